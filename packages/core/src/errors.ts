@@ -1,0 +1,144 @@
+/**
+ * The error registry: every error a client can see, with its stable snake_case code,
+ * HTTP status, title, detail template and a sentence saying how to fix it. Codes are
+ * never reused or renamed once shipped; docs/errors.md lists every one (a test checks).
+ */
+export interface ErrorDefinition {
+  readonly code: string;
+  readonly status: number;
+  readonly title: string;
+  /** Detail template; each `%s` takes one argument of `HookError`'s constructor in order. */
+  readonly detail: string;
+  readonly fix: string;
+}
+
+/** One field's problem in a request that failed validation. */
+export interface FieldError {
+  /** Where the problem is: `body.name`, `query.limit`, `params.id`, `headers.authorization`. */
+  readonly field: string;
+  readonly message: string;
+}
+
+const registry = new Map<string, ErrorDefinition>();
+
+/** Adds an error to the registry. Throws on a duplicate code, so a code can never mean two things. */
+export function defineError(code: string, status: number, title: string, detail: string, fix: string): ErrorDefinition {
+  if (registry.has(code)) throw new Error(`error code '${code}' is defined twice`);
+  if (!/^[a-z][a-z0-9_]*$/.test(code)) throw new Error(`error code '${code}' is not snake_case`);
+  const definition = { code, status, title, detail, fix };
+  registry.set(code, definition);
+  return definition;
+}
+
+/** Every registered error, in definition order. */
+export function allErrors(): ErrorDefinition[] {
+  return [...registry.values()];
+}
+
+/** An error a client is meant to see: thrown by handlers, turned into problem+json at the edge. */
+export class HookError extends Error {
+  readonly definition: ErrorDefinition;
+  readonly errors: readonly FieldError[] | undefined;
+
+  constructor(definition: ErrorDefinition, args: readonly (string | number)[] = [], errors?: readonly FieldError[]) {
+    let i = 0;
+    super(definition.detail.replace(/%s/g, () => String(args[i++] ?? '')));
+    this.name = 'HookError';
+    this.definition = definition;
+    this.errors = errors;
+  }
+
+  get code(): string {
+    return this.definition.code;
+  }
+
+  get status(): number {
+    return this.definition.status;
+  }
+}
+
+export const VALIDATION_FAILED = defineError(
+  'validation_failed', 400, 'Invalid request',
+  'The request has %s invalid field(s): %s',
+  'Correct the fields listed in errors[] and send the request again; GET /openapi.json describes every field.',
+);
+export const MALFORMED_JSON = defineError(
+  'malformed_json', 400, 'Malformed JSON body',
+  'The request body is not valid JSON: %s',
+  'Send a valid JSON document with Content-Type: application/json.',
+);
+export const UNSUPPORTED_MEDIA_TYPE = defineError(
+  'unsupported_media_type', 415, 'Unsupported content type',
+  "This route takes application/json, not '%s'",
+  'Send the body as JSON with the header Content-Type: application/json.',
+);
+export const INVALID_CURSOR = defineError(
+  'invalid_cursor', 400, 'Invalid cursor',
+  'The cursor %s was not issued by this list',
+  'Pass back next_cursor exactly as a previous page returned it, or leave cursor out to start from the first page.',
+);
+export const AUTHENTICATION_REQUIRED = defineError(
+  'authentication_required', 401, 'Authentication required',
+  'This route needs an API key and the request carried none',
+  'Send the header Authorization: Bearer <api key>; create an account and key with POST /v1/accounts.',
+);
+export const INVALID_API_KEY = defineError(
+  'invalid_api_key', 401, 'Invalid API key',
+  'The API key is malformed, unknown or revoked',
+  'Check the key (it starts with hk_), or create a new one with POST /v1/api-keys using a key that still works, or a new account with POST /v1/accounts.',
+);
+export const ROUTE_NOT_FOUND = defineError(
+  'route_not_found', 404, 'No such route',
+  'No route %s %s',
+  'Check the method and path; GET /openapi.json lists every route.',
+);
+export const METHOD_NOT_ALLOWED = defineError(
+  'method_not_allowed', 405, 'Method not allowed',
+  'The method %s is not allowed on %s',
+  'Use one of the methods GET /openapi.json lists for this path.',
+);
+export const ENDPOINT_NOT_FOUND = defineError(
+  'endpoint_not_found', 404, 'Endpoint not found',
+  "No endpoint '%s' in this account",
+  'List your endpoints with GET /v1/endpoints.',
+);
+export const EVENT_NOT_FOUND = defineError(
+  'event_not_found', 404, 'Event not found',
+  "No event '%s' in this account",
+  'List your events with GET /v1/events.',
+);
+export const API_KEY_NOT_FOUND = defineError(
+  'api_key_not_found', 404, 'API key not found',
+  "No API key '%s' in this account",
+  'List your keys with GET /v1/api-keys.',
+);
+export const INGEST_NOT_FOUND = defineError(
+  'ingest_not_found', 404, 'Unknown ingest URL',
+  "No endpoint receives at ingest id '%s'",
+  "Send to an endpoint's url exactly as GET /v1/endpoints returns it.",
+);
+export const ENDPOINT_DISABLED = defineError(
+  'endpoint_disabled', 410, 'Endpoint disabled',
+  "The endpoint '%s' is disabled and refuses new events",
+  "Re-enable it with PATCH /v1/endpoints/{id} {\"status\":\"active\"}, or send to another endpoint's url.",
+);
+export const PAYLOAD_TOO_LARGE = defineError(
+  'payload_too_large', 413, 'Payload too large',
+  'The body is larger than the %s byte limit',
+  'Send a smaller body; the relay operator sets the limit with HOOK_MAX_PAYLOAD.',
+);
+export const REQUEST_TIMEOUT = defineError(
+  'request_timeout', 408, 'Request timed out',
+  'The request body did not arrive in time',
+  'Send the whole body promptly, then retry.',
+);
+export const SERVICE_UNAVAILABLE = defineError(
+  'service_unavailable', 503, 'Service unavailable',
+  'The relay cannot reach its database right now; nothing was stored',
+  'Retry with backoff; the request was not accepted, so retrying cannot duplicate it.',
+);
+export const INTERNAL_ERROR = defineError(
+  'internal_error', 500, 'Internal error',
+  'The relay failed unexpectedly while handling this request',
+  'Retry later; if it persists, report it with the request_id.',
+);

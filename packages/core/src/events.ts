@@ -1,0 +1,55 @@
+/** Where an event is in its delivery (DESIGN.md §3). */
+export const EVENT_STATUSES = ['pending', 'delivered', 'retrying', 'failed'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+/** Endpoint states: `paused` accepts events but holds delivery; `disabled` refuses them. */
+export const ENDPOINT_STATUSES = ['active', 'paused', 'disabled'] as const;
+export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
+
+/** What caused a delivery attempt. */
+export const ATTEMPT_TRIGGERS = ['auto', 'replay', 'listen'] as const;
+export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
+
+/** Longest event type kept; a longer one is cut, so a hostile header cannot bloat indexes. */
+export const EVENT_TYPE_MAX_CHARS = 200;
+
+/** Largest body searched for a top-level JSON `type` field; bigger bodies keep only the header's type. */
+const TYPE_SNIFF_MAX_BYTES = 1024 * 1024;
+
+function isJsonContentType(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
+  return mediaType === 'application/json' || mediaType.endsWith('+json');
+}
+
+/**
+ * An event's type: the `x-event-type` header, else a top-level string `type` field of a
+ * JSON body, else null. The body is only read, never rewritten.
+ */
+export function extractEventType(headerValue: string | undefined, contentType: string | undefined, body: Buffer): string | null {
+  const fromHeader = headerValue?.trim();
+  if (fromHeader) return fromHeader.slice(0, EVENT_TYPE_MAX_CHARS);
+  if (!isJsonContentType(contentType) || body.length === 0 || body.length > TYPE_SNIFF_MAX_BYTES) return null;
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const type = (parsed as Record<string, unknown>).type;
+      if (typeof type === 'string' && type.trim()) return type.trim().slice(0, EVENT_TYPE_MAX_CHARS);
+    }
+  } catch {
+    // A body that claims to be JSON and is not is still accepted as it is; it just has no type.
+  }
+  return null;
+}
+
+/** How a body travels in JSON: as text when it is valid UTF-8, else base64. */
+export type BodyEncoding = 'utf8' | 'base64';
+
+export function encodeBody(body: Buffer): { body: string; body_encoding: BodyEncoding } {
+  const decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  try {
+    return { body: decoded.decode(body), body_encoding: 'utf8' };
+  } catch {
+    return { body: body.toString('base64'), body_encoding: 'base64' };
+  }
+}
