@@ -92,10 +92,15 @@ export const ROUTE_NOT_FOUND = defineError(
   'No route %s %s',
   'Check the method and path; GET /openapi.json lists every route.',
 );
-export const METHOD_NOT_ALLOWED = defineError(
-  'method_not_allowed', 405, 'Method not allowed',
-  'The method %s is not allowed on %s',
-  'Use one of the methods GET /openapi.json lists for this path.',
+export const BAD_REQUEST = defineError(
+  'bad_request', 400, 'Bad request',
+  'The request could not be read: %s',
+  'Check the request line, headers and body framing (Content-Length or chunked encoding) and send it again.',
+);
+export const LAST_API_KEY = defineError(
+  'last_api_key', 409, 'Cannot revoke the last key',
+  "Key '%s' is the account's only API key; revoking it would lock the account out",
+  'Create another key with POST /v1/api-keys first, then revoke this one.',
 );
 export const ENDPOINT_NOT_FOUND = defineError(
   'endpoint_not_found', 404, 'Endpoint not found',

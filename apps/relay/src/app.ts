@@ -1,0 +1,61 @@
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { newUlid } from '@hook/core';
+import { EventWriter, type Orm } from '@hook/db';
+import type { RelayConfig } from './config.ts';
+import { requireApiKey } from './plugins/auth.ts';
+import { registerErrorHandling } from './plugins/errors.ts';
+import { registerOpenApi } from './plugins/openapi.ts';
+import { registerOrm } from './plugins/orm.ts';
+import { registerValidation } from './plugins/validation.ts';
+import { accountRoutes, accountSignupRoutes } from './routes/accounts/index.ts';
+import { apiKeyRoutes } from './routes/api-keys/index.ts';
+import { endpointRoutes } from './routes/endpoints/index.ts';
+import { eventRoutes } from './routes/events/index.ts';
+import { healthRoutes } from './routes/health/index.ts';
+import { ingestRoutes } from './routes/ingest/index.ts';
+
+/** Bytes a JSON API request body may have (the ingest limit is HOOK_MAX_PAYLOAD). */
+const API_BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface BuildAppOptions {
+  config: RelayConfig;
+  orm: Orm;
+  /** Fastify's logger option; false (the default) for silence. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** The relay's HTTP app, ready for `inject` or `listen`. It never listens by itself. */
+export async function buildApp({ config, orm, logger = false }: BuildAppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: API_BODY_LIMIT_BYTES,
+    genReqId: () => `req_${newUlid()}`,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  const writer = new EventWriter(orm);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // Stop taking events, then wait until every accepted one is committed.
+  app.addHook('onClose', async () => writer.drain());
+
+  registerErrorHandling(app);
+  registerValidation(app);
+  registerOrm(app, orm);
+  await registerOpenApi(app);
+
+  await app.register(healthRoutes);
+  await app.register(accountSignupRoutes);
+  await app.register(ingestRoutes, { writer, maxPayloadBytes: config.maxPayloadBytes });
+  await app.register(async (authenticated) => {
+    requireApiKey(authenticated);
+    await authenticated.register(accountRoutes);
+    await authenticated.register(apiKeyRoutes);
+    await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl });
+    await authenticated.register(eventRoutes);
+  });
+  return app;
+}

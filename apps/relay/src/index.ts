@@ -1,0 +1,2 @@
+export { buildApp, type BuildAppOptions } from './app.ts';
+export { ConfigError, loadConfig, type RelayConfig } from './config.ts';

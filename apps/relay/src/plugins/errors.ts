@@ -1,0 +1,125 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  BAD_REQUEST, HookError, INTERNAL_ERROR, MALFORMED_JSON, PAYLOAD_TOO_LARGE, REQUEST_TIMEOUT, ROUTE_NOT_FOUND,
+  SERVICE_UNAVAILABLE, UNSUPPORTED_MEDIA_TYPE, VALIDATION_FAILED, type FieldError,
+} from '@hook/core';
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+const CONTEXT_PREFIX: Record<string, string> = { body: 'body', querystring: 'query', params: 'params', headers: 'headers' };
+
+function fieldPath(context: string, instancePath: string, child?: unknown): string {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (typeof child === 'string') parts.push(child);
+  return [CONTEXT_PREFIX[context] ?? context, ...parts].join('.');
+}
+
+/** One readable message per ajv error; none for the bookkeeping errors of if/then. */
+function describe(error: AjvError, context: string): FieldError | undefined {
+  const { keyword, params } = error;
+  switch (keyword) {
+    case 'if':
+      return undefined;
+    case 'required':
+      return { field: fieldPath(context, error.instancePath, params.missingProperty), message: 'is required' };
+    case 'additionalProperties':
+      return { field: fieldPath(context, error.instancePath, params.additionalProperty), message: 'is not a known field; remove it (GET /openapi.json lists the fields)' };
+    case 'not':
+      return { field: fieldPath(context, error.instancePath, 'url'), message: 'is only allowed with type "url"' };
+    case 'minLength':
+      if (params.limit === 1) return { field: fieldPath(context, error.instancePath), message: 'must not be empty' };
+      break;
+    case 'pattern': {
+      const pattern = String(params.pattern);
+      if (pattern === '\\S') return { field: fieldPath(context, error.instancePath), message: 'must not be only spaces' };
+      const idPrefix = /^\^([a-z]+_)/.exec(pattern);
+      if (idPrefix) return { field: fieldPath(context, error.instancePath), message: `must be an id like ${idPrefix[1]}01JD2Y0Z3M4N5P6Q7R8S9TVWXY` };
+      if (pattern === '^https?://') return { field: fieldPath(context, error.instancePath), message: 'must be an http:// or https:// URL' };
+      break;
+    }
+    case 'enum':
+      return { field: fieldPath(context, error.instancePath), message: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
+    case 'type':
+      return { field: fieldPath(context, error.instancePath), message: `must be ${String(params.type).replace(',', ' or ')}` };
+  }
+  return { field: fieldPath(context, error.instancePath), message: error.message ?? `fails ${keyword}` };
+}
+
+/** Turns a Fastify schema-validation failure into the registry's validation error. */
+export function validationError(validation: AjvError[], context: string): HookError {
+  // One message per field, the first ajv reports (an empty name is "empty", not also "only spaces").
+  const byField = new Map<string, FieldError>();
+  for (const error of validation) {
+    const described = describe(error, context);
+    if (described && !byField.has(described.field)) byField.set(described.field, described);
+  }
+  const errors = [...byField.values()];
+  const summary = errors.map((error) => `${error.field} ${error.message}`).join('; ');
+  return new HookError(VALIDATION_FAILED, [errors.length, summary], errors);
+}
+
+const DATABASE_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 5; current = current.cause as typeof current, depth++) {
+    if (typeof current.code === 'string' && (DATABASE_DOWN_CODES.has(current.code) || current.code.startsWith('08'))) return true;
+    if (current instanceof Error && /Connection terminated|connect ECONNREFUSED|Pool is (closed|destroyed)|timeout exceeded when trying to connect/i.test(current.message)) return true;
+  }
+  return false;
+}
+
+/** Maps anything thrown while handling a request to a registry error. */
+export function toHookError(error: FastifyError | Error, request: FastifyRequest): HookError {
+  if (error instanceof HookError) return error;
+  const fastifyError = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new HookError(PAYLOAD_TOO_LARGE, [request.routeOptions.bodyLimit ?? 0]);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new HookError(UNSUPPORTED_MEDIA_TYPE, [request.headers['content-type'] ?? '(none)']);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new HookError(MALFORMED_JSON, [error.message]);
+  }
+  if (fastifyError.statusCode === 408 || fastifyError.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new HookError(REQUEST_TIMEOUT);
+  if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) return new HookError(BAD_REQUEST, [error.message]);
+  if (isDatabaseUnavailable(error)) return new HookError(SERVICE_UNAVAILABLE);
+  return new HookError(INTERNAL_ERROR);
+}
+
+/** Sends a registry error as application/problem+json (RFC 9457). */
+export function sendProblem(reply: FastifyReply, error: HookError): FastifyReply {
+  const { definition } = error;
+  return reply
+    .code(definition.status)
+    .type('application/problem+json')
+    .send({
+      type: `urn:hook:error:${definition.code}`,
+      title: definition.title,
+      status: definition.status,
+      detail: error.message,
+      code: definition.code,
+      fix: definition.fix,
+      ...(error.errors ? { errors: error.errors } : {}),
+      request_id: String(reply.request.id),
+    });
+}
+
+/** One error handler and one not-found handler for the whole app. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const hookError = toHookError(error, request);
+    if (hookError.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, hookError);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    return sendProblem(reply, new HookError(ROUTE_NOT_FOUND, [request.method, path]));
+  });
+}

@@ -1,0 +1,76 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { API_KEY_NOT_FOUND, apiKeyPrefix, generateApiKey, hashApiKey, HookError, LAST_API_KEY, newId } from '@hook/core';
+import { ApiKey } from '@hook/db';
+import { ApiKeySchema, CreatedApiKeySchema, errorResponses, IdParams, Page, PageQuery, ResourceName } from '../../schemas.ts';
+import { afterCursor, fetchSize, toPage } from '../pagination.ts';
+
+type ApiKeyRow = { id: string; name?: string | null; prefix: string; createdAt: Date };
+
+function presentApiKey(key: ApiKeyRow) {
+  return { id: key.id, name: key.name ?? null, prefix: key.prefix, created_at: key.createdAt.toISOString() };
+}
+
+const security = [{ bearerAuth: [] }];
+
+export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  api.post('/v1/api-keys', {
+    schema: {
+      tags: ['api-keys'],
+      summary: 'Create an API key (shown once)',
+      security,
+      body: Type.Object({ name: Type.Optional(ResourceName) }, { additionalProperties: false }),
+      response: { 201: CreatedApiKeySchema, ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const apiKey = generateApiKey();
+    const key = request.em.create(ApiKey, {
+      id: newId('apiKey'),
+      accountId: request.accountId,
+      name: request.body?.name ?? null,
+      prefix: apiKeyPrefix(apiKey),
+      keyHash: hashApiKey(apiKey),
+      createdAt: new Date(),
+    });
+    await request.em.flush();
+    return reply.code(201).send({ ...presentApiKey(key), api_key: apiKey });
+  });
+
+  api.get('/v1/api-keys', {
+    schema: {
+      tags: ['api-keys'],
+      summary: 'List API keys (prefixes only), newest first',
+      security,
+      querystring: Type.Object(PageQuery, { additionalProperties: false }),
+      response: { 200: Page(ApiKeySchema), ...errorResponses },
+    },
+  }, async (request) => {
+    const { limit, cursor } = request.query;
+    const rows = await request.em.find(
+      ApiKey,
+      { accountId: request.accountId, ...afterCursor(cursor) },
+      { orderBy: { id: 'desc' }, limit: fetchSize(limit) },
+    );
+    return toPage(rows, limit, presentApiKey);
+  });
+
+  api.delete('/v1/api-keys/:id', {
+    schema: {
+      tags: ['api-keys'],
+      summary: 'Revoke an API key; it stops working at once',
+      security,
+      params: IdParams('apiKey', 'Key id'),
+      response: { 204: Type.Null(), ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const { id } = request.params;
+    const key = await request.em.findOne(ApiKey, { id, accountId: request.accountId });
+    if (!key) throw new HookError(API_KEY_NOT_FOUND, [id]);
+    if ((await request.em.count(ApiKey, { accountId: request.accountId })) <= 1) throw new HookError(LAST_API_KEY, [id]);
+    await request.em.nativeDelete(ApiKey, { id, accountId: request.accountId });
+    return reply.code(204).send(null);
+  });
+}

@@ -1,0 +1,151 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type Static } from 'typebox';
+import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, newId, newIngestId, SECRET_ROTATION_GRACE_MS } from '@hook/core';
+import { Endpoint } from '@hook/db';
+import { Destination, EndpointSchema, EndpointStatus, errorResponses, IdParams, Page, PageQuery, ResourceName, SecretSchema } from '../../schemas.ts';
+import { afterCursor, fetchSize, toPage } from '../pagination.ts';
+import { presentEndpoint, publicBaseUrl } from './present.ts';
+
+const security = [{ bearerAuth: [] }];
+const EndpointParams = IdParams('endpoint', 'Endpoint id');
+
+function destinationColumns(destination: Static<typeof Destination>): { destinationType: 'cli' | 'url'; destinationUrl: string | null } {
+  return destination.type === 'url' ? { destinationType: 'url', destinationUrl: destination.url! } : { destinationType: 'cli', destinationUrl: null };
+}
+
+type SecretRow = { secret: string; previousSecret?: string | null; previousSecretExpiresAt?: Date | null };
+
+/** The secrets that sign deliveries now: the rotated-out one only until its grace period ends. */
+function presentSecret(endpoint: SecretRow, now: Date) {
+  const previousLive = Boolean(endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now);
+  return {
+    secret: endpoint.secret,
+    previous_secret: previousLive ? endpoint.previousSecret! : null,
+    previous_secret_expires_at: previousLive ? endpoint.previousSecretExpiresAt!.toISOString() : null,
+  };
+}
+
+export async function endpointRoutes(app: FastifyInstance, options: { publicUrl: string | undefined }): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  async function findEndpoint(request: FastifyRequest, id: string) {
+    const endpoint = await request.em.findOne(Endpoint, { id, accountId: request.accountId, deletedAt: null });
+    if (!endpoint) throw new HookError(ENDPOINT_NOT_FOUND, [id]);
+    return endpoint;
+  }
+
+  api.post('/v1/endpoints', {
+    schema: {
+      tags: ['endpoints'],
+      summary: 'Create an endpoint; its url receives events at once',
+      security,
+      body: Type.Object({ name: ResourceName, destination: Type.Optional(Destination) }, { additionalProperties: false }),
+      response: { 201: EndpointSchema, ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const now = new Date();
+    const endpoint = request.em.create(Endpoint, {
+      id: newId('endpoint'),
+      accountId: request.accountId,
+      name: request.body.name,
+      ingestId: newIngestId(),
+      status: 'active',
+      ...destinationColumns(request.body.destination ?? { type: 'cli' }),
+      secret: generateSigningSecret(),
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      createdAt: now,
+      updatedAt: now,
+      deletedAt: null,
+    });
+    await request.em.flush();
+    return reply.code(201).send(presentEndpoint(endpoint, publicBaseUrl(request, options.publicUrl)));
+  });
+
+  api.get('/v1/endpoints', {
+    schema: {
+      tags: ['endpoints'],
+      summary: 'List endpoints, newest first',
+      security,
+      querystring: Type.Object(PageQuery, { additionalProperties: false }),
+      response: { 200: Page(EndpointSchema), ...errorResponses },
+    },
+  }, async (request) => {
+    const { limit, cursor } = request.query;
+    const rows = await request.em.find(
+      Endpoint,
+      { accountId: request.accountId, deletedAt: null, ...afterCursor(cursor) },
+      { orderBy: { id: 'desc' }, limit: fetchSize(limit) },
+    );
+    const baseUrl = publicBaseUrl(request, options.publicUrl);
+    return toPage(rows, limit, (row) => presentEndpoint(row, baseUrl));
+  });
+
+  api.get('/v1/endpoints/:id', {
+    schema: { tags: ['endpoints'], summary: 'Get an endpoint', security, params: EndpointParams, response: { 200: EndpointSchema, ...errorResponses } },
+  }, async (request) => presentEndpoint(await findEndpoint(request, request.params.id), publicBaseUrl(request, options.publicUrl)));
+
+  api.patch('/v1/endpoints/:id', {
+    schema: {
+      tags: ['endpoints'],
+      summary: 'Change an endpoint: name, destination, status (active, paused, disabled)',
+      security,
+      params: EndpointParams,
+      body: Type.Object(
+        { name: Type.Optional(ResourceName), destination: Type.Optional(Destination), status: Type.Optional(EndpointStatus) },
+        { additionalProperties: false },
+      ),
+      response: { 200: EndpointSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    const endpoint = await findEndpoint(request, request.params.id);
+    const { name, destination, status } = request.body;
+    if (name !== undefined) endpoint.name = name;
+    if (status !== undefined) endpoint.status = status;
+    if (destination !== undefined) Object.assign(endpoint, destinationColumns(destination));
+    endpoint.updatedAt = new Date();
+    await request.em.flush();
+    return presentEndpoint(endpoint, publicBaseUrl(request, options.publicUrl));
+  });
+
+  api.delete('/v1/endpoints/:id', {
+    schema: {
+      tags: ['endpoints'],
+      summary: 'Delete an endpoint: its url stops receiving; its events stay in the history',
+      security,
+      params: EndpointParams,
+      response: { 204: Type.Null(), ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const endpoint = await findEndpoint(request, request.params.id);
+    endpoint.deletedAt = new Date();
+    endpoint.updatedAt = endpoint.deletedAt;
+    await request.em.flush();
+    return reply.code(204).send(null);
+  });
+
+  api.get('/v1/endpoints/:id/secret', {
+    schema: { tags: ['endpoints'], summary: 'The signing secret(s) of an endpoint', security, params: EndpointParams, response: { 200: SecretSchema, ...errorResponses } },
+  }, async (request) => presentSecret(await findEndpoint(request, request.params.id), new Date()));
+
+  api.post('/v1/endpoints/:id/rotate-secret', {
+    schema: {
+      tags: ['endpoints'],
+      summary: 'Make a new signing secret; the old one keeps signing beside it for 24 hours',
+      security,
+      params: EndpointParams,
+      body: Type.Object({}, { additionalProperties: false }),
+      response: { 200: SecretSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    const endpoint = await findEndpoint(request, request.params.id);
+    const now = new Date();
+    endpoint.previousSecret = endpoint.secret;
+    endpoint.previousSecretExpiresAt = new Date(now.getTime() + SECRET_ROTATION_GRACE_MS);
+    endpoint.secret = generateSigningSecret();
+    endpoint.updatedAt = now;
+    await request.em.flush();
+    return presentSecret(endpoint, now);
+  });
+}

@@ -1,0 +1,110 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId } from '@hook/core';
+import { Endpoint, type EventWriter } from '@hook/db';
+import { errorResponses, IngestAccepted } from '../../schemas.ts';
+
+/** Methods an ingest URL answers. GET, HEAD and OPTIONS carry no body (Fastify does not read one). */
+export const INGEST_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET', 'HEAD', 'OPTIONS'];
+
+const INGEST_PREFIX = '/v1/ingest/';
+
+interface IngestTarget {
+  id: string;
+  accountId: string;
+  status: string;
+  destinationType: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    ingestTarget: IngestTarget | null;
+  }
+}
+
+/**
+ * Request headers as received, names lower-cased. Taken from the raw header list so
+ * repeated headers are all kept (joined with ", "; Set-Cookie lines with "\n").
+ */
+export function receivedHeaders(rawHeaders: string[]): Record<string, string> {
+  const headers: Record<string, string> = Object.create(null);
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    const value = rawHeaders[i + 1]!;
+    const existing = headers[name];
+    headers[name] = existing === undefined ? value : `${existing}${name === 'set-cookie' ? '\n' : ', '}${value}`;
+  }
+  return { ...headers };
+}
+
+/** Splits `/v1/ingest/<id><suffix>?<query>` into the suffix path and the raw query string. */
+function pathAndQuery(url: string, ingestId: string): { path: string; query: string } {
+  const queryStart = url.indexOf('?');
+  const pathPart = queryStart === -1 ? url : url.slice(0, queryStart);
+  return {
+    path: pathPart.slice(INGEST_PREFIX.length + ingestId.length),
+    query: queryStart === -1 ? '' : url.slice(queryStart + 1),
+  };
+}
+
+/**
+ * `ANY /v1/ingest/{ingest_id}[/…]`: stores the request byte-exact and answers only after
+ * the row is committed. The endpoint is looked up before the body is read, so an unknown
+ * or disabled URL is refused without taking in a large body.
+ */
+export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; maxPayloadBytes: number }): Promise<void> {
+  // Any content type, kept as raw bytes: never parsed, never re-serialised.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.maxPayloadBytes }, (_request, body, done) => done(null, body));
+  app.decorateRequest('ingestTarget', null);
+
+  async function findTarget(request: FastifyRequest<{ Params: { ingest_id: string } }>): Promise<void> {
+    const ingestId = request.params.ingest_id;
+    const endpoint = await request.em.findOne(
+      Endpoint,
+      { ingestId, deletedAt: null },
+      { fields: ['id', 'accountId', 'status', 'destinationType'] },
+    );
+    if (!endpoint) throw new HookError(INGEST_NOT_FOUND, [ingestId]);
+    if (endpoint.status === 'disabled') throw new HookError(ENDPOINT_DISABLED, [endpoint.id]);
+    request.ingestTarget = endpoint;
+  }
+
+  async function ingest(request: FastifyRequest<{ Params: { ingest_id: string } }>) {
+    const target = request.ingestTarget!;
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const headers = receivedHeaders(request.raw.rawHeaders);
+    const contentType = headers['content-type'] ?? null;
+    const receivedAt = new Date();
+    const id = newId('event', receivedAt.getTime());
+    // Due now when a URL destination is active; CLI destinations wait for `hook listen`,
+    // paused endpoints hold delivery until resumed.
+    const dueNow = target.destinationType === 'url' && target.status === 'active';
+    await options.writer.write({
+      id,
+      accountId: target.accountId,
+      endpointId: target.id,
+      type: extractEventType(headers['x-event-type'], contentType ?? undefined, body),
+      method: request.method,
+      ...pathAndQuery(request.url, request.params.ingest_id),
+      headers,
+      body,
+      contentType,
+      size: body.length,
+      receivedAt,
+      status: 'pending',
+      nextAttemptAt: dueNow ? receivedAt : null,
+    });
+    return { id, status: 'pending' as const };
+  }
+
+  const schema = {
+    tags: ['ingest'],
+    summary: 'Receive an event: any method, content type and body (no auth; the URL is the secret)',
+    params: Type.Object({ ingest_id: Type.String({ maxLength: 200 }) }),
+    response: { 200: IngestAccepted, ...errorResponses },
+  };
+  for (const url of ['/v1/ingest/:ingest_id', '/v1/ingest/:ingest_id/*']) {
+    app.route({ method: INGEST_METHODS, url, schema: url.endsWith('*') ? { ...schema, hide: true } : schema, onRequest: findTarget, handler: ingest });
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * The route schemas: one source for request validation, response serialisation and
+ * /openapi.json.
+ */
+import { Type, type TSchema } from 'typebox';
+import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PLANS, type IdKind } from '@hook/core';
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC, ending in Z' });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+export function IdOf(kind: IdKind, description: string) {
+  return Type.String({ pattern: idPattern(kind), description, examples: [`${idPattern(kind).slice(1, idPattern(kind).indexOf('_') + 1)}01JD2Y0Z3M4N5P6Q7R8S9TVWXY`] });
+}
+
+export const FieldErrorSchema = Type.Object({
+  field: Type.String({ description: 'Where the problem is, e.g. body.name or query.limit' }),
+  message: Type.String(),
+});
+
+/** RFC 9457 problem details plus Hook's code, fix and request id. */
+export const Problem = Type.Object(
+  {
+    type: Type.String({ description: 'A URI naming the problem type' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String({ description: 'Stable snake_case error code; every code is listed in docs/errors.md' }),
+    fix: Type.String({ description: 'How to fix it' }),
+    errors: Type.Optional(Type.Array(FieldErrorSchema)),
+    request_id: Type.String(),
+  },
+  { description: 'application/problem+json (RFC 9457)' },
+);
+
+/** Error responses every route can give. */
+export const errorResponses = {
+  '4XX': { description: 'A client error', content: { 'application/problem+json': { schema: Problem } } },
+  '5XX': { description: 'A server error', content: { 'application/problem+json': { schema: Problem } } },
+} as const;
+
+export const Plan = Type.Enum([...PLANS]);
+
+export const AccountSchema = Type.Object({
+  id: IdOf('account', 'Account id'),
+  plan: Plan,
+  created_at: Timestamp,
+});
+
+export const ApiKeySchema = Type.Object({
+  id: IdOf('apiKey', 'Key id'),
+  name: Type.Union([Type.String(), Type.Null()]),
+  prefix: Type.String({ description: 'The first characters of the key, to tell keys apart' }),
+  created_at: Timestamp,
+});
+
+export const CreatedApiKeySchema = Type.Object({
+  ...ApiKeySchema.properties,
+  api_key: Type.String({ description: 'The key itself (hk_…). Shown only in this response.' }),
+});
+
+/** A name for a key or an endpoint: not empty, not only spaces. */
+export const ResourceName = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: '1 to 200 characters, not only spaces' });
+
+/**
+ * Where events go: `{type:"cli"}` (they wait for `hook listen`) or `{type:"url", url}`.
+ * One object with if/then rather than a union, so a mistake gets one precise error.
+ */
+export const Destination = Type.Object(
+  {
+    type: Type.Enum(['cli', 'url']),
+    url: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Required with type url: an http or https URL that receives signed POSTs' })),
+  },
+  {
+    additionalProperties: false,
+    if: { properties: { type: { const: 'url' } } },
+    then: { required: ['url'] },
+    else: { not: { required: ['url'] } },
+    description: 'Where events go',
+  },
+);
+
+export const EndpointStatus = Type.Enum([...ENDPOINT_STATUSES]);
+
+export const EndpointSchema = Type.Object({
+  id: IdOf('endpoint', 'Endpoint id'),
+  name: Type.String(),
+  url: Type.String({ description: 'The ingest URL: send events here' }),
+  status: EndpointStatus,
+  destination: Destination,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const SecretSchema = Type.Object({
+  secret: Type.String({ description: 'Current signing secret, whsec_…' }),
+  previous_secret: Type.Union([Type.String(), Type.Null()], { description: 'The secret rotated out, still signing until previous_secret_expires_at' }),
+  previous_secret_expires_at: NullableTimestamp,
+});
+
+export const EventStatus = Type.Enum([...EVENT_STATUSES]);
+
+export const AttemptSchema = Type.Object({
+  id: IdOf('attempt', 'Attempt id'),
+  n: Type.Integer({ minimum: 1 }),
+  trigger: Type.Enum([...ATTEMPT_TRIGGERS]),
+  started_at: Timestamp,
+  duration_ms: Type.Integer(),
+  response_status: Type.Union([Type.Integer(), Type.Null()]),
+  response_body: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+
+const eventSummaryProperties = {
+  id: IdOf('event', 'Event id'),
+  endpoint_id: IdOf('endpoint', 'Endpoint that received it'),
+  type: Type.Union([Type.String(), Type.Null()], { description: 'From the x-event-type header, else a top-level JSON "type" field' }),
+  method: Type.String(),
+  path: Type.String({ description: 'The path after the ingest URL, "" when none' }),
+  query: Type.String({ description: 'The raw query string, without "?"' }),
+  headers: Type.Record(Type.String(), Type.String(), { description: 'Request headers, names lower-cased' }),
+  content_type: Type.Union([Type.String(), Type.Null()]),
+  size: Type.Integer({ description: 'Body size in bytes' }),
+  received_at: Timestamp,
+  status: EventStatus,
+  attempt_count: Type.Integer(),
+  next_attempt_at: NullableTimestamp,
+};
+
+export const EventSummarySchema = Type.Object(eventSummaryProperties, { description: 'An event without its body; GET /v1/events/{id} has the body' });
+
+export const EventSchema = Type.Object({
+  ...eventSummaryProperties,
+  body: Type.String({ description: 'The exact body: text when valid UTF-8, else base64' }),
+  body_encoding: Type.Enum(['utf8', 'base64']),
+  attempts: Type.Array(AttemptSchema),
+});
+
+export const IngestAccepted = Type.Object({
+  id: IdOf('event', 'The stored event'),
+  status: EventStatus,
+});
+
+export function Page<T extends TSchema>(item: T) {
+  return Type.Object({
+    data: Type.Array(item),
+    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as cursor for the next page; null on the last page' }),
+  });
+}
+
+export const PageQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT })),
+  cursor: Type.Optional(Type.String({ maxLength: 200 })),
+};
+
+export function IdParams(kind: IdKind, description: string) {
+  return Type.Object({ id: IdOf(kind, description) });
+}

@@ -1,0 +1,83 @@
+/**
+ * The relay's entry point (`npm start`): reads the environment, starts the embedded
+ * PostgreSQL unless HOOK_DATABASE_URL is set, migrates, listens, and shuts down in
+ * order on SIGINT/SIGTERM (stop taking requests, commit what was accepted, close the
+ * database).
+ */
+import { createOrm, migrateToLatest, startEmbeddedPostgres, type EmbeddedPostgres, type Orm } from '@hook/db';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+
+const MINIMUM_NODE_MAJOR = 22;
+
+function fail(message: string, exitCode = 1): never {
+  process.stderr.write(`hook relay: ${message}\n`);
+  process.exit(exitCode);
+}
+
+if (Number(process.versions.node.split('.')[0]) < MINIMUM_NODE_MAJOR) {
+  fail(`Node ${process.versions.node} is too old; run it with Node >= ${MINIMUM_NODE_MAJOR} ("npm start" uses the Node 24 the repo installs).`);
+}
+
+let config;
+try {
+  config = loadConfig(process.env);
+} catch (error) {
+  if (error instanceof ConfigError) fail(`${error.message} See docs/configuration.md.`, 2);
+  throw error;
+}
+
+const say = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+let embedded: EmbeddedPostgres | undefined;
+let orm: Orm | undefined;
+let app: FastifyInstance | undefined;
+let stopping: Promise<void> | undefined;
+
+async function shutdown(signal: string): Promise<void> {
+  stopping ??= (async () => {
+    process.stderr.write(`hook relay: ${signal} received, shutting down\n`);
+    await app?.close();
+    await orm?.close();
+    await embedded?.stop();
+  })();
+  await stopping;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    shutdown(signal).then(
+      () => process.exit(0),
+      (error: unknown) => fail(`shutdown failed: ${String(error)}`),
+    );
+  });
+}
+
+try {
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (line) => process.stderr.write(`hook relay: ${line}\n`) });
+    databaseUrl = embedded.url;
+  }
+  orm = await createOrm({ databaseUrl });
+  const applied = await migrateToLatest(orm);
+  if (applied.length > 0) process.stderr.write(`hook relay: applied migrations ${applied.join(', ')}\n`);
+  app = await buildApp({ config, orm, logger: { level: config.logLevel, stream: process.stderr } });
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const baseUrl = config.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  say(`Hook relay listening on ${baseUrl}`);
+  say(embedded ? `Database: embedded PostgreSQL on 127.0.0.1:${embedded.port} (data in ${embedded.clusterDir})` : 'Database: HOOK_DATABASE_URL');
+  say(`Get an API key: curl -X POST ${baseUrl}/v1/accounts`);
+  say(`API description: ${baseUrl}/openapi.json`);
+} catch (error) {
+  await shutdown('start-up failure').catch(() => undefined);
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') fail(`port ${config.port} on ${config.host} is already in use. Set HOOK_PORT to a free port (0 picks one).`);
+  fail(`could not start: ${error instanceof Error ? error.message : String(error)}`);
+}

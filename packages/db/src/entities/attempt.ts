@@ -1,0 +1,22 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { AttemptTrigger } from '@hook/core';
+
+/** One try at delivering an event, kept for the event's history. */
+export const Attempt = defineEntity({
+  name: 'Attempt',
+  tableName: 'attempt',
+  properties: {
+    id: p.string().primary(),
+    eventId: p.string(),
+    accountId: p.string(),
+    n: p.integer(),
+    trigger: p.string().$type<AttemptTrigger>(),
+    startedAt: p.datetime(),
+    durationMs: p.integer(),
+    responseStatus: p.integer().nullable(),
+    responseBody: p.text().nullable(),
+    error: p.string().nullable(),
+  },
+});
+
+export type AttemptEntity = InferEntity<typeof Attempt>;

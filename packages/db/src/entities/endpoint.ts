@@ -1,0 +1,28 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { EndpointStatus } from '@hook/core';
+
+/**
+ * An endpoint: an ingest URL plus where its events go. Deleting one sets `deletedAt`
+ * so its events stay in the history for the retention period.
+ */
+export const Endpoint = defineEntity({
+  name: 'Endpoint',
+  tableName: 'endpoint',
+  properties: {
+    id: p.string().primary(),
+    accountId: p.string(),
+    name: p.string(),
+    ingestId: p.string().unique(),
+    status: p.string().$type<EndpointStatus>(),
+    destinationType: p.string().$type<'cli' | 'url'>(),
+    destinationUrl: p.string().nullable(),
+    secret: p.string(),
+    previousSecret: p.string().nullable(),
+    previousSecretExpiresAt: p.datetime().nullable(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+    deletedAt: p.datetime().nullable(),
+  },
+});
+
+export type EndpointEntity = InferEntity<typeof Endpoint>;

@@ -1,0 +1,28 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { EventStatus } from '@hook/core';
+
+/** One request received at an ingest URL; `body` holds its exact bytes. */
+export const Event = defineEntity({
+  name: 'Event',
+  tableName: 'event',
+  properties: {
+    id: p.string().primary(),
+    accountId: p.string(),
+    endpointId: p.string(),
+    type: p.string().nullable(),
+    method: p.string(),
+    path: p.string(),
+    query: p.string(),
+    headers: p.json<Record<string, string>>(),
+    body: p.blob().lazy(),
+    contentType: p.string().nullable(),
+    size: p.integer(),
+    receivedAt: p.datetime(),
+    status: p.string().$type<EventStatus>(),
+    attemptCount: p.integer(),
+    nextAttemptAt: p.datetime().nullable(),
+    lockedUntil: p.datetime().nullable(),
+  },
+});
+
+export type EventEntity = InferEntity<typeof Event>;

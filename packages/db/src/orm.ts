@@ -1,0 +1,54 @@
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { ENTITIES } from './entities/index.ts';
+import { MIGRATIONS } from './migrations/index.ts';
+
+export interface CreateOrmOptions {
+  /** A PostgreSQL connection URL, e.g. `postgres://postgres@127.0.0.1:5432/hook`. */
+  databaseUrl: string;
+  /** Most connections this process holds open. */
+  poolMax?: number;
+  /** Log every SQL statement through `logger`. */
+  debug?: boolean;
+  logger?: (message: string) => void;
+}
+
+export type Orm = MikroORM;
+
+/** The ORM configuration shared by the app and its tests. */
+export function ormConfig(options: CreateOrmOptions): Options {
+  return {
+    clientUrl: options.databaseUrl,
+    entities: ENTITIES,
+    extensions: [Migrator],
+    migrations: {
+      migrationsList: MIGRATIONS,
+      tableName: 'hook_migrations',
+      snapshot: false,
+      snapshotOnMigrate: false,
+      silent: true,
+    },
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    debug: options.debug ?? false,
+    logger: options.logger ?? (() => undefined),
+    // Every timestamp is UTC; the API renders them with a trailing Z.
+    timezone: '+00:00',
+    forceUtcTimezone: true,
+    ensureDatabase: false,
+    allowGlobalContext: false,
+  };
+}
+
+/**
+ * Connects the ORM. The caller owns the result and must `close()` it on shutdown; there
+ * is no module-level instance.
+ */
+export async function createOrm(options: CreateOrmOptions): Promise<Orm> {
+  return MikroORM.init(ormConfig(options));
+}
+
+/** Applies every pending migration, each in its own transaction. Returns the names applied. */
+export async function migrateToLatest(orm: Orm): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((migration) => migration.name);
+}
