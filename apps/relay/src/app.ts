@@ -3,7 +3,7 @@ import { newUlid } from '@hook/core';
 import { EventWriter, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
 import { requireApiKey } from './plugins/auth.ts';
-import { registerErrorHandling } from './plugins/errors.ts';
+import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerOrm } from './plugins/orm.ts';
 import { registerValidation } from './plugins/validation.ts';
@@ -31,6 +31,7 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: API_BODY_LIMIT_BYTES,
     genReqId: () => `req_${newUlid()}`,
+    frameworkErrors: frameworkErrorHandler,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });

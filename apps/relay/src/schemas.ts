@@ -72,7 +72,7 @@ export const Destination = Type.Object(
   },
   {
     additionalProperties: false,
-    if: { properties: { type: { const: 'url' } } },
+    if: { type: 'object', properties: { type: { const: 'url' } } },
     then: { required: ['url'] },
     else: { not: { required: ['url'] } },
     description: 'Where events go',

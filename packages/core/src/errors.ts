@@ -97,6 +97,11 @@ export const BAD_REQUEST = defineError(
   'The request could not be read: %s',
   'Check the request line, headers and body framing (Content-Length or chunked encoding) and send it again.',
 );
+export const URL_TOO_LONG = defineError(
+  'url_too_long', 414, 'URL too long',
+  'A path segment of %s is longer than the relay accepts',
+  "Check the URL; ingest URLs and ids are short, copy them exactly as the API returns them.",
+);
 export const LAST_API_KEY = defineError(
   'last_api_key', 409, 'Cannot revoke the last key',
   "Key '%s' is the account's only API key; revoking it would lock the account out",

@@ -8,10 +8,10 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readFileSync, closeSync, writeFileSync, chownSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, closeSync, writeFileSync, chownSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 
 export interface EmbeddedPostgresOptions {
@@ -121,6 +121,21 @@ function serverUser(): { uid: number; gid: number } | undefined {
   }
 }
 
+/**
+ * Running as root, the server runs as `postgres`: it must own the data directory and be
+ * able to reach it through every parent directory.
+ */
+function grantDataDirTo(dataDir: string, user: { uid: number; gid: number }): void {
+  chownSync(dataDir, user.uid, user.gid);
+  for (let dir = dirname(dataDir); dir !== dirname(dir); dir = dirname(dir)) {
+    const stat = statSync(dir);
+    const reachable = (stat.mode & 0o001) !== 0 || (stat.uid === user.uid && (stat.mode & 0o100) !== 0) || (stat.gid === user.gid && (stat.mode & 0o010) !== 0);
+    if (!reachable) {
+      throw new Error(`The embedded PostgreSQL runs as the OS user '${SUPERUSER}', which cannot enter ${dir}. Set HOOK_DATA_DIR to a directory under a path it can reach (e.g. /var/lib/hook), or run: chmod o+x ${dir}`);
+    }
+  }
+}
+
 async function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
@@ -187,6 +202,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const user = serverUser();
 
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  if (user) grantDataDirTo(dataDir, user);
   if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
     rmSync(clusterDir, { recursive: true, force: true }); // a half-made cluster from an interrupted first start
     mkdirSync(clusterDir, { mode: 0o700 });

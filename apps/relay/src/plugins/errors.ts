@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BAD_REQUEST, HookError, INTERNAL_ERROR, MALFORMED_JSON, PAYLOAD_TOO_LARGE, REQUEST_TIMEOUT, ROUTE_NOT_FOUND,
-  SERVICE_UNAVAILABLE, UNSUPPORTED_MEDIA_TYPE, VALIDATION_FAILED, type FieldError,
+  SERVICE_UNAVAILABLE, UNSUPPORTED_MEDIA_TYPE, URL_TOO_LONG, VALIDATION_FAILED, type FieldError,
 } from '@hook/core';
 
 interface AjvError {
@@ -79,6 +79,8 @@ export function toHookError(error: FastifyError | Error, request: FastifyRequest
   const fastifyError = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
   switch (fastifyError.code) {
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new HookError(URL_TOO_LONG, [(request.url.split('?')[0] ?? '').slice(0, 80)]);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new HookError(PAYLOAD_TOO_LARGE, [request.routeOptions.bodyLimit ?? 0]);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -98,6 +100,7 @@ export function sendProblem(reply: FastifyReply, error: HookError): FastifyReply
   const { definition } = error;
   return reply
     .code(definition.status)
+    .header('x-request-id', reply.request.id)
     .type('application/problem+json')
     .send({
       type: `urn:hook:error:${definition.code}`,
@@ -109,6 +112,11 @@ export function sendProblem(reply: FastifyReply, error: HookError): FastifyReply
       ...(error.errors ? { errors: error.errors } : {}),
       request_id: String(reply.request.id),
     });
+}
+
+/** Errors the router raises before any route runs (bad URL encoding, over-long path segment). */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  void sendProblem(reply, toHookError(error, request));
 }
 
 /** One error handler and one not-found handler for the whole app. */

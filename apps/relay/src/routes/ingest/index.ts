@@ -55,7 +55,7 @@ function pathAndQuery(url: string, ingestId: string): { path: string; query: str
 export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; maxPayloadBytes: number }): Promise<void> {
   // Any content type, kept as raw bytes: never parsed, never re-serialised.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.maxPayloadBytes }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   app.decorateRequest('ingestTarget', null);
 
   async function findTarget(request: FastifyRequest<{ Params: { ingest_id: string } }>): Promise<void> {
@@ -105,6 +105,13 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     response: { 200: IngestAccepted, ...errorResponses },
   };
   for (const url of ['/v1/ingest/:ingest_id', '/v1/ingest/:ingest_id/*']) {
-    app.route({ method: INGEST_METHODS, url, schema: url.endsWith('*') ? { ...schema, hide: true } : schema, onRequest: findTarget, handler: ingest });
+    app.route({
+      method: INGEST_METHODS,
+      url,
+      bodyLimit: options.maxPayloadBytes,
+      schema: url.endsWith('*') ? { ...schema, hide: true } : schema,
+      onRequest: findTarget,
+      handler: ingest,
+    });
   }
 }

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, expectProblem, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+
+let relay: TestRelay;
+beforeAll(async () => {
+  relay = await startTestRelay();
+});
+afterAll(async () => relay.close());
+
+describe('accounts', () => {
+  it('self-provisions an account whose key works at once', async () => {
+    const response = await api(relay.baseUrl, 'POST', '/v1/accounts');
+    expect(response.status).toBe(201);
+    expect(response.body.account).toEqual({ id: expect.stringMatching(/^acct_[0-9A-Z]{26}$/), plan: 'free', created_at: expect.stringMatching(/Z$/) });
+    expect(response.body.api_key).toMatch(/^hk_[A-Za-z0-9_-]{43}$/);
+    const me = await api(relay.baseUrl, 'GET', '/v1/account', { key: response.body.api_key });
+    expect(me.status).toBe(200);
+    expect(me.body.account.id).toBe(response.body.account.id);
+  });
+
+  it('accepts an empty JSON body and refuses unknown fields', async () => {
+    expect((await api(relay.baseUrl, 'POST', '/v1/accounts', { json: {} })).status).toBe(201);
+    const response = await api(relay.baseUrl, 'POST', '/v1/accounts', { json: { plan: 'business' } });
+    expect(expectProblem(response, 400, 'validation_failed').errors).toEqual([{ field: 'body.plan', message: expect.stringMatching(/not a known field/) }]);
+  });
+
+  it('stores keys only as hashes', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    const rows = await relay.orm.em.fork().getConnection().execute('select key_hash, prefix from api_key');
+    expect(JSON.stringify(rows)).not.toContain(key);
+    expect(rows.some((row: { prefix: string }) => key.startsWith(row.prefix))).toBe(true);
+  });
+});
+
+describe('api keys', () => {
+  it('shows a new key once, lists prefixes only, and revokes at once', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    const created = await api(relay.baseUrl, 'POST', '/v1/api-keys', { key, json: { name: 'ci' } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ id: expect.stringMatching(/^key_/), name: 'ci', api_key: expect.stringMatching(/^hk_/), prefix: created.body.api_key.slice(0, 11) });
+
+    const listed = await api(relay.baseUrl, 'GET', '/v1/api-keys', { key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toHaveLength(2);
+    expect(listed.body.data[0]).toEqual({ id: created.body.id, name: 'ci', prefix: created.body.prefix, created_at: created.body.created_at });
+    expect(JSON.stringify(listed.body)).not.toContain(created.body.api_key);
+    expect(listed.body.next_cursor).toBeNull();
+
+    const newKey = created.body.api_key;
+    expect((await api(relay.baseUrl, 'GET', '/v1/endpoints', { key: newKey })).status).toBe(200);
+    const revoked = await api(relay.baseUrl, 'DELETE', `/v1/api-keys/${created.body.id}`, { key });
+    expect(revoked.status).toBe(204);
+    expectProblem(await api(relay.baseUrl, 'GET', '/v1/endpoints', { key: newKey }), 401, 'invalid_api_key');
+    expect((await api(relay.baseUrl, 'GET', '/v1/endpoints', { key })).status).toBe(200);
+  });
+
+  it('refuses to revoke the last key, and another account\'s key is not found', async () => {
+    const alice = await signUp(relay.baseUrl);
+    const bob = await signUp(relay.baseUrl);
+    const aliceKeys = await api(relay.baseUrl, 'GET', '/v1/api-keys', { key: alice.key });
+    const onlyKeyId = aliceKeys.body.data[0].id;
+    expectProblem(await api(relay.baseUrl, 'DELETE', `/v1/api-keys/${onlyKeyId}`, { key: bob.key }), 404, 'api_key_not_found');
+    expectProblem(await api(relay.baseUrl, 'DELETE', `/v1/api-keys/${onlyKeyId}`, { key: alice.key }), 409, 'last_api_key');
+    expect((await api(relay.baseUrl, 'GET', '/v1/account', { key: alice.key })).status).toBe(200);
+  });
+
+  it('rejects missing, malformed and unknown keys with 401', async () => {
+    expectProblem(await api(relay.baseUrl, 'GET', '/v1/endpoints'), 401, 'authentication_required');
+    expectProblem(await api(relay.baseUrl, 'GET', '/v1/endpoints', { headers: { authorization: 'Basic Zm9vOmJhcg==' } }), 401, 'invalid_api_key');
+    expectProblem(await api(relay.baseUrl, 'GET', '/v1/endpoints', { key: 'hk_short' }), 401, 'invalid_api_key');
+    expectProblem(await api(relay.baseUrl, 'GET', '/v1/endpoints', { key: `hk_${'A'.repeat(43)}` }), 401, 'invalid_api_key');
+  });
+});

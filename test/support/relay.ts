@@ -1,0 +1,92 @@
+/**
+ * A real relay for a test file: a fresh database, the app from buildApp, listening on
+ * a free local port, spoken to over real HTTP.
+ */
+import { buildApp, loadConfig, type RelayConfig } from '@hook/relay';
+import { createOrm, type Orm } from '@hook/db';
+import type { FastifyInstance } from 'fastify';
+import type { TestDatabase } from '@hook/db/testing';
+import { freshDatabase } from './database.ts';
+
+export interface TestRelay {
+  baseUrl: string;
+  app: FastifyInstance;
+  orm: Orm;
+  database: TestDatabase;
+  /** Closes the app and ORM and drops the database. */
+  close(): Promise<void>;
+}
+
+export async function startTestRelay(overrides: Partial<RelayConfig> = {}): Promise<TestRelay> {
+  const database = await freshDatabase();
+  const orm = await createOrm({ databaseUrl: database.url });
+  const config: RelayConfig = { ...loadConfig({}), port: 0, ...overrides, databaseUrl: database.url };
+  const app = await buildApp({ config, orm });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    app,
+    orm,
+    database,
+    async close() {
+      await app.close();
+      await orm.close();
+      await database.drop();
+    },
+  };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** A JSON API call over real HTTP; `body` is parsed JSON (or null when empty). */
+export async function api<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { key?: string; json?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | undefined = options.rawBody;
+  if (options.json !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+}
+
+/** A new account; returns its API key and id. */
+export async function signUp(baseUrl: string): Promise<{ key: string; accountId: string }> {
+  const response = await api(baseUrl, 'POST', '/v1/accounts');
+  if (response.status !== 201) throw new Error(`sign-up failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return { key: response.body.api_key, accountId: response.body.account.id };
+}
+
+/** A new endpoint of the account; returns the API's JSON for it. */
+export async function createEndpoint(baseUrl: string, key: string, body: Record<string, unknown> = { name: 'test' }): Promise<any> {
+  const response = await api(baseUrl, 'POST', '/v1/endpoints', { key, json: body });
+  if (response.status !== 201) throw new Error(`endpoint creation failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body;
+}
+
+/** Asserts the RFC 9457 shape every error shares and returns the body. */
+export function expectProblem(response: ApiResponse, status: number, code: string): any {
+  const problem = response.body;
+  const summary = `${response.status} ${JSON.stringify(problem)}`;
+  if (response.status !== status) throw new Error(`expected ${status} ${code}, got ${summary}`);
+  if (!response.headers.get('content-type')?.startsWith('application/problem+json')) throw new Error(`not problem+json: ${response.headers.get('content-type')}`);
+  for (const field of ['type', 'title', 'detail', 'fix', 'request_id']) {
+    if (typeof problem[field] !== 'string' || problem[field] === '') throw new Error(`problem lacks ${field}: ${summary}`);
+  }
+  if (problem.status !== status || problem.code !== code) throw new Error(`expected ${status} ${code}, got ${summary}`);
+  if (problem.request_id !== response.headers.get('x-request-id')) throw new Error('request_id differs from x-request-id');
+  return problem;
+}
