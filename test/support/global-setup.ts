@@ -9,13 +9,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '@hook/db';
 import { createTemplateDatabase, dropDatabaseForce } from '@hook/db/testing';
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    databaseServerUrl: string;
-    templateDatabase: string;
-  }
-}
+import './database.ts';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   let embedded: EmbeddedPostgres | undefined;

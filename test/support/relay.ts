@@ -90,3 +90,13 @@ export function expectProblem(response: ApiResponse, status: number, code: strin
   if (problem.request_id !== response.headers.get('x-request-id')) throw new Error('request_id differs from x-request-id');
   return problem;
 }
+
+/** Rows of a SQL query against the relay's database, read over another connection than the app's requests. */
+export async function sqlRows(relay: TestRelay, query: string, params: unknown[] = []): Promise<any[]> {
+  return relay.orm.em.fork().getConnection().execute(query, params);
+}
+
+/** A fetch response's JSON body, untyped for assertions. */
+export async function readJson(response: Response): Promise<any> {
+  return response.json();
+}

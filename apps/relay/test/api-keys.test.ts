@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, expectProblem, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 
 let relay: TestRelay;
 beforeAll(async () => {
@@ -26,7 +26,7 @@ describe('accounts', () => {
 
   it('stores keys only as hashes', async () => {
     const { key } = await signUp(relay.baseUrl);
-    const rows = await relay.orm.em.fork().getConnection().execute('select key_hash, prefix from api_key');
+    const rows = await sqlRows(relay, 'select key_hash, prefix from api_key');
     expect(JSON.stringify(rows)).not.toContain(key);
     expect(rows.some((row: { prefix: string }) => key.startsWith(row.prefix))).toBe(true);
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createEndpoint, expectProblem, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, expectProblem, readJson, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 
 let relay: TestRelay;
 let key: string;
@@ -113,7 +113,7 @@ describe('endpoints', () => {
 
   it('keeps the events of a deleted endpoint in the history', async () => {
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'to-delete' });
-    const accepted = await (await fetch(endpoint.url, { method: 'POST', body: 'keep me' })).json();
+    const accepted = await readJson(await fetch(endpoint.url, { method: 'POST', body: 'keep me' }));
     await api(relay.baseUrl, 'DELETE', `/v1/endpoints/${endpoint.id}`, { key });
     const event = await api(relay.baseUrl, 'GET', `/v1/events/${accepted.id}`, { key });
     expect(event.status).toBe(200);
@@ -150,7 +150,7 @@ describe('tenant isolation', () => {
     const alice = await signUp(relay.baseUrl);
     const mallory = await signUp(relay.baseUrl);
     const endpoint = await createEndpoint(relay.baseUrl, alice.key, { name: 'private' });
-    const event = await (await fetch(endpoint.url, { method: 'POST', body: 'secret payload' })).json();
+    const event = await readJson(await fetch(endpoint.url, { method: 'POST', body: 'secret payload' }));
 
     for (const [method, path, json] of [
       ['GET', `/v1/endpoints/${endpoint.id}`],

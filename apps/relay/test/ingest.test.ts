@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createEndpoint, expectProblem, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, expectProblem, readJson, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 
 const MAX_PAYLOAD = 64 * 1024;
 
@@ -77,7 +77,7 @@ describe('ingest', () => {
       expect(accepted).toEqual({ id: expect.stringMatching(/^evt_[0-9A-Z]{26}$/), status: 'pending' });
 
       // Committed before the answer: another connection sees the row right away.
-      const rows = await relay.orm.em.fork().getConnection().execute('select body from event where id = ?', [accepted.id]);
+      const rows = await sqlRows(relay, 'select body from event where id = ?', [accepted.id]);
       expect(rows).toHaveLength(1);
       expect(Buffer.compare(rows[0].body, body)).toBe(0);
 
@@ -130,7 +130,7 @@ describe('ingest', () => {
     expect(event.headers['x-custom-header']).toBe('Value');
 
     const repeated = await fetch(endpoint.url, { method: 'DELETE', headers: [['x-dup', 'one'], ['x-dup', 'two']] });
-    const repeatedEvent = await storedEvent((await repeated.json()).id);
+    const repeatedEvent = await storedEvent((await readJson(repeated)).id);
     expect(repeatedEvent).toMatchObject({ method: 'DELETE', path: '', query: '' });
     expect(repeatedEvent.headers['x-dup']).toBe('one, two');
   });
@@ -139,7 +139,7 @@ describe('ingest', () => {
     for (const method of ['GET', 'OPTIONS']) {
       const response = await fetch(`${endpoint.url}?challenge=abc`, { method });
       expect(response.status).toBe(200);
-      expect((await storedEvent((await response.json()).id)).method).toBe(method);
+      expect((await storedEvent((await readJson(response)).id)).method).toBe(method);
     }
     const head = await fetch(endpoint.url, { method: 'HEAD' });
     expect(head.status).toBe(200);
@@ -149,12 +149,12 @@ describe('ingest', () => {
 
   it('takes the event type from the header, then a top-level JSON type, else null', async () => {
     const fromBody = await fetch(endpoint.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"user.signup"}' });
-    expect((await storedEvent((await fromBody.json()).id)).type).toBe('user.signup');
+    expect((await storedEvent((await readJson(fromBody)).id)).type).toBe('user.signup');
     const none = await fetch(endpoint.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"data":{"type":"nested"}}' });
-    expect((await storedEvent((await none.json()).id)).type).toBeNull();
+    expect((await storedEvent((await readJson(none)).id)).type).toBeNull();
     const broken = await fetch(endpoint.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":' });
     expect(broken.status).toBe(200);
-    expect((await storedEvent((await broken.json()).id)).body).toBe('{"type":');
+    expect((await storedEvent((await readJson(broken)).id)).body).toBe('{"type":');
   });
 
   it('refuses unknown ingest ids with 404 and disabled endpoints with 410', async () => {
@@ -166,7 +166,7 @@ describe('ingest', () => {
     const ingestPath = new URL(disabled.url).pathname;
     const problem = expectProblem(await api(relay.baseUrl, 'POST', ingestPath, { rawBody: 'x' }), 410, 'endpoint_disabled');
     expect(problem.detail).toContain(disabled.id);
-    const count = await relay.orm.em.fork().getConnection().execute('select count(*)::int as n from event where endpoint_id = ?', [disabled.id]);
+    const count = await sqlRows(relay, 'select count(*)::int as n from event where endpoint_id = ?', [disabled.id]);
     expect(count[0].n).toBe(0);
   });
 
@@ -186,8 +186,8 @@ describe('ingest', () => {
     const bodies = Array.from({ length: 200 }, (_, i) => `{"n":${i}}`);
     const responses = await Promise.all(bodies.map((body) => fetch(burst.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })));
     expect(responses.every((response) => response.status === 200)).toBe(true);
-    const ids = await Promise.all(responses.map(async (response) => (await response.json()).id));
-    const rows = await relay.orm.em.fork().getConnection().execute('select id, convert_from(body, \'UTF8\') as body from event where endpoint_id = ?', [burst.id]);
+    const ids = await Promise.all(responses.map(async (response) => (await readJson(response)).id));
+    const rows = await sqlRows(relay, 'select id, convert_from(body, \'UTF8\') as body from event where endpoint_id = ?', [burst.id]);
     expect(rows).toHaveLength(200);
     const bodyById = new Map(rows.map((row: { id: string; body: string }) => [row.id, row.body]));
     ids.forEach((id, i) => expect(bodyById.get(id)).toBe(bodies[i]));

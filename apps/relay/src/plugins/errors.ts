@@ -63,7 +63,12 @@ export function validationError(validation: AjvError[], context: string): HookEr
   return new HookError(VALIDATION_FAILED, [errors.length, summary], errors);
 }
 
-const DATABASE_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
+/**
+ * Connection-level failures: socket errors, the server shutting down or refusing
+ * connections (57P0x, 08xxx, 53300 too many connections, 55000 database not accepting
+ * connections). A request that hit one was not stored, so 503 tells the sender to retry.
+ */
+const DATABASE_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '55000']);
 
 function isDatabaseUnavailable(error: unknown): boolean {
   for (let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 5; current = current.cause as typeof current, depth++) {

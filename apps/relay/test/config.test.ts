@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+describe('loadConfig', () => {
+  it('has defaults for everything', () => {
+    expect(loadConfig({})).toEqual({
+      databaseUrl: undefined,
+      dataDir: '.hook',
+      host: '127.0.0.1',
+      port: 8080,
+      publicUrl: undefined,
+      maxPayloadBytes: 10 * 1024 * 1024,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    expect(
+      loadConfig({
+        HOOK_DATABASE_URL: 'postgres://u@db:5432/hook',
+        HOOK_DATA_DIR: '/var/lib/hook',
+        HOOK_HOST: '0.0.0.0',
+        HOOK_PORT: '0',
+        HOOK_PUBLIC_URL: 'https://hooks.example.com/',
+        HOOK_MAX_PAYLOAD: '512kb',
+        HOOK_LOG_LEVEL: 'debug',
+      }),
+    ).toEqual({
+      databaseUrl: 'postgres://u@db:5432/hook',
+      dataDir: '/var/lib/hook',
+      host: '0.0.0.0',
+      port: 0,
+      publicUrl: 'https://hooks.example.com',
+      maxPayloadBytes: 512 * 1024,
+      logLevel: 'debug',
+    });
+    expect(loadConfig({ HOOK_MAX_PAYLOAD: '1048576' }).maxPayloadBytes).toBe(1048576);
+    expect(loadConfig({ HOOK_MAX_PAYLOAD: '10MB' }).maxPayloadBytes).toBe(10 * 1024 * 1024);
+    expect(loadConfig({ HOOK_PORT: '  ' }).port).toBe(8080);
+  });
+
+  it('names the variable and what it expects when a value is unusable', () => {
+    const cases: Record<string, string> = {
+      HOOK_PORT: 'eighty',
+      HOOK_MAX_PAYLOAD: '-5',
+      HOOK_LOG_LEVEL: 'loud',
+      HOOK_PUBLIC_URL: 'hooks.example.com',
+      HOOK_DATABASE_URL: 'mysql://db',
+    };
+    for (const [variable, value] of Object.entries(cases)) {
+      expect(() => loadConfig({ [variable]: value }), variable).toThrow(ConfigError);
+      expect(() => loadConfig({ [variable]: value }), variable).toThrow(new RegExp(`^${variable}=`));
+    }
+    expect(() => loadConfig({ HOOK_PORT: '70000' })).toThrow(/0 to 65535/);
+  });
+});

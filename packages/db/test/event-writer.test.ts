@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '@hook/core';
+import { createOrm, EventWriter, type NewEvent, type Orm } from '../src/index.ts';
+import type { TestDatabase } from '../src/testing.ts';
+import { freshDatabase } from '../../../test/support/database.ts';
+
+let database: TestDatabase;
+let orm: Orm;
+const accountId = newId('account');
+const endpointId = newId('endpoint');
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  orm = await createOrm({ databaseUrl: database.url });
+  const connection = orm.em.getConnection();
+  const now = new Date();
+  await connection.execute('insert into account (id, plan, created_at) values (?, ?, ?)', [accountId, 'free', now]);
+  await connection.execute(
+    `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, secret, created_at, updated_at)
+     values (?, ?, 'w', 'ingest-w', 'active', 'cli', 'whsec_x', ?, ?)`,
+    [endpointId, accountId, now, now],
+  );
+});
+afterAll(async () => {
+  await orm.close();
+  await database.drop();
+});
+
+function event(body: string, overrides: Partial<NewEvent> = {}): NewEvent {
+  const receivedAt = new Date();
+  return {
+    id: newId('event'), accountId, endpointId, type: null, method: 'POST', path: '', query: '',
+    headers: { 'content-type': 'text/plain' }, body: Buffer.from(body), contentType: 'text/plain',
+    size: Buffer.byteLength(body), receivedAt, status: 'pending', nextAttemptAt: null, ...overrides,
+  };
+}
+
+async function storedCount(): Promise<number> {
+  const rows = await orm.em.fork().getConnection().execute('select count(*)::int as n from event');
+  return rows[0]!.n;
+}
+
+describe('EventWriter', () => {
+  it('shares INSERTs and commits between concurrent writes, losing none', async () => {
+    const writer = new EventWriter(orm, { maxConcurrentBatches: 2 });
+    const before = await storedCount();
+    await Promise.all(Array.from({ length: 300 }, (_, i) => writer.write(event(`e${i}`))));
+    expect(await storedCount()).toBe(before + 300);
+    expect(writer.stats.events).toBe(300);
+    expect(writer.stats.batches).toBeLessThan(300 / 5);
+  });
+
+  it('writes a lone event at once, in its own statement', async () => {
+    const writer = new EventWriter(orm);
+    await writer.write(event('alone'));
+    expect(writer.stats).toEqual({ batches: 1, events: 1 });
+  });
+
+  it('fails only the bad event of a batch; its neighbours are stored', async () => {
+    const writer = new EventWriter(orm, { maxConcurrentBatches: 1 });
+    const good = Array.from({ length: 5 }, (_, i) => event(`good${i}`));
+    const bad = event('bad', { endpointId: newId('endpoint') }); // no such endpoint: the foreign key refuses it
+    const results = await Promise.allSettled([writer.write(event('first')), ...good.slice(0, 2).map((e) => writer.write(e)), writer.write(bad), ...good.slice(2).map((e) => writer.write(e))]);
+    expect(results.filter((result) => result.status === 'rejected')).toHaveLength(1);
+    expect(results[3]!.status).toBe('rejected');
+    const ids = good.map((e) => e.id);
+    const rows = await orm.em.fork().getConnection().execute('select id from event where id in (?, ?, ?, ?, ?)', ids);
+    expect(rows).toHaveLength(5);
+  });
+
+  it('drain waits for everything queued', async () => {
+    const writer = new EventWriter(orm, { maxConcurrentBatches: 1 });
+    const before = await storedCount();
+    const writes = Array.from({ length: 50 }, (_, i) => writer.write(event(`d${i}`)));
+    await writer.drain();
+    expect(await storedCount()).toBe(before + 50);
+    await Promise.all(writes);
+  });
+});
