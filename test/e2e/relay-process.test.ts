@@ -37,7 +37,7 @@ async function npmStart(): Promise<StartedRelay> {
     const timer = setTimeout(() => reject(new Error(`relay did not start in time\nstdout:${stdout}\nstderr:${stderr}`)), 60_000);
     const check = (): void => {
       const match = /Hook relay listening on (http:\/\/\S+)/.exec(stdout);
-      if (match) {
+      if (match && stdout.includes('API description:')) {
         clearTimeout(timer);
         resolve(match[1]!);
       }
@@ -51,10 +51,13 @@ async function npmStart(): Promise<StartedRelay> {
   return { child, baseUrl, stdout: () => stdout, stderr: () => stderr };
 }
 
-/** Signals the whole group (npm passes it on too) and waits for npm to exit. */
-async function stop(relay: StartedRelay, signal: NodeJS.Signals): Promise<void> {
+/**
+ * SIGTERM goes to npm alone, as `docker stop` or a process manager sends it: npm must
+ * pass it on to the relay. SIGKILL goes to the whole group, killing npm and the relay.
+ */
+async function stop(relay: StartedRelay, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
   const exited = new Promise<void>((resolve) => relay.child.once('exit', () => resolve()));
-  process.kill(-relay.child.pid!, signal);
+  process.kill(signal === 'SIGKILL' ? -relay.child.pid! : relay.child.pid!, signal);
   await exited;
   running.delete(relay.child);
 }

@@ -15,9 +15,9 @@ export interface RelayConfig {
   host: string;
   /** HOOK_PORT: TCP port; 0 picks a free one. Default 8080. */
   port: number;
-  /** HOOK_PUBLIC_URL: base URL clients reach the relay at, used in endpoint URLs. Default http://{host}:{port}. */
+  /** HOOK_PUBLIC_URL: base URL clients reach the relay at, used in endpoint URLs. Unset: each request's own scheme and Host. */
   publicUrl: string | undefined;
-  /** HOOK_MAX_PAYLOAD: largest ingest body in bytes (suffixes kb, mb, gb are powers of 1024). Default 10 MiB. */
+  /** HOOK_MAX_PAYLOAD: largest ingest body in bytes (suffixes kb/kib, mb/mib, gb/gib are all powers of 1024). Default 10 MiB. */
   maxPayloadBytes: number;
   /** HOOK_LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. Default info. */
   logLevel: LogLevel;

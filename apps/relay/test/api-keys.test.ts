@@ -64,6 +64,17 @@ describe('api keys', () => {
     expect((await api(relay.baseUrl, 'GET', '/v1/account', { key: alice.key })).status).toBe(200);
   });
 
+  it('lets only one of two concurrent revocations of the last two keys through', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    const second = await api(relay.baseUrl, 'POST', '/v1/api-keys', { key, json: {} });
+    const keys = (await api(relay.baseUrl, 'GET', '/v1/api-keys', { key })).body.data.map((k: { id: string }) => k.id);
+    expect(keys).toContain(second.body.id);
+    const results = await Promise.all(keys.map((id: string) => api(relay.baseUrl, 'DELETE', `/v1/api-keys/${id}`, { key })));
+    expect(results.map((result) => result.status).sort()).toEqual([204, 409]);
+    const remaining = await sqlRows(relay, 'select count(*)::int as n from api_key where id in (?, ?)', keys);
+    expect(remaining[0].n).toBe(1);
+  });
+
   it('rejects missing, malformed and unknown keys with 401', async () => {
     expectProblem(await api(relay.baseUrl, 'GET', '/v1/endpoints'), 401, 'authentication_required');
     expectProblem(await api(relay.baseUrl, 'GET', '/v1/endpoints', { headers: { authorization: 'Basic Zm9vOmJhcg==' } }), 401, 'invalid_api_key');

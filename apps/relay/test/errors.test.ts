@@ -20,6 +20,7 @@ describe('problem+json errors', () => {
     expectProblem(await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
     expectProblem(await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, rawBody: '{"name":"x","__proto__":{"admin":true}}', headers: { 'content-type': 'application/json' } }), 400, 'malformed_json');
     expectProblem(await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, rawBody: 'x', headers: { 'content-type': 'not a type' } }), 415, 'unsupported_media_type');
+    expectProblem(await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, rawBody: '{"name":"x"}', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
   });
 
   it('never coerces wrong JSON types in bodies', async () => {

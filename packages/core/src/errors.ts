@@ -135,7 +135,7 @@ export const ENDPOINT_DISABLED = defineError(
 export const PAYLOAD_TOO_LARGE = defineError(
   'payload_too_large', 413, 'Payload too large',
   'The body is larger than the %s byte limit',
-  'Send a smaller body; the relay operator sets the limit with HOOK_MAX_PAYLOAD.',
+  'Send a smaller body: events sent to an ingest URL may be up to HOOK_MAX_PAYLOAD (default 10 MiB), JSON API requests up to 1 MiB.',
 );
 export const REQUEST_TIMEOUT = defineError(
   'request_timeout', 408, 'Request timed out',

@@ -31,7 +31,8 @@ export function registerValidation(app: FastifyInstance): void {
 
   // JSON bodies: an empty body counts as no body (so POST routes whose body is optional
   // take `curl -X POST -H 'content-type: application/json'`), and __proto__ keys are refused.
-  app.removeContentTypeParser('application/json');
+  // Only JSON is spoken here: text/plain gets 415 rather than reaching validation as a string.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(/^application\/(.+\+)?json(;.*)?$/i, { parseAs: 'string' }, (_request, body, done) => {
     const text = (body as string).trim();
     if (text === '') return done(null, undefined);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { API_KEY_NOT_FOUND, apiKeyPrefix, generateApiKey, hashApiKey, HookError, LAST_API_KEY, newId } from '@hook/core';
+import { LockMode } from '@mikro-orm/core';
 import { ApiKey } from '@hook/db';
 import { ApiKeySchema, CreatedApiKeySchema, errorResponses, IdParams, Page, PageQuery, ResourceName } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
@@ -67,10 +68,14 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
     },
   }, async (request, reply) => {
     const { id } = request.params;
-    const key = await request.em.findOne(ApiKey, { id, accountId: request.accountId });
-    if (!key) throw new HookError(API_KEY_NOT_FOUND, [id]);
-    if ((await request.em.count(ApiKey, { accountId: request.accountId })) <= 1) throw new HookError(LAST_API_KEY, [id]);
-    await request.em.nativeDelete(ApiKey, { id, accountId: request.accountId });
+    // Locking every key of the account makes concurrent revocations take turns, so two
+    // of them can never remove the last two keys together.
+    await request.em.transactional(async (em) => {
+      const keys = await em.find(ApiKey, { accountId: request.accountId }, { fields: ['id'], lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!keys.some((key) => key.id === id)) throw new HookError(API_KEY_NOT_FOUND, [id]);
+      if (keys.length <= 1) throw new HookError(LAST_API_KEY, [id]);
+      await em.nativeDelete(ApiKey, { id, accountId: request.accountId });
+    });
     return reply.code(204).send(null);
   });
 }
