@@ -4,7 +4,7 @@
  *
  * Both servers run as child processes so autocannon (here) never shares their event
  * loop. Each gets a warm-up (not counted) and then a measured run at
- * BENCH_CONNECTIONS connections with 1 KiB JSON bodies. The relay gets a fresh
+ * 50 connections with 1 KiB JSON bodies. The relay gets a fresh
  * database: a new `hook_bench_<random>` on the server named by HOOK_BENCH_DATABASE_URL
  * or HOOK_TEST_DATABASE_URL, else an embedded PostgreSQL in a temporary directory.
  * After the runs the relay is stopped (it commits what it accepted) and every event
@@ -83,14 +83,20 @@ function jsonBody(size: number): Buffer {
 
 const cleanups: { label: string; run: () => Promise<void> }[] = [];
 
+let cleaning: Promise<void> | undefined;
+
+/** Releases everything once; a signal during the normal clean-up waits for the same run. */
 async function runCleanups(): Promise<void> {
-  for (let cleanup = cleanups.pop(); cleanup; cleanup = cleanups.pop()) {
-    try {
-      await cleanup.run();
-    } catch (error) {
-      log(`clean-up of ${cleanup.label} failed: ${error instanceof Error ? error.message : String(error)}`);
+  cleaning ??= (async () => {
+    for (let cleanup = cleanups.pop(); cleanup; cleanup = cleanups.pop()) {
+      try {
+        await cleanup.run();
+      } catch (error) {
+        log(`clean-up of ${cleanup.label} failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }
-  }
+  })();
+  await cleaning;
 }
 
 let currentLoad: Instance | undefined;
@@ -111,8 +117,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 interface ServerProcess {
   /** The URL the server printed as its first stdout line. */
   url: string;
-  /** Lines the server wrote to stderr after it was ready (at warn level: problems). */
-  stderrLinesAfterReady(): number;
+  /** Lines the server wrote to stderr between being ready and being asked to stop (at warn level: problems). */
+  stderrLinesWhileServing(): number;
   /** SIGTERM, then SIGKILL after STOP_TIMEOUT_MS. Resolves with how it ended. */
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }>;
 }
@@ -142,11 +148,16 @@ async function waitForExit(child: ChildProcess, timeoutMs: number): Promise<bool
  */
 async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs: number): Promise<ServerProcess> {
   const child = spawn(process.execPath, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderrTail: string[] = [];
+  let stderrLines = 0;
+  let readyAtLine = Number.POSITIVE_INFINITY;
   let stopping: ReturnType<ServerProcess['stop']> | undefined;
+  let stderrLinesAtStop: number | undefined;
   const stop: ServerProcess['stop'] = () => {
+    stderrLinesAtStop ??= stderrLines;
     stopping ??= (async () => {
       let killed = false;
-      if (!exited(child)) {
+      if (child.pid !== undefined && !exited(child)) {
         child.kill('SIGTERM');
         if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
           log(`${name} did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM; sending SIGKILL`);
@@ -161,9 +172,6 @@ async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, 
   };
   cleanups.push({ label: name, run: async () => void (await stop()) });
 
-  const stderrTail: string[] = [];
-  let stderrLines = 0;
-  let readyAtLine = Number.POSITIVE_INFINITY;
   createInterface({ input: child.stderr! }).on('line', (line) => {
     stderrLines++;
     stderrTail.push(line);
@@ -196,7 +204,7 @@ async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, 
     });
   });
   readyAtLine = stderrLines;
-  return { url, stderrLinesAfterReady: () => Math.max(0, stderrLines - readyAtLine), stop };
+  return { url, stderrLinesWhileServing: () => Math.max(0, (stderrLinesAtStop ?? stderrLines) - readyAtLine), stop };
 }
 
 // ---------------------------------------------------------------------------------
@@ -274,7 +282,16 @@ async function runLoad(url: string, durationS: number, body: Buffer): Promise<Lo
   };
   const result = await new Promise<Result>((done, fail) => {
     currentLoad = autocannon(
-      { url, connections: CONNECTIONS, duration: durationS, timeout: REQUEST_TIMEOUT_S, ...request, requests: [request] },
+      {
+        url,
+        connections: CONNECTIONS,
+        duration: durationS,
+        timeout: REQUEST_TIMEOUT_S,
+        method: request.method,
+        body: request.body,
+        headers: request.headers,
+        requests: [request],
+      },
       (error: unknown, result: Result) => (error ? fail(error) : done(result)),
     );
   });
@@ -357,6 +374,18 @@ function round(value: number, digits: number): number {
   return Math.round(value * factor) / factor;
 }
 
+function figuresJson(f: TargetFigures): Record<string, number> {
+  return {
+    requests_per_second: round(f.requestsPerSecond, 1),
+    latency_p50_ms: f.latencyP50Ms,
+    latency_p99_ms: f.latencyP99Ms,
+    requests: f.requests,
+    non_2xx: f.non2xx,
+    errors: f.errors,
+    timeouts: f.timeouts,
+  };
+}
+
 async function main(): Promise<number> {
   const durationS = seconds('BENCH_DURATION_S', DEFAULT_DURATION_S, false);
   const warmupS = seconds('BENCH_WARMUP_S', DEFAULT_WARMUP_S, true);
@@ -364,13 +393,17 @@ async function main(): Promise<number> {
   const body = jsonBody(BODY_SIZE_BYTES);
   const loadBefore = loadavg();
 
-  // Baseline first, alone on the machine (the database is not started yet).
+  // A database server is checked (and the bench database created) before half a minute
+  // of measuring; an embedded PostgreSQL starts only after the baseline, whose figures
+  // its start-up work (initdb, CREATE DATABASE, checkpoints) would disturb.
+  const databaseOnServer = serverUrl ? await createBenchDatabase(serverUrl) : undefined;
+
   log('starting the no-op Fastify server');
   const noop = await startServer('noop', NOOP_SERVER_ENTRY, { ...process.env }, /^(http:\/\/\S+)$/, NOOP_START_TIMEOUT_MS);
   const baselineRuns = await measure('baseline', `${noop.url}/ingest`, durationS, warmupS, body);
   await noop.stop();
 
-  const database = await createBenchDatabase(serverUrl);
+  const database = databaseOnServer ?? (await createBenchDatabase(undefined));
   const relayDataDir = mkdtempSync(join(tmpdir(), 'hook-bench-relay-'));
   cleanups.push({ label: `temporary directory ${relayDataDir}`, run: async () => rmSync(relayDataDir, { recursive: true, force: true }) });
   log('starting the relay');
@@ -382,7 +415,7 @@ async function main(): Promise<number> {
   // autocannon stopped waiting for when its run ended.
   log('stopping the relay');
   const relayExit = await relay.stop();
-  const relayWarnings = relay.stderrLinesAfterReady();
+  const relayWarnings = relay.stderrLinesWhileServing();
   const stored = await storedEvents(database.url, endpoint.id);
 
   const runs = [relayRuns.warmup, relayRuns.measured].filter((run): run is LoadRun => run !== undefined);
@@ -453,8 +486,8 @@ async function main(): Promise<number> {
       duration_s: durationS,
       warmup_s: warmupS,
       database: serverUrl ? 'server' : 'embedded',
-      baseline: { ...baseline, requestsPerSecond: round(baseline.requestsPerSecond, 1) },
-      relay: { ...relayFigures, requestsPerSecond: round(relayFigures.requestsPerSecond, 1) },
+      baseline: figuresJson(baseline),
+      relay: figuresJson(relayFigures),
       ratio: round(ratio, 3),
       target_ratio: TARGET_RATIO,
       pass,
