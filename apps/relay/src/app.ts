@@ -13,6 +13,7 @@ import { endpointRoutes } from './routes/endpoints/index.ts';
 import { eventRoutes } from './routes/events/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { ingestRoutes } from './routes/ingest/index.ts';
+import { IngestTargetCache } from './routes/ingest/target-cache.ts';
 
 /** Bytes a JSON API request body may have (the ingest limit is HOOK_MAX_PAYLOAD). */
 const API_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -36,6 +37,7 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
     forceCloseConnections: 'idle',
   });
   const writer = new EventWriter(orm);
+  const targets = new IngestTargetCache(orm);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -50,12 +52,12 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
 
   await app.register(healthRoutes);
   await app.register(accountSignupRoutes);
-  await app.register(ingestRoutes, { writer, maxPayloadBytes: config.maxPayloadBytes });
+  await app.register(ingestRoutes, { writer, targets, maxPayloadBytes: config.maxPayloadBytes });
   await app.register(async (authenticated) => {
     requireApiKey(authenticated);
     await authenticated.register(accountRoutes);
     await authenticated.register(apiKeyRoutes);
-    await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl });
+    await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets });
     await authenticated.register(eventRoutes);
   });
   return app;

@@ -1,24 +1,7 @@
-import type { EventStatus } from '@hook/core';
-import { Event } from './entities/event.ts';
 import type { Orm } from './orm.ts';
+import { insertEvents, type NewEvent } from './queue-sql.ts';
 
-/** One received request, ready to store. */
-export interface NewEvent {
-  id: string;
-  accountId: string;
-  endpointId: string;
-  type: string | null;
-  method: string;
-  path: string;
-  query: string;
-  headers: Record<string, string>;
-  body: Buffer;
-  contentType: string | null;
-  size: number;
-  receivedAt: Date;
-  status: EventStatus;
-  nextAttemptAt: Date | null;
-}
+export type { NewEvent } from './queue-sql.ts';
 
 export interface EventWriterOptions {
   /** Most events one INSERT carries. */
@@ -56,7 +39,7 @@ export class EventWriter {
   constructor(orm: Orm, options: EventWriterOptions = {}) {
     this.#orm = orm;
     this.#maxBatchSize = options.maxBatchSize ?? 200;
-    this.#maxConcurrentBatches = options.maxConcurrentBatches ?? 4;
+    this.#maxConcurrentBatches = options.maxConcurrentBatches ?? 2;
     this.#maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
   }
 
@@ -99,7 +82,7 @@ export class EventWriter {
 
   async #insert(batch: Waiting[]): Promise<void> {
     try {
-      await this.#orm.em.fork().insertMany(Event, batch.map(({ event }) => ({ ...event, attemptCount: 0, lockedUntil: null })));
+      await insertEvents(this.#orm, batch.map(({ event }) => event));
       this.stats.batches++;
       this.stats.events += batch.length;
       for (const waiting of batch) waiting.done();

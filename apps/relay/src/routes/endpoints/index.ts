@@ -5,6 +5,7 @@ import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, newId, newIngestI
 import { Endpoint } from '@hook/db';
 import { Destination, EndpointSchema, EndpointStatus, errorResponses, IdParams, Page, PageQuery, ResourceName, SecretSchema } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
+import type { IngestTargetCache } from '../ingest/target-cache.ts';
 import { presentEndpoint, publicBaseUrl } from './present.ts';
 
 const security = [{ bearerAuth: [] }];
@@ -26,7 +27,7 @@ function presentSecret(endpoint: SecretRow, now: Date) {
   };
 }
 
-export async function endpointRoutes(app: FastifyInstance, options: { publicUrl: string | undefined }): Promise<void> {
+export async function endpointRoutes(app: FastifyInstance, options: { publicUrl: string | undefined; targets: IngestTargetCache }): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   async function findEndpoint(request: FastifyRequest, id: string) {
@@ -106,6 +107,7 @@ export async function endpointRoutes(app: FastifyInstance, options: { publicUrl:
     if (destination !== undefined) Object.assign(endpoint, destinationColumns(destination));
     endpoint.updatedAt = new Date();
     await request.em.flush();
+    options.targets.invalidate(endpoint.ingestId);
     return presentEndpoint(endpoint, publicBaseUrl(request, options.publicUrl));
   });
 
@@ -122,6 +124,7 @@ export async function endpointRoutes(app: FastifyInstance, options: { publicUrl:
     endpoint.deletedAt = new Date();
     endpoint.updatedAt = endpoint.deletedAt;
     await request.em.flush();
+    options.targets.invalidate(endpoint.ingestId);
     return reply.code(204).send(null);
   });
 

@@ -1,20 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId } from '@hook/core';
-import { Endpoint, type EventWriter } from '@hook/db';
+import type { EventWriter } from '@hook/db';
 import { errorResponses, IngestAccepted } from '../../schemas.ts';
+import type { IngestTarget, IngestTargetCache } from './target-cache.ts';
 
 /** Methods an ingest URL answers. GET, HEAD and OPTIONS carry no body (Fastify does not read one). */
 export const INGEST_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET', 'HEAD', 'OPTIONS'];
 
 const INGEST_PREFIX = '/v1/ingest/';
-
-interface IngestTarget {
-  id: string;
-  accountId: string;
-  status: string;
-  destinationType: string;
-}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,7 +46,7 @@ function pathAndQuery(url: string, ingestId: string): { path: string; query: str
  * the row is committed. The endpoint is looked up before the body is read, so an unknown
  * or disabled URL is refused without taking in a large body.
  */
-export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; maxPayloadBytes: number }): Promise<void> {
+export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; maxPayloadBytes: number }): Promise<void> {
   // Any content type, kept as raw bytes: never parsed, never re-serialised.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -60,11 +54,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
 
   async function findTarget(request: FastifyRequest<{ Params: { ingest_id: string } }>): Promise<void> {
     const ingestId = request.params.ingest_id;
-    const endpoint = await request.em.findOne(
-      Endpoint,
-      { ingestId, deletedAt: null },
-      { fields: ['id', 'accountId', 'status', 'destinationType'] },
-    );
+    const endpoint = await options.targets.get(ingestId);
     if (!endpoint) throw new HookError(INGEST_NOT_FOUND, [ingestId]);
     if (endpoint.status === 'disabled') throw new HookError(ENDPOINT_DISABLED, [endpoint.id]);
     request.ingestTarget = endpoint;

@@ -1,0 +1,75 @@
+import type { Orm } from '@hook/db';
+import { Endpoint } from '@hook/db';
+
+/** What ingest needs to know about the endpoint behind an ingest id. */
+export interface IngestTarget {
+  id: string;
+  accountId: string;
+  status: string;
+  destinationType: string;
+}
+
+export interface IngestTargetCacheOptions {
+  /** How long a looked-up endpoint is trusted; also the longest another relay process may take to see a change. */
+  ttlMs?: number;
+  /** Most ingest ids kept; the oldest entry goes first. */
+  maxEntries?: number;
+}
+
+interface Entry {
+  target: IngestTarget | null;
+  expiresAtMs: number;
+}
+
+/**
+ * Ingest ids resolved to endpoints, kept for a short time so that a burst to one URL
+ * costs one query, not one per request. Changes made through this process invalidate
+ * at once; changes made by another relay process show within `ttlMs`. Concurrent
+ * misses for one id share a single query.
+ */
+export class IngestTargetCache {
+  readonly #orm: Orm;
+  readonly #ttlMs: number;
+  readonly #maxEntries: number;
+  readonly #entries = new Map<string, Entry>();
+  readonly #loading = new Map<string, Promise<IngestTarget | null>>();
+
+  constructor(orm: Orm, options: IngestTargetCacheOptions = {}) {
+    this.#orm = orm;
+    this.#ttlMs = options.ttlMs ?? 1000;
+    this.#maxEntries = options.maxEntries ?? 10_000;
+  }
+
+  /** The endpoint receiving at `ingestId`, or null when none does (deleted or unknown). */
+  async get(ingestId: string): Promise<IngestTarget | null> {
+    const entry = this.#entries.get(ingestId);
+    if (entry && entry.expiresAtMs > Date.now()) return entry.target;
+    let loading = this.#loading.get(ingestId);
+    if (!loading) {
+      loading = this.#load(ingestId).finally(() => this.#loading.delete(ingestId));
+      this.#loading.set(ingestId, loading);
+    }
+    return loading;
+  }
+
+  /** Forgets an ingest id after its endpoint changed, so the next request reads it fresh. */
+  invalidate(ingestId: string): void {
+    this.#entries.delete(ingestId);
+  }
+
+  async #load(ingestId: string): Promise<IngestTarget | null> {
+    const endpoint = await this.#orm.em.fork().findOne(
+      Endpoint,
+      { ingestId, deletedAt: null },
+      { fields: ['id', 'accountId', 'status', 'destinationType'] },
+    );
+    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, destinationType: endpoint.destinationType } : null;
+    // Unknown ids are not cached: an attacker's random ids must not evict real ones.
+    if (target) {
+      this.#entries.delete(ingestId);
+      this.#entries.set(ingestId, { target, expiresAtMs: Date.now() + this.#ttlMs });
+      if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+    }
+    return target;
+  }
+}
