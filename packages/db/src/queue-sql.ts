@@ -25,12 +25,15 @@ export interface NewEvent {
 
 /**
  * Stores a batch of events in one statement and one commit. Shaped as INSERT … SELECT
- * FROM unnest(arrays): the statement text is the same whatever the batch size, and the
- * values travel as bound parameters. (The ORM's insertMany writes every value into the
- * SQL text, bodies as hex literals, which halved ingest throughput.)
+ * FROM unnest(arrays): each column travels as one bound array parameter. Bodies are the
+ * exception: one parameter each, in an ARRAY[…] constructor, because node-postgres sends
+ * a Buffer parameter as raw binary but would hex-encode it inside an array parameter.
+ * (The ORM's insertMany writes every value into the SQL text, bodies as hex literals,
+ * which halved ingest throughput.)
  */
 export async function insertEvents(orm: Orm, events: readonly NewEvent[]): Promise<void> {
   const column = <T>(pick: (event: NewEvent) => T): T[] => events.map(pick);
+  const bodies = sql.join(events.map((event) => sql`${event.body}`));
   await sql`
     insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
                        content_type, size, received_at, status, attempt_count, next_attempt_at, locked_until)
@@ -39,7 +42,7 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[]): Promi
     from unnest(
       ${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.endpointId)}::text[],
       ${column((e) => e.type)}::text[], ${column((e) => e.method)}::text[], ${column((e) => e.path)}::text[],
-      ${column((e) => e.query)}::text[], ${column((e) => JSON.stringify(e.headers))}::text[], ${column((e) => e.body)}::bytea[],
+      ${column((e) => e.query)}::text[], ${column((e) => JSON.stringify(e.headers))}::text[], array[${bodies}]::bytea[],
       ${column((e) => e.contentType)}::text[], ${column((e) => e.size)}::int[], ${column((e) => e.receivedAt)}::timestamptz[],
       ${column((e) => e.status)}::text[], ${column((e) => e.nextAttemptAt)}::timestamptz[]
     ) as batch(id, account_id, endpoint_id, type, method, path, query, headers, body,
