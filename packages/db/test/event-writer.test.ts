@@ -59,7 +59,9 @@ describe('EventWriter', () => {
   it('fails only the bad event of a batch; its neighbours are stored', async () => {
     const writer = new EventWriter(orm, { maxConcurrentBatches: 1 });
     const good = Array.from({ length: 5 }, (_, i) => event(`good${i}`));
-    const bad = event('bad', { endpointId: newId('endpoint') }); // no such endpoint: the foreign key refuses it
+    const taken = event('taken');
+    await writer.write(taken);
+    const bad = event('bad', { id: taken.id }); // an id already stored: the primary key refuses it
     const results = await Promise.allSettled([writer.write(event('first')), ...good.slice(0, 2).map((e) => writer.write(e)), writer.write(bad), ...good.slice(2).map((e) => writer.write(e))]);
     expect(results.filter((result) => result.status === 'rejected')).toHaveLength(1);
     expect(results[3]!.status).toBe('rejected');

@@ -4,6 +4,11 @@ import { Migration } from '@mikro-orm/migrations';
  * Accounts, keys, endpoints, events and attempts. Foreign keys are declared here
  * rather than as ORM relations (the hot paths read and write plain ids), so the unit
  * of work cannot order inserts by them: they are checked at commit (deferred).
+ *
+ * `event` has no foreign keys on purpose: checking one locks the parent row (FOR KEY
+ * SHARE), and every concurrent ingest batch of an endpoint would contend on that one
+ * row. Events are written only with ids read from their endpoint, endpoints are never
+ * hard-deleted (deleted_at), and accounts are never deleted, so nothing can dangle.
  */
 export class InitialSchema extends Migration {
   override name = '001-initial';
@@ -45,8 +50,8 @@ export class InitialSchema extends Migration {
     this.addSql(`
       create table event (
         id text primary key,
-        account_id text not null references account (id) on delete cascade deferrable initially deferred,
-        endpoint_id text not null references endpoint (id) on delete cascade deferrable initially deferred,
+        account_id text not null,
+        endpoint_id text not null,
         type text null,
         method text not null,
         path text not null,
