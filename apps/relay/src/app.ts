@@ -39,8 +39,9 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
   const writer = new EventWriter(orm);
   const targets = new IngestTargetCache(orm);
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   // Stop taking events, then wait until every accepted one is committed.
   app.addHook('onClose', async () => writer.drain());

@@ -25,8 +25,9 @@ export function registerValidation(app: FastifyInstance): void {
 
   // A request that has no body validates as `{}`: optional-body routes then accept it, and
   // required fields are reported by name instead of "body must be object".
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
+    done();
   });
 
   // JSON bodies: an empty body counts as no body (so POST routes whose body is optional
