@@ -30,6 +30,7 @@ import autocannon from 'autocannon';
 import type { Instance, Result } from 'autocannon';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '@hook/db';
+import { adminQuery, withDatabase } from '@hook/db/testing';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../..');
 const RELAY_ENTRY = join(REPO_ROOT, 'apps/relay/src/server.ts');
@@ -213,22 +214,6 @@ async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, 
 interface BenchDatabase {
   url: string;
   description: string;
-}
-
-function withDatabase(serverUrl: string, database: string): string {
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }
 
 async function createBenchDatabase(serverUrl: string | undefined): Promise<BenchDatabase> {

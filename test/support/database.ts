@@ -1,6 +1,5 @@
-import pg from 'pg';
 import { inject } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@hook/db/testing';
+import { adminQuery, createTestDatabase, type TestDatabase } from '@hook/db/testing';
 
 /** What global-setup.ts provides to every test file. */
 declare module 'vitest' {
@@ -20,12 +19,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
  * restart or network loss would) or lets connections in again.
  */
 export async function setDatabaseReachable(name: string, reachable: boolean): Promise<void> {
-  const client = new pg.Client({ connectionString: inject('databaseServerUrl') });
-  await client.connect();
-  try {
-    await client.query(`alter database ${client.escapeIdentifier(name)} allow_connections ${reachable}`);
-    if (!reachable) await client.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]);
-  } finally {
-    await client.end();
-  }
+  const serverUrl = inject('databaseServerUrl');
+  await adminQuery(serverUrl, `alter database "${name}" allow_connections ${reachable}`);
+  if (!reachable) await adminQuery(serverUrl, 'select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]);
 }

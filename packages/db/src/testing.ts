@@ -6,17 +6,19 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createOrm, migrateToLatest } from './orm.ts';
 
-function withDatabase(serverUrl: string, database: string): string {
+/** The URL of another database on the same server. */
+export function withDatabase(serverUrl: string, database: string): string {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   return url.toString();
 }
 
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+/** Runs one statement on its own short-lived connection (CREATE/DROP/ALTER DATABASE cannot run in a pool's transaction). */
+export async function adminQuery(serverUrl: string, sql: string, params: unknown[] = []): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    await client.query(sql);
+    await client.query(sql, params);
   } finally {
     await client.end();
   }
