@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allErrors } from '@hook/core';
 import { setDatabaseReachable } from '../../../test/support/database.ts';
-import { api, createEndpoint, expectProblem, readJson, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, expectProblem, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 
 let relay: TestRelay;
 let key: string;

@@ -129,6 +129,10 @@ describe('ingest', () => {
     expect(event).toMatchObject({ method: 'PUT', path: '/stripe/v2', query: 'b=2&a=1&a=3', type: 'invoice.paid' });
     expect(event.headers['x-custom-header']).toBe('Value');
 
+    const encoded = `${endpoint.url.replace(/\/([^/]+)$/, (_, id: string) => `/%${id.charCodeAt(0).toString(16).toUpperCase()}${id.slice(1)}`)}/a%20b/?q=%20`;
+    const encodedEvent = await storedEvent((await readJson(await fetch(encoded, { method: 'POST', body: 'x' }))).id);
+    expect(encodedEvent).toMatchObject({ path: '/a%20b/', query: 'q=%20' });
+
     const repeated = await fetch(endpoint.url, { method: 'DELETE', headers: [['x-dup', 'one'], ['x-dup', 'two']] });
     const repeatedEvent = await storedEvent((await readJson(repeated)).id);
     expect(repeatedEvent).toMatchObject({ method: 'DELETE', path: '', query: '' });

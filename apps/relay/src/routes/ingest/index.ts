@@ -31,12 +31,13 @@ export function receivedHeaders(rawHeaders: string[]): Record<string, string> {
   return { ...headers };
 }
 
-/** Splits `/v1/ingest/<id><suffix>?<query>` into the suffix path and the raw query string. */
-function pathAndQuery(url: string, ingestId: string): { path: string; query: string } {
+/** Splits the raw `/v1/ingest/<id><suffix>?<query>` into the suffix path and the query string, both as sent. */
+function pathAndQuery(url: string): { path: string; query: string } {
   const queryStart = url.indexOf('?');
-  const pathPart = queryStart === -1 ? url : url.slice(0, queryStart);
+  const afterPrefix = (queryStart === -1 ? url : url.slice(0, queryStart)).slice(INGEST_PREFIX.length);
+  const suffixStart = afterPrefix.indexOf('/');
   return {
-    path: pathPart.slice(INGEST_PREFIX.length + ingestId.length),
+    path: suffixStart === -1 ? '' : afterPrefix.slice(suffixStart),
     query: queryStart === -1 ? '' : url.slice(queryStart + 1),
   };
 }
@@ -76,7 +77,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       endpointId: target.id,
       type: extractEventType(headers['x-event-type'], contentType ?? undefined, body),
       method: request.method,
-      ...pathAndQuery(request.url, request.params.ingest_id),
+      ...pathAndQuery(request.url),
       headers,
       body,
       contentType,
