@@ -91,6 +91,29 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   return !isAlive(pid);
 }
 
+/** Whether `pid` is a live Node.js process (Linux /proc; elsewhere any live process counts). */
+function isLiveNodeProcess(pid: number): boolean {
+  if (!isAlive(pid)) return false;
+  const cmdlinePath = `/proc/${pid}/cmdline`;
+  if (!existsSync(cmdlinePath)) return platform() !== 'linux';
+  return readFileSync(cmdlinePath, 'utf8').includes('node');
+}
+
+/**
+ * Refuses a data directory that a live process (another relay) owns: its server is in
+ * use, not stale, and must not be stopped.
+ */
+function refuseIfOwnedByAnother(ownerFile: string, dataDir: string): void {
+  if (!existsSync(ownerFile)) return;
+  const owner = Number(readFileSync(ownerFile, 'utf8').trim());
+  if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isLiveNodeProcess(owner)) {
+    throw new Error(
+      `Another relay (pid ${owner}) is using the embedded PostgreSQL in ${dataDir}. ` +
+        'Stop it first, or give this one its own HOOK_DATA_DIR (or a shared HOOK_DATABASE_URL).',
+    );
+  }
+}
+
 /**
  * A server left running by a relay that was killed holds the cluster's lock, so a new
  * one could not start. It has no owner any more: stop it (fast shutdown, so committed
@@ -198,6 +221,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const clusterDir = join(dataDir, 'postgres');
   const passwordFile = join(dataDir, 'postgres-password');
   const logFile = join(dataDir, 'postgres.log');
+  const ownerFile = join(dataDir, 'owner.pid');
   const binaries = await loadBinaries();
   const user = serverUser();
 
@@ -212,6 +236,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     log(`initialising embedded PostgreSQL in ${clusterDir}`);
     runInitdb(binaries, clusterDir, passwordFile, user);
   } else {
+    refuseIfOwnedByAnother(ownerFile, dataDir);
     await stopStaleServer(clusterDir, log);
   }
   const password = readFileSync(passwordFile, 'utf8').trim();
@@ -238,6 +263,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     throw error;
   }
   const url = urlFor(database);
+  writeFileSync(ownerFile, String(process.pid));
   log(`embedded PostgreSQL listening on 127.0.0.1:${port} (data in ${clusterDir})`);
 
   let stopped: Promise<void> | undefined;
@@ -249,9 +275,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     stop() {
       stopped ??= (async () => {
         const pid = child.pid;
-        if (!pid || !isAlive(pid)) return;
-        child.kill('SIGINT');
-        if (!(await waitForExit(pid, STOP_TIMEOUT_MS))) child.kill('SIGKILL');
+        if (pid && isAlive(pid)) {
+          child.kill('SIGINT');
+          if (!(await waitForExit(pid, STOP_TIMEOUT_MS))) child.kill('SIGKILL');
+        }
+        rmSync(ownerFile, { force: true });
       })();
       return stopped;
     },

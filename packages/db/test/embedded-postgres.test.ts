@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -46,6 +47,20 @@ describe('startEmbeddedPostgres', () => {
       expect(await query(second.url, 'select body from notes')).toEqual([{ body: 'survives' }]);
     } finally {
       await second.stop();
+    }
+  });
+
+  it('refuses a data directory that another live relay is using, and leaves its server alone', async () => {
+    const running = await startEmbeddedPostgres({ dataDir, database: 'kept' });
+    const otherRelay = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => otherRelay.once('spawn', resolve));
+      writeFileSync(join(dataDir, 'owner.pid'), String(otherRelay.pid));
+      await expect(startEmbeddedPostgres({ dataDir, database: 'kept' })).rejects.toThrow(`Another relay (pid ${otherRelay.pid}) is using`);
+      expect(await query(running.url, 'select body from notes')).toEqual([{ body: 'survives' }]);
+    } finally {
+      otherRelay.kill('SIGKILL');
+      await running.stop();
     }
   });
 
