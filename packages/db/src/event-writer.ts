@@ -6,8 +6,15 @@ export type { NewEvent } from './queue-sql.ts';
 export interface EventWriterOptions {
   /** Most events one INSERT carries. */
   maxBatchSize?: number;
-  /** Most INSERTs in flight at once; more events wait and ride the next one. */
+  /**
+   * Most INSERTs in flight at once. Normally one: events that arrive meanwhile wait and
+   * ride the next INSERT together, which costs far less per event than more, smaller
+   * INSERTs. Another starts only when the newest in-flight one is slower than `stallMs`
+   * (a huge body, a slow disk), so a stall does not hold everything behind it.
+   */
   maxConcurrentBatches?: number;
+  /** How long an INSERT may run before the next batch may start beside it. */
+  stallMs?: number;
   /** Bytes of bodies one INSERT carries at most (a batch always takes at least one event). */
   maxBatchBytes?: number;
 }
@@ -19,9 +26,9 @@ interface Waiting {
 }
 
 /**
- * Stores received events with group commit. An event is written at once when a
- * connection is free; while INSERTs are in flight, new events queue and the next INSERT
- * takes all of them in one statement and one commit. Under light load that is one
+ * Stores received events with group commit. An event is written at once when no
+ * INSERT is in flight; while one is, new events queue and the next INSERT takes all of
+ * them in one statement and one commit. Under light load that is one
  * round-trip per event; under heavy load the cost of a commit (the WAL flush) is shared.
  * `write` resolves only after the row is committed, so a caller can acknowledge it.
  */
@@ -30,6 +37,8 @@ export class EventWriter {
   readonly #maxBatchSize: number;
   readonly #maxConcurrentBatches: number;
   readonly #maxBatchBytes: number;
+  readonly #stallMs: number;
+  #lastBatchStartedAtMs = 0;
   /** How many INSERT statements and events were written, for tests and benchmarks. */
   readonly stats = { batches: 0, events: 0 };
   #queue: Waiting[] = [];
@@ -39,7 +48,8 @@ export class EventWriter {
   constructor(orm: Orm, options: EventWriterOptions = {}) {
     this.#orm = orm;
     this.#maxBatchSize = options.maxBatchSize ?? 200;
-    this.#maxConcurrentBatches = options.maxConcurrentBatches ?? 2;
+    this.#maxConcurrentBatches = options.maxConcurrentBatches ?? 4;
+    this.#stallMs = options.stallMs ?? 50;
     this.#maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
   }
 
@@ -58,15 +68,21 @@ export class EventWriter {
   }
 
   #startBatches(): void {
-    while (this.#queue.length > 0 && this.#inFlight < this.#maxConcurrentBatches) {
+    while (this.#queue.length > 0 && this.#mayStartBatch()) {
       const batch = this.#takeBatch();
       this.#inFlight++;
+      this.#lastBatchStartedAtMs = performance.now();
       void this.#insert(batch).finally(() => {
         this.#inFlight--;
         if (this.#queue.length > 0) this.#startBatches();
         else if (this.#inFlight === 0) for (const done of this.#idle.splice(0)) done();
       });
     }
+  }
+
+  #mayStartBatch(): boolean {
+    if (this.#inFlight === 0) return true;
+    return this.#inFlight < this.#maxConcurrentBatches && performance.now() - this.#lastBatchStartedAtMs > this.#stallMs;
   }
 
   #takeBatch(): Waiting[] {

@@ -70,6 +70,29 @@ describe('EventWriter', () => {
     expect(rows).toHaveLength(5);
   });
 
+  it('starts another INSERT beside one that stalls, so a stall does not hold everything', async () => {
+    const writer = new EventWriter(orm, { stallMs: 20 });
+    const stuck = event('stuck');
+    // Another transaction inserts the same id and holds it uncommitted: the writer's
+    // INSERT waits on the primary key until that transaction ends.
+    const blocker = orm.em.fork();
+    await blocker.begin();
+    await blocker.getConnection().execute(
+      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, status)
+       values (?, ?, ?, 'POST', '', '', '{}', '\\x', 0, now(), 'pending')`,
+      [stuck.id, accountId, endpointId], 'run', blocker.getTransactionContext(),
+    );
+    const stuckWrite = writer.write(stuck);
+    let stuckSettled = false;
+    void stuckWrite.then(() => (stuckSettled = true), () => (stuckSettled = true));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await writer.write(event('flows past the stall'));
+    expect(stuckSettled).toBe(false);
+    await blocker.rollback();
+    await stuckWrite;
+    expect(writer.stats.batches).toBe(2);
+  });
+
   it('drain waits for everything queued', async () => {
     const writer = new EventWriter(orm, { maxConcurrentBatches: 1 });
     const before = await storedCount();
