@@ -5,3 +5,4 @@ export * from './errors.ts';
 export * from './events.ts';
 export * from './pagination.ts';
 export * from './plans.ts';
+export * from './delivery.ts';

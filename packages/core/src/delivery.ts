@@ -1,0 +1,162 @@
+/**
+ * Delivery rules as pure functions: the retry schedule, backoff with jitter, Retry-After,
+ * the state an event moves to after an attempt, and which headers travel. Clock and
+ * randomness are parameters so every rule is unit-testable.
+ */
+import { BlockList, isIP } from 'node:net';
+import type { AttemptTrigger, EventStatus } from './events.ts';
+
+/** The default schedule of automatic retries (DESIGN.md §3): 6 retries, each 4× the last. */
+export const DEFAULT_RETRY_SCHEDULE_TEXT = '30s,2m,8m,32m,2h8m,8h32m';
+
+/** Each retry waits its scheduled delay ± this fraction, so retries of many events spread out. */
+export const RETRY_JITTER_FRACTION = 0.1;
+
+/** The longest wait a receiver's Retry-After can ask for; beyond it the header is capped. */
+export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses a duration like `100ms`, `30s`, `2h8m` or `1d` into milliseconds; null when malformed. */
+export function parseDuration(text: string): number | null {
+  const trimmed = text.trim();
+  if (!/^(\d+(ms|s|m|h|d))+$/.test(trimmed)) return null;
+  let total = 0;
+  for (const [, amount, unit] of trimmed.matchAll(/(\d+)(ms|s|m|h|d)/g)) total += Number(amount) * DURATION_UNITS_MS[unit!]!;
+  return total;
+}
+
+/**
+ * Parses a comma-separated retry schedule (`30s,2m,8m`); its length is the number of
+ * automatic retries. Throws with the offending part named.
+ */
+export function parseRetrySchedule(text: string): number[] {
+  const parts = text.split(',').map((part) => part.trim());
+  if (parts.length === 0 || parts.some((part) => part === '')) throw new Error(`"${text}" has an empty step; write durations separated by commas, e.g. 30s,2m,8m`);
+  return parts.map((part) => {
+    const ms = parseDuration(part);
+    if (ms === null || ms <= 0) throw new Error(`"${part}" is not a duration; use a number with ms, s, m, h or d, e.g. 500ms or 2h8m`);
+    return ms;
+  });
+}
+
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = parseRetrySchedule(DEFAULT_RETRY_SCHEDULE_TEXT);
+
+/** The wait before automatic retry number `retry` (1-based), with jitter from `random()` in [0, 1). */
+export function retryDelayMs(schedule: readonly number[], retry: number, random: () => number): number {
+  const base = schedule[Math.min(retry, schedule.length) - 1]!;
+  return Math.round(base * (1 + (random() * 2 - 1) * RETRY_JITTER_FRACTION));
+}
+
+/** A Retry-After header (seconds or an HTTP date) as milliseconds from `nowMs`; null when absent or malformed. */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | null {
+  if (!value) return null;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return null;
+  return Math.max(0, date - nowMs);
+}
+
+/** What one attempt came to. */
+export interface AttemptOutcome {
+  /** A 2xx answer. */
+  ok: boolean;
+  /** How long the receiver asked us to wait (Retry-After), if it did. */
+  retryAfterMs?: number | null;
+}
+
+export interface DeliveryState {
+  status: EventStatus;
+  /** Automatic attempts made so far (the first delivery and its retries). */
+  autoAttempts: number;
+}
+
+export interface NextState {
+  status: EventStatus;
+  autoAttempts: number;
+  /** When the next automatic attempt is due; null when none will be made. */
+  nextAttemptAtMs: number | null;
+}
+
+/**
+ * The state after an attempt. A 2xx delivers. A failed automatic attempt schedules the
+ * next retry (honouring Retry-After, capped) until the schedule is spent, then fails.
+ * A failed replay of an event still in its schedule (pending, retrying) keeps it there;
+ * of a delivered or failed one, leaves it failed.
+ */
+export function stateAfterAttempt(
+  state: DeliveryState,
+  trigger: AttemptTrigger,
+  outcome: AttemptOutcome,
+  schedule: readonly number[],
+  nowMs: number,
+  random: () => number,
+): NextState {
+  const autoAttempts = trigger === 'auto' ? state.autoAttempts + 1 : state.autoAttempts;
+  if (outcome.ok) return { status: 'delivered', autoAttempts, nextAttemptAtMs: null };
+  const stillScheduled = trigger === 'auto' || state.status === 'pending' || state.status === 'retrying';
+  const retry = Math.max(autoAttempts, 1); // the retry that comes next is number `autoAttempts`
+  if (!stillScheduled || autoAttempts > schedule.length) return { status: 'failed', autoAttempts, nextAttemptAtMs: null };
+  const scheduled = retryDelayMs(schedule, retry, random);
+  const asked = Math.min(outcome.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
+  return { status: 'retrying', autoAttempts, nextAttemptAtMs: nowMs + Math.max(scheduled, asked) };
+}
+
+/** Headers that belong to one connection, or that the relay sets itself, never forwarded. */
+const NOT_FORWARDED = new Set([
+  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer',
+  'transfer-encoding', 'upgrade', 'host', 'content-length', 'expect', 'http2-settings',
+]);
+
+/** Headers the relay adds to every delivery; same-named incoming headers are replaced. */
+export const DELIVERY_HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-hook-signature', 'x-hook-event-id', 'x-hook-attempt'];
+
+/** The original request headers that travel with a delivery: all but hop-by-hop ones (and any the Connection header names). */
+export function forwardableHeaders(headers: Record<string, string>): Record<string, string> {
+  const named = new Set((headers.connection ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (NOT_FORWARDED.has(name) || named.has(name) || DELIVERY_HEADER_NAMES.includes(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+const PRIVATE_RANGES = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) PRIVATE_RANGES.addSubnet(network, prefix, 'ipv4');
+for (const [network, prefix] of [
+  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+] as const) PRIVATE_RANGES.addSubnet(network, prefix, 'ipv6');
+
+/**
+ * Whether an IP address is private, loopback, link-local (cloud metadata lives at
+ * 169.254.169.254), multicast, reserved or documentation-only: no place for a webhook to
+ * go. IPv4 addresses embedded in IPv6 (::ffff:a.b.c.d, 64:ff9b::a.b.c.d) are judged as IPv4.
+ */
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return PRIVATE_RANGES.check(address, 'ipv4');
+  if (family !== 6) return true; // not an address at all: never a safe destination
+  const lower = address.toLowerCase();
+  const embedded = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (embedded) return PRIVATE_RANGES.check(embedded[1]!, 'ipv4');
+  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  if (mappedHex) {
+    const high = parseInt(mappedHex[1]!, 16);
+    const low = parseInt(mappedHex[2]!, 16);
+    return PRIVATE_RANGES.check(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, 'ipv4');
+  }
+  return PRIVATE_RANGES.check(address, 'ipv6');
+}
+
+/** Host names that always mean this machine or a cloud metadata service, whatever DNS says. */
+export function isPrivateHostname(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '').replace(/^\[|\]$/g, '');
+  if (isIP(host)) return isPrivateAddress(host);
+  return host === 'localhost' || host.endsWith('.localhost') || host === 'metadata.google.internal' || host.endsWith('.internal');
+}
