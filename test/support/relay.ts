@@ -2,7 +2,7 @@
  * A real relay for a test file: a fresh database, the app from buildApp, listening on
  * a free local port, spoken to over real HTTP.
  */
-import { buildApp, loadConfig, type RelayConfig } from '@hook/relay';
+import { buildApp, DeliveryWorker, leaseMsFor, loadConfig, type RelayConfig } from '@hook/relay';
 import { createOrm, type Orm } from '@hook/db';
 import type { FastifyInstance } from 'fastify';
 import type { TestDatabase } from '@hook/db/testing';
@@ -13,15 +13,33 @@ export interface TestRelay {
   app: FastifyInstance;
   orm: Orm;
   database: TestDatabase;
-  /** Closes the app and ORM and drops the database. */
+  /** The delivery worker, when the relay was started with one. */
+  worker: DeliveryWorker | undefined;
+  /** Closes the worker, app and ORM and drops the database. */
   close(): Promise<void>;
 }
 
-export async function startTestRelay(overrides: Partial<RelayConfig> = {}): Promise<TestRelay> {
+export interface TestRelayOptions {
+  /** Run a delivery worker too, polling this often (ms). */
+  workerPollMs?: number;
+}
+
+export async function startTestRelay(overrides: Partial<RelayConfig> = {}, options: TestRelayOptions = {}): Promise<TestRelay> {
   const database = await freshDatabase();
   const orm = await createOrm({ databaseUrl: database.url });
   const config: RelayConfig = { ...loadConfig({}), port: 0, ...overrides, databaseUrl: database.url };
   const app = await buildApp({ config, orm });
+  let worker: DeliveryWorker | undefined;
+  if (options.workerPollMs !== undefined) {
+    worker = new DeliveryWorker({
+      context: app.delivery,
+      databaseUrl: database.url,
+      concurrency: config.deliveryConcurrency,
+      leaseMs: leaseMsFor(config),
+      pollIntervalMs: options.workerPollMs,
+    });
+    await worker.start();
+  }
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -30,7 +48,9 @@ export async function startTestRelay(overrides: Partial<RelayConfig> = {}): Prom
     app,
     orm,
     database,
+    worker,
     async close() {
+      await worker?.stop();
       await app.close();
       await orm.close();
       await database.drop();

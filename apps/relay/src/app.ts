@@ -2,6 +2,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import { newUlid } from '@hook/core';
 import { EventWriter, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
+import { type AttemptContext } from './delivery/attempt.ts';
+import { DeliverySender } from './delivery/sender.ts';
 import { requireApiKey } from './plugins/auth.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
@@ -17,6 +19,18 @@ import { IngestTargetCache } from './routes/ingest/target-cache.ts';
 
 /** Bytes a JSON API request body may have (the ingest limit is HOOK_MAX_PAYLOAD). */
 const API_BODY_LIMIT_BYTES = 1024 * 1024;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What a delivery attempt needs, shared by replay routes and the delivery worker. */
+    delivery: AttemptContext;
+  }
+}
+
+/** How long a delivery claim holds: an attempt's time limit twice over, plus a second. */
+export function leaseMsFor(config: RelayConfig): number {
+  return config.deliveryTimeoutMs * 2 + 1000;
+}
 
 export interface BuildAppOptions {
   config: RelayConfig;
@@ -38,13 +52,23 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
   });
   const writer = new EventWriter(orm);
   const targets = new IngestTargetCache(orm);
+  const sender = new DeliverySender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateDestinations: config.allowPrivateDestinations });
+  app.decorate('delivery', {
+    orm,
+    sender,
+    retryScheduleMs: config.retryScheduleMs,
+    onEndpointDisabled: (endpointId: string) => targets.invalidateEndpoint(endpointId),
+  } satisfies AttemptContext);
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();
   });
   // Stop taking events, then wait until every accepted one is committed.
-  app.addHook('onClose', async () => writer.drain());
+  app.addHook('onClose', async () => {
+    await writer.drain();
+    await sender.close();
+  });
 
   registerErrorHandling(app);
   registerValidation(app);
@@ -52,14 +76,15 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
   await registerOpenApi(app);
 
   await app.register(healthRoutes);
+  if (config.role === 'worker') return app; // a delivery-only process serves /healthz alone
   await app.register(accountSignupRoutes);
   await app.register(ingestRoutes, { writer, targets, maxPayloadBytes: config.maxPayloadBytes });
   await app.register(async (authenticated) => {
     requireApiKey(authenticated);
     await authenticated.register(accountRoutes);
     await authenticated.register(apiKeyRoutes);
-    await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets });
-    await authenticated.register(eventRoutes);
+    await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
+    await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config) });
   });
   return app;
 }

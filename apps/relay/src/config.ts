@@ -3,6 +3,8 @@
  * point only (libraries and buildApp take a RelayConfig). docs/configuration.md lists
  * the same variables.
  */
+import { DEFAULT_RETRY_SCHEDULE_TEXT, parseDuration, parseRetrySchedule } from '@hook/core';
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -21,7 +23,20 @@ export interface RelayConfig {
   maxPayloadBytes: number;
   /** HOOK_LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. Default info. */
   logLevel: LogLevel;
+  /** HOOK_RETRY_SCHEDULE: waits before each automatic retry, in ms (its length is the number of retries). Default 30s,2m,8m,32m,2h8m,8h32m. */
+  retryScheduleMs: number[];
+  /** HOOK_DELIVERY_TIMEOUT: how long one delivery attempt may take, in ms. Default 15s. */
+  deliveryTimeoutMs: number;
+  /** HOOK_DELIVERY_CONCURRENCY: most deliveries in flight in this process. Default 32. */
+  deliveryConcurrency: number;
+  /** HOOK_ROLE: all (API and delivery), api (no delivery worker) or worker (delivery and /healthz only). Default all. */
+  role: RelayRole;
+  /** HOOK_ALLOW_PRIVATE_DESTINATIONS: allow deliveries to private, loopback and link-local addresses. Default true only with the embedded database. */
+  allowPrivateDestinations: boolean;
 }
+
+export type RelayRole = 'all' | 'api' | 'worker';
+const ROLES: readonly RelayRole[] = ['all', 'api', 'worker'];
 
 /** A setting that is present but unusable: the relay refuses to start and says which and why. */
 export class ConfigError extends Error {
@@ -32,6 +47,8 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_PORT = 8080;
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 15_000;
+export const DEFAULT_DELIVERY_CONCURRENCY = 32;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2, gb: 1024 ** 3, gib: 1024 ** 3 };
@@ -60,6 +77,12 @@ function parseUrl(variable: string, value: string, protocols: string[]): string 
   throw new ConfigError(variable, value, `a URL starting with ${protocols.join(' or ')}//`);
 }
 
+function parseBoolean(variable: string, value: string): boolean {
+  if (/^(true|1|yes)$/i.test(value)) return true;
+  if (/^(false|0|no)$/i.test(value)) return false;
+  throw new ConfigError(variable, value, 'true or false');
+}
+
 /** Reads the relay's settings from an environment (normally `process.env`). */
 export function loadConfig(env: Record<string, string | undefined>): RelayConfig {
   const set = (name: string): string | undefined => (env[name]?.trim() ? env[name]!.trim() : undefined);
@@ -69,6 +92,24 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   const publicUrl = set('HOOK_PUBLIC_URL');
   const maxPayload = set('HOOK_MAX_PAYLOAD');
   const port = set('HOOK_PORT');
+  const role = set('HOOK_ROLE') ?? 'all';
+  if (!ROLES.includes(role as RelayRole)) throw new ConfigError('HOOK_ROLE', role, ROLES.join(', '));
+  const scheduleText = set('HOOK_RETRY_SCHEDULE') ?? DEFAULT_RETRY_SCHEDULE_TEXT;
+  let retryScheduleMs: number[];
+  try {
+    retryScheduleMs = parseRetrySchedule(scheduleText);
+  } catch (error) {
+    throw new ConfigError('HOOK_RETRY_SCHEDULE', scheduleText, `comma-separated durations such as 30s,2m,2h8m (${(error as Error).message})`);
+  }
+  const timeoutText = set('HOOK_DELIVERY_TIMEOUT');
+  const deliveryTimeoutMs = timeoutText === undefined ? DEFAULT_DELIVERY_TIMEOUT_MS : parseDuration(timeoutText);
+  if (deliveryTimeoutMs === null || deliveryTimeoutMs <= 0) throw new ConfigError('HOOK_DELIVERY_TIMEOUT', timeoutText!, 'a duration such as 15s or 500ms');
+  const concurrencyText = set('HOOK_DELIVERY_CONCURRENCY');
+  const deliveryConcurrency = concurrencyText === undefined ? DEFAULT_DELIVERY_CONCURRENCY : Number(concurrencyText);
+  if (!Number.isInteger(deliveryConcurrency) || deliveryConcurrency < 1 || deliveryConcurrency > 10_000) {
+    throw new ConfigError('HOOK_DELIVERY_CONCURRENCY', concurrencyText!, 'a whole number from 1 to 10000');
+  }
+  const allowPrivate = set('HOOK_ALLOW_PRIVATE_DESTINATIONS');
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
@@ -77,5 +118,11 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     publicUrl: publicUrl && parseUrl('HOOK_PUBLIC_URL', publicUrl, ['http:', 'https:']),
     maxPayloadBytes: maxPayload === undefined ? DEFAULT_MAX_PAYLOAD_BYTES : parseByteSize('HOOK_MAX_PAYLOAD', maxPayload),
     logLevel: logLevel as LogLevel,
+    retryScheduleMs,
+    deliveryTimeoutMs,
+    deliveryConcurrency,
+    role: role as RelayRole,
+    // Local development (the embedded database) delivers to localhost; a shared server does not, unless told.
+    allowPrivateDestinations: allowPrivate === undefined ? databaseUrl === undefined : parseBoolean('HOOK_ALLOW_PRIVATE_DESTINATIONS', allowPrivate),
   };
 }

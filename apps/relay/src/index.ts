@@ -1,2 +1,3 @@
-export { buildApp, type BuildAppOptions } from './app.ts';
+export { buildApp, leaseMsFor, type BuildAppOptions } from './app.ts';
+export { DeliveryWorker, type DeliveryWorkerOptions } from './delivery/worker.ts';
 export { ConfigError, loadConfig, type RelayConfig } from './config.ts';

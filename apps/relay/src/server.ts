@@ -7,7 +7,8 @@
  */
 import { createOrm, migrateToLatest, startEmbeddedPostgres, type EmbeddedPostgres, type Orm } from '@hook/db';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.ts';
+import { buildApp, leaseMsFor } from './app.ts';
+import { DeliveryWorker } from './delivery/worker.ts';
 import { ConfigError, loadConfig } from './config.ts';
 
 function fail(message: string, exitCode = 1): never {
@@ -30,11 +31,13 @@ const say = (line: string): void => {
 let embedded: EmbeddedPostgres | undefined;
 let orm: Orm | undefined;
 let app: FastifyInstance | undefined;
+let worker: DeliveryWorker | undefined;
 let stopping: Promise<void> | undefined;
 
 async function shutdown(signal: string): Promise<void> {
   stopping ??= (async () => {
     process.stderr.write(`hook relay: ${signal} received, shutting down\n`);
+    await worker?.stop();
     await app?.close();
     await orm?.close();
     await embedded?.stop();
@@ -61,6 +64,16 @@ try {
   const applied = await migrateToLatest(orm);
   if (applied.length > 0) process.stderr.write(`hook relay: applied migrations ${applied.join(', ')}\n`);
   app = await buildApp({ config, orm, logger: { level: config.logLevel, stream: process.stderr } });
+  if (config.role !== 'api') {
+    worker = new DeliveryWorker({
+      context: app.delivery,
+      databaseUrl,
+      concurrency: config.deliveryConcurrency,
+      leaseMs: leaseMsFor(config),
+      onError: (error) => app?.log.error({ err: error }, 'delivery worker error'),
+    });
+    await worker.start();
+  }
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -11,7 +11,18 @@ describe('loadConfig', () => {
       publicUrl: undefined,
       maxPayloadBytes: 10 * 1024 * 1024,
       logLevel: 'info',
+      retryScheduleMs: [30_000, 120_000, 480_000, 1_920_000, 7_680_000, 30_720_000],
+      deliveryTimeoutMs: 15_000,
+      deliveryConcurrency: 32,
+      role: 'all',
+      allowPrivateDestinations: true,
     });
+  });
+
+  it('allows private destinations by default only with the embedded database', () => {
+    expect(loadConfig({ HOOK_DATABASE_URL: 'postgres://db/hook' }).allowPrivateDestinations).toBe(false);
+    expect(loadConfig({ HOOK_DATABASE_URL: 'postgres://db/hook', HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' }).allowPrivateDestinations).toBe(true);
+    expect(loadConfig({ HOOK_ALLOW_PRIVATE_DESTINATIONS: 'false' }).allowPrivateDestinations).toBe(false);
   });
 
   it('reads every variable', () => {
@@ -24,6 +35,11 @@ describe('loadConfig', () => {
         HOOK_PUBLIC_URL: 'https://hooks.example.com/',
         HOOK_MAX_PAYLOAD: '512kb',
         HOOK_LOG_LEVEL: 'debug',
+        HOOK_RETRY_SCHEDULE: '100ms, 2s,2h8m',
+        HOOK_DELIVERY_TIMEOUT: '500ms',
+        HOOK_DELIVERY_CONCURRENCY: '8',
+        HOOK_ROLE: 'worker',
+        HOOK_ALLOW_PRIVATE_DESTINATIONS: 'no',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -33,6 +49,11 @@ describe('loadConfig', () => {
       publicUrl: 'https://hooks.example.com',
       maxPayloadBytes: 512 * 1024,
       logLevel: 'debug',
+      retryScheduleMs: [100, 2000, 7_680_000],
+      deliveryTimeoutMs: 500,
+      deliveryConcurrency: 8,
+      role: 'worker',
+      allowPrivateDestinations: false,
     });
     expect(loadConfig({ HOOK_MAX_PAYLOAD: '1048576' }).maxPayloadBytes).toBe(1048576);
     expect(loadConfig({ HOOK_MAX_PAYLOAD: '10MB' }).maxPayloadBytes).toBe(10 * 1024 * 1024);
@@ -46,6 +67,11 @@ describe('loadConfig', () => {
       HOOK_LOG_LEVEL: 'loud',
       HOOK_PUBLIC_URL: 'hooks.example.com',
       HOOK_DATABASE_URL: 'mysql://db',
+      HOOK_RETRY_SCHEDULE: '30s,soon',
+      HOOK_DELIVERY_TIMEOUT: '15',
+      HOOK_DELIVERY_CONCURRENCY: '0',
+      HOOK_ROLE: 'both',
+      HOOK_ALLOW_PRIVATE_DESTINATIONS: 'maybe',
     };
     for (const [variable, value] of Object.entries(cases)) {
       expect(() => loadConfig({ [variable]: value }), variable).toThrow(ConfigError);

@@ -102,6 +102,21 @@ export const URL_TOO_LONG = defineError(
   'A path segment of %s is longer than the relay accepts',
   "Check the URL; ingest URLs and ids are short, copy them exactly as the API returns them.",
 );
+export const DESTINATION_NOT_ALLOWED = defineError(
+  'destination_not_allowed', 422, 'Destination not allowed',
+  "The destination %s points at %s, a private, loopback, link-local or metadata address",
+  'Use a public http(s) URL; for local development use `hook listen`, or have the relay operator set HOOK_ALLOW_PRIVATE_DESTINATIONS=true.',
+);
+export const EVENT_IN_FLIGHT = defineError(
+  'event_in_flight', 409, 'Delivery in progress',
+  "Event '%s' is being delivered right now",
+  'Wait for the attempt in progress to finish (at most HOOK_DELIVERY_TIMEOUT), then replay again if needed.',
+);
+export const REPLAY_NEEDS_URL_DESTINATION = defineError(
+  'replay_needs_url_destination', 409, 'Nowhere to replay to',
+  "Event '%s' belongs to an endpoint without a URL destination",
+  'Give the endpoint a destination with PATCH /v1/endpoints/{id} {"destination":{"type":"url","url":"https://…"}}, then replay.',
+);
 export const LAST_API_KEY = defineError(
   'last_api_key', 409, 'Cannot revoke the last key',
   "Key '%s' is the account's only API key; revoking it would lock the account out",

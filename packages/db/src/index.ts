@@ -2,3 +2,8 @@ export * from './entities/index.ts';
 export { createOrm, migrateToLatest, ormConfig, type CreateOrmOptions, type Orm } from './orm.ts';
 export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
 export { EventWriter, type EventWriterOptions, type NewEvent } from './event-writer.ts';
+export {
+  claimDueEvents, claimEventForReplay, disableEndpoint, DUE_CHANNEL, notifyDue, recordAttempt, releaseLease, requestReplay, scheduleUndelivered,
+  type AttemptRecord, type ClaimedDelivery, type ClaimOptions, type ReplayClaim, type ReplayFilter,
+} from './queue-sql.ts';
+export { listenForDueEvents, type DueListener } from './listener.ts';

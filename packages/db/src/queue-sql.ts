@@ -1,9 +1,20 @@
 /**
- * The relay's hand-written SQL, one named statement per function. Everything else goes
- * through the ORM; these exist where the ORM's statement would cost a hot path dearly.
+ * The relay's hand-written SQL, one named statement per function: ingest's batch insert
+ * and the delivery queue (claim, record, replay). Everything else goes through the ORM;
+ * these exist where the ORM cannot say it in one statement (CTEs with FOR UPDATE SKIP
+ * LOCKED, UPDATE … RETURNING joined rows) or would cost a hot path dearly.
  */
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
+import { newId, randomToken, type AttemptTrigger, type EventStatus } from '@hook/core';
 import type { Orm } from './orm.ts';
+
+/** The channel that tells idle workers an event may be due. */
+export const DUE_CHANNEL = 'hook_events_due';
+
+async function run<Row>(orm: Orm, text: string, params: readonly unknown[] = []): Promise<Row[]> {
+  const result = await orm.em.getKysely().executeQuery<Row>(CompiledQuery.raw(text, [...params]));
+  return [...result.rows];
+}
 
 /** One received request, ready to store. */
 export interface NewEvent {
@@ -24,7 +35,8 @@ export interface NewEvent {
 }
 
 /**
- * Stores a batch of events in one statement and one commit. Shaped as INSERT … SELECT
+ * Stores a batch of events in one statement and one commit, and (in the same
+ * transaction) wakes idle delivery workers when any of them is due. Shaped as INSERT … SELECT
  * FROM unnest(arrays): each column travels as one bound array parameter. Bodies are the
  * exception: one parameter each, in an ARRAY[…] constructor, because node-postgres sends
  * a Buffer parameter as raw binary but would hex-encode it inside an array parameter.
@@ -35,6 +47,7 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[]): Promi
   const column = <T>(pick: (event: NewEvent) => T): T[] => events.map(pick);
   const bodies = sql.join(events.map((event) => sql`${event.body}`));
   await sql`
+    with inserted as (
     insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
                        content_type, size, received_at, status, attempt_count, next_attempt_at, locked_until)
     select id, account_id, endpoint_id, type, method, path, query, headers::jsonb, body,
@@ -47,5 +60,246 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[]): Promi
       ${column((e) => e.status)}::text[], ${column((e) => e.nextAttemptAt)}::timestamptz[]
     ) as batch(id, account_id, endpoint_id, type, method, path, query, headers, body,
                content_type, size, received_at, status, next_attempt_at)
+    returning next_attempt_at)
+    select pg_notify(${DUE_CHANNEL}, '') from (select 1 from inserted where next_attempt_at is not null limit 1) as due
   `.execute(orm.em.getKysely());
+}
+
+/** A claimed delivery: the event, where it goes, how to sign it, and the lease that fences it. */
+export interface ClaimedDelivery {
+  id: string;
+  accountId: string;
+  endpointId: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  status: EventStatus;
+  attemptCount: number;
+  autoAttempts: number;
+  trigger: AttemptTrigger;
+  leaseId: string;
+  destinationUrl: string;
+  secrets: string[];
+}
+
+interface ClaimedRow {
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  status: EventStatus;
+  attempt_count: number;
+  auto_attempts: number;
+  next_trigger: AttemptTrigger;
+  lease_id: string;
+  destination_url: string;
+  secret: string;
+  previous_secret: string | null;
+}
+
+const CLAIMED_COLUMNS = `e.id, e.account_id, e.endpoint_id, e.headers, e.body, e.status, e.attempt_count, e.auto_attempts,
+  e.next_trigger, e.lease_id, p.destination_url, p.secret,
+  case when p.previous_secret_expires_at > now() then p.previous_secret end as previous_secret`;
+
+function toClaimed(row: ClaimedRow): ClaimedDelivery {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    endpointId: row.endpoint_id,
+    headers: row.headers,
+    body: row.body,
+    status: row.status,
+    attemptCount: row.attempt_count,
+    autoAttempts: row.auto_attempts,
+    trigger: row.next_trigger,
+    leaseId: row.lease_id,
+    destinationUrl: row.destination_url,
+    secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
+  };
+}
+
+export interface ClaimOptions {
+  /** Most events to claim. */
+  limit: number;
+  /** How long the claim holds; a worker that dies loses its claims when this runs out. */
+  leaseMs: number;
+  /** Most deliveries in flight to one endpoint across all workers, so one slow destination cannot take every slot. */
+  perEndpointLimit: number;
+}
+
+/**
+ * Claims due deliveries. One statement: walk the due index in time order (a bounded
+ * window of candidates), skip endpoints already at their in-flight limit, lock the rest
+ * with FOR UPDATE SKIP LOCKED (so concurrent workers never take the same event) and
+ * stamp each with a lease: a token and an expiry. Only active URL endpoints qualify, so
+ * paused endpoints' events wait, in arrival order, until they resume.
+ */
+export async function claimDueEvents(orm: Orm, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  const rows = await run<ClaimedRow>(orm, `
+    with window_ as (
+      select e.id, e.endpoint_id, e.next_attempt_at
+      from event e join endpoint p on p.id = e.endpoint_id
+      where e.next_attempt_at <= now()
+        and (e.status in ('pending', 'retrying') or e.next_trigger = 'replay')
+        and (e.lease_id is null or e.locked_until < now())
+        and p.status = 'active' and p.destination_type = 'url' and p.deleted_at is null
+      order by e.next_attempt_at, e.id
+      limit $1 * 4
+    ),
+    ranked as (
+      select w.id, row_number() over (partition by w.endpoint_id order by w.next_attempt_at, w.id) as rank,
+             (select count(*) from event l where l.endpoint_id = w.endpoint_id and l.lease_id is not null and l.locked_until >= now()) as leased
+      from window_ w
+    ),
+    due as (
+      select e.id from event e join ranked r on r.id = e.id
+      where r.rank + r.leased <= $3
+      order by e.next_attempt_at, e.id
+      limit $1
+      for update of e skip locked
+    )
+    update event e
+    set lease_id = $4 || '.' || e.id, locked_until = now() + make_interval(secs => $2::double precision / 1000)
+    from due, endpoint p
+    where e.id = due.id and p.id = e.endpoint_id
+    returning ${CLAIMED_COLUMNS}`,
+    [options.limit, options.leaseMs, options.perEndpointLimit, randomToken(9)]);
+  return rows.map(toClaimed);
+}
+
+export type ReplayClaim = { kind: 'claimed'; delivery: ClaimedDelivery } | { kind: 'not_found' } | { kind: 'not_url' } | { kind: 'in_flight' };
+
+/**
+ * Claims one event of an account for an immediate replay, due or not, whatever the
+ * endpoint's status (a replay is an explicit request). Refused while another delivery
+ * of it holds a live lease.
+ */
+export async function claimEventForReplay(orm: Orm, eventId: string, accountId: string, leaseMs: number): Promise<ReplayClaim> {
+  const rows = await run<ClaimedRow & { claimed: boolean }>(orm, `
+    with target as (
+      select e.id, (e.lease_id is null or e.locked_until < now()) and p.destination_type = 'url' as claimable
+      from event e join endpoint p on p.id = e.endpoint_id
+      where e.id = $1 and e.account_id = $2
+      for update of e
+    ),
+    claimed as (
+      update event e
+      set lease_id = $4 || '.' || e.id, locked_until = now() + make_interval(secs => $3::double precision / 1000), next_trigger = 'replay'
+      from target t, endpoint p
+      where e.id = t.id and t.claimable and p.id = e.endpoint_id
+      returning ${CLAIMED_COLUMNS}
+    )
+    select c.*, true as claimed from claimed c
+    union all
+    select null, null, null, null, null, null, null, null, null, null, p.destination_url, null, null, false
+    from target t join event e on e.id = t.id join endpoint p on p.id = e.endpoint_id where not t.claimable`,
+    [eventId, accountId, leaseMs, randomToken(9)]);
+  const row = rows[0];
+  if (!row) return { kind: 'not_found' };
+  if (row.claimed) return { kind: 'claimed', delivery: toClaimed(row) };
+  return row.destination_url ? { kind: 'in_flight' } : { kind: 'not_url' };
+}
+
+/** One finished attempt and the state it leaves the event in. */
+export interface AttemptRecord {
+  delivery: ClaimedDelivery;
+  startedAt: Date;
+  durationMs: number;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+  next: { status: EventStatus; autoAttempts: number; nextAttemptAt: Date | null };
+}
+
+/**
+ * Records an attempt and moves the event on, in one statement. The state changes only
+ * if this delivery still holds its lease (a worker that lost it, having run past its
+ * lease, must not overwrite the newer owner's result); the attempt is recorded either
+ * way, since it happened. Returns whether the lease was still held.
+ */
+export async function recordAttempt(orm: Orm, record: AttemptRecord): Promise<boolean> {
+  const { delivery, next } = record;
+  const rows = await run<{ updated: number }>(orm, `
+    with updated as (
+      update event
+      set status = $3, auto_attempts = $4, next_attempt_at = $5, attempt_count = attempt_count + 1,
+          next_trigger = 'auto', lease_id = null, locked_until = null
+      where id = $1 and lease_id = $2
+      returning id
+    ),
+    attempt as (
+      insert into attempt (id, event_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error)
+      values ($6, $1, $7, $8, $9, $10, $11, $12, $13, $14)
+    )
+    select count(*)::int as updated from updated`,
+    [delivery.id, delivery.leaseId, next.status, next.autoAttempts, next.nextAttemptAt, newId('attempt'), delivery.accountId,
+      delivery.attemptCount + 1, delivery.trigger, record.startedAt, Math.round(record.durationMs), record.responseStatus,
+      record.responseBody, record.error]);
+  return rows[0]!.updated === 1;
+}
+
+/** Gives a claimed delivery back untried (a worker shutting down before sending it). */
+export async function releaseLease(orm: Orm, delivery: ClaimedDelivery): Promise<void> {
+  await run(orm, 'update event set lease_id = null, locked_until = null where id = $1 and lease_id = $2', [delivery.id, delivery.leaseId]);
+}
+
+/** A receiver answered 410 Gone: the endpoint stops receiving (DESIGN.md §3). */
+export async function disableEndpoint(orm: Orm, endpointId: string): Promise<void> {
+  await run(orm, "update endpoint set status = 'disabled', updated_at = now() where id = $1 and status <> 'disabled'", [endpointId]);
+}
+
+/**
+ * Makes an endpoint's undelivered events due, in arrival order, after it gained a URL
+ * destination (events that waited for `hook listen` had no due time), and wakes workers.
+ */
+export async function scheduleUndelivered(orm: Orm, endpointId: string): Promise<number> {
+  const rows = await run<{ n: number }>(orm, `
+    with scheduled as (
+      update event set next_attempt_at = received_at
+      where endpoint_id = $1 and status in ('pending', 'retrying') and next_attempt_at is null
+      returning 1
+    )
+    select count(*)::int as n, pg_notify($2, '') from scheduled`, [endpointId, DUE_CHANNEL]);
+  return rows[0]!.n;
+}
+
+/** Wakes idle workers now (after an endpoint resumes, say). */
+export async function notifyDue(orm: Orm): Promise<void> {
+  await run(orm, 'select pg_notify($1, \'\')', [DUE_CHANNEL]);
+}
+
+export interface ReplayFilter {
+  accountId: string;
+  endpointId?: string;
+  status?: EventStatus;
+  since?: Date;
+  until?: Date;
+  /** Most events one request replays. */
+  max: number;
+}
+
+/**
+ * Queues many events for one immediate attempt each (trigger replay), oldest first,
+ * and wakes the workers. Only events of URL endpoints qualify. Returns how many.
+ */
+export async function requestReplay(orm: Orm, filter: ReplayFilter): Promise<number> {
+  const rows = await run<{ n: number }>(orm, `
+    with picked as (
+      select e.id from event e join endpoint p on p.id = e.endpoint_id
+      where e.account_id = $1 and p.destination_type = 'url'
+        and ($2::text is null or e.endpoint_id = $2)
+        and ($3::text is null or e.status = $3)
+        and ($4::timestamptz is null or e.received_at >= $4)
+        and ($5::timestamptz is null or e.received_at < $5)
+      order by e.id
+      limit $6
+    ),
+    queued as (
+      update event e set next_trigger = 'replay', next_attempt_at = now()
+      from picked where e.id = picked.id
+      returning 1
+    )
+    select count(*)::int as n, pg_notify($7, '') from queued`,
+    [filter.accountId, filter.endpointId ?? null, filter.status ?? null, filter.since ?? null, filter.until ?? null, filter.max, DUE_CHANNEL]);
+  return rows[0]!.n;
 }

@@ -1,4 +1,8 @@
 import { InitialSchema } from './001-initial.ts';
+import { DeliveryQueue } from './002-delivery-queue.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
-export const MIGRATIONS = [{ name: '001-initial', class: InitialSchema }];
+export const MIGRATIONS = [
+  { name: '001-initial', class: InitialSchema },
+  { name: '002-delivery-queue', class: DeliveryQueue },
+];

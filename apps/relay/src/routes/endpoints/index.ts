@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, newId, newIngestId, SECRET_ROTATION_GRACE_MS } from '@hook/core';
-import { Endpoint } from '@hook/db';
+import { Endpoint, notifyDue, scheduleUndelivered } from '@hook/db';
+import { assertPublicDestination } from '../../delivery/destinations.ts';
 import { Destination, EndpointSchema, EndpointStatus, errorResponses, IdParams, Page, PageQuery, ResourceName, SecretSchema } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 import type { IngestTargetCache } from '../ingest/target-cache.ts';
@@ -27,8 +28,15 @@ function presentSecret(endpoint: SecretRow, now: Date) {
   };
 }
 
-export async function endpointRoutes(app: FastifyInstance, options: { publicUrl: string | undefined; targets: IngestTargetCache }): Promise<void> {
+export async function endpointRoutes(
+  app: FastifyInstance,
+  options: { publicUrl: string | undefined; targets: IngestTargetCache; allowPrivateDestinations: boolean },
+): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  async function checkDestination(destination: Static<typeof Destination> | undefined): Promise<void> {
+    if (destination?.type === 'url' && !options.allowPrivateDestinations) await assertPublicDestination(destination.url!);
+  }
 
   async function findEndpoint(request: FastifyRequest, id: string) {
     const endpoint = await request.em.findOne(Endpoint, { id, accountId: request.accountId, deletedAt: null });
@@ -45,6 +53,7 @@ export async function endpointRoutes(app: FastifyInstance, options: { publicUrl:
       response: { 201: EndpointSchema, ...errorResponses },
     },
   }, async (request, reply) => {
+    await checkDestination(request.body.destination);
     const now = new Date();
     const endpoint = request.em.create(Endpoint, {
       id: newId('endpoint'),
@@ -102,12 +111,18 @@ export async function endpointRoutes(app: FastifyInstance, options: { publicUrl:
   }, async (request) => {
     const endpoint = await findEndpoint(request, request.params.id);
     const { name, destination, status } = request.body;
+    await checkDestination(destination);
+    const gainsUrl = destination?.type === 'url' && endpoint.destinationType !== 'url';
+    const resumes = status === 'active' && endpoint.status !== 'active';
     if (name !== undefined) endpoint.name = name;
     if (status !== undefined) endpoint.status = status;
     if (destination !== undefined) Object.assign(endpoint, destinationColumns(destination));
     endpoint.updatedAt = new Date();
     await request.em.flush();
     options.targets.invalidate(endpoint.ingestId);
+    // Events that waited (for a listener, or while paused) are delivered now, oldest first.
+    if (gainsUrl) await scheduleUndelivered(app.orm, endpoint.id);
+    else if (resumes) await notifyDue(app.orm);
     return presentEndpoint(endpoint, publicBaseUrl(request, options.publicUrl));
   });
 

@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { encodeBody, ENDPOINT_NOT_FOUND, EVENT_NOT_FOUND, HookError } from '@hook/core';
-import { Attempt, Endpoint, Event, type AttemptEntity, type EventEntity } from '@hook/db';
-import { EventSchema, EventStatus as EventStatusSchema, EventSummarySchema, errorResponses, IdOf, IdParams, Page, PageQuery } from '../../schemas.ts';
+import { encodeBody, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_NOT_FOUND, HookError, REPLAY_NEEDS_URL_DESTINATION } from '@hook/core';
+import { Attempt, claimEventForReplay, Endpoint, Event, requestReplay, type AttemptEntity, type EventEntity } from '@hook/db';
+import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
+import { EventSchema, EventStatus as EventStatusSchema, EventSummarySchema, errorResponses, IdOf, IdParams, Page, PageQuery, Timestamp } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 
 const security = [{ bearerAuth: [] }];
@@ -39,7 +40,18 @@ function presentAttempt(attempt: AttemptEntity) {
   };
 }
 
-export async function eventRoutes(app: FastifyInstance): Promise<void> {
+/** Most events one bulk replay request queues. */
+export const BULK_REPLAY_MAX = 10_000;
+
+/** An event as GET /v1/events/{id} shows it: the whole record, body and attempts. */
+async function loadEvent(request: FastifyRequest, id: string) {
+  const event = await request.em.findOne(Event, { id, accountId: request.accountId }, { populate: ['body'], refresh: true });
+  if (!event) throw new HookError(EVENT_NOT_FOUND, [id]);
+  const attempts = await request.em.find(Attempt, { eventId: id }, { orderBy: { n: 'asc' }, refresh: true });
+  return { ...presentEventSummary(event), ...encodeBody(Buffer.from(event.body)), attempts: attempts.map(presentAttempt) };
+}
+
+export async function eventRoutes(app: FastifyInstance, options: { delivery: AttemptContext; leaseMs: number }): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get('/v1/events', {
@@ -85,11 +97,56 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
       params: IdParams('event', 'Event id'),
       response: { 200: EventSchema, ...errorResponses },
     },
+  }, async (request) => loadEvent(request, request.params.id));
+
+  api.post('/v1/events/replay/:id', {
+    schema: {
+      tags: ['events'],
+      summary: 'Replay one event now: one immediate attempt (trigger replay); answers with the event after it',
+      security,
+      params: IdParams('event', 'Event id'),
+      body: Type.Object({}, { additionalProperties: false }),
+      response: { 200: EventSchema, ...errorResponses },
+    },
   }, async (request) => {
     const { id } = request.params;
-    const event = await request.em.findOne(Event, { id, accountId: request.accountId }, { populate: ['body'] });
-    if (!event) throw new HookError(EVENT_NOT_FOUND, [id]);
-    const attempts = await request.em.find(Attempt, { eventId: id }, { orderBy: { n: 'asc' } });
-    return { ...presentEventSummary(event), ...encodeBody(Buffer.from(event.body)), attempts: attempts.map(presentAttempt) };
+    const claim = await claimEventForReplay(app.orm, id, request.accountId, options.leaseMs);
+    if (claim.kind === 'not_found') throw new HookError(EVENT_NOT_FOUND, [id]);
+    if (claim.kind === 'not_url') throw new HookError(REPLAY_NEEDS_URL_DESTINATION, [id]);
+    if (claim.kind === 'in_flight') throw new HookError(EVENT_IN_FLIGHT, [id]);
+    await attemptDelivery(options.delivery, claim.delivery);
+    return loadEvent(request, id);
+  });
+
+  api.post('/v1/events/replay', {
+    schema: {
+      tags: ['events'],
+      summary: `Replay many events: each matching event gets one attempt soon (trigger replay), oldest first, at most ${BULK_REPLAY_MAX} a request`,
+      security,
+      body: Type.Object(
+        {
+          endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
+          status: Type.Optional({ ...EventStatusSchema, description: 'Only events in this status; default failed' }),
+          since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
+          until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),
+        },
+        { additionalProperties: false },
+      ),
+      response: { 202: Type.Object({ replayed: Type.Integer({ description: 'How many events were queued for replay' }), limit: Type.Integer() }), ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const { endpoint_id: endpointId, status, since, until } = request.body;
+    if (endpointId !== undefined && (await request.em.count(Endpoint, { id: endpointId, accountId: request.accountId })) === 0) {
+      throw new HookError(ENDPOINT_NOT_FOUND, [endpointId]);
+    }
+    const replayed = await requestReplay(app.orm, {
+      accountId: request.accountId,
+      endpointId,
+      status: status ?? 'failed',
+      since: since === undefined ? undefined : new Date(since),
+      until: until === undefined ? undefined : new Date(until),
+      max: BULK_REPLAY_MAX,
+    });
+    return reply.code(202).send({ replayed, limit: BULK_REPLAY_MAX });
   });
 }

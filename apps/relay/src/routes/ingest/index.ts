@@ -68,9 +68,9 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     const contentType = headers['content-type'] ?? null;
     const receivedAt = new Date();
     const id = newId('event', receivedAt.getTime());
-    // Due now when a URL destination is active; CLI destinations wait for `hook listen`,
-    // paused endpoints hold delivery until resumed.
-    const dueNow = target.destinationType === 'url' && target.status === 'active';
+    // Due now for a URL destination (a paused endpoint's workers skip it until it resumes,
+    // then deliver in arrival order); CLI destinations wait for `hook listen`.
+    const dueNow = target.destinationType === 'url';
     await options.writer.write({
       id,
       accountId: target.accountId,

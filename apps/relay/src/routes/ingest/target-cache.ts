@@ -57,6 +57,11 @@ export class IngestTargetCache {
     this.#entries.delete(ingestId);
   }
 
+  /** Forgets an endpoint known only by id (its receiver answered 410, say). */
+  invalidateEndpoint(endpointId: string): void {
+    for (const [ingestId, entry] of this.#entries) if (entry.target?.id === endpointId) this.#entries.delete(ingestId);
+  }
+
   async #load(ingestId: string): Promise<IngestTarget | null> {
     const endpoint = await this.#orm.em.fork().findOne(
       Endpoint,

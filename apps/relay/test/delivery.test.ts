@@ -1,0 +1,305 @@
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '@hook/client';
+import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
+import { api, createEndpoint, expectProblem, readJson, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+
+const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
+
+let relay: TestRelay;
+let key: string;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  relay = await startTestRelay({ retryScheduleMs: FAST_SCHEDULE, deliveryTimeoutMs: 1000 }, { workerPollMs: 20 });
+  ({ key } = await signUp(relay.baseUrl));
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await relay.close();
+  await receiver.close();
+});
+
+async function urlEndpoint(url = receiver.url): Promise<{ id: string; url: string; secret: string }> {
+  const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'dest', destination: { type: 'url', url } });
+  const secret = (await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}/secret`, { key })).body.secret;
+  return { ...endpoint, secret };
+}
+
+async function send(url: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<string> {
+  const response = await fetch(url, { method: 'POST', headers, body });
+  expect(response.status).toBe(200);
+  return (await readJson(response)).id;
+}
+
+async function eventOf(id: string): Promise<any> {
+  return (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body;
+}
+
+/** Polls until the event reaches `status` (the worker runs in the background). */
+async function until(id: string, status: string, timeoutMs = 10_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const event = await eventOf(id);
+    if (event.status === status) return event;
+    if (Date.now() > deadline) throw new Error(`event ${id} is ${event.status}, not ${status}, after ${timeoutMs} ms: ${JSON.stringify(event.attempts)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function only(receiver: Receiver, eventId: string) {
+  return receiver.requests.filter((request) => request.headers['webhook-id'] === eventId);
+}
+
+describe('delivery', () => {
+  it('POSTs the exact bytes, original headers and a Standard Webhooks signature, at once', async () => {
+    const endpoint = await urlEndpoint();
+    const body = '{ "type": "order.created",  "amount": 1.50 }';
+    const sentAt = Date.now();
+    const id = await send(endpoint.url, body, { 'content-type': 'application/json', 'x-custom': 'kept', 'stripe-signature': 't=1,v1=abc' });
+    const event = await until(id, 'delivered');
+    const [delivery] = only(receiver, id);
+    expect(delivery!.receivedAtMs - sentAt).toBeLessThan(2000);
+    expect(delivery!.method).toBe('POST');
+    expect(delivery!.body.toString()).toBe(body);
+    expect(delivery!.headers).toMatchObject({
+      'content-type': 'application/json', 'x-custom': 'kept', 'stripe-signature': 't=1,v1=abc',
+      'webhook-id': id, 'x-hook-event-id': id, 'x-hook-attempt': '1',
+    });
+    expect(delivery!.headers['x-hook-signature']).toBe(delivery!.headers['webhook-signature']);
+    expect(delivery!.headers.host).toBe(new URL(receiver.url).host); // the destination's, not the relay's
+    // Any Standard Webhooks library verifies it.
+    const headers = { 'webhook-id': id, 'webhook-timestamp': String(delivery!.headers['webhook-timestamp']), 'webhook-signature': String(delivery!.headers['webhook-signature']) };
+    expect(new Webhook(endpoint.secret).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(event.attempts).toEqual([expect.objectContaining({ n: 1, trigger: 'auto', response_status: 200, response_body: 'answer 200', error: null })]);
+    expect(event.attempt_count).toBe(1);
+    expect(event.next_attempt_at).toBeNull();
+  });
+
+  it('signs the raw bytes of a binary body', async () => {
+    const endpoint = await urlEndpoint();
+    const body = Buffer.concat([Buffer.from([0xff, 0xfe, 0x00]), randomBytes(2048)]);
+    const id = await send(endpoint.url, body, { 'content-type': 'application/octet-stream' });
+    await until(id, 'delivered');
+    const [delivery] = only(receiver, id);
+    expect(Buffer.compare(delivery!.body, body)).toBe(0);
+    expect(verifyWebhook(delivery!.body, delivery!.headers as Record<string, string>, endpoint.secret).id).toBe(id);
+  });
+
+  it('retries a failure and delivers when the receiver recovers', async () => {
+    const flaky = await startReceiver((_, index) => (index === 0 ? { status: 503, body: 'down for a moment' } : { status: 204 }));
+    try {
+      const endpoint = await urlEndpoint(flaky.url);
+      const id = await send(endpoint.url, '{"n":1}');
+      const event = await until(id, 'delivered');
+      expect(event.attempts.map((attempt: any) => [attempt.n, attempt.response_status])).toEqual([[1, 503], [2, 204]]);
+      expect(event.attempts[0].response_body).toBe('down for a moment');
+      expect(flaky.requests.map((request) => request.headers['x-hook-attempt'])).toEqual(['1', '2']);
+      expect(new Set(flaky.requests.map((request) => request.headers['webhook-id']))).toEqual(new Set([id]));
+    } finally {
+      await flaky.close();
+    }
+  });
+
+  it('fails after the 6th automatic retry, with 7 attempts recorded', async () => {
+    const broken = await startReceiver(() => ({ status: 500 }));
+    try {
+      const endpoint = await urlEndpoint(broken.url);
+      const id = await send(endpoint.url, '{"n":2}');
+      const event = await until(id, 'failed');
+      expect(event.attempts).toHaveLength(7);
+      expect(event.attempts.every((attempt: any) => attempt.trigger === 'auto' && attempt.response_status === 500)).toBe(true);
+      expect(event.next_attempt_at).toBeNull();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(broken.requests).toHaveLength(7); // and no more
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('counts a timeout and a refused connection as failures, with the reason recorded', async () => {
+    const slow = await startReceiver(() => ({ status: 200, delayMs: 3000 }));
+    try {
+      const endpoint = await urlEndpoint(slow.url);
+      const id = await send(endpoint.url, '{"n":3}');
+      await slow.waitFor(1);
+      const deadline = Date.now() + 5000;
+      let event = await eventOf(id);
+      while (event.attempts.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        event = await eventOf(id);
+      }
+      expect(event.attempts[0]).toMatchObject({ response_status: null, error: expect.stringMatching(/no answer within 1000 ms/) });
+      expect(event.attempts[0].duration_ms).toBeGreaterThanOrEqual(900);
+    } finally {
+      await slow.close();
+    }
+    const closed = await startReceiver();
+    const closedUrl = closed.url;
+    await closed.close();
+    const endpoint = await urlEndpoint(closedUrl);
+    const id = await send(endpoint.url, '{"n":4}');
+    const deadline = Date.now() + 5000;
+    let event = await eventOf(id);
+    while (event.attempts.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      event = await eventOf(id);
+    }
+    expect(event.attempts[0].error).toMatch(/ECONNREFUSED/);
+    await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'paused' } });
+  });
+
+  it('disables the endpoint when the receiver answers 410 Gone', async () => {
+    const gone = await startReceiver(() => ({ status: 410 }));
+    try {
+      const endpoint = await urlEndpoint(gone.url);
+      const id = await send(endpoint.url, '{"n":5}');
+      await gone.waitFor(1);
+      const deadline = Date.now() + 5000;
+      while ((await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}`, { key })).body.status !== 'disabled') {
+        if (Date.now() > deadline) throw new Error('endpoint was not disabled');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect((await fetch(endpoint.url, { method: 'POST', body: 'x' })).status).toBe(410);
+      expect((await eventOf(id)).attempts[0].response_status).toBe(410);
+    } finally {
+      await gone.close();
+    }
+  });
+
+  it('holds deliveries while paused and delivers them in arrival order on resume', async () => {
+    const ordered = await startReceiver();
+    try {
+      const endpoint = await urlEndpoint(ordered.url);
+      await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'paused' } });
+      const ids = [];
+      for (let i = 0; i < 5; i++) ids.push(await send(endpoint.url, `{"i":${i}}`));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(ordered.requests).toHaveLength(0);
+      expect((await eventOf(ids[0]!)).status).toBe('pending');
+      await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'active' } });
+      await ordered.waitFor(5);
+      expect(ordered.requests.map((request) => request.headers['webhook-id'])).toEqual(ids);
+    } finally {
+      await ordered.close();
+    }
+  });
+
+  it('delivers events that waited for a listener once the endpoint gets a URL destination', async () => {
+    const later = await startReceiver();
+    try {
+      const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'cli first' });
+      const id = await send(endpoint.url, '{"waited":true}');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await eventOf(id)).status).toBe('pending');
+      await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { destination: { type: 'url', url: later.url } } });
+      await until(id, 'delivered');
+      expect(later.requests[0]!.body.toString()).toBe('{"waited":true}');
+    } finally {
+      await later.close();
+    }
+  });
+
+  it('keeps one slow destination from stalling the others', async () => {
+    const slow = await startReceiver(() => ({ status: 200, delayMs: 700 }));
+    try {
+      const slowEndpoint = await urlEndpoint(slow.url);
+      const fastEndpoint = await urlEndpoint();
+      const slowIds = [];
+      for (let i = 0; i < 60; i++) slowIds.push(send(slowEndpoint.url, `{"slow":${i}}`));
+      await Promise.all(slowIds);
+      await slow.waitFor(1);
+      const started = Date.now();
+      const id = await send(fastEndpoint.url, '{"fast":true}');
+      await until(id, 'delivered', 5000);
+      expect(Date.now() - started).toBeLessThan(600);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('replay', () => {
+  it('replays one event now and answers with it; status follows the attempt', async () => {
+    const switchable = await startReceiver(() => ({ status: 500 }));
+    try {
+      const endpoint = await urlEndpoint(switchable.url);
+      const id = await send(endpoint.url, '{"replay":1}');
+      await until(id, 'failed');
+      switchable.respond = () => ({ status: 200 });
+      const replayed = await api(relay.baseUrl, 'POST', `/v1/events/replay/${id}`, { key });
+      expect(replayed.status).toBe(200);
+      expect(replayed.body.status).toBe('delivered');
+      expect(replayed.body.attempts).toHaveLength(8);
+      expect(replayed.body.attempts[7]).toMatchObject({ n: 8, trigger: 'replay', response_status: 200 });
+      // Replaying a delivered event delivers it again.
+      const again = await api(relay.baseUrl, 'POST', `/v1/events/replay/${id}`, { key });
+      expect(again.body.attempts).toHaveLength(9);
+      expect(switchable.requests).toHaveLength(9);
+    } finally {
+      await switchable.close();
+    }
+  });
+
+  it('answers 404 for unknown and foreign events, 409 when there is no URL to deliver to', async () => {
+    expectProblem(await api(relay.baseUrl, 'POST', '/v1/events/replay/evt_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', { key }), 404, 'event_not_found');
+    const endpoint = await urlEndpoint();
+    const id = await send(endpoint.url, '{}');
+    const stranger = await signUp(relay.baseUrl);
+    expectProblem(await api(relay.baseUrl, 'POST', `/v1/events/replay/${id}`, { key: stranger.key }), 404, 'event_not_found');
+    const cli = await createEndpoint(relay.baseUrl, key, { name: 'cli' });
+    const cliEvent = await send(cli.url, '{}');
+    expectProblem(await api(relay.baseUrl, 'POST', `/v1/events/replay/${cliEvent}`, { key }), 409, 'replay_needs_url_destination');
+  });
+
+  it('replays many by filter and says how many', async () => {
+    const switchable = await startReceiver(() => ({ status: 500 }));
+    try {
+      const endpoint = await urlEndpoint(switchable.url);
+      const ids = [];
+      for (let i = 0; i < 4; i++) ids.push(await send(endpoint.url, `{"bulk":${i}}`));
+      for (const id of ids) await until(id, 'failed');
+      switchable.respond = () => ({ status: 200 });
+      const response = await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { endpoint_id: endpoint.id, status: 'failed' } });
+      expect(response.status).toBe(202);
+      expect(response.body).toEqual({ replayed: 4, limit: 10_000 });
+      for (const id of ids) {
+        const event = await until(id, 'delivered');
+        expect(event.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200 });
+      }
+      const none = await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { endpoint_id: endpoint.id } });
+      expect(none.body.replayed).toBe(0);
+      expectProblem(await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { since: 'yesterday' } }), 400, 'validation_failed');
+    } finally {
+      await switchable.close();
+    }
+  });
+});
+
+describe('private destinations', () => {
+  it('are refused at creation and at delivery unless allowed', async () => {
+    const strict = await startTestRelay({ allowPrivateDestinations: false, retryScheduleMs: FAST_SCHEDULE }, { workerPollMs: 20 });
+    try {
+      const { key: strictKey } = await signUp(strict.baseUrl);
+      for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://10.0.0.8/x']) {
+        const problem = expectProblem(await api(strict.baseUrl, 'POST', '/v1/endpoints', { key: strictKey, json: { name: 'x', destination: { type: 'url', url } } }), 422, 'destination_not_allowed');
+        expect(problem.fix).toMatch(/HOOK_ALLOW_PRIVATE_DESTINATIONS/);
+      }
+      // A destination that became private after it was accepted is refused when delivering.
+      const endpoint = await createEndpoint(strict.baseUrl, strictKey, { name: 'public', destination: { type: 'url', url: 'http://public.invalid/x' } });
+      await sqlRows(strict, 'update endpoint set destination_url = ? where id = ?', [receiver.url, endpoint.id]);
+      const id = (await readJson(await fetch(endpoint.url, { method: 'POST', body: 'x' }))).id;
+      const deadline = Date.now() + 5000;
+      let attempts: any[] = [];
+      while (attempts.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        attempts = (await api(strict.baseUrl, 'GET', `/v1/events/${id}`, { key: strictKey })).body.attempts;
+      }
+      expect(attempts[0]).toMatchObject({ response_status: null, error: expect.stringMatching(/private, loopback or link-local/) });
+      expect(only(receiver, id)).toHaveLength(0);
+    } finally {
+      await strict.close();
+    }
+  });
+});
