@@ -152,8 +152,14 @@ export async function claimDueEvents(orm: Orm, options: ClaimOptions): Promise<C
       from window_ w
     ),
     due as (
+      -- The due conditions again, on the row itself: FOR UPDATE re-checks them against the
+      -- newest committed version, so an event another worker claimed (or delivered) after
+      -- this statement's snapshot was taken is skipped, not claimed twice.
       select e.id from event e join ranked r on r.id = e.id
       where r.rank + r.leased <= $3
+        and e.next_attempt_at <= now()
+        and (e.status in ('pending', 'retrying') or e.next_trigger = 'replay')
+        and (e.lease_id is null or e.locked_until < now())
       order by e.next_attempt_at, e.id
       limit $1
       for update of e skip locked

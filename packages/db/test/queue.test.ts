@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { newId } from '@hook/core';
+import { claimDueEvents, createOrm, EventWriter, recordAttempt, type NewEvent, type Orm } from '../src/index.ts';
+import type { TestDatabase } from '../src/testing.ts';
+import { freshDatabase } from '../../../test/support/database.ts';
+
+let database: TestDatabase;
+let orm: Orm;
+const accountId = newId('account');
+const endpointId = newId('endpoint');
+
+async function sql(text: string, params: unknown[] = []): Promise<any[]> {
+  return orm.em.fork().getConnection().execute(text, params);
+}
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  orm = await createOrm({ databaseUrl: database.url, poolMax: 20 });
+  await sql('insert into account (id, plan, created_at) values (?, ?, now())', [accountId, 'free']);
+  await sql(
+    `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, destination_url, secret, created_at, updated_at)
+     values (?, ?, 'q', 'ingest-q', 'active', 'url', 'http://127.0.0.1:9/x', 'whsec_AAAA', now(), now())`,
+    [endpointId, accountId],
+  );
+});
+afterAll(async () => {
+  await orm.close();
+  await database.drop();
+});
+beforeEach(async () => {
+  await sql('delete from attempt');
+  await sql('delete from event');
+});
+
+async function due(count: number): Promise<string[]> {
+  const writer = new EventWriter(orm);
+  const now = new Date(Date.now() - 1000);
+  const events: NewEvent[] = Array.from({ length: count }, (_, i) => ({
+    id: newId('event'), accountId, endpointId, type: null, method: 'POST', path: '', query: '', headers: {}, body: Buffer.from(`e${i}`),
+    contentType: null, size: 2, receivedAt: now, status: 'pending', nextAttemptAt: now,
+  }));
+  await Promise.all(events.map((event) => writer.write(event)));
+  return events.map((event) => event.id);
+}
+
+describe('claimDueEvents', () => {
+  it('never hands one event to two concurrent claimers', async () => {
+    const ids = await due(300);
+    const claims = await Promise.all(Array.from({ length: 12 }, () => claimDueEvents(orm, { limit: 40, leaseMs: 60_000, perEndpointLimit: 1000 })));
+    const claimed = claims.flat().map((delivery) => delivery.id);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed.every((id) => ids.includes(id))).toBe(true);
+    // Claimed ones are leased: a second round takes only what is left.
+    const rest = await claimDueEvents(orm, { limit: 1000, leaseMs: 60_000, perEndpointLimit: 1000 });
+    expect(rest.length + claimed.length).toBe(300);
+    expect(rest.some((delivery) => claimed.includes(delivery.id))).toBe(false);
+  });
+
+  it('keeps an endpoint within its in-flight limit, and takes events in arrival order', async () => {
+    const ids = await due(10);
+    const first = await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 3 });
+    expect(first.map((delivery) => delivery.id)).toEqual(ids.slice(0, 3));
+    expect(await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 3 })).toEqual([]);
+  });
+
+  it('gives an expired lease to the next claimer, and only the lease holder moves the event on', async () => {
+    const [id] = await due(1);
+    const [stale] = await claimDueEvents(orm, { limit: 1, leaseMs: 50, perEndpointLimit: 10 });
+    expect(stale!.id).toBe(id);
+    expect(await claimDueEvents(orm, { limit: 1, leaseMs: 50, perEndpointLimit: 10 })).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const [fresh] = await claimDueEvents(orm, { limit: 1, leaseMs: 60_000, perEndpointLimit: 10 });
+    expect(fresh!.id).toBe(id);
+    expect(fresh!.leaseId).not.toBe(stale!.leaseId);
+
+    const attempt = { startedAt: new Date(), durationMs: 5, responseStatus: 200, responseBody: 'ok', error: null };
+    const delivered = { status: 'delivered' as const, autoAttempts: 1, nextAttemptAt: null };
+    expect(await recordAttempt(orm, { ...attempt, delivery: stale!, next: delivered })).toBe(false);
+    const [afterStale] = await sql('select status, lease_id from event where id = ?', [id]);
+    expect(afterStale).toEqual({ status: 'pending', lease_id: fresh!.leaseId });
+    expect(await recordAttempt(orm, { ...attempt, delivery: fresh!, next: delivered })).toBe(true);
+    const [after] = await sql('select status, lease_id, attempt_count, next_attempt_at from event where id = ?', [id]);
+    expect(after).toEqual({ status: 'delivered', lease_id: null, attempt_count: 1, next_attempt_at: null });
+    expect(await sql('select count(*)::int as n from attempt where event_id = ?', [id])).toEqual([{ n: 2 }]);
+  });
+
+  it('skips paused endpoints and leaves their events waiting', async () => {
+    await due(2);
+    await sql("update endpoint set status = 'paused' where id = ?", [endpointId]);
+    try {
+      expect(await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 10 })).toEqual([]);
+    } finally {
+      await sql("update endpoint set status = 'active' where id = ?", [endpointId]);
+    }
+    expect(await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 10 })).toHaveLength(2);
+  });
+});
