@@ -150,6 +150,20 @@ describe('delivery', () => {
     await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'paused' } });
   });
 
+  it('waits as long as Retry-After asks when that is longer than the schedule', async () => {
+    const busy = await startReceiver((_, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 }));
+    try {
+      const endpoint = await urlEndpoint(busy.url);
+      const id = await send(endpoint.url, '{"n":6}');
+      await until(id, 'delivered');
+      const gapMs = busy.requests[1]!.receivedAtMs - busy.requests[0]!.receivedAtMs;
+      expect(gapMs).toBeGreaterThanOrEqual(950);
+      expect(gapMs).toBeLessThan(3000);
+    } finally {
+      await busy.close();
+    }
+  });
+
   it('disables the endpoint when the receiver answers 410 Gone', async () => {
     const gone = await startReceiver(() => ({ status: 410 }));
     try {
