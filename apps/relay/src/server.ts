@@ -81,8 +81,13 @@ try {
   const baseUrl = config.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   say(`Hook relay listening on ${baseUrl}`);
   say(embedded ? `Database: embedded PostgreSQL on 127.0.0.1:${embedded.port} (data in ${embedded.clusterDir})` : 'Database: HOOK_DATABASE_URL');
-  say(`Get an API key: curl -X POST ${baseUrl}/v1/accounts`);
-  say(`API description: ${baseUrl}/openapi.json`);
+  if (config.role === 'worker') {
+    say(`Role: delivery worker only (HOOK_ROLE=worker); health at ${baseUrl}/healthz`);
+  } else {
+    if (config.role === 'api') say('Role: API only (HOOK_ROLE=api); another process delivers');
+    say(`Get an API key: curl -X POST ${baseUrl}/v1/accounts`);
+    say(`API description: ${baseUrl}/openapi.json`);
+  }
 } catch (error) {
   await shutdown('start-up failure').catch(() => undefined);
   const code = (error as NodeJS.ErrnoException).code;

@@ -150,6 +150,19 @@ describe('delivery', () => {
     await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'paused' } });
   });
 
+  it('stores any answer a receiver gives, NUL characters included', async () => {
+    const odd = await startReceiver(() => ({ status: 200, body: 'ok\u0000done' }));
+    try {
+      const endpoint = await urlEndpoint(odd.url);
+      const id = await send(endpoint.url, '{"type":"nul\\u0000type"}');
+      const event = await until(id, 'delivered');
+      expect(event.type).toBe('nultype');
+      expect(event.attempts[0].response_body).toBe('ok\uFFFDdone');
+    } finally {
+      await odd.close();
+    }
+  });
+
   it('waits as long as Retry-After asks when that is longer than the schedule', async () => {
     const busy = await startReceiver((_, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 }));
     try {

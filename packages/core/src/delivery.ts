@@ -82,8 +82,8 @@ export interface NextState {
 /**
  * The state after an attempt. A 2xx delivers. A failed automatic attempt schedules the
  * next retry (honouring Retry-After, capped) until the schedule is spent, then fails.
- * A failed replay of an event still in its schedule (pending, retrying) keeps it there;
- * of a delivered or failed one, leaves it failed.
+ * A failed replay of an event still in its schedule (pending, retrying) keeps it there
+ * (one never tried stays due now); of a delivered or failed one, leaves it failed.
  */
 export function stateAfterAttempt(
   state: DeliveryState,
@@ -95,6 +95,8 @@ export function stateAfterAttempt(
 ): NextState {
   const autoAttempts = trigger === 'auto' ? state.autoAttempts + 1 : state.autoAttempts;
   if (outcome.ok) return { status: 'delivered', autoAttempts, nextAttemptAtMs: null };
+  // A failed replay of an event never yet tried automatically leaves it due for its first try.
+  if (trigger !== 'auto' && state.status === 'pending' && state.autoAttempts === 0) return { status: 'pending', autoAttempts, nextAttemptAtMs: nowMs };
   const stillScheduled = trigger === 'auto' || state.status === 'pending' || state.status === 'retrying';
   const retry = Math.max(autoAttempts, 1); // the retry that comes next is number `autoAttempts`
   if (!stillScheduled || autoAttempts > schedule.length) return { status: 'failed', autoAttempts, nextAttemptAtMs: null };

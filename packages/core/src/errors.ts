@@ -114,7 +114,7 @@ export const EVENT_IN_FLIGHT = defineError(
 );
 export const REPLAY_NEEDS_URL_DESTINATION = defineError(
   'replay_needs_url_destination', 409, 'Nowhere to replay to',
-  "Event '%s' belongs to an endpoint without a URL destination",
+  "Event '%s' belongs to an endpoint without a URL destination (or one that was deleted)",
   'Give the endpoint a destination with PATCH /v1/endpoints/{id} {"destination":{"type":"url","url":"https://…"}}, then replay.',
 );
 export const LAST_API_KEY = defineError(

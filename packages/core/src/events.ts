@@ -13,6 +13,11 @@ export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 /** Longest event type kept; a longer one is cut, so a hostile header cannot bloat indexes. */
 export const EVENT_TYPE_MAX_CHARS = 200;
 
+/** A type as stored: at most EVENT_TYPE_MAX_CHARS, without NUL characters (PostgreSQL text cannot hold them). */
+function cleanType(type: string): string {
+  return type.replaceAll('\u0000', '').slice(0, EVENT_TYPE_MAX_CHARS);
+}
+
 /** Largest body searched for a top-level JSON `type` field; bigger bodies keep only the header's type. */
 const TYPE_SNIFF_MAX_BYTES = 1024 * 1024;
 
@@ -28,13 +33,13 @@ function isJsonContentType(contentType: string | undefined): boolean {
  */
 export function extractEventType(headerValue: string | undefined, contentType: string | undefined, body: Buffer): string | null {
   const fromHeader = headerValue?.trim();
-  if (fromHeader) return fromHeader.slice(0, EVENT_TYPE_MAX_CHARS);
+  if (fromHeader) return cleanType(fromHeader);
   if (!isJsonContentType(contentType) || body.length === 0 || body.length > TYPE_SNIFF_MAX_BYTES) return null;
   try {
     const parsed: unknown = JSON.parse(body.toString('utf8'));
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
       const type = (parsed as Record<string, unknown>).type;
-      if (typeof type === 'string' && type.trim()) return type.trim().slice(0, EVENT_TYPE_MAX_CHARS);
+      if (typeof type === 'string' && type.trim()) return cleanType(type.trim());
     }
   } catch {
     // A body that claims to be JSON and is not is still accepted as it is; it just has no type.

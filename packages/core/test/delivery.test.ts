@@ -68,6 +68,7 @@ describe('stateAfterAttempt', () => {
     expect(stateAfterAttempt(failed, 'replay', { ok: false }, schedule, now, middle)).toEqual({ status: 'failed', autoAttempts: 4, nextAttemptAtMs: null });
     expect(stateAfterAttempt({ status: 'delivered', autoAttempts: 1 }, 'replay', { ok: false }, schedule, now, middle).status).toBe('failed');
     expect(stateAfterAttempt({ status: 'retrying', autoAttempts: 2 }, 'replay', { ok: false }, schedule, now, middle)).toEqual({ status: 'retrying', autoAttempts: 2, nextAttemptAtMs: now + 2000 });
+    expect(stateAfterAttempt(pending, 'replay', { ok: false }, schedule, now, middle)).toEqual({ status: 'pending', autoAttempts: 0, nextAttemptAtMs: now });
   });
 });
 

@@ -13,6 +13,10 @@ describe('extractEventType', () => {
     expect(extractEventType(undefined, 'application/cloudevents+json', json)).toBe('order.created');
   });
 
+  it('drops NUL characters, which PostgreSQL text cannot hold', () => {
+    expect(extractEventType(undefined, 'application/json', Buffer.from('{"type":"a\\u0000b"}'))).toBe('ab');
+  });
+
   it('is null for other content, nested or non-string types and broken JSON', () => {
     expect(extractEventType(undefined, 'text/plain', json)).toBeNull();
     expect(extractEventType(undefined, 'application/json', Buffer.from('{"data":{"type":"x"}}'))).toBeNull();

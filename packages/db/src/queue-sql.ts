@@ -183,7 +183,7 @@ export type ReplayClaim = { kind: 'claimed'; delivery: ClaimedDelivery } | { kin
 export async function claimEventForReplay(orm: Orm, eventId: string, accountId: string, leaseMs: number): Promise<ReplayClaim> {
   const rows = await run<ClaimedRow & { claimed: boolean }>(orm, `
     with target as (
-      select e.id, (e.lease_id is null or e.locked_until < now()) and p.destination_type = 'url' as claimable
+      select e.id, (e.lease_id is null or e.locked_until < now()) and p.destination_type = 'url' and p.deleted_at is null as claimable
       from event e join endpoint p on p.id = e.endpoint_id
       where e.id = $1 and e.account_id = $2
       for update of e
@@ -197,7 +197,8 @@ export async function claimEventForReplay(orm: Orm, eventId: string, accountId: 
     )
     select c.*, true as claimed from claimed c
     union all
-    select null, null, null, null, null, null, null, null, null, null, p.destination_url, null, null, false
+    select null, null, null, null, null, null, null, null, null, null,
+           case when p.deleted_at is null then p.destination_url end, null, null, false
     from target t join event e on e.id = t.id join endpoint p on p.id = e.endpoint_id where not t.claimable`,
     [eventId, accountId, leaseMs, randomToken(9)]);
   const row = rows[0];
@@ -286,13 +287,15 @@ export interface ReplayFilter {
 
 /**
  * Queues many events for one immediate attempt each (trigger replay), oldest first,
- * and wakes the workers. Only events of URL endpoints qualify. Returns how many.
+ * and wakes the workers. Only events of live URL endpoints qualify, and not one whose
+ * delivery is running right now (its result would clear the request). Returns how many.
  */
 export async function requestReplay(orm: Orm, filter: ReplayFilter): Promise<number> {
   const rows = await run<{ n: number }>(orm, `
     with picked as (
       select e.id from event e join endpoint p on p.id = e.endpoint_id
-      where e.account_id = $1 and p.destination_type = 'url'
+      where e.account_id = $1 and p.destination_type = 'url' and p.deleted_at is null
+        and (e.lease_id is null or e.locked_until < now()) -- one being delivered now is not queued again
         and ($2::text is null or e.endpoint_id = $2)
         and ($3::text is null or e.status = $3)
         and ($4::timestamptz is null or e.received_at >= $4)

@@ -91,13 +91,14 @@ export class DeliverySender {
       const retryAfter = response.headers['retry-after'];
       return {
         status: response.statusCode,
-        body: Buffer.concat(kept).subarray(0, RESPONSE_BODY_MAX_BYTES).toString('utf8'),
+        // NUL cannot be stored in PostgreSQL text; a receiver may send anything.
+        body: Buffer.concat(kept).subarray(0, RESPONSE_BODY_MAX_BYTES).toString('utf8').replaceAll('\u0000', '\uFFFD'),
         error: null,
         retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
         durationMs: elapsed(),
       };
     } catch (error) {
-      return { status: null, body: null, error: describeError(error, this.#timeoutMs), retryAfterMs: null, durationMs: elapsed() };
+      return { status: null, body: null, error: describeError(error, this.#timeoutMs).replaceAll('\u0000', ''), retryAfterMs: null, durationMs: elapsed() };
     }
   }
 
