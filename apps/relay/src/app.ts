@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { newUlid } from '@hook/core';
-import { EventWriter, type Orm } from '@hook/db';
+import { AttemptRecorder, EventWriter, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
 import { type AttemptContext } from './delivery/attempt.ts';
 import { DeliverySender } from './delivery/sender.ts';
@@ -53,9 +53,11 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
   const writer = new EventWriter(orm);
   const targets = new IngestTargetCache(orm);
   const sender = new DeliverySender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateDestinations: config.allowPrivateDestinations });
+  const recorder = new AttemptRecorder(orm);
   app.decorate('delivery', {
     orm,
     sender,
+    recorder,
     retryScheduleMs: config.retryScheduleMs,
     onEndpointDisabled: (endpointId: string) => targets.invalidateEndpoint(endpointId),
   } satisfies AttemptContext);
@@ -67,6 +69,7 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
   // Stop taking events, then wait until every accepted one is committed.
   app.addHook('onClose', async () => {
     await writer.drain();
+    await recorder.drain();
     await sender.close();
   });
 

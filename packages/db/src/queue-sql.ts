@@ -128,40 +128,49 @@ export interface ClaimOptions {
 }
 
 /**
- * Claims due deliveries. One statement: walk the due index in time order (a bounded
- * window of candidates), skip endpoints already at their in-flight limit, lock the rest
+ * Claims due deliveries. One statement: for each live URL endpoint with spare in-flight
+ * capacity, its oldest due events (an index probe each, so a slow destination's backlog
+ * is never walked and cannot hide anyone else's events); of those, the oldest overall;
+ * lock them
  * with FOR UPDATE SKIP LOCKED (so concurrent workers never take the same event) and
  * stamp each with a lease: a token and an expiry. Only active URL endpoints qualify, so
  * paused endpoints' events wait, in arrival order, until they resume.
  */
 export async function claimDueEvents(orm: Orm, options: ClaimOptions): Promise<ClaimedDelivery[]> {
   const rows = await run<ClaimedRow>(orm, `
-    with window_ as (
-      select e.id, e.endpoint_id, e.next_attempt_at
-      from event e join endpoint p on p.id = e.endpoint_id
-      where e.next_attempt_at <= now()
-        and (e.status in ('pending', 'retrying') or e.next_trigger = 'replay')
-        and (e.lease_id is null or e.locked_until < now())
-        and p.status = 'active' and p.destination_type = 'url' and p.deleted_at is null
-      order by e.next_attempt_at, e.id
-      limit $1 * 4
+    with open_endpoints as (
+      -- live URL endpoints and how many more deliveries each may have in flight
+      select p.id, $3 - (select count(*) from event l
+                         where l.endpoint_id = p.id and l.lease_id is not null and l.locked_until >= now()) as spare
+      from endpoint p
+      where p.status = 'active' and p.destination_type = 'url' and p.deleted_at is null
     ),
-    ranked as (
-      select w.id, row_number() over (partition by w.endpoint_id order by w.next_attempt_at, w.id) as rank,
-             (select count(*) from event l where l.endpoint_id = w.endpoint_id and l.lease_id is not null and l.locked_until >= now()) as leased
-      from window_ w
+    candidates as (
+      -- each endpoint's oldest due events, up to its spare capacity, then the oldest of all
+      select x.id, x.next_attempt_at
+      from open_endpoints o
+      cross join lateral (
+        select e.id, e.next_attempt_at, row_number() over (order by e.next_attempt_at, e.id) as rank
+        from event e
+        where e.endpoint_id = o.id and e.next_attempt_at <= now()
+          and (e.status in ('pending', 'retrying') or e.next_trigger = 'replay')
+          and (e.lease_id is null or e.locked_until < now())
+        order by e.next_attempt_at, e.id
+        limit $3
+      ) x
+      where o.spare > 0 and x.rank <= o.spare
+      order by x.next_attempt_at, x.id
+      limit $1
     ),
     due as (
       -- The due conditions again, on the row itself: FOR UPDATE re-checks them against the
       -- newest committed version, so an event another worker claimed (or delivered) after
       -- this statement's snapshot was taken is skipped, not claimed twice.
-      select e.id from event e join ranked r on r.id = e.id
-      where r.rank + r.leased <= $3
-        and e.next_attempt_at <= now()
+      select e.id from event e join candidates c on c.id = e.id
+      where e.next_attempt_at <= now()
         and (e.status in ('pending', 'retrying') or e.next_trigger = 'replay')
         and (e.lease_id is null or e.locked_until < now())
       order by e.next_attempt_at, e.id
-      limit $1
       for update of e skip locked
     )
     update event e
@@ -219,30 +228,39 @@ export interface AttemptRecord {
 }
 
 /**
- * Records an attempt and moves the event on, in one statement. The state changes only
- * if this delivery still holds its lease (a worker that lost it, having run past its
- * lease, must not overwrite the newer owner's result); the attempt is recorded either
- * way, since it happened. Returns whether the lease was still held.
+ * Records attempts and moves their events on, many in one statement. An event's state
+ * changes only if its delivery still holds the lease (a worker that lost it, having run
+ * past its lease, must not overwrite the newer owner's result); the attempt is recorded
+ * either way, since it happened. Returns, per record, whether the lease was still held.
  */
-export async function recordAttempt(orm: Orm, record: AttemptRecord): Promise<boolean> {
-  const { delivery, next } = record;
-  const rows = await run<{ updated: number }>(orm, `
-    with updated as (
-      update event
-      set status = $3, auto_attempts = $4, next_attempt_at = $5, attempt_count = attempt_count + 1,
-          next_trigger = 'auto', lease_id = null, locked_until = null
-      where id = $1 and lease_id = $2
-      returning id
+export async function recordAttempts(orm: Orm, records: readonly AttemptRecord[]): Promise<boolean[]> {
+  const column = <T>(pick: (record: AttemptRecord) => T): T[] => records.map(pick);
+  const rows = await run<{ id: string }>(orm, `
+    with input as (
+      select * from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[], $7::text[],
+                           $8::int[], $9::text[], $10::timestamptz[], $11::int[], $12::int[], $13::text[], $14::text[])
+        as t(event_id, lease_id, status, auto_attempts, next_attempt_at, attempt_id, account_id,
+             n, trigger, started_at, duration_ms, response_status, response_body, error)
     ),
-    attempt as (
+    updated as (
+      update event e
+      set status = i.status, auto_attempts = i.auto_attempts, next_attempt_at = i.next_attempt_at,
+          attempt_count = e.attempt_count + 1, next_trigger = 'auto', lease_id = null, locked_until = null
+      from input i
+      where e.id = i.event_id and e.lease_id = i.lease_id
+      returning e.id
+    ),
+    attempts as (
       insert into attempt (id, event_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error)
-      values ($6, $1, $7, $8, $9, $10, $11, $12, $13, $14)
+      select attempt_id, event_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error from input
     )
-    select count(*)::int as updated from updated`,
-    [delivery.id, delivery.leaseId, next.status, next.autoAttempts, next.nextAttemptAt, newId('attempt'), delivery.accountId,
-      delivery.attemptCount + 1, delivery.trigger, record.startedAt, Math.round(record.durationMs), record.responseStatus,
-      record.responseBody, record.error]);
-  return rows[0]!.updated === 1;
+    select id from updated`,
+    [column((r) => r.delivery.id), column((r) => r.delivery.leaseId), column((r) => r.next.status), column((r) => r.next.autoAttempts),
+      column((r) => r.next.nextAttemptAt), column(() => newId('attempt')), column((r) => r.delivery.accountId),
+      column((r) => r.delivery.attemptCount + 1), column((r) => r.delivery.trigger), column((r) => r.startedAt),
+      column((r) => Math.round(r.durationMs)), column((r) => r.responseStatus), column((r) => r.responseBody), column((r) => r.error)]);
+  const held = new Set(rows.map((row) => row.id));
+  return records.map((record) => held.has(record.delivery.id));
 }
 
 /** Gives a claimed delivery back untried (a worker shutting down before sending it). */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '@hook/core';
-import { claimDueEvents, createOrm, EventWriter, recordAttempt, type NewEvent, type Orm } from '../src/index.ts';
+import { claimDueEvents, createOrm, EventWriter, recordAttempts, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 
@@ -75,10 +75,10 @@ describe('claimDueEvents', () => {
 
     const attempt = { startedAt: new Date(), durationMs: 5, responseStatus: 200, responseBody: 'ok', error: null };
     const delivered = { status: 'delivered' as const, autoAttempts: 1, nextAttemptAt: null };
-    expect(await recordAttempt(orm, { ...attempt, delivery: stale!, next: delivered })).toBe(false);
+    expect(await recordAttempts(orm, [{ ...attempt, delivery: stale!, next: delivered }])).toEqual([false]);
     const [afterStale] = await sql('select status, lease_id from event where id = ?', [id]);
     expect(afterStale).toEqual({ status: 'pending', lease_id: fresh!.leaseId });
-    expect(await recordAttempt(orm, { ...attempt, delivery: fresh!, next: delivered })).toBe(true);
+    expect(await recordAttempts(orm, [{ ...attempt, delivery: fresh!, next: delivered }])).toEqual([true]);
     const [after] = await sql('select status, lease_id, attempt_count, next_attempt_at from event where id = ?', [id]);
     expect(after).toEqual({ status: 'delivered', lease_id: null, attempt_count: 1, next_attempt_at: null });
     expect(await sql('select count(*)::int as n from attempt where event_id = ?', [id])).toEqual([{ n: 2 }]);

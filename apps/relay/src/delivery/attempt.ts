@@ -1,10 +1,11 @@
 import { forwardableHeaders, signPayloadWithSecrets, stateAfterAttempt, type NextState } from '@hook/core';
-import { disableEndpoint, recordAttempt, type ClaimedDelivery, type Orm } from '@hook/db';
+import { disableEndpoint, type AttemptRecorder, type ClaimedDelivery, type Orm } from '@hook/db';
 import type { DeliverySender, SendResult } from './sender.ts';
 
 export interface AttemptContext {
   orm: Orm;
   sender: DeliverySender;
+  recorder: AttemptRecorder;
   retryScheduleMs: readonly number[];
   /** Called when a receiver answered 410 and its endpoint was disabled. */
   onEndpointDisabled: (endpointId: string) => void;
@@ -44,7 +45,7 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
     now(),
     context.random ?? Math.random,
   );
-  await recordAttempt(context.orm, {
+  await context.recorder.record({
     delivery,
     startedAt,
     durationMs: result.durationMs,

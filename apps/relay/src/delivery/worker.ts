@@ -6,7 +6,7 @@ export interface DeliveryWorkerOptions {
   databaseUrl: string;
   /** Most deliveries in flight in this worker. */
   concurrency: number;
-  /** Most deliveries in flight to one endpoint across all workers. Default: a quarter of `concurrency`, at least 1. */
+  /** Most deliveries in flight to one endpoint across all workers. Default: half of `concurrency`, at least 1, so a slow destination leaves the other half to everyone else. */
   perEndpointLimit?: number;
   /** How long a claim holds; must outlast an attempt (timeout) with margin. */
   leaseMs: number;
@@ -35,7 +35,7 @@ export class DeliveryWorker {
 
   constructor(options: DeliveryWorkerOptions) {
     this.#options = options;
-    this.#perEndpointLimit = options.perEndpointLimit ?? Math.max(1, Math.ceil(options.concurrency / 4));
+    this.#perEndpointLimit = options.perEndpointLimit ?? Math.max(1, Math.ceil(options.concurrency / 2));
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
   }
 

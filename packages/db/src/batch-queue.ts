@@ -1,0 +1,116 @@
+/**
+ * Group commit for any write: items queue while a statement is in flight and the next
+ * statement takes all of them, so under load many items share one round-trip and one
+ * commit, and under light load each goes at once. `add` resolves with the item's own
+ * result only after its statement committed.
+ */
+export interface BatchQueueOptions<Item> {
+  /** Writes a batch in one statement; returns one result per item, in order. */
+  flush: (items: Item[]) => Promise<unknown[]>;
+  /** Most items one statement carries. */
+  maxBatchSize?: number;
+  /** Size of an item, for `maxBatchBytes`. */
+  sizeOf?: (item: Item) => number;
+  /** Most bytes one statement carries (a batch always takes at least one item). */
+  maxBatchBytes?: number;
+  /**
+   * Most statements in flight. Normally one: items that arrive meanwhile ride the next
+   * statement together, which costs far less per item than more, smaller statements.
+   * Another starts only when the newest in flight is slower than `stallMs` (a huge
+   * item, a slow disk), so a stall does not hold everything behind it.
+   */
+  maxConcurrentBatches?: number;
+  /** How long a statement may run before the next batch may start beside it. */
+  stallMs?: number;
+}
+
+interface Waiting<Item> {
+  item: Item;
+  done: (result: unknown) => void;
+  fail: (error: unknown) => void;
+}
+
+export class BatchQueue<Item, Result> {
+  readonly #flush: (items: Item[]) => Promise<unknown[]>;
+  readonly #maxBatchSize: number;
+  readonly #sizeOf: (item: Item) => number;
+  readonly #maxBatchBytes: number;
+  readonly #maxConcurrentBatches: number;
+  readonly #stallMs: number;
+  /** How many statements and items were written, for tests and benchmarks. */
+  readonly stats = { batches: 0, items: 0 };
+  #queue: Waiting<Item>[] = [];
+  #inFlight = 0;
+  #lastBatchStartedAtMs = 0;
+  #idle: (() => void)[] = [];
+
+  constructor(options: BatchQueueOptions<Item>) {
+    this.#flush = options.flush;
+    this.#maxBatchSize = options.maxBatchSize ?? 200;
+    this.#sizeOf = options.sizeOf ?? (() => 0);
+    this.#maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
+    this.#maxConcurrentBatches = options.maxConcurrentBatches ?? 4;
+    this.#stallMs = options.stallMs ?? 50;
+  }
+
+  /** Queues an item; resolves with its result once committed, rejects if it could not be written. */
+  add(item: Item): Promise<Result> {
+    return new Promise<Result>((done, fail) => {
+      this.#queue.push({ item, done: done as (result: unknown) => void, fail });
+      this.#startBatches();
+    });
+  }
+
+  /** Resolves when every queued item has been written or failed. */
+  async drain(): Promise<void> {
+    if (this.#queue.length === 0 && this.#inFlight === 0) return;
+    await new Promise<void>((done) => this.#idle.push(done));
+  }
+
+  #startBatches(): void {
+    while (this.#queue.length > 0 && this.#mayStartBatch()) {
+      const batch = this.#takeBatch();
+      this.#inFlight++;
+      this.#lastBatchStartedAtMs = performance.now();
+      void this.#write(batch).finally(() => {
+        this.#inFlight--;
+        if (this.#queue.length > 0) this.#startBatches();
+        else if (this.#inFlight === 0) for (const done of this.#idle.splice(0)) done();
+      });
+    }
+  }
+
+  #mayStartBatch(): boolean {
+    if (this.#inFlight === 0) return true;
+    return this.#inFlight < this.#maxConcurrentBatches && performance.now() - this.#lastBatchStartedAtMs > this.#stallMs;
+  }
+
+  #takeBatch(): Waiting<Item>[] {
+    let bytes = 0;
+    let count = 0;
+    for (const waiting of this.#queue) {
+      const size = this.#sizeOf(waiting.item);
+      if (count >= this.#maxBatchSize || (count > 0 && bytes + size > this.#maxBatchBytes)) break;
+      bytes += size;
+      count++;
+    }
+    return this.#queue.splice(0, count);
+  }
+
+  async #write(batch: Waiting<Item>[]): Promise<void> {
+    try {
+      const results = await this.#flush(batch.map(({ item }) => item));
+      this.stats.batches++;
+      this.stats.items += batch.length;
+      batch.forEach((waiting, i) => waiting.done(results[i]));
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.fail(error);
+        return;
+      }
+      // One bad item must not fail the others that happened to share its statement:
+      // write each alone, so only the bad one is refused.
+      await Promise.all(batch.map((waiting) => this.#write([waiting])));
+    }
+  }
+}
