@@ -8,7 +8,9 @@
  * database: a new `hook_bench_<random>` on the server named by HOOK_BENCH_DATABASE_URL
  * or HOOK_TEST_DATABASE_URL, else an embedded PostgreSQL in a temporary directory.
  * After the runs the relay is stopped (it commits what it accepted) and every event
- * id it acknowledged with a 2xx is looked up in the `event` table.
+ * id it acknowledged with a 2xx is looked up in the `event` table. The machinery shared
+ * with the other benchmarks (child processes, databases, clean-up, autocannon) is in
+ * support.ts.
  *
  * Exit codes: 0 measured (a throughput ratio under target is reported, not failed);
  * 1 an acknowledged event is missing, or a request was answered non-2xx or not at all;
@@ -20,20 +22,31 @@
  *   BENCH_JSON=1       also print a one-line JSON summary as the last stdout line
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import autocannon from 'autocannon';
-import type { Instance, Result } from 'autocannon';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '@hook/db';
-import { adminQuery, withDatabase } from '@hook/db/testing';
+import {
+  acknowledgedIds as idsOf,
+  createAccount,
+  createBenchDatabase,
+  createEndpoint,
+  databaseServerUrl,
+  figures,
+  figuresJson,
+  formatRow,
+  jsonBody,
+  log,
+  machineLine,
+  round,
+  runBench,
+  runLoad,
+  seconds,
+  startRelay,
+  startServer,
+  type LoadRun,
+  type TargetFigures,
+} from './support.ts';
 
-const REPO_ROOT = resolve(import.meta.dirname, '../..');
-const RELAY_ENTRY = join(REPO_ROOT, 'apps/relay/src/server.ts');
 const NOOP_SERVER_ENTRY = join(import.meta.dirname, 'noop-server.ts');
 
 const CONNECTIONS = 50;
@@ -42,195 +55,7 @@ const BODY_SIZE_BYTES = 1024;
 const TARGET_RATIO = 0.5;
 const DEFAULT_DURATION_S = 10;
 const DEFAULT_WARMUP_S = 2;
-/** autocannon counts a request unanswered this long as a timeout. */
-const REQUEST_TIMEOUT_S = 10;
-/** The relay migrates a fresh database before it listens. */
-const RELAY_START_TIMEOUT_MS = 60_000;
 const NOOP_START_TIMEOUT_MS = 15_000;
-/** How long a child gets after SIGTERM before SIGKILL. */
-const STOP_TIMEOUT_MS = 10_000;
-const STDERR_TAIL_LINES = 20;
-
-class UsageError extends Error {}
-
-function log(line: string): void {
-  process.stderr.write(`bench: ${line}\n`);
-}
-
-function seconds(variable: string, fallback: number, allowZero: boolean): number {
-  const raw = process.env[variable]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new UsageError(`${variable}=${JSON.stringify(raw)} is not valid: expected a ${allowZero ? 'non-negative' : 'positive'} number of seconds.`);
-  }
-  return value;
-}
-
-/** A JSON document of exactly `size` bytes, shaped like a typical webhook. */
-function jsonBody(size: number): Buffer {
-  const envelope = { type: 'bench.event', created_at: new Date().toISOString(), data: { object: 'invoice', padding: '' } };
-  const padding = size - Buffer.byteLength(JSON.stringify(envelope));
-  if (padding < 0) throw new Error(`body envelope is larger than ${size} bytes`);
-  envelope.data.padding = 'x'.repeat(padding);
-  const body = Buffer.from(JSON.stringify(envelope));
-  if (body.length !== size) throw new Error(`body is ${body.length} bytes, expected ${size}`);
-  return body;
-}
-
-// ---------------------------------------------------------------------------------
-// Clean-up: every resource registers how to release it as soon as it exists; the
-// stack runs in reverse on success, failure or a signal.
-
-const cleanups: { label: string; run: () => Promise<void> }[] = [];
-
-let cleaning: Promise<void> | undefined;
-
-/** Releases everything once; a signal during the normal clean-up waits for the same run. */
-async function runCleanups(): Promise<void> {
-  cleaning ??= (async () => {
-    for (let cleanup = cleanups.pop(); cleanup; cleanup = cleanups.pop()) {
-      try {
-        await cleanup.run();
-      } catch (error) {
-        log(`clean-up of ${cleanup.label} failed: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-  })();
-  await cleaning;
-}
-
-let currentLoad: Instance | undefined;
-let interrupted = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (interrupted) return;
-    interrupted = true;
-    log(`${signal} received, stopping servers and removing the bench database`);
-    currentLoad?.stop();
-    void runCleanups().finally(() => process.exit(130));
-  });
-}
-
-// ---------------------------------------------------------------------------------
-// Child servers
-
-interface ServerProcess {
-  /** The URL the server printed as its first stdout line. */
-  url: string;
-  /** Lines the server wrote to stderr between being ready and being asked to stop (at warn level: problems). */
-  stderrLinesWhileServing(): number;
-  /** SIGTERM, then SIGKILL after STOP_TIMEOUT_MS. Resolves with how it ended. */
-  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }>;
-}
-
-function exited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-async function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (exited(child)) return true;
-  return new Promise((done) => {
-    const timer = setTimeout(() => {
-      child.off('exit', onExit);
-      done(false);
-    }, timeoutMs);
-    const onExit = (): void => {
-      clearTimeout(timer);
-      done(true);
-    };
-    child.once('exit', onExit);
-  });
-}
-
-/**
- * Starts `node <entry>` and waits for a first stdout line matching `ready` (group 1:
- * the URL). Its stderr is passed through, prefixed with `name`.
- */
-async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs: number): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const stderrTail: string[] = [];
-  let stderrLines = 0;
-  let readyAtLine = Number.POSITIVE_INFINITY;
-  let stopping: ReturnType<ServerProcess['stop']> | undefined;
-  let stderrLinesAtStop: number | undefined;
-  const stop: ServerProcess['stop'] = () => {
-    stderrLinesAtStop ??= stderrLines;
-    stopping ??= (async () => {
-      let killed = false;
-      if (child.pid !== undefined && !exited(child)) {
-        child.kill('SIGTERM');
-        if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
-          log(`${name} did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM; sending SIGKILL`);
-          killed = true;
-          child.kill('SIGKILL');
-          await waitForExit(child, STOP_TIMEOUT_MS);
-        }
-      }
-      return { code: child.exitCode, signal: child.signalCode, killed };
-    })();
-    return stopping;
-  };
-  cleanups.push({ label: name, run: async () => void (await stop()) });
-
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    stderrLines++;
-    stderrTail.push(line);
-    if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-    process.stderr.write(`[${name}] ${line}\n`);
-  });
-
-  const url = await new Promise<string>((done, fail) => {
-    const stdout = createInterface({ input: child.stdout! });
-    let first = true;
-    const timer = setTimeout(() => fail(new Error(`${name} did not start within ${timeoutMs} ms:\n${stderrTail.join('\n')}`)), timeoutMs);
-    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
-      clearTimeout(timer);
-      // Let the last stderr lines arrive before quoting them.
-      setImmediate(() => fail(new Error(`${name} exited during start-up (code ${code}, signal ${signal}):\n${stderrTail.join('\n')}`)));
-    };
-    child.once('exit', onExit);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      fail(error);
-    });
-    stdout.on('line', (line) => {
-      if (!first) return; // keep draining the rest so the pipe never fills
-      first = false;
-      clearTimeout(timer);
-      child.off('exit', onExit);
-      const match = ready.exec(line);
-      if (match?.[1]) done(match[1]);
-      else fail(new Error(`${name} printed ${JSON.stringify(line)} where its URL was expected`));
-    });
-  });
-  readyAtLine = stderrLines;
-  return { url, stderrLinesWhileServing: () => Math.max(0, (stderrLinesAtStop ?? stderrLines) - readyAtLine), stop };
-}
-
-// ---------------------------------------------------------------------------------
-// Database for the relay
-
-interface BenchDatabase {
-  url: string;
-  description: string;
-}
-
-async function createBenchDatabase(serverUrl: string | undefined): Promise<BenchDatabase> {
-  if (serverUrl) {
-    const name = `hook_bench_${randomBytes(6).toString('hex')}`;
-    await adminQuery(serverUrl, `create database ${name}`);
-    cleanups.push({ label: `database ${name}`, run: () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`) });
-    const host = new URL(serverUrl).host;
-    return { url: withDatabase(serverUrl, name), description: `PostgreSQL server at ${host}, fresh database ${name} (dropped afterwards)` };
-  }
-  const dataDir = mkdtempSync(join(tmpdir(), 'hook-bench-pg-'));
-  cleanups.push({ label: `temporary directory ${dataDir}`, run: async () => rmSync(dataDir, { recursive: true, force: true }) });
-  log(`starting embedded PostgreSQL in ${dataDir}`);
-  const embedded = await startEmbeddedPostgres({ dataDir, database: 'hook_bench', log });
-  cleanups.push({ label: 'embedded PostgreSQL', run: () => embedded.stop() });
-  return { url: embedded.url, description: `embedded PostgreSQL on 127.0.0.1:${embedded.port} (temporary, removed afterwards)` };
-}
 
 /** Every stored event id of the endpoint, and the whole table's row count. */
 async function storedEvents(databaseUrl: string, endpointId: string): Promise<{ ids: Set<string>; rows: number }> {
@@ -248,133 +73,30 @@ async function storedEvents(databaseUrl: string, endpointId: string): Promise<{ 
 // ---------------------------------------------------------------------------------
 // Load
 
-interface LoadRun {
-  result: Result;
-  /** Bodies of the 2xx responses, in arrival order. */
-  acknowledged: string[];
-}
-
-/** One autocannon run; the same options (and the same per-response work) for every target. */
-async function runLoad(url: string, durationS: number, body: Buffer): Promise<LoadRun> {
-  const acknowledged: string[] = [];
-  const request = {
-    method: 'POST' as const,
-    body,
-    headers: { 'content-type': 'application/json' },
-    onResponse: (status: number, responseBody: string): void => {
-      if (status >= 200 && status < 300) acknowledged.push(responseBody);
-    },
-  };
-  const result = await new Promise<Result>((done, fail) => {
-    currentLoad = autocannon(
-      {
-        url,
-        connections: CONNECTIONS,
-        duration: durationS,
-        timeout: REQUEST_TIMEOUT_S,
-        method: request.method,
-        body: request.body,
-        headers: request.headers,
-        requests: [request],
-      },
-      (error: unknown, result: Result) => (error ? fail(error) : done(result)),
-    );
-  });
-  currentLoad = undefined;
-  if (interrupted) throw new Error('interrupted');
-  return { result, acknowledged };
-}
-
-interface TargetFigures {
-  requestsPerSecond: number;
-  latencyP50Ms: number;
-  latencyP99Ms: number;
-  requests: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
-
-function figures(result: Result): TargetFigures {
-  return {
-    requestsPerSecond: result.requests.mean,
-    latencyP50Ms: result.latency.p50,
-    latencyP99Ms: result.latency.p99,
-    requests: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-  };
-}
-
 /** Warm-up then measured run; returns both (the relay's check needs the warm-up too). */
 async function measure(name: string, url: string, durationS: number, warmupS: number, body: Buffer): Promise<{ warmup: LoadRun | undefined; measured: LoadRun }> {
   let warmup: LoadRun | undefined;
   if (warmupS > 0) {
     log(`${name}: warm-up ${warmupS} s`);
-    warmup = await runLoad(url, warmupS, body);
+    warmup = await runLoad({ url, connections: CONNECTIONS, durationS: warmupS, body });
   }
   log(`${name}: measuring ${durationS} s`);
-  const measured = await runLoad(url, durationS, body);
+  const measured = await runLoad({ url, connections: CONNECTIONS, durationS, body });
   return { warmup, measured };
 }
 
 // ---------------------------------------------------------------------------------
 // Relay set-up over its API
 
-async function postJson(url: string, apiKey?: string, json?: unknown): Promise<any> {
-  const headers: Record<string, string> = {};
-  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-  if (json !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(url, { method: 'POST', headers, body: json === undefined ? undefined : JSON.stringify(json) });
-  const text = await response.text();
-  if (response.status !== 201) throw new Error(`POST ${url} answered ${response.status}: ${text}`);
-  return JSON.parse(text);
-}
-
 /** An account and an endpoint on the relay; returns the endpoint's id and ingest URL. */
 async function createIngestEndpoint(baseUrl: string): Promise<{ id: string; url: string }> {
-  const signUp = await postJson(`${baseUrl}/v1/accounts`);
-  const endpoint = await postJson(`${baseUrl}/v1/endpoints`, signUp.api_key, { name: 'bench' });
-  if (typeof endpoint.id !== 'string' || typeof endpoint.url !== 'string') throw new Error(`unexpected endpoint: ${JSON.stringify(endpoint)}`);
-  return { id: endpoint.id, url: endpoint.url };
-}
-
-/** The environment for the relay: ours without any HOOK_* setting, plus the bench's. */
-function relayEnvironment(databaseUrl: string, dataDir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('HOOK_')) env[name] = value;
-  return { ...env, HOOK_DATABASE_URL: databaseUrl, HOOK_DATA_DIR: dataDir, HOOK_HOST: '127.0.0.1', HOOK_PORT: '0', HOOK_LOG_LEVEL: 'warn' };
-}
-
-// ---------------------------------------------------------------------------------
-// Report
-
-function formatRow(cells: (string | number)[], widths: number[]): string {
-  return cells.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]!) : String(cell).padStart(widths[i]!))).join('  ');
-}
-
-function round(value: number, digits: number): number {
-  const factor = 10 ** digits;
-  return Math.round(value * factor) / factor;
-}
-
-function figuresJson(f: TargetFigures): Record<string, number> {
-  return {
-    requests_per_second: round(f.requestsPerSecond, 1),
-    latency_p50_ms: f.latencyP50Ms,
-    latency_p99_ms: f.latencyP99Ms,
-    requests: f.requests,
-    non_2xx: f.non2xx,
-    errors: f.errors,
-    timeouts: f.timeouts,
-  };
+  return createEndpoint(baseUrl, await createAccount(baseUrl), { name: 'bench' });
 }
 
 async function main(): Promise<number> {
   const durationS = seconds('BENCH_DURATION_S', DEFAULT_DURATION_S, false);
   const warmupS = seconds('BENCH_WARMUP_S', DEFAULT_WARMUP_S, true);
-  const serverUrl = process.env.HOOK_BENCH_DATABASE_URL?.trim() || process.env.HOOK_TEST_DATABASE_URL?.trim() || undefined;
+  const serverUrl = databaseServerUrl();
   const body = jsonBody(BODY_SIZE_BYTES);
   const loadBefore = loadavg();
 
@@ -389,10 +111,7 @@ async function main(): Promise<number> {
   await noop.stop();
 
   const database = databaseOnServer ?? (await createBenchDatabase(undefined));
-  const relayDataDir = mkdtempSync(join(tmpdir(), 'hook-bench-relay-'));
-  cleanups.push({ label: `temporary directory ${relayDataDir}`, run: async () => rmSync(relayDataDir, { recursive: true, force: true }) });
-  log('starting the relay');
-  const relay = await startServer('relay', RELAY_ENTRY, relayEnvironment(database.url, relayDataDir), /^Hook relay listening on (\S+)$/, RELAY_START_TIMEOUT_MS);
+  const relay = await startRelay(database.url);
   const endpoint = await createIngestEndpoint(relay.url);
   const relayRuns = await measure('relay', endpoint.url, durationS, warmupS, body);
 
@@ -404,19 +123,7 @@ async function main(): Promise<number> {
   const stored = await storedEvents(database.url, endpoint.id);
 
   const runs = [relayRuns.warmup, relayRuns.measured].filter((run): run is LoadRun => run !== undefined);
-  const acknowledgedIds = new Set<string>();
-  let unreadableAcknowledgements = 0;
-  for (const run of runs) {
-    for (const responseBody of run.acknowledged) {
-      try {
-        const id: unknown = JSON.parse(responseBody).id;
-        if (typeof id === 'string') acknowledgedIds.add(id);
-        else unreadableAcknowledgements++;
-      } catch {
-        unreadableAcknowledgements++;
-      }
-    }
-  }
+  const { ids: acknowledgedIds, unreadable: unreadableAcknowledgements } = idsOf(runs);
   const acknowledged = runs.reduce((sum, run) => sum + run.result['2xx'], 0);
   const sent = runs.reduce((sum, run) => sum + run.result.requests.sent, 0);
   const relayNon2xx = runs.reduce((sum, run) => sum + run.result.non2xx, 0);
@@ -447,7 +154,7 @@ async function main(): Promise<number> {
   const out = [
     '',
     `Durable ingest benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${warmupS} s warm-up (not counted) + ${durationS} s measured per target`,
-    `Machine: ${cpus().length} CPUs, load average before the run ${loadBefore.map((value) => value.toFixed(2)).join(' ')} (other work on the machine makes figures noisy)`,
+    machineLine(loadBefore),
     `Relay database: ${database.description}`,
     '',
     formatRow(['target', 'req/s (mean)', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors', 'timeouts'], widths),
@@ -486,18 +193,4 @@ async function main(): Promise<number> {
   return problems.length === 0 ? 0 : 1;
 }
 
-let exitCode: number;
-try {
-  exitCode = await main();
-} catch (error) {
-  if (error instanceof UsageError) {
-    log(error.message);
-    exitCode = 2;
-  } else {
-    log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    exitCode = 1;
-  }
-} finally {
-  await runCleanups();
-}
-process.exit(exitCode);
+await runBench(main);

@@ -3,7 +3,7 @@ export { createOrm, migrateToLatest, ormConfig, type CreateOrmOptions, type Orm 
 export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
 export { EventWriter, type EventWriterOptions, type NewEvent } from './event-writer.ts';
 export {
-  claimDueEvents, claimEventForReplay, disableEndpoint, DUE_CHANNEL, notifyDue, recordAttempts, releaseLease, requestReplay, scheduleUndelivered,
+  claimDueEvents, claimEventForReplay, disableEndpoint, DUE_CHANNEL, notifyDue, recordAttempts, refreshQueueStatistics, releaseLease, requestReplay, scheduleUndelivered,
   type AttemptRecord, type ClaimedDelivery, type ClaimOptions, type ReplayClaim, type ReplayFilter,
 } from './queue-sql.ts';
 export { listenForDueEvents, type DueListener } from './listener.ts';

@@ -138,27 +138,28 @@ export interface ClaimOptions {
  */
 export async function claimDueEvents(orm: Orm, options: ClaimOptions): Promise<ClaimedDelivery[]> {
   const rows = await run<ClaimedRow>(orm, `
-    with open_endpoints as (
-      -- live URL endpoints and how many more deliveries each may have in flight
+    with open_endpoints as materialized (
+      -- live URL endpoints and how many more deliveries each may have in flight (counted once)
       select p.id, $3 - (select count(*) from event l
                          where l.endpoint_id = p.id and l.lease_id is not null and l.locked_until >= now()) as spare
       from endpoint p
       where p.status = 'active' and p.destination_type = 'url' and p.deleted_at is null
     ),
     candidates as (
-      -- each endpoint's oldest due events, up to its spare capacity, then the oldest of all
+      -- each endpoint's oldest due events, up to its spare capacity (an ORDER BY … LIMIT
+      -- that matches event_due_idx, so the plan stops early even before the table has
+      -- statistics), then the oldest of all
       select x.id, x.next_attempt_at
       from open_endpoints o
       cross join lateral (
-        select e.id, e.next_attempt_at, row_number() over (order by e.next_attempt_at, e.id) as rank
+        select e.id, e.next_attempt_at
         from event e
         where e.endpoint_id = o.id and e.next_attempt_at <= now()
           and (e.status in ('pending', 'retrying') or e.next_trigger = 'replay')
           and (e.lease_id is null or e.locked_until < now())
-        order by e.next_attempt_at, e.id
-        limit $3
+        order by e.endpoint_id, e.next_attempt_at, e.id
+        limit greatest(o.spare, 0)
       ) x
-      where o.spare > 0 and x.rank <= o.spare
       order by x.next_attempt_at, x.id
       limit $1
     ),
@@ -261,6 +262,16 @@ export async function recordAttempts(orm: Orm, records: readonly AttemptRecord[]
       column((r) => Math.round(r.durationMs)), column((r) => r.responseStatus), column((r) => r.responseBody), column((r) => r.error)]);
   const held = new Set(rows.map((row) => row.id));
   return records.map((record) => held.has(record.delivery.id));
+}
+
+/**
+ * Refreshes the planner's statistics of the queue. The claim statement's good plan (an
+ * ordered index probe per endpoint) depends on them; a fresh or fast-growing table, or
+ * a server with autovacuum off, would otherwise be planned as if nearly empty and read
+ * whole backlogs per claim.
+ */
+export async function refreshQueueStatistics(orm: Orm): Promise<void> {
+  await run(orm, 'analyze event');
 }
 
 /** Gives a claimed delivery back untried (a worker shutting down before sending it). */

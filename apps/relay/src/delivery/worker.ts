@@ -1,4 +1,4 @@
-import { claimDueEvents, listenForDueEvents, releaseLease, type DueListener, type Orm } from '@hook/db';
+import { claimDueEvents, listenForDueEvents, refreshQueueStatistics, releaseLease, type DueListener, type Orm } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from './attempt.ts';
 
 export interface DeliveryWorkerOptions {
@@ -12,6 +12,8 @@ export interface DeliveryWorkerOptions {
   leaseMs: number;
   /** How often to look for due events without a notification (retries come due this way). Default 1000 ms. */
   pollIntervalMs?: number;
+  /** How often to refresh the queue's planner statistics (see refreshQueueStatistics). Default 30 s. */
+  statisticsIntervalMs?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -32,6 +34,7 @@ export class DeliveryWorker {
   #wakeAgain = false;
   #timer: NodeJS.Timeout | undefined;
   #nextWakeAtMs = Infinity;
+  #statisticsTimer: NodeJS.Timeout | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
     this.#options = options;
@@ -45,6 +48,11 @@ export class DeliveryWorker {
 
   async start(): Promise<void> {
     this.#running = true;
+    await refreshQueueStatistics(this.orm);
+    this.#statisticsTimer = setInterval(() => {
+      refreshQueueStatistics(this.orm).catch((error: unknown) => this.#options.onError?.(error));
+    }, this.#options.statisticsIntervalMs ?? 30_000);
+    this.#statisticsTimer.unref();
     this.#listener = await listenForDueEvents(this.#options.databaseUrl, () => this.wake(), (error) => this.#options.onError?.(error));
     this.wake();
   }
@@ -116,6 +124,7 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.#running = false;
     if (this.#timer) clearTimeout(this.#timer);
+    if (this.#statisticsTimer) clearInterval(this.#statisticsTimer);
     await this.#listener?.close();
     while (this.#claiming || this.#inFlight.size > 0) {
       await Promise.allSettled([...this.#inFlight]);

@@ -1,0 +1,682 @@
+/**
+ * `npm run bench:delivery`: how fast the relay delivers what it ingests, and how long
+ * one event takes from ingest to its destination, with a check that every
+ * acknowledged event reached the destination.
+ *
+ * The relay runs as a child process (HOOK_ROLE=all: the API and the delivery worker in
+ * one process) on a fresh database: a new `hook_bench_<random>` on the server named by
+ * HOOK_BENCH_DATABASE_URL or HOOK_TEST_DATABASE_URL, else an embedded PostgreSQL in a
+ * temporary directory. The destination is a receiver in this process (node:http,
+ * answers 200 as soon as a request's body is in, records each `webhook-id` and when
+ * it arrived). Phases, one relay, one account, one endpoint each:
+ *
+ *   1. Durable ingest: autocannon at 50 connections, 1 KiB JSON bodies, to an endpoint
+ *      without a URL destination (events are stored only), after a warm-up → req/s.
+ *   2. Sustained delivery: the same load to an endpoint whose destination is the
+ *      receiver, then a wait until every acknowledged event id has arrived →
+ *      deliveries/s = events delivered / (first ingest → last delivery), and its ratio
+ *      to phase 1's req/s. (A short delivery warm-up on its own endpoint comes first.)
+ *   3. Latency when not saturated: a paced sender (node:http, 10 keep-alive
+ *      connections) at a steady 500 events/s; each event's send time → its arrival at
+ *      the receiver, matched by event id (the ingest answer's `id` is the delivery's
+ *      `webhook-id`) → p50/p99.
+ *   4. Verification: every acknowledged event arrived at least once, with the exact
+ *      bytes sent; ids delivered more than once are counted; after a graceful stop of
+ *      the relay the `event` and `attempt` tables are read for the same endpoints.
+ *
+ * Exit codes: 0 measured (a target missed is reported, not failed); 1 an acknowledged
+ * event was not delivered (within BENCH_DELIVERY_TIMEOUT_S, or before deliveries to its
+ * endpoint stalled for BENCH_STALL_S), a delivered body differed
+ * from the one sent, an ingest request was answered non-2xx or not at all, or the relay
+ * did not stop cleanly; 2 bad settings.
+ *
+ * Environment (all optional):
+ *   BENCH_DURATION_S           seconds of load in phases 1 and 2 (default 8)
+ *   BENCH_WARMUP_S             ingest warm-up seconds, not counted (default 2; the delivery warm-up is at most 1 s)
+ *   BENCH_LATENCY_S            seconds of paced load in phase 3 (default 5)
+ *   BENCH_LATENCY_RATE         events per second in phase 3 (default 500; the latency target is only judged at 500)
+ *   BENCH_DELIVERY_TIMEOUT_S   how long to wait for the deliveries of a phase (default 120)
+ *   BENCH_STALL_S              stop waiting earlier when no delivery at all reached the phase's endpoint for this long (default 30)
+ *   BENCH_JSON=1               also print a one-line JSON summary as the last stdout line
+ *   BENCH_RELAY_CPU_PROF=<dir> run the relay with --cpu-prof, profile written to <dir> on stop
+ *   HOOK_DELIVERY_CONCURRENCY  passed on to the relay (its default otherwise)
+ *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
+ */
+import { Agent, createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import pg from 'pg';
+import {
+  acknowledgedIds,
+  codeVersion,
+  createAccount,
+  createBenchDatabase,
+  createEndpoint,
+  databaseServerUrl,
+  figures,
+  figuresJson,
+  formatRow,
+  isInterrupted,
+  jsonBody,
+  log,
+  machineLine,
+  onCleanup,
+  onInterrupt,
+  REQUEST_TIMEOUT_S,
+  round,
+  runBench,
+  runLoad,
+  seconds,
+  startRelay,
+  type LoadRun,
+  type TargetFigures,
+  UsageError,
+} from './support.ts';
+
+const CONNECTIONS = 50;
+const BODY_SIZE_BYTES = 1024;
+/** Sustained deliveries/s must reach this share of the durable ingest req/s. */
+const TARGET_DELIVERY_RATIO = 0.8;
+/** End-to-end p50 at DEFAULT_LATENCY_RATE must stay under this. */
+const TARGET_LATENCY_P50_MS = 10;
+const DEFAULT_DURATION_S = 8;
+const DEFAULT_WARMUP_S = 2;
+/** The delivery warm-up is this long at most. */
+const MAX_DELIVERY_WARMUP_S = 1;
+const DEFAULT_LATENCY_S = 5;
+const DEFAULT_DELIVERY_TIMEOUT_S = 120;
+/** A wait for deliveries gives up after this long without any delivery to its endpoint. */
+const DEFAULT_STALL_S = 30;
+/** Phase 3: events per second (default), and the paced sender's connections. */
+const DEFAULT_LATENCY_RATE = 500;
+const LATENCY_CONNECTIONS = 10;
+/** How often a wait for deliveries reports progress. */
+const PROGRESS_EVERY_MS = 5000;
+/** How many missing or duplicated ids a report names. */
+const EXAMPLES = 3;
+
+// ---------------------------------------------------------------------------------
+// Receiver: the destination of every URL endpoint, one track (path) per endpoint
+
+interface Arrival {
+  /** performance.now() when the first delivery of this id had been read in full. */
+  firstAtMs: number;
+  count: number;
+}
+
+interface WaitOutcome {
+  /** Acknowledged ids that had not arrived when the wait ended. */
+  missing: string[];
+  /** Why the wait ended. */
+  ending: 'complete' | 'timeout' | 'stalled';
+  /** When the last of them arrived (else the last arrival so far), and how many distinct ids had arrived by then. */
+  atMs: number;
+  delivered: number;
+}
+
+interface WaitLimits {
+  /** The longest wait. */
+  timeoutMs: number;
+  /** Give up earlier when nothing at all has arrived on this track for this long. */
+  stallMs: number;
+}
+
+/** What one endpoint's deliveries brought. */
+class Track {
+  readonly path: string;
+  readonly arrivals = new Map<string, Arrival>();
+  /** Delivery requests, duplicates included. */
+  requests = 0;
+  /** Deliveries whose body was not the one sent. */
+  badBodies = 0;
+  lastFirstArrivalMs = 0;
+  lastRequestMs = 0;
+  readonly #bodyIsExpected: (body: Buffer) => boolean;
+  #waiting: { pending: Set<string>; done: (outcome: WaitOutcome) => void } | undefined;
+
+  constructor(path: string, bodyIsExpected: (body: Buffer) => boolean) {
+    this.path = path;
+    this.#bodyIsExpected = bodyIsExpected;
+  }
+
+  record(id: string, body: Buffer, atMs: number): void {
+    this.requests++;
+    this.lastRequestMs = atMs;
+    if (!this.#bodyIsExpected(body)) this.badBodies++;
+    const arrival = this.arrivals.get(id);
+    if (arrival) {
+      arrival.count++;
+      return;
+    }
+    this.arrivals.set(id, { firstAtMs: atMs, count: 1 });
+    this.lastFirstArrivalMs = atMs;
+    const waiting = this.#waiting;
+    if (waiting?.pending.delete(id) && waiting.pending.size === 0) waiting.done({ missing: [], ending: 'complete', atMs, delivered: this.arrivals.size });
+  }
+
+  /** Resolves once every id in `ids` has arrived, or at a limit with those that have not. */
+  async waitForAll(label: string, ids: Iterable<string>, limits: WaitLimits): Promise<WaitOutcome> {
+    const pending = new Set<string>();
+    let total = 0;
+    for (const id of ids) {
+      total++;
+      if (!this.arrivals.has(id)) pending.add(id);
+    }
+    if (pending.size === 0) return { missing: [], ending: 'complete', atMs: this.lastFirstArrivalMs, delivered: this.arrivals.size };
+    const startedMs = performance.now();
+    let lastProgressMs = startedMs;
+    let timer: NodeJS.Timeout | undefined;
+    let stopOnInterrupt = (): void => undefined;
+    try {
+      return await new Promise<WaitOutcome>((done) => {
+        const end = (ending: WaitOutcome['ending']): void =>
+          done({ missing: [...pending], ending, atMs: this.lastFirstArrivalMs, delivered: this.arrivals.size });
+        this.#waiting = { pending, done };
+        timer = setInterval(() => {
+          const nowMs = performance.now();
+          if (nowMs - lastProgressMs >= PROGRESS_EVERY_MS) {
+            lastProgressMs = nowMs;
+            log(`${label}: ${total - pending.size} of ${total} acknowledged events delivered after ${((nowMs - startedMs) / 1000).toFixed(0)} s of waiting`);
+          }
+          if (nowMs - startedMs >= limits.timeoutMs) end('timeout');
+          else if (nowMs - Math.max(startedMs, this.lastRequestMs) >= limits.stallMs) end('stalled');
+        }, 100);
+        stopOnInterrupt = onInterrupt(() => clearInterval(timer));
+      });
+    } finally {
+      this.#waiting = undefined;
+      clearInterval(timer);
+      stopOnInterrupt();
+    }
+  }
+
+  /** Ids delivered more than once, and the extra deliveries. */
+  duplicates(): { ids: string[]; extra: number } {
+    const ids: string[] = [];
+    let extra = 0;
+    for (const [id, arrival] of this.arrivals) {
+      if (arrival.count > 1) {
+        ids.push(id);
+        extra += arrival.count - 1;
+      }
+    }
+    return { ids, extra };
+  }
+}
+
+interface Receiver {
+  url: string;
+  track(name: string, bodyIsExpected: (body: Buffer) => boolean): Track;
+  /** Requests to an unknown path or without a webhook-id (answered 404). */
+  stray(): number;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const tracks = new Map<string, Track>();
+  let stray = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const atMs = performance.now();
+      const track = tracks.get(req.url ?? '');
+      const id = req.headers['webhook-id'];
+      if (!track || typeof id !== 'string' || req.method !== 'POST') {
+        stray++;
+        res.writeHead(404, { 'content-length': '0' }).end();
+        return;
+      }
+      track.record(id, Buffer.concat(chunks), atMs);
+      res.writeHead(200, { 'content-length': '0' }).end();
+    });
+  });
+  // Idle keep-alive connections stay open longer than the relay keeps them, so a
+  // delivery never races the receiver closing its connection.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => done());
+  });
+  onCleanup('receiver', async () => {
+    server.closeAllConnections();
+    await new Promise<void>((done) => server.close(() => done()));
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    track(name, bodyIsExpected) {
+      const track = new Track(`/deliveries/${name}`, bodyIsExpected);
+      tracks.set(track.path, track);
+      return track;
+    },
+    stray: () => stray,
+  };
+}
+
+// ---------------------------------------------------------------------------------
+// Paced sender (phase 3): a steady rate, unlike autocannon's per-second bursts
+
+interface Acknowledged {
+  sentAtMs: number;
+  answeredAtMs: number;
+}
+
+interface PacedRun {
+  sent: number;
+  /** Event id → when its request was sent and answered (performance.now()). */
+  acknowledged: Map<string, Acknowledged>;
+  non2xx: number;
+  unreadable: number;
+  errors: number;
+  /** From the first send to the last. */
+  sendingMs: number;
+}
+
+/**
+ * POSTs `ratePerS` events per second for `durationS` over at most `connections`
+ * keep-alive connections. Each body carries its sequence number (and send time) and is
+ * kept in `bodies`, so the receiver can check it arrived byte-exact.
+ */
+async function runPaced(url: string, ratePerS: number, durationS: number, connections: number, bodies: Map<number, Buffer>): Promise<PacedRun> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const target = new URL(url);
+  const total = Math.max(1, Math.round(ratePerS * durationS));
+  const run: PacedRun = { sent: 0, acknowledged: new Map(), non2xx: 0, unreadable: 0, errors: 0, sendingMs: 0 };
+  let finished = 0;
+  let stopped = false;
+  const stopSending = onInterrupt(() => {
+    stopped = true;
+  });
+  const startMs = performance.now();
+  try {
+    await new Promise<void>((done) => {
+      let allSent = false;
+      const finishOne = (): void => {
+        finished++;
+        if (allSent && finished === run.sent) done();
+      };
+      const sendOne = (seq: number): void => {
+        const sentAtMs = performance.now();
+        const body = jsonBody(BODY_SIZE_BYTES, { seq, sent_at_ms: round(performance.timeOrigin + sentAtMs, 3) });
+        bodies.set(seq, body);
+        let settled = false;
+        const settle = (): boolean => {
+          if (settled) return false;
+          settled = true;
+          return true;
+        };
+        const req = httpRequest(target, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            if (!settle()) return;
+            const answeredAtMs = performance.now();
+            const status = res.statusCode ?? 0;
+            if (status >= 200 && status < 300) {
+              try {
+                const id: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8')).id;
+                if (typeof id === 'string') run.acknowledged.set(id, { sentAtMs, answeredAtMs });
+                else run.unreadable++;
+              } catch {
+                run.unreadable++;
+              }
+            } else {
+              run.non2xx++;
+            }
+            finishOne();
+          });
+        });
+        req.setTimeout(REQUEST_TIMEOUT_S * 1000, () => req.destroy(new Error('timeout')));
+        req.on('error', () => {
+          if (!settle()) return;
+          run.errors++;
+          finishOne();
+        });
+        req.end(body);
+      };
+      const timer = setInterval(() => {
+        const due = stopped ? run.sent : Math.min(total, Math.floor(((performance.now() - startMs) / 1000) * ratePerS) + 1);
+        while (run.sent < due) sendOne(run.sent++);
+        if (run.sent >= total || stopped) {
+          clearInterval(timer);
+          run.sendingMs = performance.now() - startMs;
+          allSent = true;
+          if (finished === run.sent) done();
+        }
+      }, 1);
+    });
+  } finally {
+    stopSending();
+    agent.destroy();
+  }
+  if (isInterrupted()) throw new Error('interrupted');
+  return run;
+}
+
+// ---------------------------------------------------------------------------------
+// Figures
+
+function positiveNumber(variable: string, fallback: number): number {
+  const raw = process.env[variable]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new UsageError(`${variable}=${JSON.stringify(raw)} is not valid: expected a positive number.`);
+  return value;
+}
+
+/** Nearest-rank percentile of ascending `sorted`. */
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+interface Distribution {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+function distribution(values: number[]): Distribution {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { count: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN };
+}
+
+function distributionJson(d: Distribution): Record<string, number> {
+  return { count: d.count, p50_ms: round(d.p50, 2), p90_ms: round(d.p90, 2), p99_ms: round(d.p99, 2), max_ms: round(d.max, 2) };
+}
+
+function ms(value: number): string {
+  return Number.isFinite(value) ? value.toFixed(1) : '-';
+}
+
+// ---------------------------------------------------------------------------------
+// What PostgreSQL says about the delivery endpoints (read after the relay stopped)
+
+interface StoredDeliveries {
+  /** Events by status. */
+  byStatus: Record<string, number>;
+  attempts: number;
+  failedAttempts: number;
+  /** A few failed attempts: status or error. */
+  failureSamples: string[];
+}
+
+async function storedDeliveries(databaseUrl: string, endpointIds: string[]): Promise<StoredDeliveries> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const statuses = await client.query<{ status: string; n: number }>('select status, count(*)::int as n from event where endpoint_id = any($1) group by status', [endpointIds]);
+    const attempts = await client.query<{ total: number; failed: number }>(
+      `select count(*)::int as total, count(*) filter (where response_status is null or response_status not between 200 and 299)::int as failed
+       from attempt a join event e on e.id = a.event_id where e.endpoint_id = any($1)`,
+      [endpointIds],
+    );
+    const samples = await client.query<{ sample: string }>(
+      `select coalesce(a.error, 'HTTP ' || a.response_status) as sample
+       from attempt a join event e on e.id = a.event_id
+       where e.endpoint_id = any($1) and (a.response_status is null or a.response_status not between 200 and 299)
+       group by 1 order by count(*) desc limit ${EXAMPLES}`,
+      [endpointIds],
+    );
+    return {
+      byStatus: Object.fromEntries(statuses.rows.map((row) => [row.status, row.n])),
+      attempts: attempts.rows[0]!.total,
+      failedAttempts: attempts.rows[0]!.failed,
+      failureSamples: samples.rows.map((row) => row.sample),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+/** Where some undelivered events stand in PostgreSQL, for the report. */
+async function describeEvents(databaseUrl: string, ids: string[]): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const rows = await client.query<{ id: string; status: string | null; attempt_count: number | null; next_attempt_at: Date | null; leased: boolean | null; last: string | null }>(
+      `select ids.id, e.status, e.attempt_count, e.next_attempt_at, e.lease_id is not null as leased,
+              (select coalesce(a.error, 'HTTP ' || a.response_status) from attempt a where a.event_id = e.id order by a.n desc limit 1) as last
+       from unnest($1::text[]) as ids(id) left join event e on e.id = ids.id`,
+      [ids],
+    );
+    return rows.rows.map((row) =>
+      row.status === null
+        ? `${row.id}: not in the event table`
+        : `${row.id}: status ${row.status}, ${row.attempt_count} attempt(s)${row.last ? ` (last: ${row.last})` : ''}, next attempt ${row.next_attempt_at?.toISOString() ?? 'none'}${row.leased ? ', leased' : ''}`,
+    );
+  } finally {
+    await client.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const durationS = seconds('BENCH_DURATION_S', DEFAULT_DURATION_S, false);
+  const warmupS = seconds('BENCH_WARMUP_S', DEFAULT_WARMUP_S, true);
+  const latencyS = seconds('BENCH_LATENCY_S', DEFAULT_LATENCY_S, false);
+  const latencyRate = positiveNumber('BENCH_LATENCY_RATE', DEFAULT_LATENCY_RATE);
+  const deliveryTimeoutMs = seconds('BENCH_DELIVERY_TIMEOUT_S', DEFAULT_DELIVERY_TIMEOUT_S, false) * 1000;
+  const stallMs = seconds('BENCH_STALL_S', DEFAULT_STALL_S, false) * 1000;
+  const waitLimits: WaitLimits = { timeoutMs: deliveryTimeoutMs, stallMs };
+  const cpuProfileDir = process.env.BENCH_RELAY_CPU_PROF?.trim() || undefined;
+  const concurrency = process.env.HOOK_DELIVERY_CONCURRENCY?.trim() || undefined;
+  const serverUrl = databaseServerUrl();
+  const body = jsonBody(BODY_SIZE_BYTES);
+  const loadBefore = loadavg();
+  const code = codeVersion();
+
+  const receiver = await startReceiver();
+  const database = await createBenchDatabase(serverUrl);
+  const relay = await startRelay(
+    database.url,
+    { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', ...(concurrency ? { HOOK_DELIVERY_CONCURRENCY: concurrency } : {}) },
+    cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(cpuProfileDir)] : [],
+  );
+  const apiKey = await createAccount(relay.url);
+  const urlEndpoint = async (name: string, track: Track) =>
+    createEndpoint(relay.url, apiKey, { name, destination: { type: 'url', url: `${receiver.url}${track.path}` } });
+
+  // 1. Durable ingest, events stored only.
+  const storeOnly = await createEndpoint(relay.url, apiKey, { name: 'bench-store-only' });
+  const ingestRuns: LoadRun[] = [];
+  if (warmupS > 0) {
+    log(`ingest: warm-up ${warmupS} s`);
+    ingestRuns.push(await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS: warmupS, body }));
+  }
+  log(`ingest: measuring ${durationS} s (store only)`);
+  const ingestRun = await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS, body });
+  ingestRuns.push(ingestRun);
+  const ingest = figures(ingestRun.result);
+
+  // Delivery warm-up: the same load briefly, waited for, not counted.
+  const warmupTrack = receiver.track('warmup', (delivered) => delivered.equals(body));
+  const warmupEndpoint = await urlEndpoint('bench-warmup', warmupTrack);
+  const deliveryWarmupS = Math.min(warmupS, MAX_DELIVERY_WARMUP_S);
+  let warmupRun: LoadRun | undefined;
+  let warmupWait: WaitOutcome | undefined;
+  if (deliveryWarmupS > 0) {
+    log(`delivery: warm-up ${deliveryWarmupS} s`);
+    warmupRun = await runLoad({ url: warmupEndpoint.url, connections: CONNECTIONS, durationS: deliveryWarmupS, body });
+    warmupWait = await warmupTrack.waitForAll('delivery warm-up', acknowledgedIds([warmupRun]).ids, waitLimits);
+  }
+
+  // 2. Sustained delivery: as fast as the relay ingests, then until all is delivered.
+  const throughputTrack = receiver.track('throughput', (delivered) => delivered.equals(body));
+  const throughputEndpoint = await urlEndpoint('bench-throughput', throughputTrack);
+  log(`delivery: ingesting ${durationS} s to an endpoint with a URL destination`);
+  const throughputStartMs = performance.now();
+  const throughputRun = await runLoad({ url: throughputEndpoint.url, connections: CONNECTIONS, durationS, body });
+  const ingestEndMs = performance.now();
+  const deliveredDuringIngest = throughputTrack.arrivals.size;
+  const throughputAcks = acknowledgedIds([throughputRun]);
+  log(`delivery: ${deliveredDuringIngest} of ${throughputAcks.ids.size} acknowledged events delivered when ingest ended; waiting for the rest`);
+  const throughputWait = await throughputTrack.waitForAll('delivery', throughputAcks.ids, waitLimits);
+  const whileDelivering = figures(throughputRun.result);
+  const deliverySpanS = (throughputWait.atMs - throughputStartMs) / 1000;
+  const deliveriesPerSecond = deliverySpanS > 0 ? throughputWait.delivered / deliverySpanS : 0;
+  const ingestSpanS = (ingestEndMs - throughputStartMs) / 1000;
+  const deliveriesPerSecondDuringIngest = deliveredDuringIngest / ingestSpanS;
+  const drainS = Math.max(0, (throughputWait.atMs - ingestEndMs) / 1000);
+  const ratio = ingest.requestsPerSecond > 0 ? deliveriesPerSecond / ingest.requestsPerSecond : 0;
+
+  // 3. Latency at a steady rate well under saturation.
+  const latencyBodies = new Map<number, Buffer>();
+  const latencyTrack = receiver.track('latency', (delivered) => {
+    try {
+      const seq: unknown = JSON.parse(delivered.toString('utf8')).seq;
+      return typeof seq === 'number' && latencyBodies.get(seq)?.equals(delivered) === true;
+    } catch {
+      return false;
+    }
+  });
+  const latencyEndpoint = await urlEndpoint('bench-latency', latencyTrack);
+  const warmupMissing = warmupWait?.missing ?? [];
+  const backlogAtLatencyStart = warmupMissing.length + throughputWait.missing.length;
+  log(`latency: ${latencyRate} events/s for ${latencyS} s`);
+  const paced = await runPaced(latencyEndpoint.url, latencyRate, latencyS, LATENCY_CONNECTIONS, latencyBodies);
+  const latencyWait = await latencyTrack.waitForAll('latency', paced.acknowledged.keys(), waitLimits);
+  const endToEnd: number[] = [];
+  const ingestAnswer: number[] = [];
+  for (const [id, sent] of paced.acknowledged) {
+    ingestAnswer.push(sent.answeredAtMs - sent.sentAtMs);
+    const arrival = latencyTrack.arrivals.get(id);
+    if (arrival) endToEnd.push(arrival.firstAtMs - sent.sentAtMs);
+  }
+  const latency = distribution(endToEnd);
+  const answer = distribution(ingestAnswer);
+  const achievedRate = paced.sendingMs > 0 ? paced.sent / (paced.sendingMs / 1000) : 0;
+
+  const ending = (wait: WaitOutcome): string =>
+    wait.ending === 'timeout' ? `after ${deliveryTimeoutMs / 1000} s (BENCH_DELIVERY_TIMEOUT_S)` : wait.ending === 'stalled' ? `after ${stallMs / 1000} s without any delivery to the endpoint (BENCH_STALL_S)` : 'complete';
+
+  // 4. Verification, after a graceful stop (it finishes and records the deliveries in flight).
+  log('stopping the relay');
+  const relayExit = await relay.stop();
+  const relayWarnings = relay.stderrLinesWhileServing();
+  const tracks = [warmupTrack, throughputTrack, latencyTrack];
+  const deliveryEndpointIds = [warmupEndpoint.id, throughputEndpoint.id, latencyEndpoint.id];
+  const stored = await storedDeliveries(database.url, deliveryEndpointIds);
+  const missing = [...warmupMissing, ...throughputWait.missing, ...latencyWait.missing].filter((id) => !tracks.some((track) => track.arrivals.has(id)));
+  const missingDescribed = missing.length > 0 ? await describeEvents(database.url, missing.slice(0, EXAMPLES)) : [];
+  const acknowledgedCount =
+    (warmupRun ? acknowledgedIds([warmupRun]).ids.size : 0) + throughputAcks.ids.size + paced.acknowledged.size;
+  const duplicates = tracks.map((track) => track.duplicates());
+  const duplicateIds = duplicates.flatMap((d) => d.ids);
+  const duplicateDeliveries = duplicates.reduce((sum, d) => sum + d.extra, 0);
+  const deliveredDistinct = tracks.reduce((sum, track) => sum + track.arrivals.size, 0);
+  const deliveryRequests = tracks.reduce((sum, track) => sum + track.requests, 0);
+  const badBodies = tracks.reduce((sum, track) => sum + track.badBodies, 0);
+  const storedRows = Object.values(stored.byStatus).reduce((sum, n) => sum + n, 0);
+  const storedUndelivered = storedRows - (stored.byStatus.delivered ?? 0);
+
+  const loadRuns = [...ingestRuns, ...(warmupRun ? [warmupRun] : []), throughputRun];
+  const ingestNon2xx = loadRuns.reduce((sum, run) => sum + run.result.non2xx, 0) + paced.non2xx;
+  const ingestErrors = loadRuns.reduce((sum, run) => sum + run.result.errors, 0) + paced.errors;
+  const unreadable = acknowledgedIds(loadRuns).unreadable + paced.unreadable;
+
+  const problems: string[] = [];
+  if (missing.length > 0) {
+    const byPhase = [['warm-up', warmupMissing], ['throughput', throughputWait.missing], ['latency', latencyWait.missing]] as const;
+    const missingSet = new Set(missing);
+    const phases = byPhase.map(([name, ids]) => `${name} ${ids.filter((id) => missingSet.has(id)).length}`).join(', ');
+    const endings = [warmupWait, throughputWait, latencyWait].filter((wait) => wait && wait.ending !== 'complete').map((wait) => ending(wait!));
+    problems.push(`${missing.length} acknowledged event(s) not delivered (${phases}); waits ended ${[...new Set(endings)].join(', ')}; e.g.`);
+    problems.push(...missingDescribed.map((line) => `  ${line}`));
+  }
+  if (badBodies > 0) problems.push(`${badBodies} delivery(ies) carried a body other than the one sent`);
+  if (receiver.stray() > 0) problems.push(`${receiver.stray()} request(s) reached the receiver on an unknown path or without webhook-id`);
+  if (ingestNon2xx > 0) problems.push(`relay answered ${ingestNon2xx} ingest request(s) with a non-2xx status`);
+  if (ingestErrors > 0) problems.push(`relay left ${ingestErrors} ingest request(s) without an answer (connection errors or timeouts)`);
+  if (unreadable > 0) problems.push(`${unreadable} 2xx ingest answer(s) without an event id`);
+  if (relayExit.code !== 0) problems.push(`relay did not shut down cleanly (exit code ${relayExit.code}, signal ${relayExit.signal}${relayExit.killed ? ', killed after timeout' : ''})`);
+
+  const ratioPass = ratio >= TARGET_DELIVERY_RATIO;
+  // Percentiles over part of the events (the rest never arrived) cannot pass.
+  const latencyPass = latencyRate === DEFAULT_LATENCY_RATE && latency.count > 0 && latency.count === paced.acknowledged.size && latency.p50 < TARGET_LATENCY_P50_MS;
+  const widths = [22, 13, 8, 8, 10, 8, 7, 9];
+  const row = (name: string, f: TargetFigures): string =>
+    formatRow([name, f.requestsPerSecond.toFixed(1), f.latencyP50Ms.toFixed(1), f.latencyP99Ms.toFixed(1), f.requests, f.non2xx, f.errors, f.timeouts], widths);
+  const out = [
+    '',
+    `Delivery benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${warmupS} s ingest + ${deliveryWarmupS} s delivery warm-up (not counted), ${durationS} s of load per throughput phase, ${latencyRate} events/s for ${latencyS} s for latency`,
+    machineLine(loadBefore),
+    `Relay database: ${database.description}`,
+    ...(code ? [`Relay code: ${code}`] : []),
+    `Relay: one process, HOOK_ROLE=all, HOOK_DELIVERY_CONCURRENCY=${concurrency ?? 'default'}; receiver in the bench process (shares its CPU with the load generator)`,
+    '',
+    formatRow(['ingest', 'req/s (mean)', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors', 'timeouts'], widths),
+    row('1. store only', ingest),
+    row('2. URL destination', whileDelivering),
+    '',
+    `2. delivery: ${throughputWait.delivered} events delivered in ${deliverySpanS.toFixed(2)} s from first ingest to last delivery → ${deliveriesPerSecond.toFixed(1)} deliveries/s`,
+    ...(throughputWait.missing.length > 0
+      ? [`   INCOMPLETE: the wait ended ${ending(throughputWait)} with ${throughputWait.missing.length} of ${throughputAcks.ids.size} acknowledged events undelivered; the rate is over what arrived`]
+      : []),
+    `   while ingesting: ${deliveriesPerSecondDuringIngest.toFixed(1)} deliveries/s (${deliveredDuringIngest} of ${throughputAcks.ids.size} acknowledged delivered when the ${ingestSpanS.toFixed(1)} s of load ended); backlog ${throughputWait.missing.length > 0 ? 'not drained' : `drained in ${drainS.toFixed(2)} s`}`,
+    `   ratio (deliveries/s ÷ store-only ingest req/s): ${ratio.toFixed(2)}`,
+    `3. latency at ${achievedRate.toFixed(1)} events/s (${paced.sent} sent, ${paced.acknowledged.size} acknowledged), ingest send → arrival at the receiver:`,
+    ...(backlogAtLatencyStart > 0 ? [`   (started with ${backlogAtLatencyStart} undelivered events of the earlier phases still queued: not an unsaturated relay)`] : []),
+    latency.count === 0
+      ? `   end-to-end: no delivery arrived; the wait ended ${ending(latencyWait)} (ingest answer alone: p50 ${ms(answer.p50)} ms, p99 ${ms(answer.p99)} ms)`
+      : `   end-to-end p50 ${ms(latency.p50)} ms, p90 ${ms(latency.p90)} ms, p99 ${ms(latency.p99)} ms, max ${ms(latency.max)} ms${latency.count < paced.acknowledged.size ? ` over the ${latency.count} delivered in time` : ''} (ingest answer alone: p50 ${ms(answer.p50)} ms, p99 ${ms(answer.p99)} ms)`,
+    `4. events acknowledged to URL endpoints: ${acknowledgedCount}, delivered at least once: ${acknowledgedCount - missing.length}, missing: ${missing.length}`,
+    `   delivery requests received: ${deliveryRequests} for ${deliveredDistinct} distinct ids; duplicates: ${duplicateIds.length} id(s) delivered more than once (${duplicateDeliveries} extra deliveries)${duplicateIds.length > 0 ? `, e.g. ${duplicateIds.slice(0, EXAMPLES).join(', ')}` : ''}`,
+    `   PostgreSQL after stop: ${storedRows} events (${Object.entries(stored.byStatus).map(([status, n]) => `${status} ${n}`).join(', ') || 'none'}), ${stored.attempts} attempts recorded, ${stored.failedAttempts} failed${stored.failureSamples.length > 0 ? ` (${stored.failureSamples.join('; ')})` : ''}`,
+    ...(storedUndelivered > 0 && missing.length === 0 ? [`   (${storedUndelivered} stored event(s) not delivered were still in flight when a load run ended, so their 2xx was never read: not losses)`] : []),
+    ...(relayWarnings > 0 ? [`   relay wrote ${relayWarnings} line(s) to stderr at log level warn during the runs (shown above)`] : []),
+    `target: deliveries/s ÷ ingest req/s >= ${TARGET_DELIVERY_RATIO.toFixed(2)} → ${ratioPass ? 'PASS' : 'FAIL'}`,
+    latencyRate === DEFAULT_LATENCY_RATE
+      ? `target: end-to-end p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → ${latencyPass ? 'PASS' : 'FAIL'}`
+      : `target: end-to-end p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → not judged (BENCH_LATENCY_RATE=${latencyRate})`,
+    ...problems.map((problem) => (problem.startsWith('  ') ? `PROBLEM:${problem}` : `PROBLEM: ${problem}`)),
+    `result: ${problems.length === 0 ? `every acknowledged event delivered${duplicateIds.length > 0 ? ' (some more than once)' : ''}, no failed requests` : 'FAILED (see PROBLEM lines)'}`,
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+
+  if (process.env.BENCH_JSON === '1') {
+    const summary = {
+      connections: CONNECTIONS,
+      body_bytes: BODY_SIZE_BYTES,
+      duration_s: durationS,
+      warmup_s: warmupS,
+      latency_s: latencyS,
+      database: serverUrl ? 'server' : 'embedded',
+      code: code ?? null,
+      delivery_concurrency: concurrency ?? 'default',
+      ingest: figuresJson(ingest),
+      ingest_while_delivering: figuresJson(whileDelivering),
+      delivered: throughputWait.delivered,
+      delivery_span_s: round(deliverySpanS, 3),
+      deliveries_per_second: round(deliveriesPerSecond, 1),
+      deliveries_per_second_during_ingest: round(deliveriesPerSecondDuringIngest, 1),
+      drain_s: round(drainS, 3),
+      throughput_wait: throughputWait.ending,
+      latency_wait: latencyWait.ending,
+      ratio: round(ratio, 3),
+      target_ratio: TARGET_DELIVERY_RATIO,
+      ratio_pass: ratioPass,
+      latency_rate: round(achievedRate, 1),
+      latency: distributionJson(latency),
+      ingest_answer: distributionJson(answer),
+      target_latency_p50_ms: TARGET_LATENCY_P50_MS,
+      latency_pass: latencyPass,
+      acknowledged: acknowledgedCount,
+      missing: missing.length,
+      duplicate_ids: duplicateIds.length,
+      duplicate_deliveries: duplicateDeliveries,
+      failed_attempts: stored.failedAttempts,
+      problems,
+    };
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  }
+  return problems.length === 0 ? 0 : 1;
+}
+
+await runBench(main);

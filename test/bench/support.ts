@@ -1,0 +1,441 @@
+/**
+ * What the benchmarks (`npm run bench:*`) share: settings from the environment, the
+ * clean-up registry (every resource registers its release as soon as it exists; the
+ * stack runs in reverse on success, failure or a signal), child servers started as
+ * their own processes, a fresh database for the relay, autocannon runs, the relay's
+ * API calls and report formatting. `runBench(main)` ties them together: it runs
+ * `main`, releases everything and exits with main's code (2 for bad settings, 1 for an
+ * exception, 130 after SIGINT/SIGTERM).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+import type { Result } from 'autocannon';
+import { startEmbeddedPostgres } from '@hook/db';
+import { adminQuery, withDatabase } from '@hook/db/testing';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../..');
+export const RELAY_ENTRY = join(REPO_ROOT, 'apps/relay/src/server.ts');
+
+/** autocannon counts a request unanswered this long as a timeout. */
+export const REQUEST_TIMEOUT_S = 10;
+/** The relay migrates a fresh database before it listens. */
+export const RELAY_START_TIMEOUT_MS = 60_000;
+/** How long a child gets after SIGTERM before SIGKILL. */
+const STOP_TIMEOUT_MS = 10_000;
+const STDERR_TAIL_LINES = 20;
+
+/** Bad settings: reported without a stack, exit code 2. */
+export class UsageError extends Error {}
+
+export function log(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+/** A number of seconds from the environment, or `fallback` when unset. */
+export function seconds(variable: string, fallback: number, allowZero: boolean): number {
+  const raw = process.env[variable]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new UsageError(`${variable}=${JSON.stringify(raw)} is not valid: expected a ${allowZero ? 'non-negative' : 'positive'} number of seconds.`);
+  }
+  return value;
+}
+
+/**
+ * A JSON document of exactly `size` bytes, shaped like a typical webhook; `fields` go
+ * at its top level (a sequence number, a send time).
+ */
+export function jsonBody(size: number, fields: Record<string, string | number> = {}): Buffer {
+  const envelope = { type: 'bench.event', created_at: new Date().toISOString(), ...fields, data: { object: 'invoice', padding: '' } };
+  const padding = size - Buffer.byteLength(JSON.stringify(envelope));
+  if (padding < 0) throw new Error(`body envelope is larger than ${size} bytes`);
+  envelope.data.padding = 'x'.repeat(padding);
+  const body = Buffer.from(JSON.stringify(envelope));
+  if (body.length !== size) throw new Error(`body is ${body.length} bytes, expected ${size}`);
+  return body;
+}
+
+// ---------------------------------------------------------------------------------
+// Clean-up and interruption
+
+const cleanups: { label: string; run: () => Promise<void> }[] = [];
+let cleaning: Promise<void> | undefined;
+
+/** Registers how to release a resource; releases run in reverse order of registration. */
+export function onCleanup(label: string, run: () => Promise<void>): void {
+  cleanups.push({ label, run });
+}
+
+/** Releases everything once; a signal during the normal clean-up waits for the same run. */
+export async function runCleanups(): Promise<void> {
+  cleaning ??= (async () => {
+    for (let cleanup = cleanups.pop(); cleanup; cleanup = cleanups.pop()) {
+      try {
+        await cleanup.run();
+      } catch (error) {
+        log(`clean-up of ${cleanup.label} failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  })();
+  await cleaning;
+}
+
+const interruptHooks = new Set<() => void>();
+let interrupted = false;
+
+/** Whether SIGINT or SIGTERM arrived. */
+export function isInterrupted(): boolean {
+  return interrupted;
+}
+
+/** Calls `hook` (stop sending load, say) if a signal arrives before the returned function is called. */
+export function onInterrupt(hook: () => void): () => void {
+  interruptHooks.add(hook);
+  return () => void interruptHooks.delete(hook);
+}
+
+/**
+ * Runs a benchmark's `main` and exits with its code after releasing everything: 2 for
+ * a UsageError, 1 for any other exception, 130 after SIGINT/SIGTERM.
+ */
+export async function runBench(main: () => Promise<number>): Promise<never> {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (interrupted) return;
+      interrupted = true;
+      log(`${signal} received, stopping servers and removing the bench database`);
+      for (const hook of interruptHooks) hook();
+      void runCleanups().finally(() => process.exit(130));
+    });
+  }
+  let exitCode: number;
+  try {
+    exitCode = await main();
+  } catch (error) {
+    if (error instanceof UsageError) {
+      log(error.message);
+      exitCode = 2;
+    } else {
+      log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      exitCode = 1;
+    }
+  } finally {
+    await runCleanups();
+  }
+  process.exit(exitCode);
+}
+
+// ---------------------------------------------------------------------------------
+// Child servers
+
+export interface ServerProcess {
+  /** The URL the server printed as its first stdout line. */
+  url: string;
+  /** Lines the server wrote to stderr between being ready and being asked to stop (at warn level: problems). */
+  stderrLinesWhileServing(): number;
+  /** SIGTERM, then SIGKILL after STOP_TIMEOUT_MS. Resolves with how it ended. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }>;
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+async function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (exited(child)) return true;
+  return new Promise((done) => {
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      done(false);
+    }, timeoutMs);
+    const onExit = (): void => {
+      clearTimeout(timer);
+      done(true);
+    };
+    child.once('exit', onExit);
+  });
+}
+
+/**
+ * Starts `node <entry>` and waits for a first stdout line matching `ready` (group 1:
+ * the URL). Its stderr is passed through, prefixed with `name`. Stopped by the
+ * clean-up registry at the latest.
+ */
+export async function startServer(name: string, entry: string, env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs: number, nodeArgs: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, entry], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderrTail: string[] = [];
+  let stderrLines = 0;
+  let readyAtLine = Number.POSITIVE_INFINITY;
+  let stopping: ReturnType<ServerProcess['stop']> | undefined;
+  let stderrLinesAtStop: number | undefined;
+  const stop: ServerProcess['stop'] = () => {
+    stderrLinesAtStop ??= stderrLines;
+    stopping ??= (async () => {
+      let killed = false;
+      if (child.pid !== undefined && !exited(child)) {
+        child.kill('SIGTERM');
+        if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
+          log(`${name} did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM; sending SIGKILL`);
+          killed = true;
+          child.kill('SIGKILL');
+          await waitForExit(child, STOP_TIMEOUT_MS);
+        }
+      }
+      return { code: child.exitCode, signal: child.signalCode, killed };
+    })();
+    return stopping;
+  };
+  onCleanup(name, async () => void (await stop()));
+
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    stderrLines++;
+    stderrTail.push(line);
+    if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+    process.stderr.write(`[${name}] ${line}\n`);
+  });
+
+  const url = await new Promise<string>((done, fail) => {
+    const stdout = createInterface({ input: child.stdout! });
+    let first = true;
+    const timer = setTimeout(() => fail(new Error(`${name} did not start within ${timeoutMs} ms:\n${stderrTail.join('\n')}`)), timeoutMs);
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      clearTimeout(timer);
+      // Let the last stderr lines arrive before quoting them.
+      setImmediate(() => fail(new Error(`${name} exited during start-up (code ${code}, signal ${signal}):\n${stderrTail.join('\n')}`)));
+    };
+    child.once('exit', onExit);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      fail(error);
+    });
+    stdout.on('line', (line) => {
+      if (!first) return; // keep draining the rest so the pipe never fills
+      first = false;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      const match = ready.exec(line);
+      if (match?.[1]) done(match[1]);
+      else fail(new Error(`${name} printed ${JSON.stringify(line)} where its URL was expected`));
+    });
+  });
+  readyAtLine = stderrLines;
+  return { url, stderrLinesWhileServing: () => Math.max(0, (stderrLinesAtStop ?? stderrLines) - readyAtLine), stop };
+}
+
+/** The environment for the relay: ours without any HOOK_* setting, plus the bench's and `extra`. */
+export function relayEnvironment(databaseUrl: string, dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('HOOK_')) env[name] = value;
+  return { ...env, HOOK_DATABASE_URL: databaseUrl, HOOK_DATA_DIR: dataDir, HOOK_HOST: '127.0.0.1', HOOK_PORT: '0', HOOK_LOG_LEVEL: 'warn', ...extra };
+}
+
+/**
+ * Starts the relay (apps/relay/src/server.ts) on `databaseUrl` with a temporary data
+ * directory; `extraEnv` adds HOOK_* settings, `nodeArgs` go before the entry
+ * (`--cpu-prof`, say).
+ */
+export async function startRelay(databaseUrl: string, extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ServerProcess> {
+  const relayDataDir = mkdtempSync(join(tmpdir(), 'hook-bench-relay-'));
+  onCleanup(`temporary directory ${relayDataDir}`, async () => rmSync(relayDataDir, { recursive: true, force: true }));
+  log('starting the relay');
+  return startServer('relay', RELAY_ENTRY, relayEnvironment(databaseUrl, relayDataDir, extraEnv), /^Hook relay listening on (\S+)$/, RELAY_START_TIMEOUT_MS, nodeArgs);
+}
+
+// ---------------------------------------------------------------------------------
+// Database for the relay
+
+export interface BenchDatabase {
+  url: string;
+  description: string;
+}
+
+/** HOOK_BENCH_DATABASE_URL or HOOK_TEST_DATABASE_URL, if either is set. */
+export function databaseServerUrl(): string | undefined {
+  return process.env.HOOK_BENCH_DATABASE_URL?.trim() || process.env.HOOK_TEST_DATABASE_URL?.trim() || undefined;
+}
+
+/**
+ * A fresh database: a new `hook_bench_<random>` on `serverUrl` (dropped afterwards), or
+ * without one an embedded PostgreSQL in a temporary directory (removed afterwards).
+ */
+export async function createBenchDatabase(serverUrl: string | undefined): Promise<BenchDatabase> {
+  if (serverUrl) {
+    const name = `hook_bench_${randomBytes(6).toString('hex')}`;
+    await adminQuery(serverUrl, `create database ${name}`);
+    onCleanup(`database ${name}`, () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`));
+    const host = new URL(serverUrl).host;
+    return { url: withDatabase(serverUrl, name), description: `PostgreSQL server at ${host}, fresh database ${name} (dropped afterwards)` };
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'hook-bench-pg-'));
+  onCleanup(`temporary directory ${dataDir}`, async () => rmSync(dataDir, { recursive: true, force: true }));
+  log(`starting embedded PostgreSQL in ${dataDir}`);
+  const embedded = await startEmbeddedPostgres({ dataDir, database: 'hook_bench', log });
+  onCleanup('embedded PostgreSQL', () => embedded.stop());
+  return { url: embedded.url, description: `embedded PostgreSQL on 127.0.0.1:${embedded.port} (temporary, removed afterwards)` };
+}
+
+// ---------------------------------------------------------------------------------
+// Load
+
+export interface LoadRun {
+  result: Result;
+  /** Bodies of the 2xx responses, in arrival order. */
+  acknowledged: string[];
+}
+
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  durationS: number;
+  body: Buffer;
+}
+
+/** One autocannon run of POSTs with a JSON body; stopped early by a signal. */
+export async function runLoad(options: LoadOptions): Promise<LoadRun> {
+  const acknowledged: string[] = [];
+  const request = {
+    method: 'POST' as const,
+    body: options.body,
+    headers: { 'content-type': 'application/json' },
+    onResponse: (status: number, responseBody: string): void => {
+      if (status >= 200 && status < 300) acknowledged.push(responseBody);
+    },
+  };
+  let forget = (): void => undefined;
+  const result = await new Promise<Result>((done, fail) => {
+    const instance = autocannon(
+      {
+        url: options.url,
+        connections: options.connections,
+        duration: options.durationS,
+        timeout: REQUEST_TIMEOUT_S,
+        method: request.method,
+        body: request.body,
+        headers: request.headers,
+        requests: [request],
+      },
+      (error: unknown, result: Result) => (error ? fail(error) : done(result)),
+    );
+    forget = onInterrupt(() => instance.stop());
+  });
+  forget();
+  if (interrupted) throw new Error('interrupted');
+  return { result, acknowledged };
+}
+
+/** The event ids in the 2xx answers of `runs`, and how many answers had none. */
+export function acknowledgedIds(runs: readonly LoadRun[]): { ids: Set<string>; unreadable: number } {
+  const ids = new Set<string>();
+  let unreadable = 0;
+  for (const run of runs) {
+    for (const responseBody of run.acknowledged) {
+      try {
+        const id: unknown = JSON.parse(responseBody).id;
+        if (typeof id === 'string') ids.add(id);
+        else unreadable++;
+      } catch {
+        unreadable++;
+      }
+    }
+  }
+  return { ids, unreadable };
+}
+
+export interface TargetFigures {
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+export function figures(result: Result): TargetFigures {
+  return {
+    requestsPerSecond: result.requests.mean,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+export function figuresJson(f: TargetFigures): Record<string, number> {
+  return {
+    requests_per_second: round(f.requestsPerSecond, 1),
+    latency_p50_ms: f.latencyP50Ms,
+    latency_p99_ms: f.latencyP99Ms,
+    requests: f.requests,
+    non_2xx: f.non2xx,
+    errors: f.errors,
+    timeouts: f.timeouts,
+  };
+}
+
+// ---------------------------------------------------------------------------------
+// Relay set-up over its API
+
+export async function postJson(url: string, apiKey?: string, json?: unknown): Promise<any> {
+  const headers: Record<string, string> = {};
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  if (json !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(url, { method: 'POST', headers, body: json === undefined ? undefined : JSON.stringify(json) });
+  const text = await response.text();
+  if (response.status !== 201) throw new Error(`POST ${url} answered ${response.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** Signs up a new account on the relay; returns its API key. */
+export async function createAccount(baseUrl: string): Promise<string> {
+  const signUp = await postJson(`${baseUrl}/v1/accounts`);
+  if (typeof signUp.api_key !== 'string') throw new Error(`unexpected sign-up answer: ${JSON.stringify(signUp)}`);
+  return signUp.api_key;
+}
+
+/** Creates an endpoint (`settings`: the POST /v1/endpoints body); returns its id and ingest URL. */
+export async function createEndpoint(baseUrl: string, apiKey: string, settings: Record<string, unknown>): Promise<{ id: string; url: string }> {
+  const endpoint = await postJson(`${baseUrl}/v1/endpoints`, apiKey, settings);
+  if (typeof endpoint.id !== 'string' || typeof endpoint.url !== 'string') throw new Error(`unexpected endpoint: ${JSON.stringify(endpoint)}`);
+  return { id: endpoint.id, url: endpoint.url };
+}
+
+// ---------------------------------------------------------------------------------
+// Report
+
+export function formatRow(cells: (string | number)[], widths: number[]): string {
+  return cells.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]!) : String(cell).padStart(widths[i]!))).join('  ');
+}
+
+export function round(value: number, digits: number): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}
+
+/** The report's machine line: CPU count and the load average taken before the run. */
+export function machineLine(loadBefore: number[]): string {
+  return `Machine: ${cpus().length} CPUs, load average before the run ${loadBefore.map((value) => value.toFixed(2)).join(' ')} (other work on the machine makes figures noisy)`;
+}
+
+/**
+ * The code under test: the commit, and whether apps/ or packages/ have uncommitted
+ * changes (a shared working tree can change between runs). Undefined without git.
+ */
+export function codeVersion(): string | undefined {
+  try {
+    const git = (...args: string[]): string => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const commit = git('rev-parse', '--short', 'HEAD');
+    const changed = git('status', '--porcelain', '--', 'apps', 'packages').split('\n').filter(Boolean).length;
+    return changed > 0 ? `${commit} with ${changed} uncommitted change(s) in apps/ and packages/` : commit;
+  } catch {
+    return undefined;
+  }
+}
