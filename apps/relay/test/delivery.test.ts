@@ -48,6 +48,17 @@ async function until(id: string, status: string, timeoutMs = 10_000): Promise<an
   }
 }
 
+/** Polls until the event has at least one attempt; returns the event as the API shows it. */
+async function firstAttempt(baseUrl: string, apiKey: string, id: string, timeoutMs = 5000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const event = (await api(baseUrl, 'GET', `/v1/events/${id}`, { key: apiKey })).body;
+    if (event.attempts.length > 0) return event;
+    if (Date.now() > deadline) throw new Error(`event ${id} has no attempt after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 function only(receiver: Receiver, eventId: string) {
   return receiver.requests.filter((request) => request.headers['webhook-id'] === eventId);
 }
@@ -124,12 +135,7 @@ describe('delivery', () => {
       const endpoint = await urlEndpoint(slow.url);
       const id = await send(endpoint.url, '{"n":3}');
       await slow.waitFor(1);
-      const deadline = Date.now() + 5000;
-      let event = await eventOf(id);
-      while (event.attempts.length === 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        event = await eventOf(id);
-      }
+      const event = await firstAttempt(relay.baseUrl, key, id);
       expect(event.attempts[0]).toMatchObject({ response_status: null, error: expect.stringMatching(/no answer within 1000 ms/) });
       expect(event.attempts[0].duration_ms).toBeGreaterThanOrEqual(900);
     } finally {
@@ -140,12 +146,7 @@ describe('delivery', () => {
     await closed.close();
     const endpoint = await urlEndpoint(closedUrl);
     const id = await send(endpoint.url, '{"n":4}');
-    const deadline = Date.now() + 5000;
-    let event = await eventOf(id);
-    while (event.attempts.length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      event = await eventOf(id);
-    }
+    const event = await firstAttempt(relay.baseUrl, key, id);
     expect(event.attempts[0].error).toMatch(/ECONNREFUSED/);
     await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'paused' } });
   });
@@ -229,7 +230,8 @@ describe('delivery', () => {
   });
 
   it('keeps one slow destination from stalling the others', async () => {
-    const slow = await startReceiver(() => ({ status: 200, delayMs: 700 }));
+    // Well apart, so a loaded machine cannot blur them: a stalled fast event would wait 2 s.
+    const slow = await startReceiver(() => ({ status: 200, delayMs: 2000 }));
     try {
       const slowEndpoint = await urlEndpoint(slow.url);
       const fastEndpoint = await urlEndpoint();
@@ -240,7 +242,7 @@ describe('delivery', () => {
       const started = Date.now();
       const id = await send(fastEndpoint.url, '{"fast":true}');
       await until(id, 'delivered', 5000);
-      expect(Date.now() - started).toBeLessThan(600);
+      expect(Date.now() - started).toBeLessThan(1500);
     } finally {
       await slow.close();
     }
@@ -317,12 +319,7 @@ describe('private destinations', () => {
       const endpoint = await createEndpoint(strict.baseUrl, strictKey, { name: 'public', destination: { type: 'url', url: 'http://public.invalid/x' } });
       await sqlRows(strict, 'update endpoint set destination_url = ? where id = ?', [receiver.url, endpoint.id]);
       const id = (await readJson(await fetch(endpoint.url, { method: 'POST', body: 'x' }))).id;
-      const deadline = Date.now() + 5000;
-      let attempts: any[] = [];
-      while (attempts.length === 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        attempts = (await api(strict.baseUrl, 'GET', `/v1/events/${id}`, { key: strictKey })).body.attempts;
-      }
+      const { attempts } = await firstAttempt(strict.baseUrl, strictKey, id);
       expect(attempts[0]).toMatchObject({ response_status: null, error: expect.stringMatching(/private, loopback or link-local/) });
       expect(only(receiver, id)).toHaveLength(0);
     } finally {
