@@ -4,47 +4,27 @@
  * of the run and started again. Every acknowledged event must end delivered and reach
  * the receiver; duplicates (the same webhook-id twice) are allowed but reported.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../support/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 import type { TestDatabase } from '@hook/db/testing';
 
-const repoRoot = new URL('../../', import.meta.url).pathname;
 const EVENTS = 2000;
 const children = new Set<ChildProcess>();
 let database: TestDatabase | undefined;
 let receiver: Receiver | undefined;
 
-async function startRelay(databaseUrl: string): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const child = spawn(process.execPath, ['apps/relay/src/server.ts'], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      HOOK_DATABASE_URL: databaseUrl,
-      HOOK_PORT: '0',
-      HOOK_LOG_LEVEL: 'warn',
-      // Twelve fast retries: an event failing thirteen times at 30% is a one-in-six-million event.
-      HOOK_RETRY_SCHEDULE: Array(12).fill('20ms').join(','),
-      HOOK_DELIVERY_TIMEOUT: '1s',
-      HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+async function startRelay(databaseUrl: string): Promise<RelayProcess> {
+  const relay = await startRelayProcess(databaseUrl, {
+    // Twelve fast retries: an event failing thirteen times at 30% is a one-in-six-million event.
+    HOOK_RETRY_SCHEDULE: Array(12).fill('20ms').join(','),
+    HOOK_DELIVERY_TIMEOUT: '1s',
   });
-  children.add(child);
-  let output = '';
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /Hook relay listening on (\S+)/.exec(stdout);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`relay exited (${code}) before listening: ${output}`)));
-  });
-  return { child, baseUrl };
+  children.add(relay.child);
+  return relay;
 }
 
 afterAll(async () => {

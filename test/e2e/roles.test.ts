@@ -3,33 +3,21 @@
  * serves only /healthz and delivers what the api process stored, through the shared
  * database.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from '../support/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { startRelayProcess } from '../support/relay-process.ts';
 
-const repoRoot = new URL('../../', import.meta.url).pathname;
 const children: ChildProcess[] = [];
 let database: TestDatabase | undefined;
 let receiver: Receiver | undefined;
 
 async function startRelay(role: string, databaseUrl: string): Promise<string> {
-  const child = spawn(process.execPath, ['apps/relay/src/server.ts'], {
-    cwd: repoRoot,
-    env: { ...process.env, HOOK_DATABASE_URL: databaseUrl, HOOK_PORT: '0', HOOK_LOG_LEVEL: 'warn', HOOK_ROLE: role, HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /Hook relay listening on (\S+)/.exec(stdout);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`relay (${role}) exited with ${code}`)));
-  });
+  const relay = await startRelayProcess(databaseUrl, { HOOK_ROLE: role });
+  children.push(relay.child);
+  return relay.baseUrl;
 }
 
 afterAll(async () => {

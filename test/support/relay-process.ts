@@ -1,0 +1,33 @@
+/** The relay as a separate process (`node apps/relay/src/server.ts`) on a given database. */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+const repoRoot = new URL('../../', import.meta.url).pathname;
+
+export interface RelayProcess {
+  child: ChildProcess;
+  baseUrl: string;
+}
+
+/**
+ * Starts a relay process on `databaseUrl` (free port, warnings only, private
+ * destinations allowed for local receivers) with `env` on top; resolves once it listens.
+ */
+export async function startRelayProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<RelayProcess> {
+  const child = spawn(process.execPath, ['apps/relay/src/server.ts'], {
+    cwd: repoRoot,
+    env: { ...process.env, HOOK_DATABASE_URL: databaseUrl, HOOK_PORT: '0', HOOK_LOG_LEVEL: 'warn', HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /Hook relay listening on (\S+)/.exec(stdout);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`relay exited (${code}) before listening: ${stderr}`)));
+  });
+  return { child, baseUrl };
+}
