@@ -254,6 +254,13 @@ describe('delivery', () => {
   });
 });
 
+describe('queue statistics', () => {
+  it('are refreshed by the worker, so the claim is planned as an index probe even where autovacuum is off', async () => {
+    const rows = await sqlRows(relay, "select last_analyze from pg_stat_user_tables where relname = 'event'");
+    expect(rows[0].last_analyze).not.toBeNull();
+  });
+});
+
 describe('replay', () => {
   it('replays one event now and answers with it; status follows the attempt', async () => {
     const switchable = await startReceiver(() => ({ status: 500 }));
