@@ -37,6 +37,7 @@ export async function startTestRelay(overrides: Partial<RelayConfig> = {}, optio
       concurrency: config.deliveryConcurrency,
       leaseMs: leaseMsFor(config),
       pollIntervalMs: options.workerPollMs,
+      local: app.localDelivery,
     });
     await worker.start();
   }

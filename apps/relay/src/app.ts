@@ -4,6 +4,7 @@ import { AttemptRecorder, EventWriter, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
 import { type AttemptContext } from './delivery/attempt.ts';
 import { DeliverySender } from './delivery/sender.ts';
+import { LocalDelivery } from './delivery/worker.ts';
 import { requireApiKey } from './plugins/auth.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
@@ -24,6 +25,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** What a delivery attempt needs, shared by replay routes and the delivery worker. */
     delivery: AttemptContext;
+    /** This process's delivery worker, for ingest to hand new events to (attached by the worker when it starts). */
+    localDelivery: LocalDelivery;
   }
 }
 
@@ -61,6 +64,8 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
     retryScheduleMs: config.retryScheduleMs,
     onEndpointDisabled: (endpointId: string) => targets.invalidateEndpoint(endpointId),
   } satisfies AttemptContext);
+  const localDelivery = new LocalDelivery();
+  app.decorate('localDelivery', localDelivery);
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -81,7 +86,7 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
   await app.register(healthRoutes);
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz alone
   await app.register(accountSignupRoutes);
-  await app.register(ingestRoutes, { writer, targets, maxPayloadBytes: config.maxPayloadBytes });
+  await app.register(ingestRoutes, { writer, targets, local: localDelivery, maxPayloadBytes: config.maxPayloadBytes });
   await app.register(async (authenticated) => {
     requireApiKey(authenticated);
     await authenticated.register(accountRoutes);

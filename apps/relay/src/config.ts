@@ -27,7 +27,7 @@ export interface RelayConfig {
   retryScheduleMs: number[];
   /** HOOK_DELIVERY_TIMEOUT: how long one delivery attempt may take, in ms. Default 15s. */
   deliveryTimeoutMs: number;
-  /** HOOK_DELIVERY_CONCURRENCY: most deliveries in flight in this process. Default 32. */
+  /** HOOK_DELIVERY_CONCURRENCY: most deliveries in flight in this process. Default 64. */
   deliveryConcurrency: number;
   /** HOOK_ROLE: all (API and delivery), api (no delivery worker) or worker (delivery and /healthz only). Default all. */
   role: RelayRole;
@@ -48,7 +48,7 @@ export class ConfigError extends Error {
 
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 15_000;
-export const DEFAULT_DELIVERY_CONCURRENCY = 32;
+export const DEFAULT_DELIVERY_CONCURRENCY = 64;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2, gb: 1024 ** 3, gib: 1024 ** 3 };

@@ -70,6 +70,7 @@ try {
       databaseUrl,
       concurrency: config.deliveryConcurrency,
       leaseMs: leaseMsFor(config),
+      local: app.localDelivery,
       onError: (error) => app?.log.error({ err: error }, 'delivery worker error'),
     });
     await worker.start();

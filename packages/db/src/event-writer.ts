@@ -1,6 +1,6 @@
 import { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';
 import type { Orm } from './orm.ts';
-import { insertEvents, type NewEvent } from './queue-sql.ts';
+import { insertEvents, type ClaimedDelivery, type NewEvent } from './queue-sql.ts';
 
 export type { NewEvent } from './queue-sql.ts';
 
@@ -12,16 +12,13 @@ export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'si
  * the row is committed, so a caller can acknowledge it.
  */
 export class EventWriter {
-  readonly #queue: BatchQueue<NewEvent, void>;
+  readonly #queue: BatchQueue<NewEvent, ClaimedDelivery | null>;
 
   constructor(orm: Orm, options: EventWriterOptions = {}) {
-    this.#queue = new BatchQueue<NewEvent, void>({
+    this.#queue = new BatchQueue<NewEvent, ClaimedDelivery | null>({
       ...options,
       sizeOf: (event) => event.size,
-      flush: async (events) => {
-        await insertEvents(orm, events);
-        return [];
-      },
+      flush: (events) => insertEvents(orm, events),
     });
   }
 
@@ -30,8 +27,11 @@ export class EventWriter {
     return { batches: this.#queue.stats.batches, events: this.#queue.stats.items };
   }
 
-  /** Queues an event; resolves once it is committed, rejects if it could not be stored. */
-  write(event: NewEvent): Promise<void> {
+  /**
+   * Queues an event; resolves once it is committed (with its delivery when it was
+   * stored claimed under `event.lease`, else null), rejects if it could not be stored.
+   */
+  write(event: NewEvent): Promise<ClaimedDelivery | null> {
     return this.#queue.add(event);
   }
 

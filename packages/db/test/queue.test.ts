@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '@hook/core';
-import { claimDueEvents, createOrm, EventWriter, recordAttempts, type NewEvent, type Orm } from '../src/index.ts';
+import pg from 'pg';
+import { claimDueEvents, createOrm, DUE_CHANNEL, EventWriter, recordAttempts, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 
@@ -93,5 +94,61 @@ describe('claimDueEvents', () => {
       await sql("update endpoint set status = 'active' where id = ?", [endpointId]);
     }
     expect(await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 10 })).toHaveLength(2);
+  });
+});
+
+describe('insertEvents with a lease (the shortcut for new events)', () => {
+  function leasedEvent(endpoint: string, leaseId: string | null): NewEvent {
+    const now = new Date();
+    return {
+      id: newId('event'), accountId, endpointId: endpoint, type: null, method: 'POST', path: '', query: '', headers: { 'x-a': '1' },
+      body: Buffer.from([0xff, 0x00, 0x01]), contentType: null, size: 3, receivedAt: now, status: 'pending', nextAttemptAt: now,
+      lease: leaseId ? { id: leaseId, ms: 60_000 } : null,
+    };
+  }
+
+  async function notificationsDuring(action: () => Promise<unknown>): Promise<number> {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    let count = 0;
+    client.on('notification', () => (count += 1));
+    await client.query(`listen ${DUE_CHANNEL}`);
+    try {
+      await action();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return count;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('stores the event claimed and returns its delivery, without waking the workers', async () => {
+    const event = leasedEvent(endpointId, 'lease.1');
+    let delivery: Awaited<ReturnType<EventWriter['write']>> = null;
+    expect(await notificationsDuring(async () => (delivery = await new EventWriter(orm).write(event)))).toBe(0);
+    expect(delivery).toMatchObject({ id: event.id, leaseId: 'lease.1', destinationUrl: 'http://127.0.0.1:9/x', secrets: ['whsec_AAAA'], attemptCount: 0, trigger: 'auto' });
+    expect(delivery!.body.equals(event.body)).toBe(true);
+    const [row] = await sql('select lease_id, locked_until > now() + interval \'50 seconds\' as long_lease from event where id = ?', [event.id]);
+    expect(row).toEqual({ lease_id: 'lease.1', long_lease: true });
+    // Nobody else can claim it while the lease holds.
+    expect(await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 10 })).toEqual([]);
+  });
+
+  it('stores the event unclaimed, and wakes the workers, when the endpoint is paused by then', async () => {
+    const pausedId = newId('endpoint');
+    await sql(
+      `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, destination_url, secret, created_at, updated_at)
+       values (?, ?, 'paused', ?, 'paused', 'url', 'http://127.0.0.1:9/p', 'whsec_BBBB', now(), now())`,
+      [pausedId, accountId, `ingest-${pausedId}`],
+    );
+    const writer = new EventWriter(orm);
+    const paused = leasedEvent(pausedId, 'lease.2');
+    const active = leasedEvent(endpointId, 'lease.3');
+    let results: unknown[] = [];
+    expect(await notificationsDuring(async () => (results = await Promise.all([writer.write(paused), writer.write(active)])))).toBeGreaterThan(0);
+    expect(results[0]).toBeNull();
+    expect(results[1]).toMatchObject({ id: active.id, leaseId: 'lease.3' });
+    const rows = await sql('select id, lease_id, locked_until from event where id in (?, ?) order by id', [paused.id, active.id]);
+    expect(rows.find((row) => row.id === paused.id)).toMatchObject({ lease_id: null, locked_until: null });
   });
 });

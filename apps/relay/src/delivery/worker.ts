@@ -1,4 +1,5 @@
-import { claimDueEvents, listenForDueEvents, refreshQueueStatistics, releaseLease, type DueListener, type Orm } from '@hook/db';
+import { randomToken } from '@hook/core';
+import { claimDueEvents, listenForDueEvents, refreshQueueStatistics, releaseLease, type ClaimedDelivery, type DueListener, type Orm } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from './attempt.ts';
 
 export interface DeliveryWorkerOptions {
@@ -15,6 +16,41 @@ export interface DeliveryWorkerOptions {
   /** How often to refresh the queue's planner statistics (see refreshQueueStatistics). Default 30 s. */
   statisticsIntervalMs?: number;
   onError?: (error: unknown) => void;
+  /** Where this process's ingest finds the worker, to hand it new events directly (see LocalDelivery). */
+  local?: LocalDelivery;
+}
+
+/** A delivery slot reserved by ingest for an event about to be stored (see DeliveryWorker.reserve). */
+export interface ReservedSlot {
+  /** The lease to store the event under. */
+  lease: { id: string; ms: number };
+  /** The event was stored claimed: deliver it. */
+  deliver(delivery: ClaimedDelivery): void;
+  /** The event was stored unclaimed (its endpoint was paused, say) or not at all: free the slot. */
+  cancel(): void;
+}
+
+/**
+ * Where ingest finds the delivery worker of its own process, when there is one
+ * (HOOK_ROLE=all). Events it can take are stored already claimed and delivered at once:
+ * no NOTIFY round trip and no claim statement per event, which is most of an idle
+ * relay's latency and much of a busy one's database work.
+ */
+export class LocalDelivery {
+  #worker: DeliveryWorker | undefined;
+
+  attach(worker: DeliveryWorker): void {
+    this.#worker = worker;
+  }
+
+  detach(worker: DeliveryWorker): void {
+    if (this.#worker === worker) this.#worker = undefined;
+  }
+
+  /** A slot for a new event of this endpoint, or null when the worker has none to spare. */
+  reserve(endpointId: string, eventId: string): ReservedSlot | null {
+    return this.#worker?.reserve(endpointId, eventId) ?? null;
+  }
 }
 
 /**
@@ -29,6 +65,17 @@ export class DeliveryWorker {
   readonly #pollIntervalMs: number;
   #listener: DueListener | undefined;
   #inFlight = new Set<Promise<void>>();
+  /** Deliveries in flight or reserved, per endpoint, in this worker. */
+  #perEndpoint = new Map<string, number>();
+  /** Slots reserved by ingest whose events are not committed yet. */
+  #reserved = 0;
+  /**
+   * Whether due events may be waiting in the database: the last claim filled every free
+   * slot, or a wake found none free. Ingest then leaves new events to the queue, so they
+   * line up behind the backlog instead of overtaking it.
+   */
+  #backlogged = true;
+  readonly #leaseToken = randomToken(9);
   #running = false;
   #claiming = false;
   #wakeAgain = false;
@@ -53,8 +100,48 @@ export class DeliveryWorker {
       refreshQueueStatistics(this.orm).catch((error: unknown) => this.#options.onError?.(error));
     }, this.#options.statisticsIntervalMs ?? 30_000);
     this.#statisticsTimer.unref();
+    this.#options.local?.attach(this);
     this.#listener = await listenForDueEvents(this.#options.databaseUrl, () => this.wake(), (error) => this.#options.onError?.(error));
     this.wake();
+  }
+
+  get #free(): number {
+    return this.#options.concurrency - this.#inFlight.size - this.#reserved;
+  }
+
+  /**
+   * Reserves a slot for an event ingest is about to store, so it can be stored claimed
+   * and delivered at once. None while due events may be waiting in the queue, while every
+   * slot is taken, or while the endpoint has its share in flight here.
+   */
+  reserve(endpointId: string, eventId: string): ReservedSlot | null {
+    if (!this.#running || this.#backlogged || this.#free <= 0) return null;
+    if ((this.#perEndpoint.get(endpointId) ?? 0) >= this.#perEndpointLimit) return null;
+    this.#reserved += 1;
+    this.#countEndpoint(endpointId, 1);
+    let settled = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      this.#reserved -= 1;
+      this.#countEndpoint(endpointId, -1);
+      return true;
+    };
+    return {
+      lease: { id: `${this.#leaseToken}.${eventId}`, ms: this.#options.leaseMs },
+      deliver: (delivery) => {
+        if (settle()) this.#start(delivery);
+      },
+      cancel: () => {
+        if (settle()) this.wake();
+      },
+    };
+  }
+
+  #countEndpoint(endpointId: string, change: number): void {
+    const count = (this.#perEndpoint.get(endpointId) ?? 0) + change;
+    if (count > 0) this.#perEndpoint.set(endpointId, count);
+    else this.#perEndpoint.delete(endpointId);
   }
 
   /** Looks for due events now. Safe to call any time; calls made during a claim coalesce into one more claim. */
@@ -72,27 +159,15 @@ export class DeliveryWorker {
     try {
       do {
         this.#wakeAgain = false;
-        const free = this.#options.concurrency - this.#inFlight.size;
-        if (free <= 0) break;
-        const claimed = await claimDueEvents(this.orm, { limit: free, leaseMs: this.#options.leaseMs, perEndpointLimit: this.#perEndpointLimit });
-        for (const delivery of claimed) {
-          if (!this.#running) {
-            await releaseLease(this.orm, delivery);
-            continue;
-          }
-          const work: Promise<void> = attemptDelivery(this.#options.context, delivery)
-            .then(({ next }) => {
-              // A retry due before the next poll: wake for it rather than make it wait.
-              if (next.nextAttemptAtMs !== null) this.#armTimer(next.nextAttemptAtMs - Date.now() + 1);
-            })
-            .catch((error: unknown) => this.#options.onError?.(error))
-            .finally(() => {
-              this.#inFlight.delete(work);
-              this.wake(); // a slot is free
-            });
-          this.#inFlight.add(work);
+        const free = this.#free;
+        if (free <= 0) {
+          this.#backlogged = true;
+          break;
         }
-        if (claimed.length === free) this.#wakeAgain = true; // there may be more due
+        const claimed = await claimDueEvents(this.orm, { limit: free, leaseMs: this.#options.leaseMs, perEndpointLimit: this.#perEndpointLimit });
+        for (const delivery of claimed) this.#start(delivery);
+        this.#backlogged = claimed.length === free;
+        if (this.#backlogged) this.#wakeAgain = true; // there may be more due
       } while (this.#wakeAgain && this.#running);
     } catch (error) {
       this.#options.onError?.(error);
@@ -100,6 +175,25 @@ export class DeliveryWorker {
       this.#claiming = false;
       this.#armPoll();
     }
+  }
+
+  /** Sends a claimed delivery without waiting for it; a shutting-down worker gives it back untried. */
+  #start(delivery: ClaimedDelivery): void {
+    this.#countEndpoint(delivery.endpointId, 1);
+    const attempt = this.#running
+      ? attemptDelivery(this.#options.context, delivery).then(({ next }) => {
+        // A retry due before the next poll: wake for it rather than make it wait.
+        if (next.nextAttemptAtMs !== null) this.#armTimer(next.nextAttemptAtMs - Date.now() + 1);
+      })
+      : releaseLease(this.orm, delivery);
+    const work: Promise<void> = attempt
+      .catch((error: unknown) => this.#options.onError?.(error))
+      .finally(() => {
+        this.#inFlight.delete(work);
+        this.#countEndpoint(delivery.endpointId, -1);
+        this.wake(); // a slot is free
+      });
+    this.#inFlight.add(work);
   }
 
   #armPoll(): void {
@@ -123,12 +217,14 @@ export class DeliveryWorker {
   /** Stops claiming and waits for the deliveries in flight to finish and be recorded. */
   async stop(): Promise<void> {
     this.#running = false;
+    this.#options.local?.detach(this);
     if (this.#timer) clearTimeout(this.#timer);
     if (this.#statisticsTimer) clearInterval(this.#statisticsTimer);
     await this.#listener?.close();
-    while (this.#claiming || this.#inFlight.size > 0) {
+    // Reserved slots settle when their events commit (delivered ones are given back untried).
+    while (this.#claiming || this.#inFlight.size > 0 || this.#reserved > 0) {
       await Promise.allSettled([...this.#inFlight]);
-      if (this.#claiming) await new Promise((resolve) => setTimeout(resolve, 5));
+      if (this.#claiming || this.#reserved > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
 }

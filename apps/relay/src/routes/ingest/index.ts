@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId } from '@hook/core';
 import type { EventWriter } from '@hook/db';
+import type { LocalDelivery } from '../../delivery/worker.ts';
 import { errorResponses, IngestAccepted } from '../../schemas.ts';
 import type { IngestTarget, IngestTargetCache } from './target-cache.ts';
 
@@ -47,7 +48,7 @@ function pathAndQuery(url: string): { path: string; query: string } {
  * the row is committed. The endpoint is looked up before the body is read, so an unknown
  * or disabled URL is refused without taking in a large body.
  */
-export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; maxPayloadBytes: number }): Promise<void> {
+export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; local: LocalDelivery; maxPayloadBytes: number }): Promise<void> {
   // Any content type, kept as raw bytes: never parsed, never re-serialised.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -71,7 +72,9 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     // Due now for a URL destination (a paused endpoint's workers skip it until it resumes,
     // then deliver in arrival order); CLI destinations wait for `hook listen`.
     const dueNow = target.destinationType === 'url';
-    await options.writer.write({
+    // This process's worker, if it has a slot free, takes the event as it is stored.
+    const slot = dueNow && target.status === 'active' ? options.local.reserve(target.id, id) : null;
+    const write = options.writer.write({
       id,
       accountId: target.accountId,
       endpointId: target.id,
@@ -85,7 +88,12 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       receivedAt,
       status: 'pending',
       nextAttemptAt: dueNow ? receivedAt : null,
+      lease: slot?.lease ?? null,
     });
+    if (slot) {
+      write.then((delivery) => (delivery ? slot.deliver(delivery) : slot.cancel()), () => slot.cancel());
+    }
+    await write;
     return { id, status: 'pending' as const };
   }
 
