@@ -6,3 +6,4 @@ export * from './events.ts';
 export * from './pagination.ts';
 export * from './plans.ts';
 export * from './delivery.ts';
+export * from './stream-protocol.ts';

@@ -1,0 +1,154 @@
+/**
+ * The live stream's message protocol (`GET /v1/stream`, a WebSocket): JSON text
+ * messages, each with a `type` and the protocol `version`. Shared by the relay, which
+ * speaks it, and the client, CLI and MCP server, which listen to it.
+ *
+ * Modes (query `mode`):
+ * - `tail`: the server pushes `event.received` and `attempt.finished` for the account
+ *   (optionally one endpoint, `endpoint_id`, and one resulting status, `status`).
+ * - `listen` (`endpoint_id` required): the server pushes `delivery` messages, at most
+ *   `max_in_flight` unanswered, and the client answers each with a `result`. For an
+ *   endpoint with a CLI destination the result is recorded as an attempt (trigger
+ *   `listen`) and drives the event's status and retries; events that arrived while no
+ *   listener was connected are delivered on connect, oldest first, unless
+ *   `skip_missed=true`. For an endpoint with a URL destination, listening mirrors new
+ *   events and results are not recorded.
+ *
+ * Liveness: both sides send WebSocket pings every `heartbeat_interval_ms`; a side that
+ * misses two pongs in a row closes the socket. A delivery whose listener disconnects
+ * before answering is offered again, not counted as a failed attempt.
+ */
+import type { AttemptTrigger, EventStatus } from './events.ts';
+
+export const STREAM_PROTOCOL_VERSION = 1;
+/** How often each side pings; two missed pongs close the socket. */
+export const STREAM_HEARTBEAT_INTERVAL_MS = 5000;
+/** Unanswered deliveries a listener has at once, unless it asks for fewer (query `max_in_flight`). */
+export const STREAM_DEFAULT_MAX_IN_FLIGHT = 32;
+export const STREAM_MAX_IN_FLIGHT_LIMIT = 256;
+/** WebSocket close codes the relay uses (4000–4999 are free for applications). */
+export const STREAM_CLOSE_CODES = {
+  /** The relay is shutting down; reconnect. */
+  goingAway: 1001,
+  /** No pong for two heartbeats. */
+  heartbeatTimeout: 4000,
+  /** A message the relay could not understand. */
+  protocolError: 4002,
+  /** The endpoint was deleted or disabled while listening. */
+  endpointGone: 4004,
+} as const;
+
+export type StreamMode = 'tail' | 'listen';
+
+/** An event as the stream shows it: everything but the body, which only deliveries carry. */
+export interface StreamEventSummary {
+  id: string;
+  endpoint_id: string;
+  type: string | null;
+  method: string;
+  path: string;
+  query: string;
+  content_type: string | null;
+  size: number;
+  received_at: string;
+  status: EventStatus;
+}
+
+export interface StreamAttempt {
+  id: string;
+  n: number;
+  trigger: AttemptTrigger;
+  started_at: string;
+  duration_ms: number;
+  response_status: number | null;
+  error: string | null;
+}
+
+export interface HelloMessage {
+  type: 'hello';
+  version: number;
+  mode: StreamMode;
+  account_id: string;
+  session_id: string;
+  heartbeat_interval_ms: number;
+  /** Listen mode: the endpoint and whether results drive its events' status (CLI destination) or it only mirrors them (URL destination). */
+  endpoint?: { id: string; name: string; url: string; destination_type: 'url' | 'cli'; mirror: boolean };
+  max_in_flight?: number;
+}
+
+export interface EventReceivedMessage {
+  type: 'event.received';
+  version: number;
+  event: StreamEventSummary;
+}
+
+export interface AttemptFinishedMessage {
+  type: 'attempt.finished';
+  version: number;
+  event_id: string;
+  endpoint_id: string;
+  /** The event's status after this attempt. */
+  event_status: EventStatus;
+  attempt: StreamAttempt;
+}
+
+/** One event to forward. `headers` are the ones to send: the original ones that may travel plus the signature headers. */
+export interface DeliveryMessage {
+  type: 'delivery';
+  version: number;
+  delivery_id: string;
+  /** 1 for the first attempt of the event, and so on. */
+  attempt: number;
+  event: StreamEventSummary;
+  headers: Record<string, string>;
+  /** The raw body, base64: bytes are bytes. */
+  body_base64: string;
+}
+
+/** The relay refuses something and closes (bad query, say); the fields follow the API's problem documents. */
+export interface StreamErrorMessage {
+  type: 'error';
+  version: number;
+  code: string;
+  detail: string;
+  fix: string;
+}
+
+export type ServerMessage = HelloMessage | EventReceivedMessage | AttemptFinishedMessage | DeliveryMessage | StreamErrorMessage;
+
+/** A listener's answer to a delivery: what the local server said (status) or why it could not be reached (error). */
+export interface ResultMessage {
+  type: 'result';
+  version: number;
+  delivery_id: string;
+  /** The HTTP status of the local server, or null when there was no answer. */
+  status: number | null;
+  duration_ms: number;
+  error?: string | null;
+  /** The start of the local server's answer, for the attempt record (the relay truncates it). */
+  response_body?: string | null;
+}
+
+export type ClientMessage = ResultMessage;
+
+/** Parses a client message, or says what is wrong with it. */
+export function parseClientMessage(text: string): { ok: true; message: ClientMessage } | { ok: false; problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, problem: 'not JSON' };
+  }
+  if (typeof value !== 'object' || value === null) return { ok: false, problem: 'not a JSON object' };
+  const message = value as Record<string, unknown>;
+  if (message.type !== 'result') return { ok: false, problem: `unknown message type ${JSON.stringify(message.type)}; clients send only "result"` };
+  if (typeof message.delivery_id !== 'string') return { ok: false, problem: 'result.delivery_id must be a string' };
+  if (message.status !== null && !(Number.isInteger(message.status) && (message.status as number) >= 100 && (message.status as number) <= 599)) {
+    return { ok: false, problem: 'result.status must be an HTTP status (100–599) or null' };
+  }
+  if (typeof message.duration_ms !== 'number' || !(message.duration_ms >= 0)) return { ok: false, problem: 'result.duration_ms must be a number ≥ 0' };
+  for (const field of ['error', 'response_body'] as const) {
+    if (message[field] !== undefined && message[field] !== null && typeof message[field] !== 'string') return { ok: false, problem: `result.${field} must be a string or null` };
+  }
+  return { ok: true, message: message as unknown as ResultMessage };
+}
