@@ -1,1 +1,4 @@
 export * from './verify-webhook.ts';
+export * from './api-types.ts';
+export * from './api-errors.ts';
+export * from './rest-client.ts';

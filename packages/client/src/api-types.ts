@@ -1,0 +1,167 @@
+/**
+ * The JSON the relay's REST API speaks (docs/api.md), field names as on the wire.
+ * Declared here rather than imported from the relay: a client never depends on the
+ * server's code, only on its contract.
+ */
+import type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, Plan } from '@hook/core';
+
+export type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, Plan };
+
+/** An RFC 9457 problem document as the relay sends it (`application/problem+json`). */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  /** Stable snake_case code; docs/errors.md lists every one. */
+  code: string;
+  /** A sentence saying how to fix it. */
+  fix: string;
+  /** One entry per invalid field, for `validation_failed`. */
+  errors?: FieldError[];
+  request_id: string;
+}
+
+/** One page of a list route: pass `next_cursor` back as `cursor` for the next; null on the last page. */
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+/** `?limit=&cursor=` of every list route. */
+export interface PageQuery {
+  /** 1–100, default 20. */
+  limit?: number;
+  cursor?: string;
+}
+
+export interface Account {
+  id: string;
+  plan: Plan;
+  created_at: string;
+}
+
+/** `POST /v1/accounts`: the new account and its first key, shown only here. */
+export interface Signup {
+  account: Account;
+  api_key: string;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string | null;
+  /** `hk_` and the next 8 characters, to tell keys apart. */
+  prefix: string;
+  created_at: string;
+}
+
+/** `POST /v1/api-keys`: the key object plus the key itself, shown only here. */
+export interface CreatedApiKey extends ApiKey {
+  api_key: string;
+}
+
+/** Where an endpoint's events go: `hook listen` (`cli`) or signed POSTs to a URL. */
+export type Destination = { type: 'cli' } | { type: 'url'; url: string };
+
+export interface Endpoint {
+  id: string;
+  name: string;
+  /** The ingest URL: send events here (no API key needed). */
+  url: string;
+  status: EndpointStatus;
+  destination: Destination;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EndpointCreate {
+  name: string;
+  /** Default `{type: "cli"}`. */
+  destination?: Destination;
+}
+
+/** `PATCH /v1/endpoints/{id}`: any of these fields; the others stay as they are. */
+export interface EndpointUpdate {
+  name?: string;
+  destination?: Destination;
+  status?: EndpointStatus;
+}
+
+export interface SigningSecret {
+  /** `whsec_…`, signing deliveries now. */
+  secret: string;
+  /** The secret rotated out, still signing beside `secret` until `previous_secret_expires_at`. */
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+}
+
+/** An event as lists show it: everything but the body and attempts. */
+export interface EventSummary {
+  id: string;
+  endpoint_id: string;
+  type: string | null;
+  method: string;
+  /** What followed the ingest id in the URL, "" when nothing did. */
+  path: string;
+  /** The raw query string without "?". */
+  query: string;
+  /** Request headers, names lower-cased. */
+  headers: Record<string, string>;
+  content_type: string | null;
+  /** Body size in bytes. */
+  size: number;
+  received_at: string;
+  status: EventStatus;
+  attempt_count: number;
+  next_attempt_at: string | null;
+}
+
+export interface Attempt {
+  id: string;
+  n: number;
+  trigger: AttemptTrigger;
+  started_at: string;
+  duration_ms: number;
+  response_status: number | null;
+  response_body: string | null;
+  error: string | null;
+}
+
+/** `GET /v1/events/{id}`: the whole event. */
+export interface Event extends EventSummary {
+  /** The exact body: the text when it is valid UTF-8, else base64 (see `body_encoding`). */
+  body: string;
+  body_encoding: BodyEncoding;
+  attempts: Attempt[];
+}
+
+export interface EventListQuery extends PageQuery {
+  endpoint_id?: string;
+  status?: EventStatus;
+  /** Exact event type. */
+  type?: string;
+}
+
+/** `POST /v1/events/replay`: which events to queue; all optional (default: every failed event). */
+export interface BulkReplayRequest {
+  endpoint_id?: string;
+  /** Default `failed`. */
+  status?: EventStatus;
+  /** ISO 8601: events received at or after this time. */
+  since?: string;
+  /** ISO 8601: events received before this time. */
+  until?: string;
+}
+
+export interface BulkReplayResult {
+  /** How many events were queued for a replay attempt. */
+  replayed: number;
+  /** The most one request queues; `replayed === limit` means more may match. */
+  limit: number;
+}
+
+/** What an ingest URL answers: the stored event's id. */
+export interface IngestAccepted {
+  id: string;
+  status: EventStatus;
+}

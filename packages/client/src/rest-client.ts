@@ -1,0 +1,274 @@
+/**
+ * A typed client for the relay's REST API (docs/api.md) over undici. Every method
+ * resolves to the route's JSON exactly as documented, and rejects with `HookApiError`
+ * (the relay's problem+json) or `HookNetworkError` (no answer at all).
+ */
+import { Agent, request, type Dispatcher } from 'undici';
+import { HookApiError, HookNetworkError, networkFailureOf } from './api-errors.ts';
+import type {
+  Account, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
+  EventListQuery, EventSummary, IngestAccepted, Page, PageQuery, Problem, SigningSecret, Signup,
+} from './api-types.ts';
+
+/** How long to wait for a TCP (or TLS) connection before giving up. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * How long to wait for an answer. Long enough for `POST /v1/events/replay/{id}`, which
+ * answers after its delivery attempt (up to HOOK_DELIVERY_TIMEOUT, default 15 s).
+ */
+export const DEFAULT_RESPONSE_TIMEOUT_MS = 60_000;
+
+export interface HookClientOptions {
+  /** The relay's base URL, e.g. `http://127.0.0.1:8080`; a path prefix is kept. */
+  apiUrl: string;
+  /** `hk_…`. Without one, routes that need a key fail with `authentication_required`. */
+  apiKey?: string;
+  /** Milliseconds to wait for a connection; default DEFAULT_CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs?: number;
+  /** Milliseconds to wait for an answer's headers, and between chunks of its body; default DEFAULT_RESPONSE_TIMEOUT_MS. */
+  responseTimeoutMs?: number;
+  /** Sent as User-Agent; default `hook-client`. */
+  userAgent?: string;
+  /** An undici dispatcher to send through (a proxy agent, a mock); the client then leaves closing it to you. */
+  dispatcher?: Dispatcher;
+}
+
+/** Methods an ingest URL takes with `ingest.send`. (HEAD is left out: its answer has no event id.) */
+export const INGEST_SEND_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET', 'OPTIONS'] as const;
+export type IngestSendMethod = (typeof INGEST_SEND_METHODS)[number];
+
+export interface IngestSendOptions {
+  /** Default POST. */
+  method?: IngestSendMethod;
+  /** Sent as given (no content type is added for you). */
+  headers?: Record<string, string>;
+  /** The body bytes, sent exactly as given. */
+  body?: Buffer | Uint8Array | string;
+}
+
+export interface HookClient {
+  /** The base URL every API request goes to, without a trailing slash. */
+  readonly apiUrl: string;
+  accounts: {
+    /** `POST /v1/accounts` (no key needed): a new account and its first API key. */
+    create(): Promise<Signup>;
+  };
+  account: {
+    /** `GET /v1/account`: the account the key belongs to. Also the cheapest way to check a key. */
+    get(): Promise<{ account: Account }>;
+  };
+  apiKeys: {
+    create(body?: { name?: string }): Promise<CreatedApiKey>;
+    list(query?: PageQuery): Promise<Page<ApiKey>>;
+    delete(id: string): Promise<void>;
+  };
+  endpoints: {
+    create(body: EndpointCreate): Promise<Endpoint>;
+    list(query?: PageQuery): Promise<Page<Endpoint>>;
+    /** Every endpoint, newest first, fetching pages of `pageSize` as the loop goes. */
+    iterate(pageSize?: number): AsyncGenerator<Endpoint>;
+    get(id: string): Promise<Endpoint>;
+    update(id: string, changes: EndpointUpdate): Promise<Endpoint>;
+    delete(id: string): Promise<void>;
+    /** `GET /v1/endpoints/{id}/secret`. */
+    secret(id: string): Promise<SigningSecret>;
+    rotateSecret(id: string): Promise<SigningSecret>;
+  };
+  events: {
+    list(query?: EventListQuery): Promise<Page<EventSummary>>;
+    /** Every matching event, newest first, page by page. */
+    iterate(query?: Omit<EventListQuery, 'cursor'>): AsyncGenerator<EventSummary>;
+    get(id: string): Promise<Event>;
+    /** `POST /v1/events/replay/{id}`: one attempt now; the event after it, the new attempt last. */
+    replay(id: string): Promise<Event>;
+    /** `POST /v1/events/replay`: queues one replay attempt per matching event. */
+    replayMany(filter?: BulkReplayRequest): Promise<BulkReplayResult>;
+  };
+  ingest: {
+    /** Sends a request to an endpoint's ingest URL (`endpoint.url`, optionally with a path and query after it), as a webhook provider would. */
+    send(url: string, options?: IngestSendOptions): Promise<IngestAccepted>;
+  };
+  /** Closes the client's connections (not those of a dispatcher you passed in). */
+  close(): Promise<void>;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+interface CallOptions {
+  query?: Query;
+  /** A JSON request body. */
+  json?: unknown;
+  /** Send the API key (default true). */
+  auth?: boolean;
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/** Yields every item of a keyset-paginated list, fetching the next page only when the loop gets there. */
+export async function* paginate<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<T> {
+  let cursor: string | undefined;
+  do {
+    const page = await fetchPage(cursor);
+    yield* page.data;
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+}
+
+function withoutTrailingSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+function queryString(query: Query | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string {
+  const value = headers[name];
+  return Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
+}
+
+/** A problem document from whatever an error answer held; anything not problem-shaped becomes `unexpected_response`. */
+function problemFrom(status: number, contentType: string, text: string, requestIdHeader: string, what: string): Problem {
+  if (JSON_TYPE.test(contentType)) {
+    try {
+      const parsed = JSON.parse(text) as Partial<Problem>;
+      if (parsed && typeof parsed === 'object' && typeof parsed.code === 'string' && typeof parsed.title === 'string') {
+        return {
+          ...parsed,
+          type: parsed.type ?? `urn:hook:error:${parsed.code}`,
+          title: parsed.title,
+          status: typeof parsed.status === 'number' ? parsed.status : status,
+          detail: parsed.detail ?? parsed.title,
+          code: parsed.code,
+          fix: parsed.fix ?? '',
+          request_id: parsed.request_id ?? requestIdHeader,
+        };
+      }
+    } catch {
+      // Falls through to the generic problem below.
+    }
+  }
+  const excerpt = text.trim().replace(/\s+/g, ' ').slice(0, 200);
+  return {
+    type: 'urn:hook:error:unexpected_response',
+    title: 'Unexpected response',
+    status,
+    detail: `${what} answered ${status}${contentType ? ` (${contentType})` : ''}${excerpt ? `: ${excerpt}` : ' with no body'}`,
+    code: 'unexpected_response',
+    fix: 'Check that the URL points at a Hook relay (not a proxy or another service) and that it is healthy (GET /healthz).',
+    request_id: requestIdHeader,
+  };
+}
+
+export function createHookClient(options: HookClientOptions): HookClient {
+  const apiUrl = withoutTrailingSlash(options.apiUrl);
+  const parsed = URL.canParse(apiUrl) ? new URL(apiUrl) : undefined;
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new TypeError(`apiUrl must be an http:// or https:// URL, got ${JSON.stringify(options.apiUrl)}`);
+  }
+  const responseTimeoutMs = options.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS;
+  const ownDispatcher = options.dispatcher
+    ? undefined
+    : new Agent({ connect: { timeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS }, headersTimeout: responseTimeoutMs, bodyTimeout: responseTimeoutMs });
+  const dispatcher = options.dispatcher ?? ownDispatcher!;
+  const userAgent = options.userAgent ?? 'hook-client';
+
+  /** One HTTP exchange: the answer's status, headers and body text; network failures become HookNetworkError. */
+  async function exchange(url: string, reachable: string, init: { method: string; headers: Record<string, string>; body?: Buffer | Uint8Array | string }) {
+    try {
+      const response = await request(url, { method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body, dispatcher });
+      const text = await response.body.text();
+      return { status: response.statusCode, headers: response.headers, text };
+    } catch (error) {
+      const failure = networkFailureOf(error);
+      if (failure) throw new HookNetworkError(reachable, failure[0], failure[1], { cause: error });
+      throw error;
+    }
+  }
+
+  /** Reads a JSON answer, or throws HookApiError for an error status or a body that is not JSON. */
+  function readAnswer<T>(method: string, url: string, answer: { status: number; headers: Record<string, string | string[] | undefined>; text: string }): T {
+    const contentType = headerValue(answer.headers, 'content-type');
+    const requestId = headerValue(answer.headers, 'x-request-id');
+    const what = `${method} ${url}`;
+    if (answer.status < 200 || answer.status >= 300) throw new HookApiError(problemFrom(answer.status, contentType, answer.text, requestId, what));
+    if (answer.status === 204 || answer.text === '') return undefined as T;
+    if (JSON_TYPE.test(contentType)) {
+      try {
+        return JSON.parse(answer.text) as T;
+      } catch {
+        // Reported below as an unexpected response.
+      }
+    }
+    throw new HookApiError(problemFrom(502, contentType, answer.text, requestId, `${what} (status ${answer.status}, not JSON)`));
+  }
+
+  async function call<T>(method: string, path: string, callOptions: CallOptions = {}): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json, application/problem+json', 'user-agent': userAgent };
+    if (callOptions.auth !== false && options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+    let body: string | undefined;
+    if (callOptions.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(callOptions.json);
+    }
+    const url = `${apiUrl}${path}${queryString(callOptions.query)}`;
+    const answer = await exchange(url, apiUrl, { method, headers, body });
+    return readAnswer<T>(method, url, answer);
+  }
+
+  const id = (value: string): string => encodeURIComponent(value);
+
+  const endpoints: HookClient['endpoints'] = {
+    create: (body) => call('POST', '/v1/endpoints', { json: body }),
+    list: (query = {}) => call('GET', '/v1/endpoints', { query: { limit: query.limit, cursor: query.cursor } }),
+    iterate: (pageSize = 100) => paginate((cursor) => endpoints.list({ limit: pageSize, cursor })),
+    get: (endpointId) => call('GET', `/v1/endpoints/${id(endpointId)}`),
+    update: (endpointId, changes) => call('PATCH', `/v1/endpoints/${id(endpointId)}`, { json: changes }),
+    delete: (endpointId) => call('DELETE', `/v1/endpoints/${id(endpointId)}`),
+    secret: (endpointId) => call('GET', `/v1/endpoints/${id(endpointId)}/secret`),
+    rotateSecret: (endpointId) => call('POST', `/v1/endpoints/${id(endpointId)}/rotate-secret`, { json: {} }),
+  };
+
+  const events: HookClient['events'] = {
+    list: (query = {}) =>
+      call('GET', '/v1/events', {
+        query: { endpoint_id: query.endpoint_id, status: query.status, type: query.type, limit: query.limit, cursor: query.cursor },
+      }),
+    iterate: (query = {}) => paginate((cursor) => events.list({ limit: 100, ...query, cursor })),
+    get: (eventId) => call('GET', `/v1/events/${id(eventId)}`),
+    replay: (eventId) => call('POST', `/v1/events/replay/${id(eventId)}`, { json: {} }),
+    replayMany: (filter = {}) => call('POST', '/v1/events/replay', { json: filter }),
+  };
+
+  return {
+    apiUrl,
+    accounts: { create: () => call('POST', '/v1/accounts', { json: {}, auth: false }) },
+    account: { get: () => call('GET', '/v1/account') },
+    apiKeys: {
+      create: (body = {}) => call('POST', '/v1/api-keys', { json: body }),
+      list: (query = {}) => call('GET', '/v1/api-keys', { query: { limit: query.limit, cursor: query.cursor } }),
+      delete: (keyId) => call('DELETE', `/v1/api-keys/${id(keyId)}`),
+    },
+    endpoints,
+    events,
+    ingest: {
+      async send(url, sendOptions = {}) {
+        const method = sendOptions.method ?? 'POST';
+        if (!(INGEST_SEND_METHODS as readonly string[]).includes(method)) throw new TypeError(`ingest.send takes ${INGEST_SEND_METHODS.join(', ')}, not ${method}`);
+        const target = URL.canParse(url) ? new URL(url) : undefined;
+        if (!target || (target.protocol !== 'http:' && target.protocol !== 'https:')) throw new TypeError(`not an http(s) ingest URL: ${JSON.stringify(url)}`);
+        const headers = { 'user-agent': userAgent, ...sendOptions.headers };
+        const answer = await exchange(url, target.origin, { method, headers, body: sendOptions.body });
+        return readAnswer<IngestAccepted>(method, url, answer);
+      },
+    },
+    async close() {
+      await ownDispatcher?.close();
+    },
+  };
+}
