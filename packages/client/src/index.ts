@@ -2,3 +2,4 @@ export * from './verify-webhook.ts';
 export * from './api-types.ts';
 export * from './api-errors.ts';
 export * from './rest-client.ts';
+export * from './stream.ts';
