@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// The `hook` launcher. The CLI is TypeScript that Node >= 22.18 runs as it is. On an
+// older Node (a system Node 20, say) this re-runs the CLI with the Node 24 the
+// repository installs (node_modules/node), passing through stdio, signals and the exit
+// code. Plain JavaScript any Node can parse; nothing heavy is loaded before the check.
+import { spawn } from 'node:child_process';
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const MINIMUM_NODE = [22, 18];
+const here = dirname(realpathSync(fileURLToPath(import.meta.url)));
+const main = join(here, '..', 'src', 'main.ts');
+const [major, minor] = process.versions.node.split('.').map(Number);
+
+if (major > MINIMUM_NODE[0] || (major === MINIMUM_NODE[0] && minor >= MINIMUM_NODE[1])) {
+  await import(pathToFileURL(main).href);
+} else {
+  reexec();
+}
+
+/** The nearest node_modules/node/bin/node above this file (the repo's devDependency `node`). */
+function bundledNode() {
+  for (let directory = here; ; directory = dirname(directory)) {
+    const candidate = join(directory, 'node_modules', 'node', 'bin', 'node');
+    if (existsSync(candidate)) return candidate;
+    if (dirname(directory) === directory) return undefined;
+  }
+}
+
+function reexec() {
+  const node = bundledNode();
+  if (!node) {
+    process.stderr.write(
+      `Error: hook needs Node >= ${MINIMUM_NODE.join('.')} and this is Node ${process.versions.node}.\n` +
+        'Fix: run `npm install` in the repository (it installs Node 24), or install Node 22.18 or newer.\n',
+    );
+    process.exit(1);
+  }
+  const child = spawn(node, [main, ...process.argv.slice(2)], { stdio: 'inherit' });
+  // A terminal sends Ctrl-C (SIGINT) and Ctrl-\ (SIGQUIT) to the whole foreground process
+  // group, the child included, so those are passed on only when no terminal is attached
+  // (sent with kill to this process alone). Other signals are always passed on.
+  const fromTerminal = new Set(process.stdin.isTTY || process.stdout.isTTY || process.stderr.isTTY ? ['SIGINT', 'SIGQUIT'] : []);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2']) {
+    process.on(signal, () => {
+      if (!fromTerminal.has(signal)) child.kill(signal);
+    });
+  }
+  child.on('error', (error) => {
+    process.stderr.write(`Error: cannot start ${node}: ${error.message}\n`);
+    process.exit(1);
+  });
+  child.on('exit', (code, signal) => {
+    if (signal) {
+      // End the same way the child did, so the shell sees the same status.
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    } else {
+      process.exit(code ?? 1);
+    }
+  });
+}

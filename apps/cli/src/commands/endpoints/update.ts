@@ -1,0 +1,61 @@
+import { Option } from 'commander';
+import type { EndpointUpdate } from '@hook/client';
+import { defineCommand } from '../../command.ts';
+import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
+import { UsageError } from '../../errors.ts';
+import { parseHttpUrl } from '../../option-parsers.ts';
+import { endpointView } from '../../views.ts';
+
+interface UpdateOptions {
+  name?: string;
+  destination?: string;
+  cli?: boolean;
+  pause?: boolean;
+  resume?: boolean;
+  disable?: boolean;
+}
+
+const STATUS_FLAGS = ['pause', 'resume', 'disable'] as const;
+
+export default defineCommand<[string], UpdateOptions>({
+  path: ['endpoints', 'update'],
+  summary: 'Rename an endpoint, change its destination, or pause, resume or disable it',
+  description:
+    'Change an endpoint (PATCH /v1/endpoints/{id}); what is not given stays as it is.\n' +
+    'Paused: events are received and held. Disabled: the URL refuses events (410). Resume makes it active again and delivers what was held, oldest first.',
+  examples: [
+    ['hook endpoints update orders --destination https://example.com/webhooks', 'deliver to a URL (waiting events go there now)'],
+    ['hook endpoints update orders --cli', 'hold events for `hook listen` instead'],
+    ['hook endpoints update orders --pause', 'keep receiving, stop delivering'],
+    ['hook endpoints update orders --resume', 'deliver again, held events first'],
+    ['hook endpoints update ep_01JD2Y0Z3M4N5P6Q7R8S9TVWXY --name orders-v2', 'rename'],
+  ],
+  configure(command) {
+    command
+      .argument('<endpoint>', 'endpoint id (ep_…) or name')
+      .option('--name <name>', 'a new name')
+      .addOption(new Option('--destination <url>', 'deliver events to this http(s) URL').argParser(parseHttpUrl).conflicts('cli'))
+      .addOption(new Option('--cli', 'hold events for `hook listen` (no URL destination)'))
+      .addOption(new Option('--pause', 'status paused: receive events, hold delivery').conflicts(['resume', 'disable']))
+      .addOption(new Option('--resume', 'status active: receive and deliver').conflicts(['pause', 'disable']))
+      .addOption(new Option('--disable', 'status disabled: the URL refuses events').conflicts(['pause', 'resume']));
+  },
+  async run(context, [ref], options) {
+    const changes: EndpointUpdate = {};
+    if (options.name !== undefined) changes.name = options.name;
+    if (options.destination !== undefined) changes.destination = { type: 'url', url: options.destination };
+    if (options.cli) changes.destination = { type: 'cli' };
+    if (options.pause) changes.status = 'paused';
+    if (options.resume) changes.status = 'active';
+    if (options.disable) changes.status = 'disabled';
+    if (Object.keys(changes).length === 0) {
+      throw new UsageError('Nothing to change', `Pass --name, --destination <url>, --cli, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`);
+    }
+    const client = await context.client();
+    const id = await endpointIdOf(client, ref);
+    const endpoint = await client.endpoints.update(id, changes).catch((error: unknown) => {
+      throw endpointErrorFor(ref, error);
+    });
+    await context.out.result(endpoint, endpointView(endpoint));
+  },
+});

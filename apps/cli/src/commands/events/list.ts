@@ -1,0 +1,54 @@
+import { Option } from 'commander';
+import { EVENT_STATUSES, type EventStatus } from '@hook/core';
+import { defineCommand } from '../../command.ts';
+import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
+import { parseLimit } from '../../option-parsers.ts';
+import { eventTable } from '../../views.ts';
+
+interface ListOptions {
+  endpoint?: string;
+  status?: EventStatus;
+  type?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export default defineCommand<[], ListOptions>({
+  path: ['events', 'list'],
+  summary: 'List events, newest first (without bodies)',
+  description:
+    'List events, newest first, without their bodies (`hook events get <id>` shows one whole).\n' +
+    '--json prints the API page as it is: {"data": [event, …], "next_cursor": string | null}.',
+  examples: [
+    ['hook events list', 'the newest 20 events of every endpoint'],
+    ['hook events list --endpoint orders --status failed', 'what failed on one endpoint'],
+    ['hook events list --type invoice.paid --limit 100 --json', 'one type, as JSON'],
+  ],
+  configure(command) {
+    command
+      .option('--endpoint <endpoint>', 'only this endpoint\'s events (id or name)')
+      .addOption(new Option('--status <status>', 'only events in this status').choices(EVENT_STATUSES))
+      .option('--type <type>', 'only events of this exact type')
+      .option('--limit <n>', 'events per page, 1–100 (default 20)', parseLimit)
+      .option('--cursor <cursor>', 'the next_cursor of the previous page');
+  },
+  async run(context, _args, options) {
+    const client = await context.client();
+    const endpointId = options.endpoint === undefined ? undefined : await endpointIdOf(client, options.endpoint);
+    const page = await client.events
+      .list({ endpoint_id: endpointId, status: options.status, type: options.type, limit: options.limit, cursor: options.cursor })
+      .catch((error: unknown) => {
+        throw options.endpoint === undefined ? error : endpointErrorFor(options.endpoint, error);
+      });
+    await context.out.result(page, [eventTable(page.data)]);
+    if (page.next_cursor) {
+      const filters = [
+        options.endpoint && `--endpoint ${options.endpoint}`,
+        options.status && `--status ${options.status}`,
+        options.type && `--type ${JSON.stringify(options.type)}`,
+        options.limit && `--limit ${options.limit}`,
+      ].filter(Boolean);
+      context.out.hint(`More: hook events list ${[...filters, `--cursor ${page.next_cursor}`].join(' ')}`);
+    }
+  },
+});

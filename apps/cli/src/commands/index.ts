@@ -1,0 +1,46 @@
+/**
+ * The command registry: every `hook` command, in the order `hook --help` lists them.
+ * To add a command, write `commands/<noun>/<verb>.ts` (or `commands/<verb>.ts`) that
+ * default-exports `defineCommand({...})`, import it here and add it to COMMANDS; a new
+ * noun also gets a line in COMMAND_GROUPS.
+ */
+import type { CommandModule } from '../command.ts';
+import endpointsCreate from './endpoints/create.ts';
+import endpointsDelete from './endpoints/delete.ts';
+import endpointsGet from './endpoints/get.ts';
+import endpointsList from './endpoints/list.ts';
+import endpointsRotateSecret from './endpoints/rotate-secret.ts';
+import endpointsSecret from './endpoints/secret.ts';
+import endpointsUpdate from './endpoints/update.ts';
+import eventsGet from './events/get.ts';
+import eventsList from './events/list.ts';
+import eventsReplay from './events/replay.ts';
+import login from './login.ts';
+import logout from './logout.ts';
+import send from './send.ts';
+import signup from './signup.ts';
+import whoami from './whoami.ts';
+
+/** One line per noun for `hook --help`. */
+export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
+  endpoints: 'Create and manage endpoints (receiving URLs and where their events go)',
+  events: 'Inspect and replay received events',
+};
+
+export const COMMANDS: readonly CommandModule[] = [
+  signup,
+  login,
+  logout,
+  whoami,
+  endpointsCreate,
+  endpointsList,
+  endpointsGet,
+  endpointsUpdate,
+  endpointsDelete,
+  endpointsSecret,
+  endpointsRotateSecret,
+  eventsList,
+  eventsGet,
+  eventsReplay,
+  send,
+];

@@ -1,0 +1,78 @@
+/**
+ * Errors the CLI raises itself, beside the relay's (which arrive as HookApiError).
+ * Each has a stable code, listed in docs/cli.md (a test checks), and a fix line.
+ * A `UserError` is the user's to fix: one line and the fix, no stack, exit 1. A
+ * `UsageError` is a mistake in the command line: exit 2. Anything else is a bug.
+ */
+export interface CliErrorDefinition {
+  readonly code: string;
+  readonly title: string;
+  /** The usual fix; a throw site can give a more precise one. */
+  readonly fix: string;
+}
+
+const registry = new Map<string, CliErrorDefinition>();
+
+function defineCliError(code: string, title: string, fix: string): CliErrorDefinition {
+  if (registry.has(code)) throw new Error(`CLI error code '${code}' is defined twice`);
+  const definition = { code, title, fix };
+  registry.set(code, definition);
+  return definition;
+}
+
+/** Every CLI error code, in definition order. */
+export function allCliErrors(): CliErrorDefinition[] {
+  return [...registry.values()];
+}
+
+export const USAGE_ERROR = defineCliError('usage_error', 'Invalid command line', 'Run the command with --help to see its arguments and options.');
+export const INVALID_API_URL = defineCliError('invalid_api_url', 'Invalid API URL', 'Pass the relay base URL with http:// or https://, e.g. --api-url http://127.0.0.1:8080.');
+export const RELAY_UNREACHABLE = defineCliError(
+  'relay_unreachable', 'Relay unreachable',
+  'Check that the relay is running (npm start) and that --api-url, HOOK_API_URL or the profile points at it.',
+);
+export const NOT_LOGGED_IN = defineCliError(
+  'not_logged_in', 'Not logged in',
+  'Run `hook signup` to create an account, or `hook login --api-key hk_…` with a key you have (or set HOOK_API_KEY).',
+);
+export const ALREADY_LOGGED_IN = defineCliError(
+  'already_logged_in', 'Profile already has a key',
+  'Use another profile (--profile <name>), run `hook logout` first, or pass --force to replace the saved key.',
+);
+export const CONFIG_INVALID = defineCliError('config_invalid', 'Unreadable config file', 'Fix the file by hand or delete it, then log in again.');
+export const ENDPOINT_NOT_FOUND = defineCliError('endpoint_not_found', 'Endpoint not found', 'Run `hook endpoints list` to see your endpoints.');
+export const AMBIGUOUS_ENDPOINT_NAME = defineCliError('ambiguous_endpoint_name', 'Ambiguous endpoint name', 'Use the endpoint id (ep_…) instead of the name.');
+export const INPUT_UNREADABLE = defineCliError('input_unreadable', 'Cannot read the input', 'Check the path after @ (or pipe the body into --data -).');
+export const REPLAY_FAILED = defineCliError(
+  'replay_failed', 'Replay attempt failed',
+  'Look at the attempt (`hook events get <id>`): fix the destination, then replay again.',
+);
+export const CLI_BUG = defineCliError('cli_bug', 'Internal error in hook', 'This is a bug in the hook CLI; please report it with the output above.');
+
+/** Bad input the user can fix: shown as one line plus the fix, exit 1. */
+export class UserError extends Error {
+  readonly definition: CliErrorDefinition;
+  readonly fix: string;
+  readonly exitCode: number = 1;
+
+  constructor(definition: CliErrorDefinition, detail: string, fix: string = definition.fix) {
+    super(detail);
+    this.name = 'UserError';
+    this.definition = definition;
+    this.fix = fix;
+  }
+
+  get code(): string {
+    return this.definition.code;
+  }
+}
+
+/** A mistake in the command line itself (unknown option, missing argument, bad value): exit 2. */
+export class UsageError extends UserError {
+  override readonly exitCode: number = 2;
+
+  constructor(detail: string, fix: string = USAGE_ERROR.fix) {
+    super(USAGE_ERROR, detail, fix);
+    this.name = 'UsageError';
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * Parsers for option values shared by several commands. A bad value throws commander's
+ * InvalidArgumentError, which ends the run as a usage error (exit 2).
+ */
+import { InvalidArgumentError } from 'commander';
+import { LIST_LIMIT_MAX, parseDuration } from '@hook/core';
+
+/** `--limit`: a page size the API accepts. */
+export function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!/^\d+$/.test(value) || limit < 1 || limit > LIST_LIMIT_MAX) throw new InvalidArgumentError(`must be a whole number from 1 to ${LIST_LIMIT_MAX}.`);
+  return limit;
+}
+
+/** A destination URL: http or https. */
+export function parseHttpUrl(value: string): string {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new InvalidArgumentError('must be an http:// or https:// URL.');
+  return value;
+}
+
+/**
+ * A point in time for `--since`/`--until`: an ISO 8601 date-time, a date (midnight
+ * UTC), or a duration ago (`30m`, `2h`, `7d`). Returned as ISO 8601 UTC.
+ */
+export function parseTimeArgument(now: () => number = Date.now): (value: string) => string {
+  return (value) => {
+    const ago = parseDuration(value);
+    if (ago !== null) return new Date(now() - ago).toISOString();
+    const isoish = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+    const time = isoish.test(value) ? Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value) : NaN;
+    if (Number.isNaN(time)) throw new InvalidArgumentError('must be an ISO 8601 time (2026-01-31T12:00:00Z), a date (2026-01-31) or a duration ago (30m, 2h, 7d).');
+    return new Date(time).toISOString();
+  };
+}
+
+/** `-H 'Name: value'`, repeatable: collected in order. */
+export function collectHeader(value: string, previous: Array<[string, string]> = []): Array<[string, string]> {
+  const colon = value.indexOf(':');
+  const name = colon === -1 ? '' : value.slice(0, colon).trim();
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new InvalidArgumentError(`'${value}' is not a header; write it as 'Name: value'.`);
+  return [...previous, [name, value.slice(colon + 1).trim()]];
+}

@@ -1,0 +1,83 @@
+/**
+ * What a command shows a person, described as data: the output module renders it as
+ * plain text (pipes, files) or with ink (a terminal). Commands never format for a
+ * particular medium.
+ */
+
+/** How a cell reads at a glance; the terminal renderer colours it, plain text ignores it. */
+export type Tone = 'good' | 'bad' | 'warn' | 'dim';
+
+export type Cell = string | { text: string; tone: Tone };
+
+export interface Column {
+  header: string;
+  align?: 'left' | 'right';
+}
+
+export type Block =
+  /** Label/value pairs, one per line. */
+  | { kind: 'fields'; rows: ReadonlyArray<readonly [label: string, value: Cell]> }
+  /** Rows under column headers; `empty` is shown instead when there are no rows. */
+  | { kind: 'table'; columns: readonly Column[]; rows: ReadonlyArray<readonly Cell[]>; empty: string }
+  | { kind: 'heading'; text: string }
+  /** Preformatted text, shown as it is. */
+  | { kind: 'text'; text: string };
+
+export type View = readonly Block[];
+
+export function cellText(cell: Cell): string {
+  return typeof cell === 'string' ? cell : cell.text;
+}
+
+const STATUS_TONES: Record<string, Tone> = {
+  delivered: 'good', active: 'good',
+  failed: 'bad', disabled: 'bad',
+  retrying: 'warn', paused: 'warn',
+  pending: 'dim',
+};
+
+/** An event or endpoint status, toned by what it means. */
+export function statusCell(status: string): Cell {
+  const tone = STATUS_TONES[status];
+  return tone ? { text: status, tone } : status;
+}
+
+/** Display width of a string: code points, not UTF-16 units (close enough for ids, names and dates). */
+function width(text: string): number {
+  return [...text].length;
+}
+
+function pad(text: string, size: number, align: 'left' | 'right' = 'left'): string {
+  const fill = ' '.repeat(Math.max(0, size - width(text)));
+  return align === 'right' ? fill + text : text + fill;
+}
+
+function renderTable(block: Extract<Block, { kind: 'table' }>): string[] {
+  if (block.rows.length === 0) return [block.empty];
+  const headers = block.columns.map((column) => column.header.toUpperCase());
+  const widths = headers.map((header, i) => Math.max(width(header), ...block.rows.map((row) => width(cellText(row[i] ?? '')))));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 && block.columns[i]?.align !== 'right' ? cell : pad(cell, widths[i]!, block.columns[i]?.align)))
+      .join('  ');
+  return [line(headers), ...block.rows.map((row) => line(block.columns.map((_, i) => cellText(row[i] ?? ''))))];
+}
+
+/** The view as plain text, no colours or control characters; ends with a newline. */
+export function renderPlain(view: View): string {
+  const lines: string[] = [];
+  for (const [index, block] of view.entries()) {
+    if (block.kind === 'heading') {
+      if (index > 0) lines.push('');
+      lines.push(block.text);
+    } else if (block.kind === 'fields') {
+      const labelWidth = Math.max(...block.rows.map(([label]) => width(label)));
+      for (const [label, value] of block.rows) lines.push(`${pad(`${label}:`, labelWidth + 1)}  ${cellText(value)}`);
+    } else if (block.kind === 'table') {
+      lines.push(...renderTable(block));
+    } else {
+      lines.push(block.text.replace(/\n$/, ''));
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,66 @@
+/**
+ * Which relay and key a run uses. Precedence, highest first: the flags (--api-url,
+ * --api-key), the environment (HOOK_API_URL, HOOK_API_KEY), the profile in the config
+ * file (--profile, default "default"), then the default URL.
+ */
+import { DEFAULT_PROFILE, PROFILE_NAME_PATTERN, type ConfigStore } from './config.ts';
+import type { CliEnvironment } from './environment.ts';
+import { INVALID_API_URL, UsageError, UserError } from './errors.ts';
+
+/** The relay `npm start` runs. */
+export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
+
+export type SettingSource = 'flag' | 'env' | 'profile' | 'default';
+
+export interface GlobalFlags {
+  apiUrl?: string;
+  apiKey?: string;
+  profile?: string;
+}
+
+export interface Settings {
+  profile: string;
+  apiUrl: string;
+  apiUrlSource: SettingSource;
+  apiKey: string | undefined;
+  apiKeySource: SettingSource | undefined;
+}
+
+const SOURCE_NAMES: Record<SettingSource, string> = {
+  flag: '--api-url',
+  env: 'HOOK_API_URL',
+  profile: 'the profile',
+  default: 'the default',
+};
+
+/** An http(s) base URL without a trailing slash; a usage error when it came from a flag. */
+export function checkApiUrl(url: string, source: SettingSource, profile: string): string {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:') && !parsed.search && !parsed.hash) return url.replace(/\/+$/, '');
+  const detail = `${JSON.stringify(url)} (from ${source === 'profile' ? `profile '${profile}'` : SOURCE_NAMES[source]}) is not an http:// or https:// base URL`;
+  if (source === 'flag') throw new UsageError(detail, INVALID_API_URL.fix);
+  throw new UserError(INVALID_API_URL, detail);
+}
+
+export function checkProfileName(name: string): string {
+  if (!PROFILE_NAME_PATTERN.test(name)) {
+    throw new UsageError(`'${name}' is not a valid profile name`, 'Use letters, digits, dots, dashes and underscores (at most 64), starting with a letter or digit.');
+  }
+  return name;
+}
+
+export function resolveSettings(flags: GlobalFlags, env: CliEnvironment, store: ConfigStore): Settings {
+  const profileName = checkProfileName(flags.profile ?? DEFAULT_PROFILE);
+  const profile = store.profile(profileName) ?? {};
+  const [apiUrl, apiUrlSource]: [string, SettingSource] =
+    flags.apiUrl !== undefined ? [flags.apiUrl, 'flag']
+      : env.apiUrl !== undefined ? [env.apiUrl, 'env']
+        : profile.api_url !== undefined ? [profile.api_url, 'profile']
+          : [DEFAULT_API_URL, 'default'];
+  const [apiKey, apiKeySource]: [string | undefined, SettingSource | undefined] =
+    flags.apiKey !== undefined ? [flags.apiKey, 'flag']
+      : env.apiKey !== undefined ? [env.apiKey, 'env']
+        : profile.api_key !== undefined ? [profile.api_key, 'profile']
+          : [undefined, undefined];
+  return { profile: profileName, apiUrl: checkApiUrl(apiUrl, apiUrlSource, profileName), apiUrlSource, apiKey, apiKeySource };
+}

@@ -1,0 +1,125 @@
+/** How the API's resources read for a person: the views commands hand to the output module. */
+import type { Attempt, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
+import { statusCell, type Block, type Cell, type View } from './output/view.ts';
+
+/** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
+export function time(iso: string | null): string {
+  return iso === null ? '-' : iso.replace(/\.\d+Z$/, 'Z');
+}
+
+export function bytes(size: number): string {
+  if (size < 1024) return `${size} B`;
+  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KiB`;
+  return `${(size / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+export function destinationText(endpoint: Endpoint): string {
+  return endpoint.destination.type === 'url' ? endpoint.destination.url : 'cli (events wait for `hook listen`)';
+}
+
+export function endpointView(endpoint: Endpoint): View {
+  return [
+    {
+      kind: 'fields',
+      rows: [
+        ['Id', endpoint.id],
+        ['Name', endpoint.name],
+        ['Status', statusCell(endpoint.status)],
+        ['URL', endpoint.url],
+        ['Destination', destinationText(endpoint)],
+        ['Created', time(endpoint.created_at)],
+        ['Updated', time(endpoint.updated_at)],
+      ],
+    },
+  ];
+}
+
+export function endpointTable(endpoints: readonly Endpoint[]): Block {
+  return {
+    kind: 'table',
+    columns: [{ header: 'Id' }, { header: 'Name' }, { header: 'Status' }, { header: 'URL' }, { header: 'Destination' }],
+    rows: endpoints.map((endpoint) => [endpoint.id, endpoint.name, statusCell(endpoint.status), endpoint.url, endpoint.destination.type === 'url' ? endpoint.destination.url : 'cli']),
+    empty: 'No endpoints yet. Create one with: hook endpoints create <name>',
+  };
+}
+
+export function secretView(secret: SigningSecret): View {
+  const rows: Array<readonly [string, Cell]> = [['Secret', secret.secret]];
+  if (secret.previous_secret !== null) {
+    rows.push(['Previous secret', secret.previous_secret], ['Previous signs until', time(secret.previous_secret_expires_at)]);
+  }
+  return [{ kind: 'fields', rows }];
+}
+
+export function eventTable(events: readonly EventSummary[]): Block {
+  return {
+    kind: 'table',
+    columns: [{ header: 'Id' }, { header: 'Received' }, { header: 'Type' }, { header: 'Status' }, { header: 'Attempts', align: 'right' }, { header: 'Size', align: 'right' }, { header: 'Endpoint' }],
+    rows: events.map((event) => [event.id, time(event.received_at), event.type ?? '-', statusCell(event.status), String(event.attempt_count), bytes(event.size), event.endpoint_id]),
+    empty: 'No events match.',
+  };
+}
+
+function attemptResult(attempt: Attempt): Cell {
+  if (attempt.response_status === null) return { text: attempt.error ?? 'no answer', tone: 'bad' };
+  const ok = attempt.response_status >= 200 && attempt.response_status < 300;
+  return { text: String(attempt.response_status), tone: ok ? 'good' : 'bad' };
+}
+
+export function attemptTable(attempts: readonly Attempt[]): Block {
+  return {
+    kind: 'table',
+    columns: [{ header: '#', align: 'right' }, { header: 'Trigger' }, { header: 'Started' }, { header: 'Duration', align: 'right' }, { header: 'Result' }],
+    rows: attempts.map((attempt) => [String(attempt.n), attempt.trigger, time(attempt.started_at), `${attempt.duration_ms} ms`, attemptResult(attempt)]),
+    empty: 'No attempts yet.',
+  };
+}
+
+function isJsonContentType(contentType: string | null): boolean {
+  const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return mediaType === 'application/json' || mediaType.endsWith('+json');
+}
+
+/** The body for reading: JSON pretty-printed (for display only), text as it is, binary as base64 with a note. */
+export function bodyBlocks(event: Event): Block[] {
+  const heading = `Body (${event.content_type ?? 'no content type'}, ${bytes(event.size)})`;
+  if (event.size === 0) return [{ kind: 'heading', text: heading }, { kind: 'text', text: '(empty)' }];
+  if (event.body_encoding === 'base64') {
+    return [
+      { kind: 'heading', text: `${heading}: not UTF-8 text, shown as base64; \`hook events get ${event.id} --body\` writes the raw bytes` },
+      { kind: 'text', text: event.body },
+    ];
+  }
+  if (isJsonContentType(event.content_type)) {
+    try {
+      return [{ kind: 'heading', text: heading }, { kind: 'text', text: JSON.stringify(JSON.parse(event.body), null, 2) }];
+    } catch {
+      // Not valid JSON after all: shown as the text it is.
+    }
+  }
+  return [{ kind: 'heading', text: heading }, { kind: 'text', text: event.body }];
+}
+
+export function eventView(event: Event): View {
+  const target = `${event.path || '/'}${event.query ? `?${event.query}` : ''}`;
+  return [
+    {
+      kind: 'fields',
+      rows: [
+        ['Id', event.id],
+        ['Endpoint', event.endpoint_id],
+        ['Type', event.type ?? '-'],
+        ['Status', statusCell(event.status)],
+        ['Received', time(event.received_at)],
+        ['Request', `${event.method} ${target}`],
+        ['Attempts', String(event.attempt_count)],
+        ['Next attempt', time(event.next_attempt_at)],
+      ],
+    },
+    { kind: 'heading', text: 'Headers' },
+    { kind: 'fields', rows: Object.entries(event.headers).map(([name, value]) => [name, value] as const) },
+    ...bodyBlocks(event),
+    { kind: 'heading', text: 'Attempts' },
+    attemptTable(event.attempts),
+  ];
+}
