@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { newUlid } from '@hook/core';
-import { AttemptRecorder, EventWriter, type Orm } from '@hook/db';
+import websocket from '@fastify/websocket';
+import { AttemptRecorder, EventWriter, ListenAttemptRecorder, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
 import { type AttemptContext } from './delivery/attempt.ts';
 import { DeliverySender } from './delivery/sender.ts';
@@ -17,6 +18,8 @@ import { eventRoutes } from './routes/events/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { ingestRoutes } from './routes/ingest/index.ts';
 import { IngestTargetCache } from './routes/ingest/target-cache.ts';
+import { streamRoutes } from './routes/stream/index.ts';
+import { StreamHub } from './stream/hub.ts';
 
 /** Bytes a JSON API request body may have (the ingest limit is HOOK_MAX_PAYLOAD). */
 const API_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -57,12 +60,15 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
   const targets = new IngestTargetCache(orm);
   const sender = new DeliverySender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateDestinations: config.allowPrivateDestinations });
   const recorder = new AttemptRecorder(orm);
+  const listenRecorder = new ListenAttemptRecorder(orm);
+  const hub = new StreamHub();
   app.decorate('delivery', {
     orm,
     sender,
     recorder,
     retryScheduleMs: config.retryScheduleMs,
     onEndpointDisabled: (endpointId: string) => targets.invalidateEndpoint(endpointId),
+    onAttemptFinished: (finished) => hub.attemptFinished(finished),
   } satisfies AttemptContext);
   const localDelivery = new LocalDelivery();
   app.decorate('localDelivery', localDelivery);
@@ -75,6 +81,7 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
   app.addHook('onClose', async () => {
     await writer.drain();
     await recorder.drain();
+    await listenRecorder.drain();
     await sender.close();
   });
 
@@ -86,13 +93,15 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
   await app.register(healthRoutes);
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz alone
   await app.register(accountSignupRoutes);
-  await app.register(ingestRoutes, { writer, targets, local: localDelivery, maxPayloadBytes: config.maxPayloadBytes });
+  await app.register(ingestRoutes, { writer, targets, local: localDelivery, hub, maxPayloadBytes: config.maxPayloadBytes });
+  await app.register(websocket, { options: { maxPayload: API_BODY_LIMIT_BYTES } });
   await app.register(async (authenticated) => {
     requireApiKey(authenticated);
     await authenticated.register(accountRoutes);
     await authenticated.register(apiKeyRoutes);
     await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config) });
+    await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs });
   });
   return app;
 }

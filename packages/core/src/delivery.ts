@@ -80,7 +80,8 @@ export interface NextState {
 }
 
 /**
- * The state after an attempt. A 2xx delivers. A failed automatic attempt schedules the
+ * The state after an attempt. A 2xx delivers. A failed automatic attempt (`auto`, or
+ * `listen`: a `hook listen` session's attempt for a CLI destination) schedules the
  * next retry (honouring Retry-After, capped) until the schedule is spent, then fails.
  * A failed replay of an event still in its schedule (pending, retrying) keeps it there
  * (one never tried stays due now); of a delivered or failed one, leaves it failed.
@@ -93,11 +94,13 @@ export function stateAfterAttempt(
   nowMs: number,
   random: () => number,
 ): NextState {
-  const autoAttempts = trigger === 'auto' ? state.autoAttempts + 1 : state.autoAttempts;
+  // A listener's attempt is the automatic delivery of an endpoint with a CLI destination.
+  const automatic = trigger === 'auto' || trigger === 'listen';
+  const autoAttempts = automatic ? state.autoAttempts + 1 : state.autoAttempts;
   if (outcome.ok) return { status: 'delivered', autoAttempts, nextAttemptAtMs: null };
   // A failed replay of an event never yet tried automatically leaves it due for its first try.
-  if (trigger !== 'auto' && state.status === 'pending' && state.autoAttempts === 0) return { status: 'pending', autoAttempts, nextAttemptAtMs: nowMs };
-  const stillScheduled = trigger === 'auto' || state.status === 'pending' || state.status === 'retrying';
+  if (!automatic && state.status === 'pending' && state.autoAttempts === 0) return { status: 'pending', autoAttempts, nextAttemptAtMs: nowMs };
+  const stillScheduled = automatic || state.status === 'pending' || state.status === 'retrying';
   const retry = Math.max(autoAttempts, 1); // the retry that comes next is number `autoAttempts`
   if (!stillScheduled || autoAttempts > schedule.length) return { status: 'failed', autoAttempts, nextAttemptAtMs: null };
   const scheduled = retryDelayMs(schedule, retry, random);

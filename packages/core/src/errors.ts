@@ -147,6 +147,31 @@ export const ENDPOINT_DISABLED = defineError(
   "The endpoint '%s' is disabled and refuses new events",
   "Re-enable it with PATCH /v1/endpoints/{id} {\"status\":\"active\"}, or send to another endpoint's url.",
 );
+export const STREAM_NEEDS_WEBSOCKET = defineError(
+  'stream_needs_websocket', 426, 'WebSocket required',
+  'GET /v1/stream is a WebSocket; this request did not ask to upgrade',
+  'Connect with a WebSocket client (the hook CLI: hook events tail or hook listen), sending Authorization: Bearer <key>.',
+);
+export const STREAM_NEEDS_ENDPOINT = defineError(
+  'stream_needs_endpoint', 400, 'Listen mode needs an endpoint',
+  'mode=listen needs endpoint_id: the endpoint whose events to receive',
+  'Add ?endpoint_id=ep_… (hook listen --endpoint <name> finds or creates one).',
+);
+export const ENDPOINT_GONE = defineError(
+  'endpoint_gone', 410, 'Endpoint gone',
+  "Endpoint '%s' was deleted or disabled while listening",
+  'Create or re-enable an endpoint, then run hook listen again.',
+);
+export const STREAM_PROTOCOL_ERROR = defineError(
+  'stream_protocol_error', 400, 'Stream message not understood',
+  'Could not understand a message on the stream: %s',
+  'Answer each delivery with {"type":"result","version":1,"delivery_id":…,"status":…,"duration_ms":…} (see docs/api.md#live-stream).',
+);
+export const STREAM_TOO_SLOW = defineError(
+  'stream_too_slow', 429, 'Stream reader too slow',
+  'The connection fell more than 8 MiB behind the events sent to it',
+  'Narrow the tail with endpoint_id or status, or read faster; reconnecting resumes at the live edge.',
+);
 export const PAYLOAD_TOO_LARGE = defineError(
   'payload_too_large', 413, 'Payload too large',
   'The body is larger than the %s byte limit',

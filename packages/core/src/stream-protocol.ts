@@ -34,6 +34,8 @@ export const STREAM_CLOSE_CODES = {
   heartbeatTimeout: 4000,
   /** A message the relay could not understand. */
   protocolError: 4002,
+  /** A tail that fell too far behind (try again later). */
+  tooSlow: 1013,
   /** The endpoint was deleted or disabled while listening. */
   endpointGone: 4004,
 } as const;

@@ -44,11 +44,11 @@ describe('stateAfterAttempt', () => {
     expect(stateAfterAttempt(pending, 'auto', { ok: true }, schedule, now, middle)).toEqual({ status: 'delivered', autoAttempts: 1, nextAttemptAtMs: null });
   });
 
-  it('walks the schedule, then fails after the last retry', () => {
+  it.each(['auto', 'listen'] as const)('walks the schedule with %s attempts, then fails after the last retry', (trigger) => {
     let state: DeliveryState = pending;
     const waits: number[] = [];
     for (let attempt = 1; attempt <= schedule.length + 1; attempt++) {
-      const next = stateAfterAttempt(state, 'auto', { ok: false }, schedule, now, middle);
+      const next = stateAfterAttempt(state, trigger, { ok: false }, schedule, now, middle);
       if (next.nextAttemptAtMs !== null) waits.push(next.nextAttemptAtMs - now);
       state = next;
     }

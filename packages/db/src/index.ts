@@ -3,9 +3,10 @@ export { createOrm, migrateToLatest, ormConfig, type CreateOrmOptions, type Orm 
 export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
 export { EventWriter, type EventWriterOptions, type NewEvent } from './event-writer.ts';
 export {
-  claimDueEvents, claimEventForReplay, disableEndpoint, DUE_CHANNEL, notifyDue, recordAttempts, refreshQueueStatistics, releaseLease, requestReplay, scheduleUndelivered,
-  type AttemptRecord, type ClaimedDelivery, type ClaimOptions, type ReplayClaim, type ReplayFilter,
+  claimDueEvents, claimEventForReplay, disableEndpoint, DUE_CHANNEL, listenBacklog, notifyDue, recordAttempts, recordListenAttempts, refreshQueueStatistics,
+  releaseLease, requestReplay, scheduleUndelivered,
+  type AttemptRecord, type ClaimedDelivery, type ClaimOptions, type ListenAttemptRecord, type ListenEvent, type ReplayClaim, type ReplayFilter,
 } from './queue-sql.ts';
 export { listenForDueEvents, type DueListener } from './listener.ts';
-export { AttemptRecorder } from './attempt-recorder.ts';
+export { AttemptRecorder, ListenAttemptRecorder } from './attempt-recorder.ts';
 export { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';

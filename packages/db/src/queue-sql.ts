@@ -5,7 +5,7 @@
  * LOCKED, UPDATE … RETURNING joined rows) or would cost a hot path dearly.
  */
 import { CompiledQuery, sql } from 'kysely';
-import { newId, randomToken, type AttemptTrigger, type EventStatus } from '@hook/core';
+import { randomToken, type AttemptTrigger, type EventStatus } from '@hook/core';
 import type { Orm } from './orm.ts';
 
 /** The channel that tells idle workers an event may be due. */
@@ -274,6 +274,8 @@ export async function claimEventForReplay(orm: Orm, eventId: string, accountId: 
 
 /** One finished attempt and the state it leaves the event in. */
 export interface AttemptRecord {
+  /** The attempt's id (att_…). */
+  id: string;
   delivery: ClaimedDelivery;
   startedAt: Date;
   durationMs: number;
@@ -312,11 +314,110 @@ export async function recordAttempts(orm: Orm, records: readonly AttemptRecord[]
     )
     select id from updated`,
     [column((r) => r.delivery.id), column((r) => r.delivery.leaseId), column((r) => r.next.status), column((r) => r.next.autoAttempts),
-      column((r) => r.next.nextAttemptAt), column(() => newId('attempt')), column((r) => r.delivery.accountId),
+      column((r) => r.next.nextAttemptAt), column((r) => r.id), column((r) => r.delivery.accountId),
       column((r) => r.delivery.attemptCount + 1), column((r) => r.delivery.trigger), column((r) => r.startedAt),
       column((r) => Math.round(r.durationMs)), column((r) => r.responseStatus), column((r) => r.responseBody), column((r) => r.error)]);
   const held = new Set(rows.map((row) => row.id));
   return records.map((record) => held.has(record.delivery.id));
+}
+
+/** An event waiting for a `hook listen` session: what a delivery message needs. */
+export interface ListenEvent {
+  id: string;
+  accountId: string;
+  endpointId: string;
+  type: string | null;
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  contentType: string | null;
+  size: number;
+  receivedAt: Date;
+  status: EventStatus;
+  attemptCount: number;
+  autoAttempts: number;
+}
+
+/**
+ * The events of an endpoint with a CLI destination that a listener should be offered
+ * now, oldest first: those never delivered (pending) and those whose retry is due, received at or after
+ * `since` (the session's start, for `--skip-missed`). Listeners are not exclusive (each
+ * gets every event), so there is no claim: a session keeps its own deliveries in flight
+ * out of what it offers.
+ */
+export async function listenBacklog(orm: Orm, options: { endpointId: string; since: Date | null; excludeIds: readonly string[]; limit: number }): Promise<ListenEvent[]> {
+  const rows = await run<{
+    id: string; account_id: string; endpoint_id: string; type: string | null; method: string; path: string; query: string;
+    headers: Record<string, string>; body: Buffer; content_type: string | null; size: number; received_at: string | Date; status: EventStatus;
+    attempt_count: number; auto_attempts: number;
+  }>(orm, `
+    select id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at, status,
+           attempt_count, auto_attempts
+    from event
+    where endpoint_id = $1
+      and (status = 'pending' or (status = 'retrying' and next_attempt_at <= now()))
+      and ($2::timestamptz is null or received_at >= $2)
+      and id <> all($3::text[])
+    order by id
+    limit $4`, [options.endpointId, options.since, options.excludeIds, options.limit]);
+  return rows.map((row) => ({
+    id: row.id, accountId: row.account_id, endpointId: row.endpoint_id, type: row.type, method: row.method, path: row.path,
+    // Timestamps arrive as text through the ORM's driver settings.
+    query: row.query, headers: row.headers, body: row.body, contentType: row.content_type, size: row.size, receivedAt: new Date(row.received_at),
+    status: row.status, attemptCount: row.attempt_count, autoAttempts: row.auto_attempts,
+  }));
+}
+
+/** A listener's answer to one delivery, and the state it leaves the event in. */
+export interface ListenAttemptRecord {
+  id: string;
+  eventId: string;
+  accountId: string;
+  n: number;
+  startedAt: Date;
+  durationMs: number;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+  next: { status: EventStatus; autoAttempts: number; nextAttemptAt: Date | null };
+}
+
+/**
+ * Records listeners' attempts (trigger `listen`) and moves their events on, many in one
+ * statement. Several listeners may answer for one event: a delivered event stays
+ * delivered whatever another listener says later. Returns each event's status after.
+ */
+export async function recordListenAttempts(orm: Orm, records: readonly ListenAttemptRecord[]): Promise<EventStatus[]> {
+  const column = <T>(pick: (record: ListenAttemptRecord) => T): T[] => records.map(pick);
+  const rows = await run<{ id: string; status: EventStatus }>(orm, `
+    with input as (
+      select * from unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::text[], $6::text[], $7::int[],
+                           $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
+        as t(event_id, status, auto_attempts, next_attempt_at, attempt_id, account_id, n, started_at, duration_ms,
+             response_status, response_body, error)
+    ),
+    updated as (
+      update event e
+      set status = case when e.status = 'delivered' then e.status else i.status end,
+          auto_attempts = greatest(e.auto_attempts, i.auto_attempts),
+          next_attempt_at = case when e.status = 'delivered' then e.next_attempt_at else i.next_attempt_at end,
+          attempt_count = e.attempt_count + 1
+      from input i
+      where e.id = i.event_id
+      returning e.id, e.status
+    ),
+    attempts as (
+      insert into attempt (id, event_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error)
+      select attempt_id, event_id, account_id, n, 'listen', started_at, duration_ms, response_status, response_body, error from input
+    )
+    select id, status from updated`,
+    [column((r) => r.eventId), column((r) => r.next.status), column((r) => r.next.autoAttempts), column((r) => r.next.nextAttemptAt),
+      column((r) => r.id), column((r) => r.accountId), column((r) => r.n), column((r) => r.startedAt), column((r) => Math.round(r.durationMs)),
+      column((r) => r.responseStatus), column((r) => r.responseBody), column((r) => r.error)]);
+  const after = new Map(rows.map((row) => [row.id, row.status]));
+  return records.map((record) => after.get(record.eventId) ?? record.next.status);
 }
 
 /**

@@ -76,10 +76,10 @@ describe('claimDueEvents', () => {
 
     const attempt = { startedAt: new Date(), durationMs: 5, responseStatus: 200, responseBody: 'ok', error: null };
     const delivered = { status: 'delivered' as const, autoAttempts: 1, nextAttemptAt: null };
-    expect(await recordAttempts(orm, [{ ...attempt, delivery: stale!, next: delivered }])).toEqual([false]);
+    expect(await recordAttempts(orm, [{ ...attempt, id: newId('attempt'), delivery: stale!, next: delivered }])).toEqual([false]);
     const [afterStale] = await sql('select status, lease_id from event where id = ?', [id]);
     expect(afterStale).toEqual({ status: 'pending', lease_id: fresh!.leaseId });
-    expect(await recordAttempts(orm, [{ ...attempt, delivery: fresh!, next: delivered }])).toEqual([true]);
+    expect(await recordAttempts(orm, [{ ...attempt, id: newId('attempt'), delivery: fresh!, next: delivered }])).toEqual([true]);
     const [after] = await sql('select status, lease_id, attempt_count, next_attempt_at from event where id = ?', [id]);
     expect(after).toEqual({ status: 'delivered', lease_id: null, attempt_count: 1, next_attempt_at: null });
     expect(await sql('select count(*)::int as n from attempt where event_id = ?', [id])).toEqual([{ n: 2 }]);

@@ -1,4 +1,4 @@
-import { forwardableHeaders, signPayloadWithSecrets, stateAfterAttempt, type NextState } from '@hook/core';
+import { forwardableHeaders, newId, signPayloadWithSecrets, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt } from '@hook/core';
 import { disableEndpoint, type AttemptRecorder, type ClaimedDelivery, type Orm } from '@hook/db';
 import type { DeliverySender, SendResult } from './sender.ts';
 
@@ -9,12 +9,23 @@ export interface AttemptContext {
   retryScheduleMs: readonly number[];
   /** Called when a receiver answered 410 and its endpoint was disabled. */
   onEndpointDisabled: (endpointId: string) => void;
+  /** Called after an attempt was recorded and moved its event on (the live stream shows it). */
+  onAttemptFinished?: (finished: FinishedAttempt) => void;
   now?: () => number;
   random?: () => number;
 }
 
+/** A recorded attempt, as the live stream announces it. */
+export interface FinishedAttempt {
+  accountId: string;
+  endpointId: string;
+  eventId: string;
+  eventStatus: EventStatus;
+  attempt: StreamAttempt;
+}
+
 /** The headers of one delivery: the original ones that may travel, plus the signature headers. */
-export function deliveryHeaders(delivery: ClaimedDelivery, timestampSeconds: number): Record<string, string> {
+export function deliveryHeaders(delivery: Pick<ClaimedDelivery, 'id' | 'headers' | 'body' | 'secrets' | 'attemptCount'>, timestampSeconds: number): Record<string, string> {
   const signature = signPayloadWithSecrets(delivery.secrets, delivery.id, timestampSeconds, delivery.body);
   return {
     ...forwardableHeaders(delivery.headers),
@@ -45,7 +56,9 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
     now(),
     context.random ?? Math.random,
   );
-  await context.recorder.record({
+  const attemptId = newId('attempt');
+  const held = await context.recorder.record({
+    id: attemptId,
     delivery,
     startedAt,
     durationMs: result.durationMs,
@@ -54,6 +67,23 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
     error: result.error,
     next: { status: next.status, autoAttempts: next.autoAttempts, nextAttemptAt: next.nextAttemptAtMs === null ? null : new Date(next.nextAttemptAtMs) },
   });
+  if (held) {
+    context.onAttemptFinished?.({
+      accountId: delivery.accountId,
+      endpointId: delivery.endpointId,
+      eventId: delivery.id,
+      eventStatus: next.status,
+      attempt: {
+        id: attemptId,
+        n: delivery.attemptCount + 1,
+        trigger: delivery.trigger,
+        started_at: startedAt.toISOString(),
+        duration_ms: Math.round(result.durationMs),
+        response_status: result.status,
+        error: result.error,
+      },
+    });
+  }
   if (result.status === 410) {
     await disableEndpoint(context.orm, delivery.endpointId);
     context.onEndpointDisabled(delivery.endpointId);

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId } from '@hook/core';
-import type { EventWriter } from '@hook/db';
+import type { EventWriter, NewEvent } from '@hook/db';
 import type { LocalDelivery } from '../../delivery/worker.ts';
+import type { StreamHub } from '../../stream/hub.ts';
 import { errorResponses, IngestAccepted } from '../../schemas.ts';
 import type { IngestTarget, IngestTargetCache } from './target-cache.ts';
 
@@ -48,7 +49,7 @@ function pathAndQuery(url: string): { path: string; query: string } {
  * the row is committed. The endpoint is looked up before the body is read, so an unknown
  * or disabled URL is refused without taking in a large body.
  */
-export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; local: LocalDelivery; maxPayloadBytes: number }): Promise<void> {
+export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; local: LocalDelivery; hub: StreamHub; maxPayloadBytes: number }): Promise<void> {
   // Any content type, kept as raw bytes: never parsed, never re-serialised.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -74,7 +75,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     const dueNow = target.destinationType === 'url';
     // This process's worker, if it has a slot free, takes the event as it is stored.
     const slot = dueNow && target.status === 'active' ? options.local.reserve(target.id, id) : null;
-    const write = options.writer.write({
+    const event = {
       id,
       accountId: target.accountId,
       endpointId: target.id,
@@ -89,11 +90,13 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       status: 'pending',
       nextAttemptAt: dueNow ? receivedAt : null,
       lease: slot?.lease ?? null,
-    });
+    } satisfies NewEvent;
+    const write = options.writer.write(event);
     if (slot) {
       write.then((delivery) => (delivery ? slot.deliver(delivery) : slot.cancel()), () => slot.cancel());
     }
     await write;
+    if (options.hub.watches(event.accountId)) options.hub.eventStored({ ...event, attemptCount: 0, autoAttempts: 0 });
     return { id, status: 'pending' as const };
   }
 

@@ -1,0 +1,105 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type Static } from 'typebox';
+import {
+  ENDPOINT_NOT_FOUND, HookError, STREAM_DEFAULT_MAX_IN_FLIGHT, STREAM_HEARTBEAT_INTERVAL_MS, STREAM_MAX_IN_FLIGHT_LIMIT, STREAM_NEEDS_ENDPOINT,
+  STREAM_NEEDS_WEBSOCKET,
+} from '@hook/core';
+import { Endpoint, type ListenAttemptRecorder } from '@hook/db';
+import { EventStatus as EventStatusSchema, errorResponses, IdOf } from '../../schemas.ts';
+import { publicBaseUrl } from '../endpoints/present.ts';
+import type { StreamHub } from '../../stream/hub.ts';
+import { ListenSession, type ListenEndpoint } from '../../stream/listen-session.ts';
+import { keepAlive } from '../../stream/socket.ts';
+import { TailSession } from '../../stream/tail-session.ts';
+
+const StreamQuery = Type.Object({
+  mode: Type.Optional(Type.Union([Type.Literal('tail'), Type.Literal('listen')], { default: 'tail', description: 'tail: watch events and attempts; listen: receive deliveries and answer them' })),
+  endpoint_id: Type.Optional(IdOf('endpoint', 'listen: the endpoint to receive; tail: only this endpoint')),
+  status: Type.Optional(EventStatusSchema),
+  skip_missed: Type.Optional(Type.Boolean({ default: false, description: 'listen: only events received from now on' })),
+  max_in_flight: Type.Optional(Type.Integer({ minimum: 1, maximum: STREAM_MAX_IN_FLIGHT_LIMIT, default: STREAM_DEFAULT_MAX_IN_FLIGHT })),
+});
+type StreamQuery = Static<typeof StreamQuery>;
+
+export interface StreamRouteOptions {
+  hub: StreamHub;
+  recorder: ListenAttemptRecorder;
+  publicUrl: string | undefined;
+  retryScheduleMs: readonly number[];
+  heartbeatIntervalMs?: number;
+  /** How often a listen session looks for due retries and events other processes stored. */
+  listenPollIntervalMs?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The endpoint a listen-mode stream request is for, found before the upgrade. */
+    listenEndpoint: ListenEndpoint | null;
+  }
+}
+
+/**
+ * `GET /v1/stream`: the live stream (WebSocket; protocol in packages/core/src/stream-protocol.ts).
+ * Everything that can be refused is refused before the upgrade, as an ordinary problem
+ * document: the key (by the auth hook), the query, and in listen mode the endpoint.
+ */
+export async function streamRoutes(app: FastifyInstance, options: StreamRouteOptions): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? STREAM_HEARTBEAT_INTERVAL_MS;
+  app.decorateRequest('listenEndpoint', null);
+
+  async function findListenEndpoint(request: FastifyRequest<{ Querystring: StreamQuery }>): Promise<void> {
+    if (!request.ws) throw new HookError(STREAM_NEEDS_WEBSOCKET);
+    const { mode, endpoint_id: endpointId } = request.query;
+    if (mode !== 'listen' && !endpointId) return;
+    if (!endpointId) throw new HookError(STREAM_NEEDS_ENDPOINT);
+    const endpoint = await request.em.findOne(Endpoint, { id: endpointId, accountId: request.accountId, deletedAt: null });
+    if (!endpoint) throw new HookError(ENDPOINT_NOT_FOUND, [endpointId]);
+    request.listenEndpoint = {
+      id: endpoint.id,
+      accountId: endpoint.accountId,
+      name: endpoint.name,
+      url: `${publicBaseUrl(request, options.publicUrl)}/v1/ingest/${endpoint.ingestId}`,
+      destinationType: endpoint.destinationType,
+    };
+  }
+
+  api.get('/v1/stream', {
+    websocket: true,
+    schema: {
+      tags: ['stream'],
+      summary: 'Live stream (WebSocket): tail events and attempts, or listen for deliveries (hook listen)',
+      description: 'Upgrade to a WebSocket with Authorization: Bearer <key>. Messages are JSON with type and version; see docs/api.md#live-stream.',
+      security: [{ bearerAuth: [] }],
+      querystring: StreamQuery,
+      response: { ...errorResponses },
+    },
+    preHandler: findListenEndpoint,
+  }, (socket, request) => {
+    const stopKeepAlive = keepAlive(socket, heartbeatIntervalMs);
+    socket.on('close', stopKeepAlive);
+    const query = request.query as StreamQuery;
+    if (query.mode === 'listen') {
+      const session = new ListenSession({
+        socket,
+        orm: request.server.delivery.orm,
+        hub: options.hub,
+        recorder: options.recorder,
+        endpoint: request.listenEndpoint!,
+        maxInFlight: query.max_in_flight ?? STREAM_DEFAULT_MAX_IN_FLIGHT,
+        skipMissed: query.skip_missed ?? false,
+        retryScheduleMs: options.retryScheduleMs,
+        heartbeatIntervalMs,
+        pollIntervalMs: options.listenPollIntervalMs ?? 1000,
+        onError: (error) => request.log.error({ err: error }, 'listen session error'),
+      });
+      session.start().catch((error: unknown) => {
+        request.log.error({ err: error }, 'listen session failed to start');
+        socket.close(1011, 'internal error');
+      });
+      return;
+    }
+    new TailSession({ socket, hub: options.hub, accountId: request.accountId, endpointId: query.endpoint_id, status: query.status, heartbeatIntervalMs }).start();
+  });
+}

@@ -1,0 +1,250 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { verifyWebhook } from '@hook/client';
+import type { DeliveryMessage, ServerMessage } from '@hook/core';
+import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
+import { api, createEndpoint, readJson, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+
+const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
+
+let relay: TestRelay;
+let key: string;
+let receiver: Receiver;
+const open = new Set<WebSocket>();
+
+beforeAll(async () => {
+  relay = await startTestRelay({ retryScheduleMs: FAST_SCHEDULE, deliveryTimeoutMs: 1000 }, { workerPollMs: 20 });
+  ({ key } = await signUp(relay.baseUrl));
+  receiver = await startReceiver();
+});
+afterEach(() => {
+  for (const socket of open) socket.terminate();
+  open.clear();
+});
+afterAll(async () => {
+  await relay.close();
+  await receiver.close();
+});
+
+/** A stream connection that collects messages; `next(type)` waits for the next one of a type. */
+interface StreamClient {
+  socket: WebSocket;
+  messages: ServerMessage[];
+  next<T extends ServerMessage['type']>(type: T, timeoutMs?: number): Promise<Extract<ServerMessage, { type: T }>>;
+  answer(delivery: DeliveryMessage, status: number | null, error?: string): void;
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+function connect(query: string, apiKey = key): Promise<StreamClient> {
+  const socket = new WebSocket(`${relay.baseUrl.replace('http', 'ws')}/v1/stream?${query}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  open.add(socket);
+  const messages: ServerMessage[] = [];
+  let consumed = 0;
+  const waiters: (() => void)[] = [];
+  socket.on('message', (data) => {
+    messages.push(JSON.parse(data.toString()));
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const client: StreamClient = {
+    socket,
+    messages,
+    closed,
+    async next(type, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        while (consumed < messages.length) {
+          const message = messages[consumed++]!;
+          if (message.type === type) return message as never;
+        }
+        if (Date.now() > deadline) throw new Error(`no ${type} message within ${timeoutMs} ms; got ${JSON.stringify(messages.map((m) => m.type))}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 50);
+        });
+      }
+    },
+    answer(delivery, status, error) {
+      socket.send(JSON.stringify({ type: 'result', version: 1, delivery_id: delivery.delivery_id, status, duration_ms: 3, error: error ?? null, response_body: 'ok\u0000' }));
+    },
+  };
+  return new Promise((resolve, reject) => {
+    socket.once('open', () => resolve(client));
+    socket.once('error', reject);
+  });
+}
+
+/** The HTTP answer a refused upgrade got: status and problem document. */
+function refusal(query: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(`${relay.baseUrl.replace('http', 'ws')}/v1/stream?${query}`, { headers });
+    socket.on('unexpected-response', (_request, response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+    });
+    socket.on('open', () => reject(new Error('the upgrade was accepted')));
+    socket.on('error', () => undefined);
+  });
+}
+
+async function cliEndpoint(name: string) {
+  const endpoint = await createEndpoint(relay.baseUrl, key, { name });
+  const secret = (await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}/secret`, { key })).body.secret as string;
+  return { ...endpoint, secret };
+}
+
+async function send(url: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<string> {
+  const response = await fetch(url, { method: 'POST', headers, body });
+  expect(response.status).toBe(200);
+  return (await readJson(response)).id;
+}
+
+async function eventOf(id: string): Promise<any> {
+  return (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body;
+}
+
+async function until(id: string, check: (event: any) => boolean, timeoutMs = 5000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const event = await eventOf(id);
+    if (check(event)) return event;
+    if (Date.now() > deadline) throw new Error(`event ${id} did not get there: ${JSON.stringify({ status: event.status, attempts: event.attempts })}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('GET /v1/stream refusals (before the upgrade, as problem documents)', () => {
+  it('refuses a bad key, a missing endpoint_id in listen mode, an unknown endpoint and a plain HTTP request', async () => {
+    expect(await refusal('mode=tail', { authorization: 'Bearer hk_nope' })).toMatchObject({ status: 401, body: { code: 'invalid_api_key' } });
+    expect(await refusal('mode=listen', { authorization: `Bearer ${key}` })).toMatchObject({ status: 400, body: { code: 'stream_needs_endpoint' } });
+    expect(await refusal('mode=listen&endpoint_id=ep_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', { authorization: `Bearer ${key}` }))
+      .toMatchObject({ status: 404, body: { code: 'endpoint_not_found' } });
+    expect(await refusal('mode=sideways', { authorization: `Bearer ${key}` })).toMatchObject({ status: 400, body: { code: 'validation_failed' } });
+    const plain = await api(relay.baseUrl, 'GET', '/v1/stream', { key });
+    expect(plain.status).toBe(426);
+    expect(plain.body.code).toBe('stream_needs_websocket');
+  });
+});
+
+describe('listen mode on an endpoint with a CLI destination', () => {
+  it('delivers what arrived before connecting, oldest first, signed over the raw bytes, and records the answers', async () => {
+    const endpoint = await cliEndpoint('listen-backlog');
+    const binary = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x41]);
+    const first = await send(endpoint.url, '{"n":1}');
+    const second = await send(endpoint.url, binary, { 'content-type': 'application/octet-stream', 'x-custom': 'kept' });
+    const listener = await connect(`mode=listen&endpoint_id=${endpoint.id}`);
+    const hello = await listener.next('hello');
+    expect(hello).toMatchObject({ mode: 'listen', version: 1, endpoint: { id: endpoint.id, destination_type: 'cli', mirror: false, url: endpoint.url } });
+
+    const one = await listener.next('delivery');
+    const two = await listener.next('delivery');
+    expect([one.event.id, two.event.id]).toEqual([first, second]);
+    const body = Buffer.from(two.body_base64, 'base64');
+    expect(body.equals(binary)).toBe(true);
+    expect(two.headers['x-custom']).toBe('kept');
+    expect(two.headers['content-type']).toBe('application/octet-stream');
+    expect(verifyWebhook(body, two.headers, endpoint.secret)).toMatchObject({ id: second });
+    expect(two.attempt).toBe(1);
+
+    listener.answer(one, 204);
+    listener.answer(two, 200);
+    const delivered = await until(second, (event) => event.status === 'delivered');
+    expect(delivered.attempts).toMatchObject([{ n: 1, trigger: 'listen', response_status: 200, response_body: 'ok\uFFFD' }]);
+    expect((await eventOf(first)).status).toBe('delivered');
+  });
+
+  it('makes a failed answer retrying, offers it again when due, and leaves an unanswered delivery to be offered again', async () => {
+    const endpoint = await cliEndpoint('listen-retry');
+    const listener = await connect(`mode=listen&endpoint_id=${endpoint.id}`);
+    await listener.next('hello');
+    const id = await send(endpoint.url, '{"retry":true}');
+    const first = await listener.next('delivery');
+    expect(first.event.id).toBe(id);
+    listener.answer(first, null, 'connect ECONNREFUSED 127.0.0.1:3000');
+    const retrying = await until(id, (event) => event.attempts.length === 1);
+    expect(retrying).toMatchObject({ status: 'retrying', attempts: [{ trigger: 'listen', response_status: null, error: 'connect ECONNREFUSED 127.0.0.1:3000' }] });
+
+    // Offered again once due (the poll picks it up); this time the listener vanishes without answering.
+    const again = await listener.next('delivery', 5000);
+    expect(again).toMatchObject({ attempt: 2, event: { id } });
+    listener.socket.terminate();
+    await listener.closed;
+
+    const back = await connect(`mode=listen&endpoint_id=${endpoint.id}`);
+    const offered = await back.next('delivery');
+    expect(offered).toMatchObject({ attempt: 2, event: { id } });
+    back.answer(offered, 200);
+    const delivered = await until(id, (event) => event.status === 'delivered');
+    expect(delivered.attempts.map((attempt: any) => attempt.response_status)).toEqual([null, 200]);
+  });
+
+  it('with skip_missed offers only new events; several listeners each get every new event', async () => {
+    const endpoint = await cliEndpoint('listen-skip');
+    const missed = await send(endpoint.url, '{"missed":true}');
+    const a = await connect(`mode=listen&endpoint_id=${endpoint.id}&skip_missed=true`);
+    const b = await connect(`mode=listen&endpoint_id=${endpoint.id}&skip_missed=true`);
+    await a.next('hello');
+    await b.next('hello');
+    const fresh = await send(endpoint.url, '{"fresh":true}');
+    const [toA, toB] = await Promise.all([a.next('delivery'), b.next('delivery')]);
+    expect([toA.event.id, toB.event.id]).toEqual([fresh, fresh]);
+    a.answer(toA, 200);
+    b.answer(toB, 500);
+    await until(fresh, (event) => event.attempts.length === 2);
+    expect((await eventOf(fresh)).status).toBe('delivered'); // a failure from one listener does not undo another's success
+    await new Promise((resolve) => setTimeout(resolve, 1300)); // past a poll: the missed event is still not offered
+    expect(a.messages.filter((m) => m.type === 'delivery').map((m) => (m as DeliveryMessage).event.id)).toEqual([fresh]);
+    expect((await eventOf(missed)).status).toBe('pending');
+  });
+
+  it('closes with a protocol error on a message it cannot understand', async () => {
+    const endpoint = await cliEndpoint('listen-protocol');
+    const listener = await connect(`mode=listen&endpoint_id=${endpoint.id}`);
+    await listener.next('hello');
+    listener.socket.send('{"type":"result","delivery_id":7}');
+    const error = await listener.next('error');
+    expect(error).toMatchObject({ code: 'stream_protocol_error' });
+    expect(error.detail).toContain('delivery_id');
+    expect((await listener.closed).code).toBe(4002);
+  });
+
+  it('tells the listener when its endpoint is deleted', async () => {
+    const endpoint = await cliEndpoint('listen-deleted');
+    const listener = await connect(`mode=listen&endpoint_id=${endpoint.id}`);
+    await listener.next('hello');
+    expect((await api(relay.baseUrl, 'DELETE', `/v1/endpoints/${endpoint.id}`, { key })).status).toBe(204);
+    expect(await listener.next('error', 3000)).toMatchObject({ code: 'endpoint_gone' });
+    expect((await listener.closed).code).toBe(4004);
+  });
+});
+
+describe('listen mode on an endpoint with a URL destination (mirror)', () => {
+  it('mirrors new events without recording the answers', async () => {
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'mirror', destination: { type: 'url', url: receiver.url } });
+    const listener = await connect(`mode=listen&endpoint_id=${endpoint.id}`);
+    expect(await listener.next('hello')).toMatchObject({ endpoint: { destination_type: 'url', mirror: true } });
+    const id = await send(endpoint.url, '{"mirror":true}');
+    const delivery = await listener.next('delivery');
+    expect(delivery.event.id).toBe(id);
+    listener.answer(delivery, 500);
+    const event = await until(id, (e) => e.status === 'delivered');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await eventOf(id)).attempts.map((attempt: any) => attempt.trigger)).toEqual(['auto']);
+    expect(event.status).toBe('delivered');
+  });
+});
+
+describe('tail mode', () => {
+  it('shows received events and finished attempts, filtered by endpoint', async () => {
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'tailed', destination: { type: 'url', url: receiver.url } });
+    const other = await cliEndpoint('not-tailed');
+    const tail = await connect(`mode=tail&endpoint_id=${endpoint.id}`);
+    expect(await tail.next('hello')).toMatchObject({ mode: 'tail' });
+    await send(other.url, '{"other":true}');
+    const id = await send(endpoint.url, '{"tail":true}', { 'content-type': 'application/json', 'x-event-type': 'order.paid' });
+    expect(await tail.next('event.received')).toMatchObject({ event: { id, endpoint_id: endpoint.id, type: 'order.paid', status: 'pending', size: 13 } });
+    expect(await tail.next('attempt.finished')).toMatchObject({ event_id: id, event_status: 'delivered', attempt: { n: 1, trigger: 'auto', response_status: 200 } });
+    expect(tail.messages.filter((m) => m.type === 'event.received')).toHaveLength(1);
+  });
+});
