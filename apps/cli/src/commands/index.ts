@@ -15,6 +15,8 @@ import endpointsUpdate from './endpoints/update.ts';
 import eventsGet from './events/get.ts';
 import eventsList from './events/list.ts';
 import eventsReplay from './events/replay.ts';
+import eventsTail from './events/tail.ts';
+import listen from './listen.ts';
 import login from './login.ts';
 import logout from './logout.ts';
 import send from './send.ts';
@@ -42,5 +44,7 @@ export const COMMANDS: readonly CommandModule[] = [
   eventsList,
   eventsGet,
   eventsReplay,
+  eventsTail,
   send,
+  listen,
 ];
