@@ -22,13 +22,15 @@ export interface TestRelay {
 export interface TestRelayOptions {
   /** Run a delivery worker too, polling this often (ms). */
   workerPollMs?: number;
+  /** How often the live stream pings its clients. */
+  streamHeartbeatIntervalMs?: number;
 }
 
 export async function startTestRelay(overrides: Partial<RelayConfig> = {}, options: TestRelayOptions = {}): Promise<TestRelay> {
   const database = await freshDatabase();
   const orm = await createOrm({ databaseUrl: database.url });
   const config: RelayConfig = { ...loadConfig({}), port: 0, ...overrides, databaseUrl: database.url };
-  const app = await buildApp({ config, orm });
+  const app = await buildApp({ config, orm, streamHeartbeatIntervalMs: options.streamHeartbeatIntervalMs });
   let worker: DeliveryWorker | undefined;
   if (options.workerPollMs !== undefined) {
     worker = new DeliveryWorker({

@@ -1,5 +1,5 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { newUlid } from '@hook/core';
+import { newUlid, STREAM_CLOSE_CODES } from '@hook/core';
 import websocket from '@fastify/websocket';
 import { AttemptRecorder, EventWriter, ListenAttemptRecorder, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
@@ -43,10 +43,12 @@ export interface BuildAppOptions {
   orm: Orm;
   /** Fastify's logger option; false (the default) for silence. */
   logger?: FastifyServerOptions['logger'];
+  /** How often the live stream pings its clients (tests shorten it). Default STREAM_HEARTBEAT_INTERVAL_MS. */
+  streamHeartbeatIntervalMs?: number;
 }
 
 /** The relay's HTTP app, ready for `inject` or `listen`. It never listens by itself. */
-export async function buildApp({ config, orm, logger = false }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, orm, logger = false, streamHeartbeatIntervalMs }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -94,6 +96,12 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz alone
   await app.register(accountSignupRoutes);
   await app.register(ingestRoutes, { writer, targets, local: localDelivery, hub, maxPayloadBytes: config.maxPayloadBytes });
+  // On shutdown, stream clients hear 1001 (going away: reconnect) rather than a bare close.
+  // Added before the plugin so it runs before the plugin's own close of every socket.
+  app.addHook('preClose', (done) => {
+    for (const client of app.websocketServer?.clients ?? []) client.close(STREAM_CLOSE_CODES.goingAway, 'relay shutting down');
+    done();
+  });
   await app.register(websocket, { options: { maxPayload: API_BODY_LIMIT_BYTES } });
   await app.register(async (authenticated) => {
     requireApiKey(authenticated);
@@ -101,7 +109,7 @@ export async function buildApp({ config, orm, logger = false }: BuildAppOptions)
     await authenticated.register(apiKeyRoutes);
     await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config) });
-    await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs });
+    await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs, heartbeatIntervalMs: streamHeartbeatIntervalMs });
   });
   return app;
 }

@@ -248,3 +248,30 @@ describe('tail mode', () => {
     expect(tail.messages.filter((m) => m.type === 'event.received')).toHaveLength(1);
   });
 });
+
+describe('connection lifetime', () => {
+  it('disconnects a client that stops answering pings, and says goodbye (1001) when the relay shuts down', async () => {
+    const own = await startTestRelay({}, { streamHeartbeatIntervalMs: 100 });
+    try {
+      const { key: ownKey } = await signUp(own.baseUrl);
+      const url = `${own.baseUrl.replace('http', 'ws')}/v1/stream?mode=tail`;
+      const headers = { authorization: `Bearer ${ownKey}` };
+      const deaf = new WebSocket(url, { headers, autoPong: false });
+      const alive = new WebSocket(url, { headers });
+      open.add(deaf).add(alive);
+      const deafClosed = new Promise<number>((resolve) => deaf.on('close', (code) => resolve(code)));
+      const aliveClosed = new Promise<number>((resolve) => alive.on('close', (code) => resolve(code)));
+      let aliveOpen = true;
+      alive.on('close', () => (aliveOpen = false));
+      const startedMs = Date.now();
+      expect(await deafClosed).toBe(1006); // terminated: no closing handshake
+      expect(Date.now() - startedMs).toBeLessThan(2000);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // well past two heartbeats
+      expect(aliveOpen).toBe(true);
+      await own.app.close();
+      expect(await aliveClosed).toBe(1001);
+    } finally {
+      await own.close();
+    }
+  });
+});

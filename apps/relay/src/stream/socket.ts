@@ -1,5 +1,5 @@
 import type { WebSocket } from 'ws';
-import { HookError, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION, type ServerMessage } from '@hook/core';
+import { HookError, STREAM_PROTOCOL_VERSION, type ServerMessage } from '@hook/core';
 
 /** Sends one message; false when the socket is no longer open. */
 export function sendMessage(socket: WebSocket, message: ServerMessage): boolean {
@@ -40,4 +40,4 @@ export function keepAlive(socket: WebSocket, intervalMs: number): () => void {
   };
 }
 
-export { STREAM_CLOSE_CODES };
+

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { IsolationLevel } from '@mikro-orm/core';
 import { Type } from 'typebox';
 import { encodeBody, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_NOT_FOUND, HookError, REPLAY_NEEDS_URL_DESTINATION } from '@hook/core';
 import { Attempt, claimEventForReplay, Endpoint, Event, requestReplay, type AttemptEntity, type EventEntity } from '@hook/db';
@@ -45,10 +46,14 @@ export const BULK_REPLAY_MAX = 10_000;
 
 /** An event as GET /v1/events/{id} shows it: the whole record, body and attempts. */
 async function loadEvent(request: FastifyRequest, id: string) {
-  const event = await request.em.findOne(Event, { id, accountId: request.accountId }, { populate: ['body'], refresh: true });
-  if (!event) throw new HookError(EVENT_NOT_FOUND, [id]);
-  const attempts = await request.em.find(Attempt, { eventId: id }, { orderBy: { n: 'asc' }, refresh: true });
-  return { ...presentEventSummary(event), ...encodeBody(Buffer.from(event.body)), attempts: attempts.map(presentAttempt) };
+  // One snapshot for the event and its attempts, so an attempt recorded in between never
+  // shows beside the status from before it.
+  return request.em.transactional(async (em) => {
+    const event = await em.findOne(Event, { id, accountId: request.accountId }, { populate: ['body'], refresh: true });
+    if (!event) throw new HookError(EVENT_NOT_FOUND, [id]);
+    const attempts = await em.find(Attempt, { eventId: id }, { orderBy: { n: 'asc' }, refresh: true });
+    return { ...presentEventSummary(event), ...encodeBody(Buffer.from(event.body)), attempts: attempts.map(presentAttempt) };
+  }, { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true });
 }
 
 export async function eventRoutes(app: FastifyInstance, options: { delivery: AttemptContext; leaseMs: number }): Promise<void> {
