@@ -100,6 +100,20 @@ export async function createEndpoint(baseUrl: string, key: string, body: Record<
   return response.body;
 }
 
+/** A new endpoint of the account with its signing secret (`secret`) beside the API's JSON for it. */
+export async function createEndpointWithSecret(baseUrl: string, key: string, body: Record<string, unknown>): Promise<any> {
+  const endpoint = await createEndpoint(baseUrl, key, body);
+  const secret = (await api(baseUrl, 'GET', `/v1/endpoints/${endpoint.id}/secret`, { key })).body.secret as string;
+  return { ...endpoint, secret };
+}
+
+/** POSTs an event to an ingest URL, requires 200, and returns the event id. */
+export async function sendEvent(url: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<string> {
+  const response = await fetch(url, { method: 'POST', headers, body });
+  if (response.status !== 200) throw new Error(`ingest answered ${response.status}: ${await response.text()}`);
+  return (await readJson(response)).id;
+}
+
 /** Asserts the RFC 9457 shape every error shares and returns the body. */
 export function expectProblem(response: ApiResponse, status: number, code: string): any {
   const problem = response.body;

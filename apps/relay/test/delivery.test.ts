@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '@hook/client';
 import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, expectProblem, readJson, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, createEndpointWithSecret, expectProblem, readJson, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 
 const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
 
@@ -21,17 +21,11 @@ afterAll(async () => {
   await receiver.close();
 });
 
-async function urlEndpoint(url = receiver.url): Promise<{ id: string; url: string; secret: string }> {
-  const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'dest', destination: { type: 'url', url } });
-  const secret = (await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}/secret`, { key })).body.secret;
-  return { ...endpoint, secret };
+function urlEndpoint(url = receiver.url): Promise<{ id: string; url: string; secret: string }> {
+  return createEndpointWithSecret(relay.baseUrl, key, { name: 'dest', destination: { type: 'url', url } });
 }
 
-async function send(url: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<string> {
-  const response = await fetch(url, { method: 'POST', headers, body });
-  expect(response.status).toBe(200);
-  return (await readJson(response)).id;
-}
+const send = sendEvent;
 
 async function eventOf(id: string): Promise<any> {
   return (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body;

@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { verifyWebhook } from '@hook/client';
 import type { DeliveryMessage, ServerMessage } from '@hook/core';
 import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, readJson, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, createEndpointWithSecret, sendEvent, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 
 const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
 
@@ -88,17 +88,11 @@ function refusal(query: string, headers: Record<string, string>): Promise<{ stat
   });
 }
 
-async function cliEndpoint(name: string) {
-  const endpoint = await createEndpoint(relay.baseUrl, key, { name });
-  const secret = (await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}/secret`, { key })).body.secret as string;
-  return { ...endpoint, secret };
+function cliEndpoint(name: string) {
+  return createEndpointWithSecret(relay.baseUrl, key, { name });
 }
 
-async function send(url: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<string> {
-  const response = await fetch(url, { method: 'POST', headers, body });
-  expect(response.status).toBe(200);
-  return (await readJson(response)).id;
-}
+const send = sendEvent;
 
 async function eventOf(id: string): Promise<any> {
   return (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body;

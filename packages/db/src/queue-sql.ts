@@ -272,17 +272,21 @@ export async function claimEventForReplay(orm: Orm, eventId: string, accountId: 
   return row.destination_url ? { kind: 'in_flight' } : { kind: 'not_url' };
 }
 
-/** One finished attempt and the state it leaves the event in. */
-export interface AttemptRecord {
+/** What any finished attempt records, and the state it leaves its event in. */
+export interface FinishedAttemptRecord {
   /** The attempt's id (att_…). */
   id: string;
-  delivery: ClaimedDelivery;
   startedAt: Date;
   durationMs: number;
   responseStatus: number | null;
   responseBody: string | null;
   error: string | null;
   next: { status: EventStatus; autoAttempts: number; nextAttemptAt: Date | null };
+}
+
+/** A worker's attempt of a claimed delivery. */
+export interface AttemptRecord extends FinishedAttemptRecord {
+  delivery: ClaimedDelivery;
 }
 
 /**
@@ -370,18 +374,11 @@ export async function listenBacklog(orm: Orm, options: { endpointId: string; sin
   }));
 }
 
-/** A listener's answer to one delivery, and the state it leaves the event in. */
-export interface ListenAttemptRecord {
-  id: string;
+/** A listener's answer to one delivery. */
+export interface ListenAttemptRecord extends FinishedAttemptRecord {
   eventId: string;
   accountId: string;
   n: number;
-  startedAt: Date;
-  durationMs: number;
-  responseStatus: number | null;
-  responseBody: string | null;
-  error: string | null;
-  next: { status: EventStatus; autoAttempts: number; nextAttemptAt: Date | null };
 }
 
 /**
