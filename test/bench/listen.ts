@@ -1,0 +1,475 @@
+/**
+ * `npm run bench:listen`: how fast `hook listen` forwards what the relay ingests to a
+ * local server, how long one event takes from ingest to localhost, how much memory the
+ * CLI uses, and whether any event went missing.
+ *
+ * Processes: the relay (HOOK_ROLE=all) on a fresh database (as bench:delivery: a new
+ * `hook_bench_<random>` on HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL, else an
+ * embedded PostgreSQL), the real `hook listen <port> --json` (apps/cli/bin/hook.js) on
+ * an endpoint with a CLI destination, and a local server in this process (node:http,
+ * answers 200 once a body is in, records each webhook-id and when it arrived). Phases:
+ *
+ *   1. Ingest baseline: autocannon at 50 connections, 1 KiB JSON bodies, to an endpoint
+ *      nobody listens to (events are stored only) → req/s, the same run's reference.
+ *   2. Saturation: the same load to the listened endpoint, then a wait until every
+ *      acknowledged event has reached the local server → events/s forwarded = events /
+ *      (first ingest → last arrival).
+ *   3. Latency when not saturated: a paced sender at a steady 200 events/s; each event's
+ *      send time → its arrival at the local server (matched by webhook-id) → p50/p99.
+ *   4. Checks: every acknowledged event arrived, with the bytes sent; the CLI's memory
+ *      (VmHWM and VmRSS from /proc/<pid>/status, sampled through the run); hook listen
+ *      exits 0 on SIGINT.
+ *
+ * Targets (reported PASS/FAIL): p50 < 10 ms at 200 events/s, ≥ 1,000 events/s
+ * forwarded, no loss, CLI peak RSS < 100 MB. Exit codes: 0 measured (a target missed is
+ * reported, not failed); 1 an acknowledged event never arrived, a body differed, an
+ * ingest request failed, or a process did not stop cleanly; 2 bad settings.
+ *
+ * Environment (all optional):
+ *   BENCH_DURATION_S           seconds of load in phases 1 and 2 (default 8)
+ *   BENCH_WARMUP_S             warm-up seconds before phase 1, not counted (default 2)
+ *   BENCH_LATENCY_S            seconds of paced load in phase 3 (default 5)
+ *   BENCH_LATENCY_RATE         events per second in phase 3 (default 200; the latency target is only judged at 200)
+ *   BENCH_MAX_IN_FLIGHT        hook listen --max-in-flight (default: not passed, the relay's 32)
+ *   BENCH_DELIVERY_TIMEOUT_S   how long to wait for a phase's events to arrive (default 120)
+ *   BENCH_JSON=1               also print a one-line JSON summary as the last stdout line
+ *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import {
+  acknowledgedIds,
+  codeVersion,
+  createAccount,
+  createBenchDatabase,
+  createEndpoint,
+  databaseServerUrl,
+  figures,
+  figuresJson,
+  formatRow,
+  isInterrupted,
+  jsonBody,
+  log,
+  machineLine,
+  onCleanup,
+  onInterrupt,
+  REPO_ROOT,
+  REQUEST_TIMEOUT_S,
+  round,
+  runBench,
+  runLoad,
+  seconds,
+  startRelay,
+  type TargetFigures,
+  UsageError,
+} from './support.ts';
+
+const CONNECTIONS = 50;
+const BODY_SIZE_BYTES = 1024;
+const HOOK_ENTRY = join(REPO_ROOT, 'apps/cli/bin/hook.js');
+const TARGET_LATENCY_P50_MS = 10;
+const TARGET_FORWARDED_PER_S = 1000;
+const TARGET_RSS_MB = 100;
+const DEFAULT_DURATION_S = 8;
+const DEFAULT_WARMUP_S = 2;
+const DEFAULT_LATENCY_S = 5;
+const DEFAULT_LATENCY_RATE = 200;
+const DEFAULT_DELIVERY_TIMEOUT_S = 120;
+const LATENCY_CONNECTIONS = 10;
+const HOOK_READY_TIMEOUT_MS = 30_000;
+const RSS_SAMPLE_EVERY_MS = 200;
+const PROGRESS_EVERY_MS = 5000;
+const EXAMPLES = 3;
+
+// ---------------------------------------------------------------------------------
+// Local server: where hook listen forwards
+
+interface LocalServer {
+  port: number;
+  /** webhook-id → performance.now() of its first arrival. */
+  arrivals: Map<string, number>;
+  requests: number;
+  badBodies: number;
+  lastArrivalMs: number;
+}
+
+async function startLocalServer(bodyIsExpected: (body: Buffer) => boolean): Promise<LocalServer> {
+  const local: LocalServer = { port: 0, arrivals: new Map(), requests: 0, badBodies: 0, lastArrivalMs: 0 };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const atMs = performance.now();
+      local.requests++;
+      const id = req.headers['webhook-id'];
+      if (!bodyIsExpected(Buffer.concat(chunks))) local.badBodies++;
+      if (typeof id === 'string' && !local.arrivals.has(id)) {
+        local.arrivals.set(id, atMs);
+        local.lastArrivalMs = atMs;
+      }
+      res.writeHead(200, { 'content-length': '0' }).end();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => done());
+  });
+  onCleanup('local server', async () => {
+    server.closeAllConnections();
+    await new Promise<void>((done) => server.close(() => done()));
+  });
+  local.port = (server.address() as AddressInfo).port;
+  return local;
+}
+
+/** Waits until every id has arrived or the timeout passes; returns the ids still missing. */
+async function waitForArrivals(label: string, local: LocalServer, ids: Iterable<string>, timeoutMs: number): Promise<string[]> {
+  const pending = new Set([...ids].filter((id) => !local.arrivals.has(id)));
+  const total = pending.size;
+  const startedMs = performance.now();
+  let lastProgressMs = startedMs;
+  while (pending.size > 0 && performance.now() - startedMs < timeoutMs && !isInterrupted()) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const id of pending) if (local.arrivals.has(id)) pending.delete(id);
+    if (performance.now() - lastProgressMs >= PROGRESS_EVERY_MS) {
+      lastProgressMs = performance.now();
+      log(`${label}: ${total - pending.size} of ${total} outstanding events forwarded after ${((lastProgressMs - startedMs) / 1000).toFixed(0)} s`);
+    }
+  }
+  return [...pending];
+}
+
+// ---------------------------------------------------------------------------------
+// hook listen as a child process
+
+interface ListenProcess {
+  pid: number;
+  /** Delivery lines hook printed, by status (null: no answer from the local server). */
+  statuses: Map<string, number>;
+  /** The highest VmRSS seen by sampling, and VmHWM at the last sample (kB). */
+  memory(): { peakRssKb: number; hwmKb: number };
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function startListen(apiUrl: string, apiKey: string, endpointId: string, port: number, maxInFlight: string | undefined): Promise<ListenProcess> {
+  const home = mkdtempSync(join(tmpdir(), 'hook-bench-cli-'));
+  onCleanup(`temporary directory ${home}`, async () => rmSync(home, { recursive: true, force: true }));
+  const args = [HOOK_ENTRY, 'listen', String(port), '--endpoint', endpointId, '--json', ...(maxInFlight ? ['--max-in-flight', maxInFlight] : [])];
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), HOOK_API_URL: apiUrl, HOOK_API_KEY: apiKey },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const statuses = new Map<string, number>();
+  let peakRssKb = 0;
+  let hwmKb = 0;
+  const sample = (): void => {
+    peakRssKb = Math.max(peakRssKb, procStatusKb(child.pid!, 'VmRSS'));
+    hwmKb = Math.max(hwmKb, procStatusKb(child.pid!, 'VmHWM'));
+  };
+  const sampler = setInterval(sample, RSS_SAMPLE_EVERY_MS);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  let stopping: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
+  const stop = (): Promise<{ code: number | null; signal: NodeJS.Signals | null }> => {
+    stopping ??= (async () => {
+      sample();
+      clearInterval(sampler);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    })();
+    return stopping;
+  };
+  onCleanup('hook listen', async () => void (await stop()));
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    // Connection reports are JSON in --json mode; show the ones that are not routine.
+    if (!line.includes('"state":"connecting"') && !line.includes('"state":"open"')) process.stderr.write(`[hook listen] ${line}\n`);
+  });
+  await new Promise<void>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`hook listen printed no ready line within ${HOOK_READY_TIMEOUT_MS} ms`)), HOOK_READY_TIMEOUT_MS);
+    void exited.then(({ code, signal }) => fail(new Error(`hook listen exited during start-up (code ${code}, signal ${signal})`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let record: { type?: string; status?: number | null };
+      try {
+        record = JSON.parse(line);
+      } catch {
+        log(`hook listen printed a line that is not JSON: ${line}`);
+        return;
+      }
+      if (record.type === 'ready') {
+        clearTimeout(timer);
+        done();
+      } else if (record.type === 'delivery') {
+        const key = String(record.status);
+        statuses.set(key, (statuses.get(key) ?? 0) + 1);
+      }
+    });
+  });
+  return { pid: child.pid!, statuses, memory: () => ({ peakRssKb, hwmKb }), stop };
+}
+
+// ---------------------------------------------------------------------------------
+// Paced sender (phase 3)
+
+interface PacedRun {
+  sent: number;
+  /** Event id → when its ingest request was sent (performance.now()). */
+  sentAt: Map<string, number>;
+  failed: number;
+}
+
+/** POSTs `ratePerS` events per second for `durationS` over keep-alive connections; remembers when each acknowledged id was sent. */
+async function runPaced(url: string, ratePerS: number, durationS: number, bodies: Set<string>): Promise<PacedRun> {
+  const agent = new Agent({ keepAlive: true, maxSockets: LATENCY_CONNECTIONS });
+  const target = new URL(url);
+  const total = Math.max(1, Math.round(ratePerS * durationS));
+  const run: PacedRun = { sent: 0, sentAt: new Map(), failed: 0 };
+  let finished = 0;
+  let stopped = false;
+  const forget = onInterrupt(() => (stopped = true));
+  const startMs = performance.now();
+  try {
+    await new Promise<void>((done) => {
+      let allSent = false;
+      const finishOne = (): void => {
+        finished++;
+        if (allSent && finished === run.sent) done();
+      };
+      const sendOne = (seq: number): void => {
+        const body = jsonBody(BODY_SIZE_BYTES, { seq });
+        bodies.add(body.toString('utf8'));
+        const sentAtMs = performance.now();
+        const req = httpRequest(target, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            try {
+              const id: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8')).id;
+              if (res.statusCode === 200 && typeof id === 'string') run.sentAt.set(id, sentAtMs);
+              else run.failed++;
+            } catch {
+              run.failed++;
+            }
+            finishOne();
+          });
+        });
+        req.setTimeout(REQUEST_TIMEOUT_S * 1000, () => req.destroy(new Error('timeout')));
+        req.on('error', () => {
+          run.failed++;
+          finishOne();
+        });
+        req.end(body);
+      };
+      const timer = setInterval(() => {
+        const due = stopped ? run.sent : Math.min(total, Math.floor(((performance.now() - startMs) / 1000) * ratePerS) + 1);
+        while (run.sent < due) sendOne(run.sent++);
+        if (run.sent >= total || stopped) {
+          clearInterval(timer);
+          allSent = true;
+          if (finished === run.sent) done();
+        }
+      }, 1);
+    });
+  } finally {
+    forget();
+    agent.destroy();
+  }
+  if (isInterrupted()) throw new Error('interrupted');
+  return run;
+}
+
+// ---------------------------------------------------------------------------------
+// Figures
+
+function positiveNumber(variable: string, fallback: number): number {
+  const raw = process.env[variable]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new UsageError(`${variable}=${JSON.stringify(raw)} is not valid: expected a positive number.`);
+  return value;
+}
+
+/** Nearest-rank percentile of ascending `sorted`. */
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+function ms(value: number): string {
+  return Number.isFinite(value) ? value.toFixed(1) : '-';
+}
+
+function mb(kb: number): string {
+  return (kb / 1024).toFixed(1);
+}
+
+// ---------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const durationS = seconds('BENCH_DURATION_S', DEFAULT_DURATION_S, false);
+  const warmupS = seconds('BENCH_WARMUP_S', DEFAULT_WARMUP_S, true);
+  const latencyS = seconds('BENCH_LATENCY_S', DEFAULT_LATENCY_S, false);
+  const latencyRate = positiveNumber('BENCH_LATENCY_RATE', DEFAULT_LATENCY_RATE);
+  const deliveryTimeoutMs = seconds('BENCH_DELIVERY_TIMEOUT_S', DEFAULT_DELIVERY_TIMEOUT_S, false) * 1000;
+  const maxInFlight = process.env.BENCH_MAX_IN_FLIGHT?.trim() || undefined;
+  if (maxInFlight !== undefined && !/^\d+$/.test(maxInFlight)) throw new UsageError(`BENCH_MAX_IN_FLIGHT=${JSON.stringify(maxInFlight)} is not a whole number.`);
+  const loadBefore = loadavg();
+  const code = codeVersion();
+  const loadBody = jsonBody(BODY_SIZE_BYTES);
+  const pacedBodies = new Set<string>();
+  const loadBodyText = loadBody.toString('utf8');
+
+  const local = await startLocalServer((body) => {
+    const text = body.toString('utf8');
+    return text === loadBodyText || pacedBodies.has(text);
+  });
+  const database = await createBenchDatabase(databaseServerUrl());
+  const relay = await startRelay(database.url, { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' });
+  const apiKey = await createAccount(relay.url);
+  const storeOnly = await createEndpoint(relay.url, apiKey, { name: 'bench-store-only' });
+  const listened = await createEndpoint(relay.url, apiKey, { name: 'bench-listen' });
+  log(`starting hook listen on ${listened.id}, forwarding to 127.0.0.1:${local.port}`);
+  const hook = await startListen(relay.url, apiKey, listened.id, local.port, maxInFlight);
+
+  // 1. Ingest baseline (with a warm-up of the relay and the listener's path first).
+  if (warmupS > 0) {
+    log(`warm-up: ${warmupS} s of ingest to the store-only endpoint, then 1 s to the listened one`);
+    await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS: warmupS, body: loadBody });
+    const warm = await runLoad({ url: listened.url, connections: CONNECTIONS, durationS: 1, body: loadBody });
+    const missingWarm = await waitForArrivals('warm-up', local, acknowledgedIds([warm]).ids, deliveryTimeoutMs);
+    if (missingWarm.length > 0) log(`warm-up: ${missingWarm.length} events not forwarded (counted below)`);
+  }
+  log(`phase 1: ${durationS} s of ingest to the store-only endpoint (baseline)`);
+  const baselineRun = await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS, body: loadBody });
+  const baseline = figures(baselineRun.result);
+
+  // 2. Saturation.
+  log(`phase 2: ${durationS} s of ingest to the listened endpoint`);
+  const firstIngestMs = performance.now();
+  const saturationRun = await runLoad({ url: listened.url, connections: CONNECTIONS, durationS, body: loadBody });
+  const ingestEndMs = performance.now();
+  const whileListening = figures(saturationRun.result);
+  const saturationIds = acknowledgedIds([saturationRun]).ids;
+  const forwardedDuringIngest = [...saturationIds].filter((id) => (local.arrivals.get(id) ?? Infinity) <= ingestEndMs).length;
+  const saturationMissing = await waitForArrivals('phase 2', local, saturationIds, deliveryTimeoutMs);
+  const lastArrivalMs = Math.max(...[...saturationIds].map((id) => local.arrivals.get(id) ?? 0));
+  const forwardSpanS = (lastArrivalMs - firstIngestMs) / 1000;
+  const forwardedPerS = (saturationIds.size - saturationMissing.length) / forwardSpanS;
+  const forwardedPerSDuringIngest = forwardedDuringIngest / ((ingestEndMs - firstIngestMs) / 1000);
+  const drainS = (lastArrivalMs - ingestEndMs) / 1000;
+
+  // 3. Latency at a steady rate.
+  log(`phase 3: ${latencyRate} events/s for ${latencyS} s`);
+  const paced = await runPaced(listened.url, latencyRate, latencyS, pacedBodies);
+  const latencyMissing = await waitForArrivals('phase 3', local, paced.sentAt.keys(), deliveryTimeoutMs);
+  const latencies = [...paced.sentAt].flatMap(([id, sentAtMs]) => {
+    const arrivedMs = local.arrivals.get(id);
+    return arrivedMs === undefined ? [] : [arrivedMs - sentAtMs];
+  }).sort((a, b) => a - b);
+  const p50 = percentile(latencies, 50);
+  const p99 = percentile(latencies, 99);
+
+  // 4. Stop and check.
+  const memory = hook.memory();
+  const hookExit = await hook.stop();
+  const relayExit = await relay.stop();
+  const finalMemory = { peakRssKb: Math.max(memory.peakRssKb, hook.memory().peakRssKb), hwmKb: Math.max(memory.hwmKb, hook.memory().hwmKb) };
+  const peakKb = Math.max(finalMemory.peakRssKb, finalMemory.hwmKb);
+  const missing = [...saturationMissing, ...latencyMissing];
+  const acknowledged = saturationIds.size + paced.sentAt.size;
+  const duplicates = local.requests - local.arrivals.size;
+  const ingestFailures = saturationRun.result.non2xx + saturationRun.result.errors + baselineRun.result.non2xx + baselineRun.result.errors + paced.failed;
+
+  const problems: string[] = [];
+  if (missing.length > 0) problems.push(`${missing.length} acknowledged event(s) never reached the local server, e.g. ${missing.slice(0, EXAMPLES).join(', ')}`);
+  if (local.badBodies > 0) problems.push(`${local.badBodies} forwarded request(s) carried a body other than one sent`);
+  if (ingestFailures > 0) problems.push(`${ingestFailures} ingest request(s) failed (non-2xx, errors or timeouts)`);
+  if (hookExit.code !== 0) problems.push(`hook listen did not exit 0 on SIGINT (code ${hookExit.code}, signal ${hookExit.signal})`);
+  if (relayExit.code !== 0) problems.push(`relay did not shut down cleanly (exit code ${relayExit.code}, signal ${relayExit.signal})`);
+
+  const latencyJudged = latencyRate === DEFAULT_LATENCY_RATE;
+  const latencyPass = latencyJudged && latencies.length > 0 && latencyMissing.length === 0 && p50 < TARGET_LATENCY_P50_MS;
+  const throughputPass = saturationMissing.length === 0 && forwardedPerS >= TARGET_FORWARDED_PER_S;
+  const lossPass = missing.length === 0;
+  const rssPass = peakKb > 0 && peakKb / 1024 < TARGET_RSS_MB;
+  const verdict = (pass: boolean): string => (pass ? 'PASS' : 'FAIL');
+  const widths = [22, 13, 8, 8, 10, 8, 7, 9];
+  const row = (name: string, f: TargetFigures): string =>
+    formatRow([name, f.requestsPerSecond.toFixed(1), f.latencyP50Ms.toFixed(1), f.latencyP99Ms.toFixed(1), f.requests, f.non2xx, f.errors, f.timeouts], widths);
+  const statusSummary = [...hook.statuses].map(([status, n]) => `${status === 'null' ? 'no answer' : status} ${n}`).join(', ') || 'none';
+  const out = [
+    '',
+    `Listen benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${warmupS} s warm-up, ${durationS} s per load phase, ${latencyRate} events/s for ${latencyS} s for latency`,
+    machineLine(loadBefore),
+    `Relay database: ${database.description}`,
+    ...(code ? [`Code: ${code}`] : []),
+    `Relay: one process, HOOK_ROLE=all; hook listen: one process (--max-in-flight ${maxInFlight ?? 'default'}); local server and load generator in the bench process`,
+    '',
+    formatRow(['ingest', 'req/s (mean)', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors', 'timeouts'], widths),
+    row('1. store only', baseline),
+    row('2. listened endpoint', whileListening),
+    '',
+    `2. forwarded: ${saturationIds.size - saturationMissing.length} of ${saturationIds.size} events in ${forwardSpanS.toFixed(2)} s from first ingest to last arrival → ${forwardedPerS.toFixed(1)} events/s`,
+    `   while ingesting: ${forwardedPerSDuringIngest.toFixed(1)} events/s (${forwardedDuringIngest} forwarded when the load ended); backlog drained in ${drainS.toFixed(2)} s`,
+    `   ratio to the store-only baseline: ${(forwardedPerS / baseline.requestsPerSecond).toFixed(2)}`,
+    `3. latency at ${latencyRate} events/s (${paced.sent} sent, ${paced.sentAt.size} acknowledged), ingest send → arrival at the local server:`,
+    latencies.length === 0 ? '   no event arrived' : `   p50 ${ms(p50)} ms, p90 ${ms(percentile(latencies, 90))} ms, p99 ${ms(p99)} ms, max ${ms(latencies.at(-1)!)} ms${latencyMissing.length > 0 ? ` over the ${latencies.length} that arrived` : ''}`,
+    `4. events acknowledged to the listened endpoint: ${acknowledged}, forwarded at least once: ${acknowledged - missing.length}, missing: ${missing.length}; repeats: ${duplicates}`,
+    `   hook listen: delivery lines by local status: ${statusSummary}; peak RSS ${mb(peakKb)} MB (VmHWM ${mb(finalMemory.hwmKb)} MB, highest sampled VmRSS ${mb(finalMemory.peakRssKb)} MB); exit ${hookExit.code ?? hookExit.signal} on SIGINT`,
+    `target: forwarded events/s >= ${TARGET_FORWARDED_PER_S} → ${verdict(throughputPass)}`,
+    latencyJudged
+      ? `target: ingest → localhost p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → ${verdict(latencyPass)}`
+      : `target: ingest → localhost p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → not judged (BENCH_LATENCY_RATE=${latencyRate})`,
+    `target: no loss → ${verdict(lossPass)}`,
+    `target: hook listen peak RSS < ${TARGET_RSS_MB} MB → ${verdict(rssPass)}`,
+    ...problems.map((problem) => `PROBLEM: ${problem}`),
+    `result: ${problems.length === 0 ? 'every acknowledged event forwarded, no failed requests' : 'FAILED (see PROBLEM lines)'}`,
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+  if (process.env.BENCH_JSON === '1') {
+    const summary = {
+      connections: CONNECTIONS,
+      body_bytes: BODY_SIZE_BYTES,
+      duration_s: durationS,
+      code: code ?? null,
+      max_in_flight: maxInFlight ?? 'default',
+      ingest: figuresJson(baseline),
+      ingest_while_listening: figuresJson(whileListening),
+      forwarded_per_second: round(forwardedPerS, 1),
+      forwarded_per_second_during_ingest: round(forwardedPerSDuringIngest, 1),
+      latency_rate: latencyRate,
+      latency_p50_ms: round(p50, 2),
+      latency_p99_ms: round(p99, 2),
+      acknowledged,
+      missing: missing.length,
+      repeats: duplicates,
+      cli_peak_rss_mb: round(peakKb / 1024, 1),
+      throughput_pass: throughputPass,
+      latency_pass: latencyPass,
+      loss_pass: lossPass,
+      rss_pass: rssPass,
+      problems,
+    };
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  }
+  return problems.length === 0 ? 0 : 1;
+}
+
+await runBench(main);
