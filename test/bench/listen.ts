@@ -152,6 +152,8 @@ interface ListenProcess {
   pid: number;
   /** Delivery lines hook printed, by status (null: no answer from the local server). */
   statuses: Map<string, number>;
+  /** Event id → when hook received its delivery (its line's forwarded_at, epoch ms; first delivery only). */
+  receivedAt: Map<string, number>;
   /** The highest VmRSS seen by sampling, and VmHWM at the last sample (kB). */
   memory(): { peakRssKb: number; hwmKb: number };
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -176,6 +178,7 @@ async function startListen(apiUrl: string, apiKey: string, endpointId: string, p
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const statuses = new Map<string, number>();
+  const receivedAt = new Map<string, number>();
   let peakRssKb = 0;
   let hwmKb = 0;
   const sample = (): void => {
@@ -206,7 +209,7 @@ async function startListen(apiUrl: string, apiKey: string, endpointId: string, p
     const timer = setTimeout(() => fail(new Error(`hook listen printed no ready line within ${HOOK_READY_TIMEOUT_MS} ms`)), HOOK_READY_TIMEOUT_MS);
     void exited.then(({ code, signal }) => fail(new Error(`hook listen exited during start-up (code ${code}, signal ${signal})`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      let record: { type?: string; status?: number | null };
+      let record: { type?: string; status?: number | null; event_id?: string; forwarded_at?: string };
       try {
         record = JSON.parse(line);
       } catch {
@@ -219,10 +222,11 @@ async function startListen(apiUrl: string, apiKey: string, endpointId: string, p
       } else if (record.type === 'delivery') {
         const key = String(record.status);
         statuses.set(key, (statuses.get(key) ?? 0) + 1);
+        if (record.event_id && record.forwarded_at && !receivedAt.has(record.event_id)) receivedAt.set(record.event_id, Date.parse(record.forwarded_at));
       }
     });
   });
-  return { pid: child.pid!, statuses, memory: () => ({ peakRssKb, hwmKb }), stop };
+  return { pid: child.pid!, statuses, receivedAt, memory: () => ({ peakRssKb, hwmKb }), stop };
 }
 
 // ---------------------------------------------------------------------------------
@@ -385,6 +389,19 @@ async function main(): Promise<number> {
   }).sort((a, b) => a - b);
   const p50 = percentile(latencies, 50);
   const p99 = percentile(latencies, 99);
+  // Where the time goes (wall clocks of one machine, hook's to the millisecond): ingest send →
+  // hook has the delivery (relay), and hook has it → the local server has it (hook).
+  const relayPart: number[] = [];
+  const hookPart: number[] = [];
+  for (const [id, sentAtMs] of paced.sentAt) {
+    const arrivedMs = local.arrivals.get(id);
+    const hookMs = hook.receivedAt.get(id);
+    if (arrivedMs === undefined || hookMs === undefined) continue;
+    relayPart.push(hookMs - (performance.timeOrigin + sentAtMs));
+    hookPart.push(performance.timeOrigin + arrivedMs - hookMs);
+  }
+  relayPart.sort((a, b) => a - b);
+  hookPart.sort((a, b) => a - b);
 
   // 4. Stop and check.
   const memory = hook.memory();
@@ -431,6 +448,9 @@ async function main(): Promise<number> {
     `   ratio to the store-only baseline: ${(forwardedPerS / baseline.requestsPerSecond).toFixed(2)}`,
     `3. latency at ${latencyRate} events/s (${paced.sent} sent, ${paced.sentAt.size} acknowledged), ingest send → arrival at the local server:`,
     latencies.length === 0 ? '   no event arrived' : `   p50 ${ms(p50)} ms, p90 ${ms(percentile(latencies, 90))} ms, p99 ${ms(p99)} ms, max ${ms(latencies.at(-1)!)} ms${latencyMissing.length > 0 ? ` over the ${latencies.length} that arrived` : ''}`,
+    ...(relayPart.length > 0
+      ? [`   of which ingest send → hook has the delivery: p50 ${ms(percentile(relayPart, 50))} ms, p99 ${ms(percentile(relayPart, 99))} ms; hook has it → local server has it: p50 ${ms(percentile(hookPart, 50))} ms, p99 ${ms(percentile(hookPart, 99))} ms (hook's clock has millisecond steps)`]
+      : []),
     `4. events acknowledged to the listened endpoint: ${acknowledged}, forwarded at least once: ${acknowledged - missing.length}, missing: ${missing.length}; repeats: ${duplicates}`,
     `   hook listen: delivery lines by local status: ${statusSummary}; peak RSS ${mb(peakKb)} MB (VmHWM ${mb(finalMemory.hwmKb)} MB, highest sampled VmRSS ${mb(finalMemory.peakRssKb)} MB); exit ${hookExit.code ?? hookExit.signal} on SIGINT`,
     `target: forwarded events/s >= ${TARGET_FORWARDED_PER_S} → ${verdict(throughputPass)}`,
@@ -457,6 +477,8 @@ async function main(): Promise<number> {
       latency_rate: latencyRate,
       latency_p50_ms: round(p50, 2),
       latency_p99_ms: round(p99, 2),
+      relay_part_p50_ms: round(percentile(relayPart, 50), 2),
+      hook_part_p50_ms: round(percentile(hookPart, 50), 2),
       acknowledged,
       missing: missing.length,
       repeats: duplicates,

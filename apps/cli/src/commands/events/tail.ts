@@ -4,7 +4,7 @@ import { HookStream } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
 import type { Tone } from '../../output/view.ts';
-import { reportStreamState, stopSignal, untilRelayAnswers } from '../../stream-connection.ts';
+import { noteConnection, reportStreamState, stopSignal, untilRelayAnswers } from '../../stream-connection.ts';
 import type { LiveLines } from '../../ui/live-lines.ts';
 import { bytes, time } from '../../views.ts';
 import packageJson from '../../../package.json' with { type: 'json' };
@@ -95,6 +95,7 @@ export default defineCommand<[], TailOptions>({
       await stream?.close();
       await live?.close();
       stop.dispose();
+      if (stream && stop.isStopped()) noteConnection(out, { state: 'closed' }, 'Stopped.');
     }
   },
 });
