@@ -179,8 +179,7 @@ function describeClose(code: number, reason: string): string {
   const said = reason ? `: ${reason}` : '';
   if (code === STREAM_CLOSE_CODES.goingAway) return `the relay is shutting down${said}`;
   if (code === STREAM_CLOSE_CODES.heartbeatTimeout) return `the relay heard no pong from us${said}`;
-  // 1013 "try again later": a tail that fell too far behind.
-  if (code === 1013) return `the relay dropped this stream for falling behind${said}`;
+  if (code === STREAM_CLOSE_CODES.tooSlow) return `the relay dropped this stream for falling behind${said}`;
   if (code === 1006) return 'the connection was lost';
   return `the relay closed the connection (code ${code}${said})`;
 }
