@@ -3,6 +3,12 @@
 // older Node (a system Node 20, say) this re-runs the CLI with the Node 24 the
 // repository installs (node_modules/node), passing through stdio, signals and the exit
 // code. Plain JavaScript any Node can parse; nothing heavy is loaded before the check.
+//
+// It runs the bundle in dist/ (npm run build; npm install and npm test build it) when that
+// is at least as new as every source file it was built from, and the TypeScript sources
+// otherwise, so an edit is never hidden behind an old build. The long-running commands
+// (listen, events tail) get a smaller young generation, which keeps hook listen well
+// inside its memory budget at a thousand events a second.
 import { spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,14 +16,26 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const MINIMUM_NODE = [22, 18];
 const here = dirname(realpathSync(fileURLToPath(import.meta.url)));
-const main = join(here, '..', 'src', 'main.ts');
+const cliRoot = join(here, '..');
+const main = join(cliRoot, 'src', 'main.ts');
 const [major, minor] = process.versions.node.split('.').map(Number);
+/** V8 flags for the commands that run for hours and handle many events (MB of one young-generation semi-space). */
+const LONG_RUNNING_FLAGS = ['--max-semi-space-size=2'];
+const LONG_RUNNING_COMMANDS = ['listen', 'tail'];
 
 if (major > MINIMUM_NODE[0] || (major === MINIMUM_NODE[0] && minor >= MINIMUM_NODE[1])) {
-  await import(pathToFileURL(main).href);
+  const args = process.argv.slice(2);
+  const longRunning = args.some((arg) => LONG_RUNNING_COMMANDS.includes(arg));
+  if (longRunning && typeof process.execve === 'function' && !LONG_RUNNING_FLAGS.every((flag) => process.execArgv.includes(flag))) {
+    // Same process (execve replaces it), same pid, stdio and signals; now with the flags.
+    process.execve(process.execPath, [process.execPath, ...LONG_RUNNING_FLAGS, ...process.execArgv, fileURLToPath(import.meta.url), ...args], process.env);
+  }
+  const { freshBuild } = await import('./fresh-build.js');
+  await import(pathToFileURL(freshBuild(cliRoot) ?? main).href);
 } else {
   reexec();
 }
+
 
 /** The nearest node_modules/node/bin/node above this file (the repo's devDependency `node`). */
 function bundledNode() {
@@ -37,7 +55,8 @@ function reexec() {
     );
     process.exit(1);
   }
-  const child = spawn(node, [main, ...process.argv.slice(2)], { stdio: 'inherit' });
+  // The launcher again, on the new Node: it picks the build or the sources, and the flags.
+  const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   // A terminal sends Ctrl-C (SIGINT) and Ctrl-\ (SIGQUIT) to the whole foreground process
   // group, the child included, so those are passed on only when no terminal is attached
   // (sent with kill to this process alone). Other signals are always passed on.
