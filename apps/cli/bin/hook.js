@@ -19,7 +19,11 @@ const here = dirname(realpathSync(fileURLToPath(import.meta.url)));
 const cliRoot = join(here, '..');
 const main = join(cliRoot, 'src', 'main.ts');
 const [major, minor] = process.versions.node.split('.').map(Number);
-/** V8 flags for the commands that run for hours and handle many events (MB of one young-generation semi-space). */
+/**
+ * For the commands that run for hours and handle many events: a smaller V8 young
+ * generation (MB of one semi-space) and, through the environment, one glibc malloc arena
+ * that hands freed memory back sooner. bench:listen: peak RSS ~136 MB → ~90 MB.
+ */
 const LONG_RUNNING_FLAGS = ['--max-semi-space-size=2'];
 const LONG_RUNNING_COMMANDS = ['listen', 'tail'];
 
@@ -28,7 +32,8 @@ if (major > MINIMUM_NODE[0] || (major === MINIMUM_NODE[0] && minor >= MINIMUM_NO
   const longRunning = args.some((arg) => LONG_RUNNING_COMMANDS.includes(arg));
   if (longRunning && typeof process.execve === 'function' && !LONG_RUNNING_FLAGS.every((flag) => process.execArgv.includes(flag))) {
     // Same process (execve replaces it), same pid, stdio and signals; now with the flags.
-    process.execve(process.execPath, [process.execPath, ...LONG_RUNNING_FLAGS, ...process.execArgv, fileURLToPath(import.meta.url), ...args], process.env);
+    // The user's environment wins over these malloc settings.
+    process.execve(process.execPath, [process.execPath, ...LONG_RUNNING_FLAGS, ...process.execArgv, fileURLToPath(import.meta.url), ...args], { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '65536', ...process.env });
   }
   const { freshBuild } = await import('./fresh-build.js');
   await import(pathToFileURL(freshBuild(cliRoot) ?? main).href);
