@@ -180,6 +180,10 @@ describe('hook events replay', () => {
     const before = receiver.requests.length;
     eventId = (await user.json(['send', 'replays', '--data', '{"type":"again"}'])).id;
     await receiver.waitFor(before + 1);
+    // The receiver has it a moment before the attempt is recorded; until then a replay is refused (event_in_flight).
+    for (let tries = 0; (await user.json(['events', 'get', eventId])).status !== 'delivered'; tries++) {
+      if (tries > 50) throw new Error('the first delivery was never recorded');
+    }
 
     const replayed = await user.json(['events', 'replay', eventId]);
     expect(replayed.id).toBe(eventId);
