@@ -16,8 +16,8 @@ async function run<Row>(orm: Orm, text: string, params: readonly unknown[] = [])
   return [...result.rows];
 }
 
-/** One received request, ready to store. */
-export interface NewEvent {
+/** A received request as stored: what it was and where it goes. */
+export interface ReceivedEvent {
   id: string;
   accountId: string;
   endpointId: string;
@@ -30,6 +30,10 @@ export interface NewEvent {
   contentType: string | null;
   size: number;
   receivedAt: Date;
+}
+
+/** One received request, ready to store. */
+export interface NewEvent extends ReceivedEvent {
   status: 'pending';
   nextAttemptAt: Date | null;
   /**
@@ -326,19 +330,7 @@ export async function recordAttempts(orm: Orm, records: readonly AttemptRecord[]
 }
 
 /** An event waiting for a `hook listen` session: what a delivery message needs. */
-export interface ListenEvent {
-  id: string;
-  accountId: string;
-  endpointId: string;
-  type: string | null;
-  method: string;
-  path: string;
-  query: string;
-  headers: Record<string, string>;
-  body: Buffer;
-  contentType: string | null;
-  size: number;
-  receivedAt: Date;
+export interface ListenEvent extends ReceivedEvent {
   status: EventStatus;
   attemptCount: number;
   autoAttempts: number;
