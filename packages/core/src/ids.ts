@@ -92,6 +92,11 @@ export function idPattern(kind: IdKind): string {
   return `^${ID_PREFIXES[kind]}_[0-9A-HJKMNP-TV-Z]{26}$`;
 }
 
+/** The smallest id of this kind made at `timeMs` or later: a lower bound for `id >= …` range scans. */
+export function firstIdAt(kind: IdKind, timeMs: number): string {
+  return `${ID_PREFIXES[kind]}_${encodeTime(Math.max(0, Math.floor(timeMs)))}${'0'.repeat(16)}`;
+}
+
 /** Milliseconds since the epoch encoded in a ULID-based id. */
 export function idTimeMs(id: string): number {
   const ulid = id.slice(id.indexOf('_') + 1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { idTimeMs, isId, newId, newIngestId, newUlid } from '../src/index.ts';
+import { firstIdAt, idTimeMs, isId, newId, newIngestId, newUlid } from '../src/index.ts';
 
 describe('ids', () => {
   it('carries its prefix and a 26-character ULID', () => {
@@ -30,5 +30,16 @@ describe('ids', () => {
     const ingestId = newIngestId();
     expect(Buffer.from(ingestId, 'base64url').length * 8).toBeGreaterThanOrEqual(128);
     expect(ingestId).not.toEqual(newIngestId());
+  });
+});
+
+describe('firstIdAt', () => {
+  it('is the lower bound of the ids made at that time or later', () => {
+    const timeMs = Date.UTC(2026, 10, 22, 12, 0, 0);
+    const floor = firstIdAt('event', timeMs);
+    expect(isId('event', floor)).toBe(true);
+    expect(idTimeMs(floor)).toBe(timeMs);
+    expect(newId('event', timeMs + 1) > floor).toBe(true);
+    expect(firstIdAt('event', timeMs - 1) < floor).toBe(true);
   });
 });

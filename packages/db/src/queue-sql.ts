@@ -342,22 +342,39 @@ export interface ListenEvent extends ReceivedEvent {
  * `since` (the session's start, for `--skip-missed`). Listeners are not exclusive (each
  * gets every event), so there is no claim: a session keeps its own deliveries in flight
  * out of what it offers.
+ *
+ * Two index paths, one per kind: pending events by id from `pendingFromId` (the
+ * session's floor, below which it has offered everything, so a poll does not walk the
+ * endpoint's whole delivered history each time), and due retries by due time.
  */
-export async function listenBacklog(orm: Orm, options: { endpointId: string; since: Date | null; excludeIds: readonly string[]; limit: number }): Promise<ListenEvent[]> {
+export async function listenBacklog(
+  orm: Orm,
+  options: { endpointId: string; since: Date | null; pendingFromId: string; excludeIds: readonly string[]; limit: number },
+): Promise<ListenEvent[]> {
   const rows = await run<{
     id: string; account_id: string; endpoint_id: string; type: string | null; method: string; path: string; query: string;
     headers: Record<string, string>; body: Buffer; content_type: string | null; size: number; received_at: string | Date; status: EventStatus;
     attempt_count: number; auto_attempts: number;
   }>(orm, `
-    select id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at, status,
-           attempt_count, auto_attempts
-    from event
-    where endpoint_id = $1
-      and (status = 'pending' or (status = 'retrying' and next_attempt_at <= now()))
-      and ($2::timestamptz is null or received_at >= $2)
-      and id <> all($3::text[])
+    select * from (
+      (select id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at, status,
+              attempt_count, auto_attempts
+       from event
+       where endpoint_id = $1 and id >= $5 and status = 'pending'
+         and ($2::timestamptz is null or received_at >= $2) and id <> all($3::text[])
+       order by id
+       limit $4)
+      union all
+      (select id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at, status,
+              attempt_count, auto_attempts
+       from event
+       where endpoint_id = $1 and next_attempt_at <= now() and status = 'retrying'
+         and ($2::timestamptz is null or received_at >= $2) and id <> all($3::text[])
+       order by next_attempt_at, id
+       limit $4)
+    ) as offered
     order by id
-    limit $4`, [options.endpointId, options.since, options.excludeIds, options.limit]);
+    limit $4`, [options.endpointId, options.since, options.excludeIds, options.limit, options.pendingFromId]);
   return rows.map((row) => ({
     id: row.id, accountId: row.account_id, endpointId: row.endpoint_id, type: row.type, method: row.method, path: row.path,
     // Timestamps arrive as text through the ORM's driver settings.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { newId } from '@hook/core';
+import { firstIdAt, newId } from '@hook/core';
 import pg from 'pg';
-import { claimDueEvents, createOrm, DUE_CHANNEL, EventWriter, recordAttempts, type NewEvent, type Orm } from '../src/index.ts';
+import { claimDueEvents, createOrm, DUE_CHANNEL, EventWriter, listenBacklog, recordAttempts, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 
@@ -150,5 +150,36 @@ describe('insertEvents with a lease (the shortcut for new events)', () => {
     expect(results[1]).toMatchObject({ id: active.id, leaseId: 'lease.3' });
     const rows = await sql('select id, lease_id, locked_until from event where id in (?, ?) order by id', [paused.id, active.id]);
     expect(rows.find((row) => row.id === paused.id)).toMatchObject({ lease_id: null, locked_until: null });
+  });
+});
+
+describe('listenBacklog', () => {
+  it('offers pending events from the floor up and due retries from anywhere, oldest first', async () => {
+    const cliId = newId('endpoint');
+    await sql(
+      `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, secret, created_at, updated_at)
+       values (?, ?, 'cli', ?, 'active', 'cli', 'whsec_CCCC', now(), now())`,
+      [cliId, accountId, `ingest-${cliId}`],
+    );
+    const writer = new EventWriter(orm);
+    const at = (offsetMs: number): NewEvent => {
+      const receivedAt = new Date(Date.now() - 120_000 + offsetMs);
+      return {
+        // An id made at receivedAt (newId never goes back in time, so it would not do for past times).
+        id: `${firstIdAt('event', receivedAt.getTime()).slice(0, -6)}${String(offsetMs % 1_000_000).padStart(6, '0')}`, accountId, endpointId: cliId, type: null, method: 'POST', path: '', query: '', headers: {},
+        body: Buffer.from('x'), contentType: null, size: 1, receivedAt, status: 'pending', nextAttemptAt: null,
+      };
+    };
+    const [oldPending, oldRetry, notDue, newPending] = [at(0), at(1000), at(2000), at(60_000)];
+    for (const event of [oldPending, oldRetry, notDue, newPending]) await writer.write(event);
+    await sql("update event set status = 'retrying', next_attempt_at = now() - interval '1 second' where id = ?", [oldRetry.id]);
+    await sql("update event set status = 'retrying', next_attempt_at = now() + interval '1 hour' where id = ?", [notDue.id]);
+    const read = (pendingFromId: string, excludeIds: string[] = []) =>
+      listenBacklog(orm, { endpointId: cliId, since: null, pendingFromId, excludeIds, limit: 10 }).then((events) => events.map((event) => event.id));
+
+    expect(await read('')).toEqual([oldPending.id, oldRetry.id, newPending.id]);
+    const floor = firstIdAt('event', newPending.receivedAt.getTime() - 1000);
+    expect(await read(floor)).toEqual([oldRetry.id, newPending.id]); // below the floor only the due retry
+    expect(await read('', [oldRetry.id, oldPending.id])).toEqual([newPending.id]);
   });
 });

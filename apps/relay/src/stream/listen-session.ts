@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
 import {
-  ENDPOINT_GONE, HookError, newId, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, stateAfterAttempt, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION, type ResultMessage,
+  ENDPOINT_GONE, firstIdAt, HookError, idTimeMs, newId, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, stateAfterAttempt, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION, type ResultMessage,
 } from '@hook/core';
 import { Endpoint, listenBacklog, type ListenAttemptRecorder, type ListenEvent, type Orm } from '@hook/db';
 import { deliveryHeaders } from '../delivery/attempt.ts';
@@ -39,6 +39,11 @@ interface Offered {
   startedAtMs: number;
 }
 
+/**
+ * How far behind the newest event it has offered a session looks again for pending ones:
+ * events are stored in batches, so one may commit a little after a newer one.
+ */
+const PENDING_SCAN_OVERLAP_MS = 30_000;
 /** How long to remember when an event's answer was recorded; longer than any backlog read takes. */
 const ANSWERED_MEMORY_MS = 60_000;
 /** Most new events a mirroring session queues while its listener is busy; more are dropped and said so. */
@@ -68,6 +73,8 @@ export class ListenSession {
   readonly #answeredAtMs = new Map<string, number>();
   readonly #mirrorQueue: ListenEvent[] = [];
   #secrets: string[] = [];
+  /** Every pending event below this id has been offered in this session (see listenBacklog). */
+  #pendingFromId = '';
   #deliveryCounter = 0;
   #filling = false;
   #fillAgain = false;
@@ -170,12 +177,24 @@ export class ListenSession {
           if (room <= 0) break;
           const readStartedAtMs = performance.now();
           for (const [id, atMs] of this.#answeredAtMs) if (atMs < readStartedAtMs - ANSWERED_MEMORY_MS) this.#answeredAtMs.delete(id);
+          const excludeIds = [...this.#offered];
           const events = await listenBacklog(this.#options.orm, {
             endpointId: this.#endpoint.id,
             since: this.#since,
-            excludeIds: [...this.#offered],
+            pendingFromId: this.#pendingFromId,
+            excludeIds,
             limit: room,
           });
+          // A read that came back short saw every pending event from the floor up: all of
+          // them are offered now (or were). Move the floor up, less a margin for batches
+          // that committed out of order.
+          if (events.length < room) {
+            const newest = [...excludeIds, ...events.map((event) => event.id)].reduce((max, id) => (id > max ? id : max), '');
+            if (newest) {
+              const floor = firstIdAt('event', idTimeMs(newest) - PENDING_SCAN_OVERLAP_MS);
+              if (floor > this.#pendingFromId) this.#pendingFromId = floor;
+            }
+          }
           for (const event of events) {
             if ((this.#answeredAtMs.get(event.id) ?? -Infinity) >= readStartedAtMs) continue; // read before its answer was recorded
             this.#offer(event);
@@ -264,7 +283,11 @@ export class ListenSession {
           },
         });
       })
-      .catch((error: unknown) => this.#options.onError(error))
+      .catch((error: unknown) => {
+        // Not recorded: the event is as it was, maybe pending below the floor; look from the start again.
+        this.#pendingFromId = '';
+        this.#options.onError(error);
+      })
       .finally(() => {
         this.#offered.delete(event.id);
         this.#answeredAtMs.set(event.id, performance.now());
