@@ -18,6 +18,7 @@ import { eventRoutes } from './routes/events/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { ingestRoutes } from './routes/ingest/index.ts';
 import { IngestTargetCache } from './routes/ingest/target-cache.ts';
+import { mcpRoutes } from './routes/mcp/index.ts';
 import { streamRoutes } from './routes/stream/index.ts';
 import { StreamHub } from './stream/hub.ts';
 
@@ -109,6 +110,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(apiKeyRoutes);
     await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config) });
+    await authenticated.register(mcpRoutes);
     await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs, heartbeatIntervalMs: streamHeartbeatIntervalMs });
   });
   return app;

@@ -1,0 +1,56 @@
+/**
+ * `POST /mcp`: the MCP tools (packages/mcp) over the Streamable HTTP transport, stateless:
+ * each request gets a fresh server and transport, so any relay process can answer any
+ * request and nothing is kept between them. The route sits behind the same API-key check
+ * as the REST API; its tools call this relay's own REST API over loopback HTTP with the
+ * caller's key, so they see exactly what that key may see there and nothing more.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createHookMcpServer } from '@hook/mcp';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { errorResponses } from '../../schemas.ts';
+
+const security = [{ bearerAuth: [] }];
+
+/** The caller's `hk_…` key (the auth hook has already checked it). */
+function bearerKey(request: FastifyRequest): string {
+  return /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
+}
+
+/** This relay as reached on the socket the request came in on: `http://127.0.0.1:8080`. */
+function ownBaseUrl(request: FastifyRequest): string {
+  const address = request.socket.localAddress ?? '127.0.0.1';
+  const host = address.includes(':') ? `[${address}]` : address;
+  return `http://${host}:${request.socket.localPort}`;
+}
+
+/** GET (a server-to-client stream) and DELETE (end a session) mean nothing without sessions: 405, as the transport spec allows. */
+function methodNotAllowed(_request: FastifyRequest, reply: FastifyReply) {
+  return reply
+    .code(405)
+    .header('allow', 'POST')
+    .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST.' }, id: null });
+}
+
+export async function mcpRoutes(app: FastifyInstance): Promise<void> {
+  app.post('/mcp', {
+    schema: {
+      tags: ['mcp'],
+      summary: 'MCP over Streamable HTTP (stateless): JSON-RPC in, JSON out; the tools of docs/agents.md',
+      security,
+      response: errorResponses,
+    },
+  }, async (request, reply) => {
+    const server = createHookMcpServer({ apiUrl: ownBaseUrl(request), apiKey: bearerKey(request), userAgent: 'hook-relay-mcp' });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  });
+  app.get('/mcp', { schema: { hide: true } }, methodNotAllowed);
+  app.delete('/mcp', { schema: { hide: true } }, methodNotAllowed);
+}

@@ -1,0 +1,150 @@
+/**
+ * `/mcp` on a real relay, spoken to by the official MCP SDK client over Streamable
+ * HTTP: the tool list matches the REST API (openapi.json) and every tool works.
+ */
+import { HOOK_TOOLS, PATHS_WITHOUT_TOOLS, REST_ROUTE_COVERAGE } from '@hook/mcp';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
+import { api, expectProblem, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+
+let relay: TestRelay;
+let receiver: Receiver;
+let key: string;
+const openClients: Client[] = [];
+
+async function connect(apiKey: string): Promise<Client> {
+  const client = new Client({ name: 'hook-relay-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${relay.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } });
+  await client.connect(transport);
+  openClients.push(client);
+  return client;
+}
+
+/** Calls a tool that must succeed and returns its structured content. */
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
+  const result = await client.callTool({ name, arguments: args });
+  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+  expect(result.structuredContent, `${name} returns structured content`).toBeDefined();
+  expect((result.content as Array<{ type: string; text: string }>)[0]?.text, `${name} returns text content`).toBeTruthy();
+  return result.structuredContent;
+}
+
+beforeAll(async () => {
+  relay = await startTestRelay({ allowPrivateDestinations: true });
+  receiver = await startReceiver();
+  ({ key } = await signUp(relay.baseUrl));
+});
+afterAll(async () => {
+  for (const client of openClients) await client.close();
+  await receiver.close();
+  await relay.close();
+});
+
+describe('MCP tool coverage of the REST API', () => {
+  it('has a decision for every operation in /openapi.json, and a tool for every decision that names one', async () => {
+    const document = (await api(relay.baseUrl, 'GET', '/openapi.json')).body;
+    const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+      Object.keys(item).filter((method) => ['get', 'post', 'put', 'patch', 'delete'].includes(method)).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const undecided = operations.filter((operation) => !(operation in REST_ROUTE_COVERAGE) && !(operation.split(' ')[1]! in PATHS_WITHOUT_TOOLS));
+    expect(undecided, 'REST operations with neither a tool nor a reason in packages/mcp/src/rest-coverage.ts').toEqual([]);
+    const gone = Object.keys(REST_ROUTE_COVERAGE).filter((operation) => !operations.includes(operation));
+    expect(gone, 'rest-coverage.ts names operations the API does not have').toEqual([]);
+
+    const mapped = Object.values(REST_ROUTE_COVERAGE).flatMap((coverage) => ('tool' in coverage ? [coverage.tool] : []));
+    expect([...new Set(mapped)].sort()).toEqual(HOOK_TOOLS.map((tool) => tool.name).sort());
+  });
+});
+
+describe('POST /mcp', () => {
+  it('needs the same API key as the REST API', async () => {
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const headers = { accept: 'application/json, text/event-stream' };
+    expectProblem(await api(relay.baseUrl, 'POST', '/mcp', { json: initialize, headers }), 401, 'authentication_required');
+    expectProblem(await api(relay.baseUrl, 'POST', '/mcp', { json: initialize, headers, key: 'hk_not_a_real_key_000000000000' }), 401, 'invalid_api_key');
+    const ok = await api(relay.baseUrl, 'POST', '/mcp', { json: initialize, headers, key });
+    expect(ok.status).toBe(200);
+    expect(ok.body.result.serverInfo.name).toBe('hook');
+  });
+
+  it('lists every tool but sign_up, each with input and output schemas', async () => {
+    const client = await connect(key);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(HOOK_TOOLS.filter((tool) => tool.availability !== 'without_key').map((tool) => tool.name).sort());
+    for (const tool of tools) {
+      expect(tool.description, tool.name).toBeTruthy();
+      expect(tool.inputSchema.type, tool.name).toBe('object');
+      expect(tool.outputSchema?.type, tool.name).toBe('object');
+    }
+  });
+
+  it('calls every tool it lists against the relay', async () => {
+    const client = await connect(key);
+    const { tools } = await client.listTools();
+    const called = new Set<string>();
+    const use = async (name: string, args: Record<string, unknown> = {}) => {
+      called.add(name);
+      return call(client, name, args);
+    };
+
+    const { account } = await use('get_account');
+    expect(account.id).toMatch(/^acct_/);
+    const { endpoint } = await use('create_endpoint', { name: 'orders', destination: { type: 'url', url: receiver.url } });
+    expect(endpoint).toMatchObject({ name: 'orders', status: 'active', destination: { type: 'url', url: receiver.url } });
+    const spare = (await use('create_endpoint', { name: 'spare' })).endpoint;
+    const listed = await use('list_endpoints', { limit: 100 });
+    expect(listed.endpoints.map((item: { id: string }) => item.id)).toEqual([spare.id, endpoint.id]);
+    expect(listed.next_cursor).toBeNull();
+    expect((await use('get_endpoint', { endpoint_id: endpoint.id })).endpoint.url).toBe(endpoint.url);
+    expect((await use('update_endpoint', { endpoint_id: endpoint.id, name: 'orders-v2' })).endpoint.name).toBe('orders-v2');
+
+    const sent = await use('send_test_event', { endpoint_id: endpoint.id, event_type: 'order.paid', payload: { order: 42, note: 'héllo' } });
+    expect(sent).toMatchObject({ endpoint_id: endpoint.id, status: 'pending' });
+    expect(sent.event_id).toMatch(/^evt_/);
+    const events = await use('list_events', { endpoint_id: endpoint.id, type: 'order.paid', status: 'pending', limit: 10 });
+    expect(events.events.map((event: { id: string }) => event.id)).toEqual([sent.event_id]);
+    const fetched = await use('get_event', { event_id: sent.event_id });
+    expect(fetched.payload).toEqual({ order: 42, note: 'héllo' });
+    expect(fetched.event).toMatchObject({ type: 'order.paid', body_encoding: 'utf8', content_type: 'application/json' });
+    expect(fetched.event.headers['x-event-type']).toBe('order.paid');
+
+    const replayed = (await use('replay_event', { event_id: sent.event_id })).event;
+    expect(replayed.status).toBe('delivered');
+    expect(replayed.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200 });
+    expect(receiver.requests.at(-1)?.body.toString()).toBe(JSON.stringify({ order: 42, note: 'héllo' }));
+
+    const bulk = await use('bulk_replay', { endpoint_id: endpoint.id, status: 'delivered' });
+    expect(bulk.replayed).toBe(1);
+    expect(bulk.limit).toBeGreaterThan(1);
+
+    expect(await use('delete_endpoint', { endpoint_id: spare.id })).toEqual({ deleted: true, endpoint_id: spare.id });
+    expect((await use('list_endpoints')).endpoints.map((item: { id: string }) => item.id)).toEqual([endpoint.id]);
+
+    expect([...called].sort(), 'every listed tool was called').toEqual(tools.map((tool) => tool.name).sort());
+  });
+
+  it('returns API errors as tool errors with the code, detail and fix', async () => {
+    const client = await connect(key);
+    const result = await client.callTool({ name: 'get_endpoint', arguments: { endpoint_id: 'ep_00000000000000000000000000' } });
+    expect(result.isError).toBe(true);
+    const { error } = result.structuredContent as { error: { code: string; status: number; detail: string; fix: string } };
+    expect(error).toMatchObject({ code: 'endpoint_not_found', status: 404 });
+    expect(error.detail).toContain('ep_00000000000000000000000000');
+    expect(error.fix).toMatch(/\S/);
+    const text = (result.content as Array<{ text: string }>)[0]!.text;
+    expect(text).toContain('endpoint_not_found');
+    expect(text).toContain(`Fix: ${error.fix}`);
+  });
+
+  it('acts as the key it was called with: another account sees none of this one\'s endpoints', async () => {
+    const mine = await connect(key);
+    const { endpoint } = await call(mine, 'create_endpoint', { name: 'private' });
+    const other = await connect((await signUp(relay.baseUrl)).key);
+    expect((await call(other, 'list_endpoints')).endpoints).toEqual([]);
+    const result = await other.callTool({ name: 'get_endpoint', arguments: { endpoint_id: endpoint.id } });
+    expect(result.isError).toBe(true);
+    expect((result.structuredContent as { error: { code: string } }).error.code).toBe('endpoint_not_found');
+  });
+});

@@ -1,0 +1,38 @@
+/**
+ * Which tool speaks for each REST operation, and why the others have none. A test
+ * compares this with the relay's /openapi.json and with HOOK_TOOLS, so a route added
+ * without a decision here, or a tool with no route, fails the suite.
+ */
+export type RouteCoverage = { tool: string } | { none: string };
+
+/** `METHOD /path` as /openapi.json spells it → the tool, or the reason there is none. */
+export const REST_ROUTE_COVERAGE: Readonly<Record<string, RouteCoverage>> = {
+  'POST /v1/accounts': { tool: 'sign_up' },
+  'GET /v1/account': { tool: 'get_account' },
+  'POST /v1/api-keys': { none: 'API keys are managed by people (hook, REST): an agent holding one key should not mint or revoke others' },
+  'GET /v1/api-keys': { none: 'API keys are managed by people (hook, REST)' },
+  'DELETE /v1/api-keys/{id}': { none: 'API keys are managed by people (hook, REST)' },
+  'POST /v1/endpoints': { tool: 'create_endpoint' },
+  'GET /v1/endpoints': { tool: 'list_endpoints' },
+  'GET /v1/endpoints/{id}': { tool: 'get_endpoint' },
+  'PATCH /v1/endpoints/{id}': { tool: 'update_endpoint' },
+  'DELETE /v1/endpoints/{id}': { tool: 'delete_endpoint' },
+  'GET /v1/endpoints/{id}/secret': { none: 'signing secrets stay out of model context: read one with `hook endpoints secret` or REST' },
+  'POST /v1/endpoints/{id}/rotate-secret': { none: 'rotating a secret breaks receivers until they are updated: a person does it (`hook endpoints rotate-secret`)' },
+  'POST /v1/ingest/{ingest_id}': { tool: 'send_test_event' },
+  'GET /v1/events': { tool: 'list_events' },
+  'GET /v1/events/{id}': { tool: 'get_event' },
+  'POST /v1/events/replay/{id}': { tool: 'replay_event' },
+  'POST /v1/events/replay': { tool: 'bulk_replay' },
+};
+
+/** Paths that are not part of the resource API (ops, the stream, the documents themselves). */
+export const PATHS_WITHOUT_TOOLS: Readonly<Record<string, string>> = {
+  '/v1/ingest/{ingest_id}': 'ingest takes any method; send_test_event covers POST, the one providers use',
+  '/v1/ingest/{ingest_id}/{*}': 'ingest with a path after the ingest id; send_test_event covers the plain URL',
+  '/v1/stream': 'a WebSocket of live events: MCP tool calls are request/response (use list_events, or `hook events tail`)',
+  '/healthz': 'operations, not the account API',
+  '/metrics': 'operations, not the account API',
+  '/openapi.json': 'the API description itself',
+  '/mcp': 'the MCP endpoint itself',
+};

@@ -1,0 +1,70 @@
+/**
+ * Zod schemas of what the tools take and give back: the REST API's JSON (docs/api.md),
+ * field names as on the wire. Objects are loose (extra fields pass) so a relay newer than
+ * this package can add fields without breaking a client that checks the output schema.
+ */
+import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, PLANS } from '@hook/core';
+import { z } from 'zod';
+
+export const destinationSchema = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('cli') }),
+    z.object({ type: z.literal('url'), url: z.string().describe('http(s) URL the relay POSTs each event to, signed') }),
+  ])
+  .describe('Where events go: {"type":"cli"} (they wait for `hook listen`) or {"type":"url","url":…}');
+
+export const endpointSchema = z.looseObject({
+  id: z.string().describe('ep_…'),
+  name: z.string(),
+  url: z.string().describe('The ingest URL: webhook providers send events here (no API key needed)'),
+  status: z.enum(ENDPOINT_STATUSES),
+  destination: destinationSchema,
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const accountSchema = z.looseObject({
+  id: z.string().describe('acct_…'),
+  plan: z.enum(PLANS),
+  created_at: z.string(),
+});
+
+export const eventSummarySchema = z.looseObject({
+  id: z.string().describe('evt_…'),
+  endpoint_id: z.string(),
+  type: z.string().nullable(),
+  method: z.string(),
+  path: z.string(),
+  query: z.string(),
+  headers: z.record(z.string(), z.string()),
+  content_type: z.string().nullable(),
+  size: z.number().describe('Body size in bytes'),
+  received_at: z.string(),
+  status: z.enum(EVENT_STATUSES),
+  attempt_count: z.number(),
+  next_attempt_at: z.string().nullable(),
+});
+
+export const attemptSchema = z.looseObject({
+  id: z.string(),
+  n: z.number(),
+  trigger: z.enum(ATTEMPT_TRIGGERS),
+  started_at: z.string(),
+  duration_ms: z.number(),
+  response_status: z.number().nullable(),
+  response_body: z.string().nullable(),
+  error: z.string().nullable(),
+});
+
+export const eventSchema = eventSummarySchema.extend({
+  body: z.string().describe('The exact body: text when it is valid UTF-8, else base64 (see body_encoding)'),
+  body_encoding: z.enum(['utf8', 'base64']),
+  attempts: z.array(attemptSchema),
+});
+
+export const pageFields = {
+  next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
+};
+
+export const limitInput = z.number().int().min(1).max(100).optional().describe('Items per page, 1–100 (default 20)');
+export const cursorInput = z.string().optional().describe('`next_cursor` of the previous page');

@@ -1,0 +1,101 @@
+/**
+ * What one tool module exports, and how a tool's outcome becomes an MCP result: a
+ * structured result (checked against the output schema) plus a short text for clients
+ * that read only text; API and network failures become tool errors (`isError: true`)
+ * that carry the relay's problem `code`, `detail` and `fix`, so an agent can act on them.
+ */
+import { HookApiError, HookNetworkError, type HookClient } from '@hook/client';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+
+/**
+ * A schema's output type without the index signatures of loose objects, so the client's
+ * declared types (Endpoint, Event, …) fit it; the SDK still checks the value itself.
+ */
+export type KnownFields<T> = T extends readonly (infer Item)[]
+  ? KnownFields<Item>[]
+  : T extends object
+    ? { [K in keyof T as string extends K ? never : K]: KnownFields<T[K]> }
+    : T;
+
+export interface ToolOutcome<Output> {
+  /** The structured result; must match the tool's output schema. */
+  result: Output;
+  /** One or two lines saying what happened, for the text content. */
+  summary: string;
+}
+
+export interface HookTool<Input extends z.ZodRawShape = z.ZodRawShape, Output extends z.ZodRawShape = z.ZodRawShape> {
+  /** snake_case, verb first: `create_endpoint`. */
+  readonly name: string;
+  readonly title: string;
+  /** What it does and when to use it, for the model choosing a tool. */
+  readonly description: string;
+  readonly input: Input;
+  readonly output: Output;
+  readonly annotations?: ToolAnnotations;
+  /** `without_key`: offered only when the server has no API key (sign_up). Default `with_key`. */
+  readonly availability?: 'with_key' | 'without_key';
+  run(client: HookClient, input: z.infer<z.ZodObject<Input>>): Promise<ToolOutcome<KnownFields<z.infer<z.ZodObject<Output>>>>>;
+}
+
+/** Declares a tool with its types inferred from its schemas. */
+export function defineTool<Input extends z.ZodRawShape, Output extends z.ZodRawShape>(tool: HookTool<Input, Output>): HookTool<Input, Output> {
+  return tool;
+}
+
+/** The structured content of every tool error. */
+export interface ToolErrorContent {
+  error: {
+    /** The relay's problem code (docs/errors.md), or `relay_unreachable`. */
+    code: string;
+    status: number | null;
+    title: string;
+    detail: string;
+    /** How to fix it. */
+    fix: string;
+    errors?: Array<{ field: string; message: string }>;
+    request_id?: string;
+  };
+}
+
+export function successResult(outcome: ToolOutcome<object>): CallToolResult {
+  return {
+    content: [{ type: 'text', text: `${outcome.summary}\n${JSON.stringify(outcome.result)}` }],
+    structuredContent: outcome.result as Record<string, unknown>,
+  };
+}
+
+/** A failure as an MCP tool error; anything that is neither an API nor a network error is a bug and is rethrown. */
+export function errorResult(error: unknown): CallToolResult {
+  let content: ToolErrorContent;
+  if (error instanceof HookApiError) {
+    const { problem } = error;
+    content = {
+      error: {
+        code: problem.code,
+        status: problem.status,
+        title: problem.title,
+        detail: problem.detail,
+        fix: problem.fix,
+        ...(problem.errors?.length ? { errors: problem.errors.map(({ field, message }) => ({ field, message })) } : {}),
+        request_id: problem.request_id,
+      },
+    };
+  } else if (error instanceof HookNetworkError) {
+    content = {
+      error: {
+        code: 'relay_unreachable',
+        status: null,
+        title: 'Relay unreachable',
+        detail: error.message,
+        fix: `Check that the relay at ${error.url} is running and that the API URL is right (hook mcp: --api-url, HOOK_API_URL or the profile).`,
+      },
+    };
+  } else {
+    throw error;
+  }
+  const { code, detail, fix, errors } = content.error;
+  const lines = [`Error ${code}: ${detail}`, ...(errors ?? []).map((field) => `  ${field.field}: ${field.message}`), `Fix: ${fix}`];
+  return { isError: true, content: [{ type: 'text', text: lines.join('\n') }], structuredContent: content as unknown as Record<string, unknown> };
+}

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { destinationSchema, endpointSchema } from '../schemas.ts';
+import { defineTool } from '../tool.ts';
+
+export default defineTool({
+  name: 'create_endpoint',
+  title: 'Create endpoint',
+  description:
+    'Create an endpoint (POST /v1/endpoints): a receiving URL (`endpoint.url`) that webhook providers send events to. ' +
+    'Its events go to `destination`: {"type":"url","url":…} for signed POSTs to a URL, or {"type":"cli"} (default) to wait for `hook listen`.',
+  input: {
+    name: z.string().min(1).describe('A name to tell endpoints apart, e.g. "stripe-dev"'),
+    destination: destinationSchema.optional(),
+  },
+  output: { endpoint: endpointSchema },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  async run(client, input) {
+    const endpoint = await client.endpoints.create({ name: input.name, destination: input.destination });
+    return { result: { endpoint }, summary: `Created endpoint ${endpoint.id} (${endpoint.name}); send events to ${endpoint.url}` };
+  },
+});

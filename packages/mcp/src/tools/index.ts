@@ -1,0 +1,29 @@
+/** Every MCP tool, in the order tools/list gives them. A new tool: one module in this folder, one line here, one entry in rest-coverage.ts. */
+import type { HookTool } from '../tool.ts';
+import bulkReplay from './bulk-replay.ts';
+import createEndpoint from './create-endpoint.ts';
+import deleteEndpoint from './delete-endpoint.ts';
+import getAccount from './get-account.ts';
+import getEndpoint from './get-endpoint.ts';
+import getEvent from './get-event.ts';
+import listEndpoints from './list-endpoints.ts';
+import listEvents from './list-events.ts';
+import replayEvent from './replay-event.ts';
+import sendTestEvent from './send-test-event.ts';
+import signUp from './sign-up.ts';
+import updateEndpoint from './update-endpoint.ts';
+
+export const HOOK_TOOLS: readonly HookTool<any, any>[] = [
+  signUp,
+  getAccount,
+  createEndpoint,
+  listEndpoints,
+  getEndpoint,
+  updateEndpoint,
+  deleteEndpoint,
+  listEvents,
+  getEvent,
+  replayEvent,
+  bulkReplay,
+  sendTestEvent,
+];
