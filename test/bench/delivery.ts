@@ -42,8 +42,7 @@
  *   HOOK_DELIVERY_CONCURRENCY  passed on to the relay (its default otherwise)
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
-import { Agent, createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import pg from 'pg';
@@ -55,23 +54,26 @@ import {
   createEndpoint,
   databaseServerUrl,
   figures,
+  figuresHeader,
   figuresJson,
-  formatRow,
-  isInterrupted,
+  figuresRow,
   jsonBody,
+  listenOnLoopback,
   log,
   machineLine,
-  onCleanup,
+  ms,
   onInterrupt,
-  REQUEST_TIMEOUT_S,
+  percentile,
+  positiveNumber,
+  resultLines,
   round,
   runBench,
   runLoad,
+  runPaced,
   seconds,
   startRelay,
+  writeReport,
   type LoadRun,
-  type TargetFigures,
-  UsageError,
 } from './support.ts';
 
 const CONNECTIONS = 50;
@@ -235,15 +237,7 @@ async function startReceiver(): Promise<Receiver> {
   // delivery never races the receiver closing its connection.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
-  await new Promise<void>((done, fail) => {
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => done());
-  });
-  onCleanup('receiver', async () => {
-    server.closeAllConnections();
-    await new Promise<void>((done) => server.close(() => done()));
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback('receiver', server);
   const url = `http://127.0.0.1:${port}`;
   return {
     url,
@@ -257,121 +251,7 @@ async function startReceiver(): Promise<Receiver> {
 }
 
 // ---------------------------------------------------------------------------------
-// Paced sender (phase 3): a steady rate, unlike autocannon's per-second bursts
-
-interface Acknowledged {
-  sentAtMs: number;
-  answeredAtMs: number;
-}
-
-interface PacedRun {
-  sent: number;
-  /** Event id → when its request was sent and answered (performance.now()). */
-  acknowledged: Map<string, Acknowledged>;
-  non2xx: number;
-  unreadable: number;
-  errors: number;
-  /** From the first send to the last. */
-  sendingMs: number;
-}
-
-/**
- * POSTs `ratePerS` events per second for `durationS` over at most `connections`
- * keep-alive connections. Each body carries its sequence number (and send time) and is
- * kept in `bodies`, so the receiver can check it arrived byte-exact.
- */
-async function runPaced(url: string, ratePerS: number, durationS: number, connections: number, bodies: Map<number, Buffer>): Promise<PacedRun> {
-  const agent = new Agent({ keepAlive: true, maxSockets: connections });
-  const target = new URL(url);
-  const total = Math.max(1, Math.round(ratePerS * durationS));
-  const run: PacedRun = { sent: 0, acknowledged: new Map(), non2xx: 0, unreadable: 0, errors: 0, sendingMs: 0 };
-  let finished = 0;
-  let stopped = false;
-  const stopSending = onInterrupt(() => {
-    stopped = true;
-  });
-  const startMs = performance.now();
-  try {
-    await new Promise<void>((done) => {
-      let allSent = false;
-      const finishOne = (): void => {
-        finished++;
-        if (allSent && finished === run.sent) done();
-      };
-      const sendOne = (seq: number): void => {
-        const sentAtMs = performance.now();
-        const body = jsonBody(BODY_SIZE_BYTES, { seq, sent_at_ms: round(performance.timeOrigin + sentAtMs, 3) });
-        bodies.set(seq, body);
-        let settled = false;
-        const settle = (): boolean => {
-          if (settled) return false;
-          settled = true;
-          return true;
-        };
-        const req = httpRequest(target, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => {
-            if (!settle()) return;
-            const answeredAtMs = performance.now();
-            const status = res.statusCode ?? 0;
-            if (status >= 200 && status < 300) {
-              try {
-                const id: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8')).id;
-                if (typeof id === 'string') run.acknowledged.set(id, { sentAtMs, answeredAtMs });
-                else run.unreadable++;
-              } catch {
-                run.unreadable++;
-              }
-            } else {
-              run.non2xx++;
-            }
-            finishOne();
-          });
-        });
-        req.setTimeout(REQUEST_TIMEOUT_S * 1000, () => req.destroy(new Error('timeout')));
-        req.on('error', () => {
-          if (!settle()) return;
-          run.errors++;
-          finishOne();
-        });
-        req.end(body);
-      };
-      const timer = setInterval(() => {
-        const due = stopped ? run.sent : Math.min(total, Math.floor(((performance.now() - startMs) / 1000) * ratePerS) + 1);
-        while (run.sent < due) sendOne(run.sent++);
-        if (run.sent >= total || stopped) {
-          clearInterval(timer);
-          run.sendingMs = performance.now() - startMs;
-          allSent = true;
-          if (finished === run.sent) done();
-        }
-      }, 1);
-    });
-  } finally {
-    stopSending();
-    agent.destroy();
-  }
-  if (isInterrupted()) throw new Error('interrupted');
-  return run;
-}
-
-// ---------------------------------------------------------------------------------
 // Figures
-
-function positiveNumber(variable: string, fallback: number): number {
-  const raw = process.env[variable]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new UsageError(`${variable}=${JSON.stringify(raw)} is not valid: expected a positive number.`);
-  return value;
-}
-
-/** Nearest-rank percentile of ascending `sorted`. */
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
 
 interface Distribution {
   count: number;
@@ -388,10 +268,6 @@ function distribution(values: number[]): Distribution {
 
 function distributionJson(d: Distribution): Record<string, number> {
   return { count: d.count, p50_ms: round(d.p50, 2), p90_ms: round(d.p90, 2), p99_ms: round(d.p99, 2), max_ms: round(d.max, 2) };
-}
-
-function ms(value: number): string {
-  return Number.isFinite(value) ? value.toFixed(1) : '-';
 }
 
 // ---------------------------------------------------------------------------------
@@ -540,7 +416,20 @@ async function main(): Promise<number> {
   const warmupMissing = warmupWait?.missing ?? [];
   const backlogAtLatencyStart = warmupMissing.length + throughputWait.missing.length;
   log(`latency: ${latencyRate} events/s for ${latencyS} s`);
-  const paced = await runPaced(latencyEndpoint.url, latencyRate, latencyS, LATENCY_CONNECTIONS, latencyBodies);
+  // Each body carries its sequence number and send time and is kept, so the receiver
+  // can check it arrived byte-exact.
+  const paced = await runPaced({
+    url: latencyEndpoint.url,
+    ratePerS: latencyRate,
+    durationS: latencyS,
+    connections: LATENCY_CONNECTIONS,
+    prepare: (seq) => {
+      const sentAtMs = performance.now();
+      const body = jsonBody(BODY_SIZE_BYTES, { seq, sent_at_ms: round(performance.timeOrigin + sentAtMs, 3) });
+      latencyBodies.set(seq, body);
+      return { body, sentAtMs };
+    },
+  });
   const latencyWait = await latencyTrack.waitForAll('latency', paced.acknowledged.keys(), waitLimits);
   const endToEnd: number[] = [];
   const ingestAnswer: number[] = [];
@@ -601,8 +490,6 @@ async function main(): Promise<number> {
   // Percentiles over part of the events (the rest never arrived) cannot pass.
   const latencyPass = latencyRate === DEFAULT_LATENCY_RATE && latency.count > 0 && latency.count === paced.acknowledged.size && latency.p50 < TARGET_LATENCY_P50_MS;
   const widths = [22, 13, 8, 8, 10, 8, 7, 9];
-  const row = (name: string, f: TargetFigures): string =>
-    formatRow([name, f.requestsPerSecond.toFixed(1), f.latencyP50Ms.toFixed(1), f.latencyP99Ms.toFixed(1), f.requests, f.non2xx, f.errors, f.timeouts], widths);
   const out = [
     '',
     `Delivery benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${warmupS} s ingest + ${deliveryWarmupS} s delivery warm-up (not counted), ${durationS} s of load per throughput phase, ${latencyRate} events/s for ${latencyS} s for latency`,
@@ -611,9 +498,9 @@ async function main(): Promise<number> {
     ...(code ? [`Relay code: ${code}`] : []),
     `Relay: one process, HOOK_ROLE=all, HOOK_DELIVERY_CONCURRENCY=${concurrency ?? 'default'}; receiver in the bench process (shares its CPU with the load generator)`,
     '',
-    formatRow(['ingest', 'req/s (mean)', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors', 'timeouts'], widths),
-    row('1. store only', ingest),
-    row('2. URL destination', whileDelivering),
+    figuresHeader('ingest', widths),
+    figuresRow('1. store only', ingest, widths),
+    figuresRow('2. URL destination', whileDelivering, widths),
     '',
     `2. delivery: ${throughputWait.delivered} events delivered in ${deliverySpanS.toFixed(2)} s from first ingest to last delivery → ${deliveriesPerSecond.toFixed(1)} deliveries/s`,
     ...(throughputWait.missing.length > 0
@@ -635,47 +522,41 @@ async function main(): Promise<number> {
     latencyRate === DEFAULT_LATENCY_RATE
       ? `target: end-to-end p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → ${latencyPass ? 'PASS' : 'FAIL'}`
       : `target: end-to-end p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → not judged (BENCH_LATENCY_RATE=${latencyRate})`,
-    ...problems.map((problem) => (problem.startsWith('  ') ? `PROBLEM:${problem}` : `PROBLEM: ${problem}`)),
-    `result: ${problems.length === 0 ? `every acknowledged event delivered${duplicateIds.length > 0 ? ' (some more than once)' : ''}, no failed requests` : 'FAILED (see PROBLEM lines)'}`,
+    ...resultLines(problems, `every acknowledged event delivered${duplicateIds.length > 0 ? ' (some more than once)' : ''}, no failed requests`),
   ];
-  process.stdout.write(`${out.join('\n')}\n`);
-
-  if (process.env.BENCH_JSON === '1') {
-    const summary = {
-      connections: CONNECTIONS,
-      body_bytes: BODY_SIZE_BYTES,
-      duration_s: durationS,
-      warmup_s: warmupS,
-      latency_s: latencyS,
-      database: serverUrl ? 'server' : 'embedded',
-      code: code ?? null,
-      delivery_concurrency: concurrency ?? 'default',
-      ingest: figuresJson(ingest),
-      ingest_while_delivering: figuresJson(whileDelivering),
-      delivered: throughputWait.delivered,
-      delivery_span_s: round(deliverySpanS, 3),
-      deliveries_per_second: round(deliveriesPerSecond, 1),
-      deliveries_per_second_during_ingest: round(deliveriesPerSecondDuringIngest, 1),
-      drain_s: round(drainS, 3),
-      throughput_wait: throughputWait.ending,
-      latency_wait: latencyWait.ending,
-      ratio: round(ratio, 3),
-      target_ratio: TARGET_DELIVERY_RATIO,
-      ratio_pass: ratioPass,
-      latency_rate: round(achievedRate, 1),
-      latency: distributionJson(latency),
-      ingest_answer: distributionJson(answer),
-      target_latency_p50_ms: TARGET_LATENCY_P50_MS,
-      latency_pass: latencyPass,
-      acknowledged: acknowledgedCount,
-      missing: missing.length,
-      duplicate_ids: duplicateIds.length,
-      duplicate_deliveries: duplicateDeliveries,
-      failed_attempts: stored.failedAttempts,
-      problems,
-    };
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
-  }
+  writeReport(out, () => ({
+    connections: CONNECTIONS,
+    body_bytes: BODY_SIZE_BYTES,
+    duration_s: durationS,
+    warmup_s: warmupS,
+    latency_s: latencyS,
+    database: serverUrl ? 'server' : 'embedded',
+    code: code ?? null,
+    delivery_concurrency: concurrency ?? 'default',
+    ingest: figuresJson(ingest),
+    ingest_while_delivering: figuresJson(whileDelivering),
+    delivered: throughputWait.delivered,
+    delivery_span_s: round(deliverySpanS, 3),
+    deliveries_per_second: round(deliveriesPerSecond, 1),
+    deliveries_per_second_during_ingest: round(deliveriesPerSecondDuringIngest, 1),
+    drain_s: round(drainS, 3),
+    throughput_wait: throughputWait.ending,
+    latency_wait: latencyWait.ending,
+    ratio: round(ratio, 3),
+    target_ratio: TARGET_DELIVERY_RATIO,
+    ratio_pass: ratioPass,
+    latency_rate: round(achievedRate, 1),
+    latency: distributionJson(latency),
+    ingest_answer: distributionJson(answer),
+    target_latency_p50_ms: TARGET_LATENCY_P50_MS,
+    latency_pass: latencyPass,
+    acknowledged: acknowledgedCount,
+    missing: missing.length,
+    duplicate_ids: duplicateIds.length,
+    duplicate_deliveries: duplicateDeliveries,
+    failed_attempts: stored.failedAttempts,
+    problems,
+  }));
   return problems.length === 0 ? 0 : 1;
 }
 

@@ -32,19 +32,21 @@ import {
   createEndpoint,
   databaseServerUrl,
   figures,
+  figuresHeader,
   figuresJson,
-  formatRow,
+  figuresRow,
   jsonBody,
   log,
   machineLine,
+  resultLines,
   round,
   runBench,
   runLoad,
   seconds,
   startRelay,
   startServer,
+  writeReport,
   type LoadRun,
-  type TargetFigures,
 } from './support.ts';
 
 const NOOP_SERVER_ENTRY = join(import.meta.dirname, 'noop-server.ts');
@@ -148,8 +150,6 @@ async function main(): Promise<number> {
   if (relayExit.code !== 0) problems.push(`relay did not shut down cleanly (exit code ${relayExit.code}, signal ${relayExit.signal}${relayExit.killed ? ', killed after timeout' : ''})`);
 
   const widths = [9, 13, 8, 8, 10, 8, 7, 9];
-  const row = (name: string, f: TargetFigures): string =>
-    formatRow([name, f.requestsPerSecond.toFixed(1), f.latencyP50Ms.toFixed(1), f.latencyP99Ms.toFixed(1), f.requests, f.non2xx, f.errors, f.timeouts], widths);
   const pass = ratio >= TARGET_RATIO;
   const out = [
     '',
@@ -157,39 +157,33 @@ async function main(): Promise<number> {
     machineLine(loadBefore),
     `Relay database: ${database.description}`,
     '',
-    formatRow(['target', 'req/s (mean)', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors', 'timeouts'], widths),
-    row('baseline', baseline),
-    row('relay', relayFigures),
+    figuresHeader('target', widths),
+    figuresRow('baseline', baseline, widths),
+    figuresRow('relay', relayFigures, widths),
     '',
     `ratio (relay / baseline throughput): ${ratio.toFixed(2)}`,
     `events acknowledged: ${acknowledged}, rows in PostgreSQL: ${stored.rows}, lost: ${lostIds.length}`,
     `  (warm-up included; ${storedUnacknowledged} stored event(s) were still in flight when autocannon stopped, so their 2xx was never read: not losses)`,
     ...(relayWarnings > 0 ? [`  relay wrote ${relayWarnings} line(s) to stderr at log level warn during the runs (shown above)`] : []),
     `target: ratio >= ${TARGET_RATIO.toFixed(2)} → ${pass ? 'PASS' : 'FAIL'}`,
-    ...problems.map((problem) => `PROBLEM: ${problem}`),
-    `result: ${problems.length === 0 ? 'no lost events, no failed requests' : 'FAILED (see PROBLEM lines)'}`,
+    ...resultLines(problems, 'no lost events, no failed requests'),
   ];
-  process.stdout.write(`${out.join('\n')}\n`);
-
-  if (process.env.BENCH_JSON === '1') {
-    const summary = {
-      connections: CONNECTIONS,
-      body_bytes: BODY_SIZE_BYTES,
-      duration_s: durationS,
-      warmup_s: warmupS,
-      database: serverUrl ? 'server' : 'embedded',
-      baseline: figuresJson(baseline),
-      relay: figuresJson(relayFigures),
-      ratio: round(ratio, 3),
-      target_ratio: TARGET_RATIO,
-      pass,
-      events_acknowledged: acknowledged,
-      rows_in_postgresql: stored.rows,
-      lost: lostIds.length,
-      problems,
-    };
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
-  }
+  writeReport(out, () => ({
+    connections: CONNECTIONS,
+    body_bytes: BODY_SIZE_BYTES,
+    duration_s: durationS,
+    warmup_s: warmupS,
+    database: serverUrl ? 'server' : 'embedded',
+    baseline: figuresJson(baseline),
+    relay: figuresJson(relayFigures),
+    ratio: round(ratio, 3),
+    target_ratio: TARGET_RATIO,
+    pass,
+    events_acknowledged: acknowledged,
+    rows_in_postgresql: stored.rows,
+    lost: lostIds.length,
+    problems,
+  }));
   return problems.length === 0 ? 0 : 1;
 }
 

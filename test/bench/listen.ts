@@ -37,8 +37,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -50,23 +49,28 @@ import {
   createEndpoint,
   databaseServerUrl,
   figures,
+  figuresHeader,
   figuresJson,
-  formatRow,
+  figuresRow,
   isInterrupted,
   jsonBody,
+  listenOnLoopback,
   log,
   machineLine,
+  ms,
   onCleanup,
-  onInterrupt,
+  percentile,
+  positiveNumber,
   REPO_ROOT,
-  REQUEST_TIMEOUT_S,
+  resultLines,
   round,
   runBench,
   runLoad,
+  runPaced,
   seconds,
   startRelay,
-  type TargetFigures,
   UsageError,
+  writeReport,
 } from './support.ts';
 
 const CONNECTIONS = 50;
@@ -116,15 +120,7 @@ async function startLocalServer(bodyIsExpected: (body: Buffer) => boolean): Prom
     });
   });
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((done, fail) => {
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => done());
-  });
-  onCleanup('local server', async () => {
-    server.closeAllConnections();
-    await new Promise<void>((done) => server.close(() => done()));
-  });
-  local.port = (server.address() as AddressInfo).port;
+  local.port = await listenOnLoopback('local server', server);
   return local;
 }
 
@@ -230,95 +226,7 @@ async function startListen(apiUrl: string, apiKey: string, endpointId: string, p
 }
 
 // ---------------------------------------------------------------------------------
-// Paced sender (phase 3)
-
-interface PacedRun {
-  sent: number;
-  /** Event id → when its ingest request was sent (performance.now()). */
-  sentAt: Map<string, number>;
-  failed: number;
-}
-
-/** POSTs `ratePerS` events per second for `durationS` over keep-alive connections; remembers when each acknowledged id was sent. */
-async function runPaced(url: string, ratePerS: number, durationS: number, bodies: Set<string>): Promise<PacedRun> {
-  const agent = new Agent({ keepAlive: true, maxSockets: LATENCY_CONNECTIONS });
-  const target = new URL(url);
-  const total = Math.max(1, Math.round(ratePerS * durationS));
-  const run: PacedRun = { sent: 0, sentAt: new Map(), failed: 0 };
-  let finished = 0;
-  let stopped = false;
-  const forget = onInterrupt(() => (stopped = true));
-  const startMs = performance.now();
-  try {
-    await new Promise<void>((done) => {
-      let allSent = false;
-      const finishOne = (): void => {
-        finished++;
-        if (allSent && finished === run.sent) done();
-      };
-      const sendOne = (seq: number): void => {
-        const body = jsonBody(BODY_SIZE_BYTES, { seq });
-        bodies.add(body.toString('utf8'));
-        const sentAtMs = performance.now();
-        const req = httpRequest(target, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => {
-            try {
-              const id: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8')).id;
-              if (res.statusCode === 200 && typeof id === 'string') run.sentAt.set(id, sentAtMs);
-              else run.failed++;
-            } catch {
-              run.failed++;
-            }
-            finishOne();
-          });
-        });
-        req.setTimeout(REQUEST_TIMEOUT_S * 1000, () => req.destroy(new Error('timeout')));
-        req.on('error', () => {
-          run.failed++;
-          finishOne();
-        });
-        req.end(body);
-      };
-      const timer = setInterval(() => {
-        const due = stopped ? run.sent : Math.min(total, Math.floor(((performance.now() - startMs) / 1000) * ratePerS) + 1);
-        while (run.sent < due) sendOne(run.sent++);
-        if (run.sent >= total || stopped) {
-          clearInterval(timer);
-          allSent = true;
-          if (finished === run.sent) done();
-        }
-      }, 1);
-    });
-  } finally {
-    forget();
-    agent.destroy();
-  }
-  if (isInterrupted()) throw new Error('interrupted');
-  return run;
-}
-
-// ---------------------------------------------------------------------------------
 // Figures
-
-function positiveNumber(variable: string, fallback: number): number {
-  const raw = process.env[variable]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new UsageError(`${variable}=${JSON.stringify(raw)} is not valid: expected a positive number.`);
-  return value;
-}
-
-/** Nearest-rank percentile of ascending `sorted`. */
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-function ms(value: number): string {
-  return Number.isFinite(value) ? value.toFixed(1) : '-';
-}
 
 function mb(kb: number): string {
   return (kb / 1024).toFixed(1);
@@ -381,9 +289,20 @@ async function main(): Promise<number> {
 
   // 3. Latency at a steady rate.
   log(`phase 3: ${latencyRate} events/s for ${latencyS} s`);
-  const paced = await runPaced(listened.url, latencyRate, latencyS, pacedBodies);
-  const latencyMissing = await waitForArrivals('phase 3', local, paced.sentAt.keys(), deliveryTimeoutMs);
-  const latencies = [...paced.sentAt].flatMap(([id, sentAtMs]) => {
+  const paced = await runPaced({
+    url: listened.url,
+    ratePerS: latencyRate,
+    durationS: latencyS,
+    connections: LATENCY_CONNECTIONS,
+    prepare: (seq) => {
+      const body = jsonBody(BODY_SIZE_BYTES, { seq });
+      pacedBodies.add(body.toString('utf8'));
+      return { body, sentAtMs: performance.now() };
+    },
+  });
+  const pacedFailed = paced.non2xx + paced.unreadable + paced.errors;
+  const latencyMissing = await waitForArrivals('phase 3', local, paced.acknowledged.keys(), deliveryTimeoutMs);
+  const latencies = [...paced.acknowledged].flatMap(([id, { sentAtMs }]) => {
     const arrivedMs = local.arrivals.get(id);
     return arrivedMs === undefined ? [] : [arrivedMs - sentAtMs];
   }).sort((a, b) => a - b);
@@ -393,7 +312,7 @@ async function main(): Promise<number> {
   // hook has the delivery (relay), and hook has it → the local server has it (hook).
   const relayPart: number[] = [];
   const hookPart: number[] = [];
-  for (const [id, sentAtMs] of paced.sentAt) {
+  for (const [id, { sentAtMs }] of paced.acknowledged) {
     const arrivedMs = local.arrivals.get(id);
     const hookMs = hook.receivedAt.get(id);
     if (arrivedMs === undefined || hookMs === undefined) continue;
@@ -410,9 +329,9 @@ async function main(): Promise<number> {
   const finalMemory = { peakRssKb: Math.max(memory.peakRssKb, hook.memory().peakRssKb), hwmKb: Math.max(memory.hwmKb, hook.memory().hwmKb) };
   const peakKb = Math.max(finalMemory.peakRssKb, finalMemory.hwmKb);
   const missing = [...saturationMissing, ...latencyMissing];
-  const acknowledged = saturationIds.size + paced.sentAt.size;
+  const acknowledged = saturationIds.size + paced.acknowledged.size;
   const duplicates = local.requests - local.arrivals.size;
-  const ingestFailures = saturationRun.result.non2xx + saturationRun.result.errors + baselineRun.result.non2xx + baselineRun.result.errors + paced.failed;
+  const ingestFailures = saturationRun.result.non2xx + saturationRun.result.errors + baselineRun.result.non2xx + baselineRun.result.errors + pacedFailed;
 
   const problems: string[] = [];
   if (missing.length > 0) problems.push(`${missing.length} acknowledged event(s) never reached the local server, e.g. ${missing.slice(0, EXAMPLES).join(', ')}`);
@@ -428,8 +347,6 @@ async function main(): Promise<number> {
   const rssPass = peakKb > 0 && peakKb / 1024 < TARGET_RSS_MB;
   const verdict = (pass: boolean): string => (pass ? 'PASS' : 'FAIL');
   const widths = [22, 13, 8, 8, 10, 8, 7, 9];
-  const row = (name: string, f: TargetFigures): string =>
-    formatRow([name, f.requestsPerSecond.toFixed(1), f.latencyP50Ms.toFixed(1), f.latencyP99Ms.toFixed(1), f.requests, f.non2xx, f.errors, f.timeouts], widths);
   const statusSummary = [...hook.statuses].map(([status, n]) => `${status === 'null' ? 'no answer' : status} ${n}`).join(', ') || 'none';
   const out = [
     '',
@@ -439,14 +356,14 @@ async function main(): Promise<number> {
     ...(code ? [`Code: ${code}`] : []),
     `Relay: one process, HOOK_ROLE=all; hook listen: one process (--max-in-flight ${maxInFlight ?? 'default'}); local server and load generator in the bench process`,
     '',
-    formatRow(['ingest', 'req/s (mean)', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors', 'timeouts'], widths),
-    row('1. store only', baseline),
-    row('2. listened endpoint', whileListening),
+    figuresHeader('ingest', widths),
+    figuresRow('1. store only', baseline, widths),
+    figuresRow('2. listened endpoint', whileListening, widths),
     '',
     `2. forwarded: ${saturationIds.size - saturationMissing.length} of ${saturationIds.size} events in ${forwardSpanS.toFixed(2)} s from first ingest to last arrival → ${forwardedPerS.toFixed(1)} events/s`,
     `   while ingesting: ${forwardedPerSDuringIngest.toFixed(1)} events/s (${forwardedDuringIngest} forwarded when the load ended); backlog drained in ${drainS.toFixed(2)} s`,
     `   ratio to the store-only baseline: ${(forwardedPerS / baseline.requestsPerSecond).toFixed(2)}`,
-    `3. latency at ${latencyRate} events/s (${paced.sent} sent, ${paced.sentAt.size} acknowledged), ingest send → arrival at the local server:`,
+    `3. latency at ${latencyRate} events/s (${paced.sent} sent, ${paced.acknowledged.size} acknowledged), ingest send → arrival at the local server:`,
     latencies.length === 0 ? '   no event arrived' : `   p50 ${ms(p50)} ms, p90 ${ms(percentile(latencies, 90))} ms, p99 ${ms(p99)} ms, max ${ms(latencies.at(-1)!)} ms${latencyMissing.length > 0 ? ` over the ${latencies.length} that arrived` : ''}`,
     ...(relayPart.length > 0
       ? [`   of which ingest send → hook has the delivery: p50 ${ms(percentile(relayPart, 50))} ms, p99 ${ms(percentile(relayPart, 99))} ms; hook has it → local server has it: p50 ${ms(percentile(hookPart, 50))} ms, p99 ${ms(percentile(hookPart, 99))} ms (hook's clock has millisecond steps)`]
@@ -459,38 +376,33 @@ async function main(): Promise<number> {
       : `target: ingest → localhost p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → not judged (BENCH_LATENCY_RATE=${latencyRate})`,
     `target: no loss → ${verdict(lossPass)}`,
     `target: hook listen peak RSS < ${TARGET_RSS_MB} MB → ${verdict(rssPass)}`,
-    ...problems.map((problem) => `PROBLEM: ${problem}`),
-    `result: ${problems.length === 0 ? 'every acknowledged event forwarded, no failed requests' : 'FAILED (see PROBLEM lines)'}`,
+    ...resultLines(problems, 'every acknowledged event forwarded, no failed requests'),
   ];
-  process.stdout.write(`${out.join('\n')}\n`);
-  if (process.env.BENCH_JSON === '1') {
-    const summary = {
-      connections: CONNECTIONS,
-      body_bytes: BODY_SIZE_BYTES,
-      duration_s: durationS,
-      code: code ?? null,
-      max_in_flight: maxInFlight ?? 'default',
-      ingest: figuresJson(baseline),
-      ingest_while_listening: figuresJson(whileListening),
-      forwarded_per_second: round(forwardedPerS, 1),
-      forwarded_per_second_during_ingest: round(forwardedPerSDuringIngest, 1),
-      latency_rate: latencyRate,
-      latency_p50_ms: round(p50, 2),
-      latency_p99_ms: round(p99, 2),
-      relay_part_p50_ms: round(percentile(relayPart, 50), 2),
-      hook_part_p50_ms: round(percentile(hookPart, 50), 2),
-      acknowledged,
-      missing: missing.length,
-      repeats: duplicates,
-      cli_peak_rss_mb: round(peakKb / 1024, 1),
-      throughput_pass: throughputPass,
-      latency_pass: latencyPass,
-      loss_pass: lossPass,
-      rss_pass: rssPass,
-      problems,
-    };
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
-  }
+  writeReport(out, () => ({
+    connections: CONNECTIONS,
+    body_bytes: BODY_SIZE_BYTES,
+    duration_s: durationS,
+    code: code ?? null,
+    max_in_flight: maxInFlight ?? 'default',
+    ingest: figuresJson(baseline),
+    ingest_while_listening: figuresJson(whileListening),
+    forwarded_per_second: round(forwardedPerS, 1),
+    forwarded_per_second_during_ingest: round(forwardedPerSDuringIngest, 1),
+    latency_rate: latencyRate,
+    latency_p50_ms: round(p50, 2),
+    latency_p99_ms: round(p99, 2),
+    relay_part_p50_ms: round(percentile(relayPart, 50), 2),
+    hook_part_p50_ms: round(percentile(hookPart, 50), 2),
+    acknowledged,
+    missing: missing.length,
+    repeats: duplicates,
+    cli_peak_rss_mb: round(peakKb / 1024, 1),
+    throughput_pass: throughputPass,
+    latency_pass: latencyPass,
+    loss_pass: lossPass,
+    rss_pass: rssPass,
+    problems,
+  }));
   return problems.length === 0 ? 0 : 1;
 }
 

@@ -3,13 +3,16 @@
  * clean-up registry (every resource registers its release as soon as it exists; the
  * stack runs in reverse on success, failure or a signal), child servers started as
  * their own processes, a fresh database for the relay, autocannon runs, the relay's
- * API calls and report formatting. `runBench(main)` ties them together: it runs
+ * API calls, a paced sender, a loopback HTTP server's start and stop, and report
+ * formatting. `runBench(main)` ties them together: it runs
  * `main`, releases everything and exits with main's code (2 for bad settings, 1 for an
  * exception, 130 after SIGINT/SIGTERM).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -44,6 +47,15 @@ export function seconds(variable: string, fallback: number, allowZero: boolean):
   if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
     throw new UsageError(`${variable}=${JSON.stringify(raw)} is not valid: expected a ${allowZero ? 'non-negative' : 'positive'} number of seconds.`);
   }
+  return value;
+}
+
+/** A positive number from the environment, or `fallback` when unset. */
+export function positiveNumber(variable: string, fallback: number): number {
+  const raw = process.env[variable]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new UsageError(`${variable}=${JSON.stringify(raw)} is not valid: expected a positive number.`);
   return value;
 }
 
@@ -228,6 +240,22 @@ export async function startServer(name: string, entry: string, env: NodeJS.Proce
   return { url, stderrLinesWhileServing: () => Math.max(0, (stderrLinesAtStop ?? stderrLines) - readyAtLine), stop };
 }
 
+/**
+ * Listens with `server` on 127.0.0.1 at a free port and returns the port; the
+ * clean-up registry closes it (and its open connections) as `label`.
+ */
+export async function listenOnLoopback(label: string, server: Server): Promise<number> {
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => done());
+  });
+  onCleanup(label, async () => {
+    server.closeAllConnections();
+    await new Promise<void>((done) => server.close(() => done()));
+  });
+  return (server.address() as AddressInfo).port;
+}
+
 /** The environment for the relay: ours without any HOOK_* setting, plus the bench's and `extra`. */
 export function relayEnvironment(databaseUrl: string, dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -382,6 +410,116 @@ export function figuresJson(f: TargetFigures): Record<string, number> {
 }
 
 // ---------------------------------------------------------------------------------
+// Paced sender: a steady rate, unlike autocannon's per-second bursts
+
+export interface PacedAnswer {
+  sentAtMs: number;
+  answeredAtMs: number;
+}
+
+export interface PacedRun {
+  sent: number;
+  /** Event id (from a 2xx answer) → when its request was sent and answered (performance.now()). */
+  acknowledged: Map<string, PacedAnswer>;
+  non2xx: number;
+  /** 2xx answers without an event id. */
+  unreadable: number;
+  /** Requests without an answer (connection errors or timeouts). */
+  errors: number;
+  /** From the first send to the last. */
+  sendingMs: number;
+}
+
+export interface PacedOptions {
+  url: string;
+  ratePerS: number;
+  durationS: number;
+  /** Keep-alive connections at the most. */
+  connections: number;
+  /** The body of request `seq`, and the time (performance.now()) it counts as sent at. */
+  prepare(seq: number): { body: Buffer; sentAtMs: number };
+}
+
+/**
+ * POSTs `ratePerS` JSON events per second for `durationS` over keep-alive connections
+ * and waits for every answer; a signal stops the sending (and then throws).
+ */
+export async function runPaced(options: PacedOptions): Promise<PacedRun> {
+  const { ratePerS } = options;
+  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+  const target = new URL(options.url);
+  const total = Math.max(1, Math.round(ratePerS * options.durationS));
+  const run: PacedRun = { sent: 0, acknowledged: new Map(), non2xx: 0, unreadable: 0, errors: 0, sendingMs: 0 };
+  let finished = 0;
+  let stopped = false;
+  const stopSending = onInterrupt(() => {
+    stopped = true;
+  });
+  const startMs = performance.now();
+  try {
+    await new Promise<void>((done) => {
+      let allSent = false;
+      const finishOne = (): void => {
+        finished++;
+        if (allSent && finished === run.sent) done();
+      };
+      const sendOne = (seq: number): void => {
+        const { body, sentAtMs } = options.prepare(seq);
+        let settled = false;
+        const settle = (): boolean => {
+          if (settled) return false;
+          settled = true;
+          return true;
+        };
+        const req = httpRequest(target, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            if (!settle()) return;
+            const answeredAtMs = performance.now();
+            const status = res.statusCode ?? 0;
+            if (status >= 200 && status < 300) {
+              try {
+                const id: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8')).id;
+                if (typeof id === 'string') run.acknowledged.set(id, { sentAtMs, answeredAtMs });
+                else run.unreadable++;
+              } catch {
+                run.unreadable++;
+              }
+            } else {
+              run.non2xx++;
+            }
+            finishOne();
+          });
+        });
+        req.setTimeout(REQUEST_TIMEOUT_S * 1000, () => req.destroy(new Error('timeout')));
+        req.on('error', () => {
+          if (!settle()) return;
+          run.errors++;
+          finishOne();
+        });
+        req.end(body);
+      };
+      const timer = setInterval(() => {
+        const due = stopped ? run.sent : Math.min(total, Math.floor(((performance.now() - startMs) / 1000) * ratePerS) + 1);
+        while (run.sent < due) sendOne(run.sent++);
+        if (run.sent >= total || stopped) {
+          clearInterval(timer);
+          run.sendingMs = performance.now() - startMs;
+          allSent = true;
+          if (finished === run.sent) done();
+        }
+      }, 1);
+    });
+  } finally {
+    stopSending();
+    agent.destroy();
+  }
+  if (interrupted) throw new Error('interrupted');
+  return run;
+}
+
+// ---------------------------------------------------------------------------------
 // Relay set-up over its API
 
 export async function postJson(url: string, apiKey?: string, json?: unknown): Promise<any> {
@@ -413,6 +551,43 @@ export async function createEndpoint(baseUrl: string, apiKey: string, settings: 
 
 export function formatRow(cells: (string | number)[], widths: number[]): string {
   return cells.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]!) : String(cell).padStart(widths[i]!))).join('  ');
+}
+
+/** The header of a table of TargetFigures rows, `first` naming the first column. */
+export function figuresHeader(first: string, widths: number[]): string {
+  return formatRow([first, 'req/s (mean)', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors', 'timeouts'], widths);
+}
+
+export function figuresRow(name: string, f: TargetFigures, widths: number[]): string {
+  return formatRow([name, f.requestsPerSecond.toFixed(1), f.latencyP50Ms.toFixed(1), f.latencyP99Ms.toFixed(1), f.requests, f.non2xx, f.errors, f.timeouts], widths);
+}
+
+/** Nearest-rank percentile of ascending `sorted`. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** Milliseconds to one decimal, `-` for none. */
+export function ms(value: number): string {
+  return Number.isFinite(value) ? value.toFixed(1) : '-';
+}
+
+/**
+ * The report's closing lines: a `PROBLEM:` line per problem (one starting with two
+ * spaces continues the one before), then `result: <success>` or FAILED.
+ */
+export function resultLines(problems: readonly string[], success: string): string[] {
+  return [
+    ...problems.map((problem) => (problem.startsWith('  ') ? `PROBLEM:${problem}` : `PROBLEM: ${problem}`)),
+    `result: ${problems.length === 0 ? success : 'FAILED (see PROBLEM lines)'}`,
+  ];
+}
+
+/** Prints the report, and with BENCH_JSON=1 the one-line JSON `summary()` as the last stdout line. */
+export function writeReport(lines: readonly string[], summary: () => Record<string, unknown>): void {
+  process.stdout.write(`${lines.join('\n')}\n`);
+  if (process.env.BENCH_JSON === '1') process.stdout.write(`${JSON.stringify(summary())}\n`);
 }
 
 export function round(value: number, digits: number): number {
