@@ -6,6 +6,7 @@ import { HOOK_TOOLS, PATHS_WITHOUT_TOOLS, REST_ROUTE_COVERAGE } from '@hook/mcp'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toolError } from '../../../test/support/mcp.ts';
 import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
 import { api, expectProblem, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 
@@ -127,15 +128,19 @@ describe('POST /mcp', () => {
 
   it('returns API errors as tool errors with the code, detail and fix', async () => {
     const client = await connect(key);
+    await client.listTools(); // so the client checks results against the output schemas, as real clients do
     const result = await client.callTool({ name: 'get_endpoint', arguments: { endpoint_id: 'ep_00000000000000000000000000' } });
-    expect(result.isError).toBe(true);
-    const { error } = result.structuredContent as { error: { code: string; status: number; detail: string; fix: string } };
+    const error = toolError(result);
     expect(error).toMatchObject({ code: 'endpoint_not_found', status: 404 });
     expect(error.detail).toContain('ep_00000000000000000000000000');
     expect(error.fix).toMatch(/\S/);
-    const text = (result.content as Array<{ text: string }>)[0]!.text;
-    expect(text).toContain('endpoint_not_found');
-    expect(text).toContain(`Fix: ${error.fix}`);
+    expect(error.request_id).toMatch(/^req_/);
+    expect(error.text).toContain('endpoint_not_found');
+    expect(error.text).toContain(`Fix: ${error.fix}`);
+
+    const invalid = toolError(await client.callTool({ name: 'create_endpoint', arguments: { name: 'x', destination: { type: 'url', url: 'ftp://nope' } } }));
+    expect(invalid.code).toBe('validation_failed');
+    expect(invalid.errors?.length).toBeGreaterThan(0);
   });
 
   it('acts as the key it was called with: another account sees none of this one\'s endpoints', async () => {
@@ -143,8 +148,6 @@ describe('POST /mcp', () => {
     const { endpoint } = await call(mine, 'create_endpoint', { name: 'private' });
     const other = await connect((await signUp(relay.baseUrl)).key);
     expect((await call(other, 'list_endpoints')).endpoints).toEqual([]);
-    const result = await other.callTool({ name: 'get_endpoint', arguments: { endpoint_id: endpoint.id } });
-    expect(result.isError).toBe(true);
-    expect((result.structuredContent as { error: { code: string } }).error.code).toBe('endpoint_not_found');
+    expect(toolError(await other.callTool({ name: 'get_endpoint', arguments: { endpoint_id: endpoint.id } })).code).toBe('endpoint_not_found');
   });
 });

@@ -3,6 +3,11 @@
  * structured result (checked against the output schema) plus a short text for clients
  * that read only text; API and network failures become tool errors (`isError: true`)
  * that carry the relay's problem `code`, `detail` and `fix`, so an agent can act on them.
+ *
+ * An error carries no `structuredContent`: SDK clients check any structured content
+ * against the tool's output schema, error or not, and an error is not shaped like a
+ * result. Its problem goes in the text instead (a readable line, then the JSON) and in
+ * `_meta["hook/error"]`.
  */
 import { HookApiError, HookNetworkError, type HookClient } from '@hook/client';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
@@ -44,7 +49,7 @@ export function defineTool<Input extends z.ZodRawShape, Output extends z.ZodRawS
   return tool;
 }
 
-/** The structured content of every tool error. */
+/** The JSON of every tool error (its second text item, and `_meta["hook/error"]`). */
 export interface ToolErrorContent {
   error: {
     /** The relay's problem code (docs/errors.md), or `relay_unreachable`. */
@@ -58,6 +63,9 @@ export interface ToolErrorContent {
     request_id?: string;
   };
 }
+
+/** Where a tool error's problem sits in `_meta`. */
+export const TOOL_ERROR_META_KEY = 'hook/error';
 
 export function successResult(outcome: ToolOutcome<object>): CallToolResult {
   return {
@@ -97,5 +105,12 @@ export function errorResult(error: unknown): CallToolResult {
   }
   const { code, detail, fix, errors } = content.error;
   const lines = [`Error ${code}: ${detail}`, ...(errors ?? []).map((field) => `  ${field.field}: ${field.message}`), `Fix: ${fix}`];
-  return { isError: true, content: [{ type: 'text', text: lines.join('\n') }], structuredContent: content as unknown as Record<string, unknown> };
+  return {
+    isError: true,
+    content: [
+      { type: 'text', text: lines.join('\n') },
+      { type: 'text', text: JSON.stringify(content) },
+    ],
+    _meta: { [TOOL_ERROR_META_KEY]: content.error },
+  };
 }

@@ -19,6 +19,7 @@ import eventsTail from './events/tail.ts';
 import listen from './listen.ts';
 import login from './login.ts';
 import logout from './logout.ts';
+import mcp from './mcp.ts';
 import send from './send.ts';
 import signup from './signup.ts';
 import whoami from './whoami.ts';
@@ -47,4 +48,5 @@ export const COMMANDS: readonly CommandModule[] = [
   eventsTail,
   send,
   listen,
+  mcp,
 ];

@@ -59,6 +59,16 @@ export class Output {
     this.#streams.stdout.write(data);
   }
 
+  /**
+   * Hands stdout over to a protocol that owns it for the rest of the run (`hook mcp`
+   * speaks MCP there): nothing else may be written to stdout afterwards, so no result
+   * follows; diagnostics still go to stderr.
+   */
+  protocolStream(): NodeJS.WritableStream {
+    this.#resultWritten = true;
+    return this.#streams.stdout;
+  }
+
   /** A diagnostic on stderr, in every mode: progress, what was saved where. */
   note(text: string): void {
     this.#streams.stderr.write(`${text}\n`);
