@@ -43,7 +43,9 @@ interface Offered {
  * How far behind the newest event it has offered a session looks again for pending ones:
  * events are stored in batches, so one may commit a little after a newer one.
  */
-const PENDING_SCAN_OVERLAP_MS = 30_000;
+const PENDING_SCAN_OVERLAP_MS = 2_000;
+/** How often a session reads pending events from the very start again, for any that committed later still. */
+const PENDING_FULL_RESCAN_MS = 30_000;
 /** How long to remember when an event's answer was recorded; longer than any backlog read takes. */
 const ANSWERED_MEMORY_MS = 60_000;
 /** Most new events a mirroring session queues while its listener is busy; more are dropped and said so. */
@@ -75,6 +77,7 @@ export class ListenSession {
   #secrets: string[] = [];
   /** Every pending event below this id has been offered in this session (see listenBacklog). */
   #pendingFromId = '';
+  #lastFullRescanMs = performance.now();
   #deliveryCounter = 0;
   #filling = false;
   #fillAgain = false;
@@ -137,6 +140,10 @@ export class ListenSession {
   #schedulePoll(): void {
     if (this.#closed) return;
     this.#timer = setTimeout(() => {
+      if (performance.now() - this.#lastFullRescanMs >= PENDING_FULL_RESCAN_MS) {
+        this.#lastFullRescanMs = performance.now();
+        this.#pendingFromId = '';
+      }
       this.#refreshEndpoint()
         .then((open) => open && this.#fill())
         .catch((error: unknown) => this.#options.onError(error))
@@ -185,15 +192,16 @@ export class ListenSession {
             excludeIds,
             limit: room,
           });
-          // A read that came back short saw every pending event from the floor up: all of
-          // them are offered now (or were). Move the floor up, less a margin for batches
-          // that committed out of order.
-          if (events.length < room) {
-            const newest = [...excludeIds, ...events.map((event) => event.id)].reduce((max, id) => (id > max ? id : max), '');
-            if (newest) {
-              const floor = firstIdAt('event', idTimeMs(newest) - PENDING_SCAN_OVERLAP_MS);
-              if (floor > this.#pendingFromId) this.#pendingFromId = floor;
-            }
+          // Every pending event from the floor up to the newest pending one this read
+          // returned is offered now (or already was); after a short read, up to the newest
+          // in flight too. Move the floor there, less a margin for batches that committed
+          // out of order (and a full rescan now and then catches any later still).
+          const pendingRead = events.filter((event) => event.status === 'pending').map((event) => event.id);
+          const covered = events.length < room ? [...excludeIds, ...pendingRead] : pendingRead;
+          const newest = covered.reduce((max, id) => (id > max ? id : max), '');
+          if (newest) {
+            const floor = firstIdAt('event', idTimeMs(newest) - PENDING_SCAN_OVERLAP_MS);
+            if (floor > this.#pendingFromId) this.#pendingFromId = floor;
           }
           for (const event of events) {
             if ((this.#answeredAtMs.get(event.id) ?? -Infinity) >= readStartedAtMs) continue; // read before its answer was recorded
