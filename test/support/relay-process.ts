@@ -15,7 +15,7 @@ export interface RelayProcess {
 export async function startRelayProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<RelayProcess> {
   const child = spawn(process.execPath, ['apps/relay/src/server.ts'], {
     cwd: repoRoot,
-    env: { ...process.env, HOOK_DATABASE_URL: databaseUrl, HOOK_PORT: '0', HOOK_LOG_LEVEL: 'warn', HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', ...env },
+    env: { ...process.env, HOOK_DATABASE_URL: databaseUrl, HOOK_PORT: '0', HOOK_LOG_LEVEL: 'warn', HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', HOOK_SIGNUP_RATE_LIMIT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

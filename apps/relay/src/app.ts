@@ -10,6 +10,7 @@ import { requireApiKey } from './plugins/auth.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerOrm } from './plugins/orm.ts';
+import { registerRateLimit } from './plugins/rate-limit.ts';
 import { registerValidation } from './plugins/validation.ts';
 import { accountRoutes, accountSignupRoutes } from './routes/accounts/index.ts';
 import { apiKeyRoutes } from './routes/api-keys/index.ts';
@@ -92,10 +93,11 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   registerValidation(app);
   registerOrm(app, orm);
   await registerOpenApi(app);
+  await registerRateLimit(app);
 
   await app.register(healthRoutes);
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz alone
-  await app.register(accountSignupRoutes);
+  await app.register(accountSignupRoutes, { signupsPerAddressPerHour: config.signupsPerAddressPerHour });
   await app.register(ingestRoutes, { writer, targets, local: localDelivery, hub, maxPayloadBytes: config.maxPayloadBytes });
   // On shutdown, stream clients hear 1001 (going away: reconnect) rather than a bare close.
   // Added before the plugin so it runs before the plugin's own close of every socket.

@@ -33,6 +33,8 @@ export interface RelayConfig {
   role: RelayRole;
   /** HOOK_ALLOW_PRIVATE_DESTINATIONS: allow deliveries to private, loopback and link-local addresses. Default true only with the embedded database. */
   allowPrivateDestinations: boolean;
+  /** HOOK_SIGNUP_RATE_LIMIT: most accounts one client address may create with POST /v1/accounts per hour; 0 turns the limit off. Default 20. */
+  signupsPerAddressPerHour: number;
 }
 
 export type RelayRole = 'all' | 'api' | 'worker';
@@ -50,6 +52,7 @@ export const DEFAULT_PORT = 8080;
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 15_000;
 export const DEFAULT_DELIVERY_CONCURRENCY = 64;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_SIGNUPS_PER_ADDRESS_PER_HOUR = 20;
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2, gb: 1024 ** 3, gib: 1024 ** 3 };
 
@@ -110,6 +113,11 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     throw new ConfigError('HOOK_DELIVERY_CONCURRENCY', concurrencyText!, 'a whole number from 1 to 10000');
   }
   const allowPrivate = set('HOOK_ALLOW_PRIVATE_DESTINATIONS');
+  const signupLimitText = set('HOOK_SIGNUP_RATE_LIMIT');
+  const signupsPerAddressPerHour = signupLimitText === undefined ? DEFAULT_SIGNUPS_PER_ADDRESS_PER_HOUR : Number(signupLimitText);
+  if (!/^\d+$/.test(signupLimitText ?? '0') || signupsPerAddressPerHour > 1_000_000) {
+    throw new ConfigError('HOOK_SIGNUP_RATE_LIMIT', signupLimitText!, 'a whole number of accounts per hour from 0 (no limit) to 1000000');
+  }
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
@@ -124,5 +132,6 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     role: role as RelayRole,
     // Local development (the embedded database) delivers to localhost; a shared server does not, unless told.
     allowPrivateDestinations: allowPrivate === undefined ? databaseUrl === undefined : parseBoolean('HOOK_ALLOW_PRIVATE_DESTINATIONS', allowPrivate),
+    signupsPerAddressPerHour,
   };
 }

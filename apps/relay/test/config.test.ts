@@ -16,6 +16,7 @@ describe('loadConfig', () => {
       deliveryConcurrency: 64,
       role: 'all',
       allowPrivateDestinations: true,
+      signupsPerAddressPerHour: 20,
     });
   });
 
@@ -40,6 +41,7 @@ describe('loadConfig', () => {
         HOOK_DELIVERY_CONCURRENCY: '8',
         HOOK_ROLE: 'worker',
         HOOK_ALLOW_PRIVATE_DESTINATIONS: 'no',
+        HOOK_SIGNUP_RATE_LIMIT: '5',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -54,7 +56,9 @@ describe('loadConfig', () => {
       deliveryConcurrency: 8,
       role: 'worker',
       allowPrivateDestinations: false,
+      signupsPerAddressPerHour: 5,
     });
+    expect(loadConfig({ HOOK_SIGNUP_RATE_LIMIT: '0' }).signupsPerAddressPerHour).toBe(0);
     expect(loadConfig({ HOOK_MAX_PAYLOAD: '1048576' }).maxPayloadBytes).toBe(1048576);
     expect(loadConfig({ HOOK_MAX_PAYLOAD: '10MB' }).maxPayloadBytes).toBe(10 * 1024 * 1024);
     expect(loadConfig({ HOOK_PORT: '  ' }).port).toBe(8080);
@@ -72,6 +76,7 @@ describe('loadConfig', () => {
       HOOK_DELIVERY_CONCURRENCY: '0',
       HOOK_ROLE: 'both',
       HOOK_ALLOW_PRIVATE_DESTINATIONS: 'maybe',
+      HOOK_SIGNUP_RATE_LIMIT: '-1',
     };
     for (const [variable, value] of Object.entries(cases)) {
       expect(() => loadConfig({ [variable]: value }), variable).toThrow(ConfigError);

@@ -172,6 +172,11 @@ export const STREAM_TOO_SLOW = defineError(
   'The connection fell more than 8 MiB behind the events sent to it',
   'Narrow the tail with endpoint_id or status, or read faster; reconnecting resumes at the live edge.',
 );
+export const RATE_LIMITED = defineError(
+  'rate_limited', 429, 'Too many requests',
+  'This route allows %s requests per client address in its time window, and this address has used them; the window resets in %s seconds',
+  'Wait the number of seconds in the Retry-After header, then send the request again.',
+);
 export const PAYLOAD_TOO_LARGE = defineError(
   'payload_too_large', 413, 'Payload too large',
   'The body is larger than the %s byte limit',

@@ -11,9 +11,15 @@ export function presentAccount(account: AccountRow) {
   return { id: account.id, plan: account.plan as typeof DEFAULT_PLAN, created_at: account.createdAt.toISOString() };
 }
 
-/** `POST /v1/accounts`: self-provisioning, no auth. */
-export async function accountSignupRoutes(app: FastifyInstance): Promise<void> {
+export interface AccountSignupOptions {
+  /** Most accounts one client address may create per hour; 0 for no limit (HOOK_SIGNUP_RATE_LIMIT). */
+  signupsPerAddressPerHour: number;
+}
+
+/** `POST /v1/accounts`: self-provisioning, no auth, rate-limited per client address. */
+export async function accountSignupRoutes(app: FastifyInstance, { signupsPerAddressPerHour }: AccountSignupOptions): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().post('/v1/accounts', {
+    config: signupsPerAddressPerHour > 0 ? { rateLimit: { max: signupsPerAddressPerHour, timeWindow: '1 hour' } } : {},
     schema: {
       tags: ['accounts'],
       summary: 'Create an account and its first API key (no auth)',
