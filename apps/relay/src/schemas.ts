@@ -43,7 +43,30 @@ export const Plan = Type.Enum([...PLANS]);
 export const AccountSchema = Type.Object({
   id: IdOf('account', 'Account id'),
   plan: Plan,
+  email: Type.Union([Type.String({ format: 'email' }), Type.Null()], { description: 'Given at signup; null when none was' }),
   created_at: Timestamp,
+});
+
+const Limit = (description: string) => Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: `${description}; null means unlimited` });
+
+export const PlanLimitsSchema = Type.Object({
+  events_per_month: Limit('Events the account may accept per calendar month (UTC)'),
+  endpoints: Limit('Endpoints the account may have'),
+  retention_days: Limit('Days event history is kept'),
+}, { description: "The plan's stated limits. Shown, not yet enforced (docs/plans.md)" });
+
+export const PlanChangeSchema = Type.Object({
+  id: IdOf('planChange', 'Plan change id'),
+  from_plan: Plan,
+  to_plan: Plan,
+  changed_at: Timestamp,
+});
+
+/** What `GET /v1/account` and `POST /v1/account/plan` answer. */
+export const AccountDetailsSchema = Type.Object({
+  account: AccountSchema,
+  limits: PlanLimitsSchema,
+  plan_history: Type.Array(PlanChangeSchema, { description: 'Every plan change, newest first' }),
 });
 
 export const ApiKeySchema = Type.Object({

@@ -1,5 +1,97 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, expectProblem, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+
+let relay: TestRelay;
+beforeAll(async () => {
+  relay = await startTestRelay();
+});
+afterAll(async () => relay.close());
+
+describe('signup with an email', () => {
+  it('stores the email and shows it on the account', async () => {
+    const created = await api(relay.baseUrl, 'POST', '/v1/accounts', { json: { email: 'ada@example.com' } });
+    expect(created.status).toBe(201);
+    expect(created.body.account.email).toBe('ada@example.com');
+    expect(created.body.api_key).toMatch(/^hk_/);
+    const me = await api(relay.baseUrl, 'GET', '/v1/account', { key: created.body.api_key });
+    expect(me.body.account).toEqual(created.body.account);
+    expect(await sqlRows(relay, 'select email from account where id = ?', [created.body.account.id])).toEqual([{ email: 'ada@example.com' }]);
+  });
+
+  it('refuses an address that is not one, and creates nothing', async () => {
+    const before = await sqlRows(relay, 'select count(*)::int as n from account');
+    for (const email of ['not-an-email', '', 42]) {
+      const response = await api(relay.baseUrl, 'POST', '/v1/accounts', { json: { email } });
+      const problem = expectProblem(response, 400, 'validation_failed');
+      expect(problem.errors).toEqual([{ field: 'body.email', message: expect.any(String) }]);
+    }
+    expect(await sqlRows(relay, 'select count(*)::int as n from account')).toEqual(before);
+  });
+});
+
+describe('plans', () => {
+  it('starts on free with its limits and an empty history', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    const me = await api(relay.baseUrl, 'GET', '/v1/account', { key });
+    expect(me.status).toBe(200);
+    expect(me.body.account.plan).toBe('free');
+    expect(me.body.limits).toEqual({ events_per_month: 10_000, endpoints: 3, retention_days: 7 });
+    expect(me.body.plan_history).toEqual([]);
+  });
+
+  it('changes the plan at once, records each change and shows the history newest first', async () => {
+    const { key, accountId } = await signUp(relay.baseUrl);
+    const upgraded = await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'pro' } });
+    expect(upgraded.status).toBe(200);
+    expect(upgraded.body.account).toMatchObject({ id: accountId, plan: 'pro' });
+    expect(upgraded.body.limits).toEqual({ events_per_month: 2_000_000, endpoints: null, retention_days: 90 });
+    expect(upgraded.body.plan_history).toEqual([
+      { id: expect.stringMatching(/^plch_[0-9A-Z]{26}$/), from_plan: 'free', to_plan: 'pro', changed_at: expect.stringMatching(/Z$/) },
+    ]);
+
+    const top = await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'business' } });
+    expect(top.body.limits).toEqual({ events_per_month: null, endpoints: null, retention_days: 365 });
+    const down = await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'free' } });
+    expect(down.body.account.plan).toBe('free');
+
+    const me = await api(relay.baseUrl, 'GET', '/v1/account', { key });
+    expect(me.body.account.plan).toBe('free');
+    expect(me.body.limits).toEqual({ events_per_month: 10_000, endpoints: 3, retention_days: 7 });
+    expect(me.body.plan_history.map((change: any) => [change.from_plan, change.to_plan])).toEqual([['business', 'free'], ['pro', 'business'], ['free', 'pro']]);
+    expect(me.body.plan_history).toEqual(down.body.plan_history);
+    expect(await sqlRows(relay, 'select plan from account where id = ?', [accountId])).toEqual([{ plan: 'free' }]);
+  });
+
+  it('answers 200 and records nothing when the account is already on the plan', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'pro' } });
+    const again = await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'pro' } });
+    expect(again.status).toBe(200);
+    expect(again.body.account.plan).toBe('pro');
+    expect(again.body.plan_history).toHaveLength(1);
+  });
+
+  it('refuses an unknown or missing plan with validation_failed and changes nothing', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    const unknown = expectProblem(await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'enterprise' } }), 400, 'validation_failed');
+    expect(unknown.errors).toEqual([{ field: 'body.plan', message: 'must be one of: free, pro, business' }]);
+    const missing = expectProblem(await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: {} }), 400, 'validation_failed');
+    expect(missing.errors).toEqual([{ field: 'body.plan', message: 'is required' }]);
+    const me = await api(relay.baseUrl, 'GET', '/v1/account', { key });
+    expect(me.body.account.plan).toBe('free');
+    expect(me.body.plan_history).toEqual([]);
+  });
+
+  it('needs an API key and changes only the caller\'s account', async () => {
+    expectProblem(await api(relay.baseUrl, 'POST', '/v1/account/plan', { json: { plan: 'pro' } }), 401, 'authentication_required');
+    const alice = await signUp(relay.baseUrl);
+    const bob = await signUp(relay.baseUrl);
+    await api(relay.baseUrl, 'POST', '/v1/account/plan', { key: alice.key, json: { plan: 'business' } });
+    const bobView = await api(relay.baseUrl, 'GET', '/v1/account', { key: bob.key });
+    expect(bobView.body.account.plan).toBe('free');
+    expect(bobView.body.plan_history).toEqual([]);
+  });
+});
 
 describe('signup rate limit', () => {
   let limited: TestRelay;

@@ -7,6 +7,7 @@ export const ID_PREFIXES = {
   endpoint: 'ep',
   event: 'evt',
   attempt: 'att',
+  planChange: 'plch',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -7,6 +7,7 @@ export const Account = defineEntity({
   properties: {
     id: p.string().primary(),
     plan: p.string().$type<Plan>(),
+    email: p.string().nullable(),
     createdAt: p.datetime(),
   },
 });

@@ -3,11 +3,13 @@ import { ApiKey } from './api-key.ts';
 import { Attempt } from './attempt.ts';
 import { Endpoint } from './endpoint.ts';
 import { Event } from './event.ts';
+import { PlanChange } from './plan-change.ts';
 
 export { Account, type AccountEntity } from './account.ts';
 export { ApiKey, type ApiKeyEntity } from './api-key.ts';
 export { Endpoint, type EndpointEntity } from './endpoint.ts';
 export { Event, type EventEntity } from './event.ts';
 export { Attempt, type AttemptEntity } from './attempt.ts';
+export { PlanChange, type PlanChangeEntity } from './plan-change.ts';
 
-export const ENTITIES = [Account, ApiKey, Endpoint, Event, Attempt];
+export const ENTITIES = [Account, ApiKey, Endpoint, Event, Attempt, PlanChange];
