@@ -29,8 +29,8 @@ export interface TestRelayOptions {
 export async function startTestRelay(overrides: Partial<RelayConfig> = {}, options: TestRelayOptions = {}): Promise<TestRelay> {
   const database = await freshDatabase();
   const orm = await createOrm({ databaseUrl: database.url });
-  // Test files sign up many accounts from 127.0.0.1; a test of the limit sets its own.
-  const config: RelayConfig = { ...loadConfig({}), port: 0, signupsPerAddressPerHour: 0, ...overrides, databaseUrl: database.url };
+  // Test files sign up many accounts (and playground sessions) from 127.0.0.1; a test of a limit sets its own.
+  const config: RelayConfig = { ...loadConfig({}), port: 0, signupsPerAddressPerHour: 0, playgroundSessionsPerAddressPerHour: 0, ...overrides, databaseUrl: database.url };
   const app = await buildApp({ config, orm, streamHeartbeatIntervalMs: options.streamHeartbeatIntervalMs });
   let worker: DeliveryWorker | undefined;
   if (options.workerPollMs !== undefined) {

@@ -20,6 +20,8 @@ import { healthRoutes } from './routes/health/index.ts';
 import { ingestRoutes } from './routes/ingest/index.ts';
 import { IngestTargetCache } from './routes/ingest/target-cache.ts';
 import { mcpRoutes } from './routes/mcp/index.ts';
+import { playgroundRoutes } from './routes/playground/index.ts';
+import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { streamRoutes } from './routes/stream/index.ts';
 import { StreamHub } from './stream/hub.ts';
 
@@ -114,6 +116,15 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config) });
     await authenticated.register(mcpRoutes);
     await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs, heartbeatIntervalMs: streamHeartbeatIntervalMs });
+  });
+  await app.register(playgroundRoutes, { hub, publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour });
+  // Expired playground accounts are removed at start, then every 10 minutes.
+  let stopPlaygroundExpiry: (() => Promise<void>) | undefined;
+  app.addHook('onReady', async () => {
+    stopPlaygroundExpiry = startPlaygroundExpiry({ orm, onError: (error) => app.log.error({ err: error }, 'playground expiry pass failed') });
+  });
+  app.addHook('onClose', async () => {
+    await stopPlaygroundExpiry?.();
   });
   return app;
 }

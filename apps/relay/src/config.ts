@@ -35,6 +35,8 @@ export interface RelayConfig {
   allowPrivateDestinations: boolean;
   /** HOOK_SIGNUP_RATE_LIMIT: most accounts one client address may create with POST /v1/accounts per hour; 0 turns the limit off. Default 20. */
   signupsPerAddressPerHour: number;
+  /** HOOK_PLAYGROUND_RATE_LIMIT: most playground sessions (temporary accounts) one client address may start per hour; 0 turns the limit off. Default 10. */
+  playgroundSessionsPerAddressPerHour: number;
 }
 
 export type RelayRole = 'all' | 'api' | 'worker';
@@ -53,6 +55,7 @@ export const DEFAULT_DELIVERY_TIMEOUT_MS = 15_000;
 export const DEFAULT_DELIVERY_CONCURRENCY = 64;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_SIGNUPS_PER_ADDRESS_PER_HOUR = 20;
+export const DEFAULT_PLAYGROUND_SESSIONS_PER_ADDRESS_PER_HOUR = 10;
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2, gb: 1024 ** 3, gib: 1024 ** 3 };
 
@@ -118,6 +121,11 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   if (!/^\d+$/.test(signupLimitText ?? '0') || signupsPerAddressPerHour > 1_000_000) {
     throw new ConfigError('HOOK_SIGNUP_RATE_LIMIT', signupLimitText!, 'a whole number of accounts per hour from 0 (no limit) to 1000000');
   }
+  const playgroundLimitText = set('HOOK_PLAYGROUND_RATE_LIMIT');
+  const playgroundSessionsPerAddressPerHour = playgroundLimitText === undefined ? DEFAULT_PLAYGROUND_SESSIONS_PER_ADDRESS_PER_HOUR : Number(playgroundLimitText);
+  if (!/^\d+$/.test(playgroundLimitText ?? '0') || playgroundSessionsPerAddressPerHour > 1_000_000) {
+    throw new ConfigError('HOOK_PLAYGROUND_RATE_LIMIT', playgroundLimitText!, 'a whole number of sessions per hour from 0 (no limit) to 1000000');
+  }
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
@@ -133,5 +141,6 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     // Local development (the embedded database) delivers to localhost; a shared server does not, unless told.
     allowPrivateDestinations: allowPrivate === undefined ? databaseUrl === undefined : parseBoolean('HOOK_ALLOW_PRIVATE_DESTINATIONS', allowPrivate),
     signupsPerAddressPerHour,
+    playgroundSessionsPerAddressPerHour,
   };
 }

@@ -17,6 +17,7 @@ describe('loadConfig', () => {
       role: 'all',
       allowPrivateDestinations: true,
       signupsPerAddressPerHour: 20,
+      playgroundSessionsPerAddressPerHour: 10,
     });
   });
 
@@ -42,6 +43,7 @@ describe('loadConfig', () => {
         HOOK_ROLE: 'worker',
         HOOK_ALLOW_PRIVATE_DESTINATIONS: 'no',
         HOOK_SIGNUP_RATE_LIMIT: '5',
+        HOOK_PLAYGROUND_RATE_LIMIT: '3',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -57,6 +59,7 @@ describe('loadConfig', () => {
       role: 'worker',
       allowPrivateDestinations: false,
       signupsPerAddressPerHour: 5,
+      playgroundSessionsPerAddressPerHour: 3,
     });
     expect(loadConfig({ HOOK_SIGNUP_RATE_LIMIT: '0' }).signupsPerAddressPerHour).toBe(0);
     expect(loadConfig({ HOOK_MAX_PAYLOAD: '1048576' }).maxPayloadBytes).toBe(1048576);
@@ -77,6 +80,7 @@ describe('loadConfig', () => {
       HOOK_ROLE: 'both',
       HOOK_ALLOW_PRIVATE_DESTINATIONS: 'maybe',
       HOOK_SIGNUP_RATE_LIMIT: '-1',
+      HOOK_PLAYGROUND_RATE_LIMIT: 'lots',
     };
     for (const [variable, value] of Object.entries(cases)) {
       expect(() => loadConfig({ [variable]: value }), variable).toThrow(ConfigError);

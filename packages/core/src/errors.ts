@@ -137,6 +137,26 @@ export const API_KEY_NOT_FOUND = defineError(
   "No API key '%s' in this account",
   'List your keys with GET /v1/api-keys.',
 );
+export const PLAYGROUND_TOKEN_INVALID = defineError(
+  'playground_token_invalid', 401, 'Playground session not found',
+  'The playground token is missing, unknown, or its session expired (temporary playground accounts last 24 hours)',
+  'Open /playground again to start a new session; claim it from the page to keep it.',
+);
+export const EVENT_TYPE_EMPTY = defineError(
+  'event_type_empty', 400, 'Event type required',
+  'An event type cannot be empty',
+  'Give the test event a type, such as order.created.',
+);
+export const PAYLOAD_NOT_JSON = defineError(
+  'payload_not_json', 400, 'Payload is not JSON',
+  'The test event payload is not valid JSON: %s',
+  'Send a JSON document as the payload, such as {"id": 1}.',
+);
+export const PLAYGROUND_ALREADY_CLAIMED = defineError(
+  'playground_already_claimed', 409, 'Already claimed',
+  'This playground account was already claimed and its API key shown',
+  'Use the API key shown when you claimed it; if it is lost, sign up again with POST /v1/accounts.',
+);
 export const INGEST_NOT_FOUND = defineError(
   'ingest_not_found', 404, 'Unknown ingest URL',
   "No endpoint receives at ingest id '%s'",

@@ -10,3 +10,6 @@ export {
 export { listenForDueEvents, type DueListener } from './listener.ts';
 export { AttemptRecorder, ListenAttemptRecorder } from './attempt-recorder.ts';
 export { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';
+export {
+  claimPlaygroundSession, findPlaygroundSession, insertPlaygroundSession, PLAYGROUND_REMOVAL_GRACE_MS, removeExpiredPlaygrounds, type PlaygroundSession,
+} from './playground.ts';

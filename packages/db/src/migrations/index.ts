@@ -1,10 +1,12 @@
 import { InitialSchema } from './001-initial.ts';
 import { DeliveryQueue } from './002-delivery-queue.ts';
 import { PlanHistory } from './003-plan-history.ts';
+import { Playground } from './004-playground.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
   { name: '001-initial', class: InitialSchema },
   { name: '002-delivery-queue', class: DeliveryQueue },
   { name: '003-plan-history', class: PlanHistory },
+  { name: '004-playground', class: Playground },
 ];
