@@ -1,5 +1,5 @@
 /** How the API's resources read for a person: the views commands hand to the output module. */
-import type { Attempt, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
+import type { AccountDetails, Attempt, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
 import { statusCell, type Block, type Cell, type View } from './output/view.ts';
 
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
@@ -121,5 +121,35 @@ export function eventView(event: Event): View {
     ...bodyBlocks(event),
     { kind: 'heading', text: 'Attempts' },
     attemptTable(event.attempts),
+  ];
+}
+
+function limitText(limit: number | null, unit: string): string {
+  return limit === null ? 'unlimited' : `${limit.toLocaleString('en-US')} ${unit}`;
+}
+
+/** `hook account get` and `hook account plan`: the account, its plan's stated limits and its plan history. */
+export function accountView(details: AccountDetails): View {
+  const { account, limits, plan_history: history } = details;
+  return [
+    {
+      kind: 'fields',
+      rows: [
+        ['Account', account.id],
+        ['Plan', account.plan],
+        ['Email', account.email ?? { text: 'none', tone: 'dim' }],
+        ['Created', time(account.created_at)],
+        ['Events per month', limitText(limits.events_per_month, 'events')],
+        ['Endpoints', limitText(limits.endpoints, 'endpoints')],
+        ['Retention', limitText(limits.retention_days, 'days')],
+      ],
+    },
+    { kind: 'heading', text: 'Plan history' },
+    {
+      kind: 'table',
+      columns: [{ header: 'CHANGED' }, { header: 'FROM' }, { header: 'TO' }],
+      rows: history.map((change) => [time(change.changed_at), change.from_plan, change.to_plan]),
+      empty: 'No plan changes yet.',
+    },
   ];
 }

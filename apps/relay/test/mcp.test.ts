@@ -92,6 +92,11 @@ describe('POST /mcp', () => {
 
     const { account } = await use('get_account');
     expect(account.id).toMatch(/^acct_/);
+    const upgraded = await use('upgrade_plan', { plan: 'pro' });
+    expect(upgraded.account.plan).toBe('pro');
+    expect(upgraded.limits.retention_days).toBe(90);
+    expect(upgraded.plan_history).toEqual([expect.objectContaining({ from_plan: 'free', to_plan: 'pro' })]);
+    expect((await use('get_account')).plan_history).toHaveLength(1);
     const { endpoint } = await use('create_endpoint', { name: 'orders', destination: { type: 'url', url: receiver.url } });
     expect(endpoint).toMatchObject({ name: 'orders', status: 'active', destination: { type: 'url', url: receiver.url } });
     const spare = (await use('create_endpoint', { name: 'spare' })).endpoint;

@@ -38,7 +38,37 @@ export interface PageQuery {
 export interface Account {
   id: string;
   plan: Plan;
+  /** Given at signup; null when none was. */
+  email: string | null;
   created_at: string;
+}
+
+/** A plan's stated limits; null means unlimited. Shown, not yet enforced. */
+export interface PlanLimits {
+  events_per_month: number | null;
+  endpoints: number | null;
+  retention_days: number | null;
+}
+
+/** One change of plan. */
+export interface PlanChange {
+  id: string;
+  from_plan: Plan;
+  to_plan: Plan;
+  changed_at: string;
+}
+
+/** `GET /v1/account` and `POST /v1/account/plan`: the account, its plan's limits, its plan history (newest first). */
+export interface AccountDetails {
+  account: Account;
+  limits: PlanLimits;
+  plan_history: PlanChange[];
+}
+
+/** `POST /v1/accounts` body. */
+export interface SignupRequest {
+  /** A contact address, stored and shown; never verified or mailed. */
+  email?: string;
 }
 
 /** `POST /v1/accounts`: the new account and its first key, shown only here. */

@@ -6,8 +6,8 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { HookApiError, HookNetworkError, networkFailureOf } from './api-errors.ts';
 import type {
-  Account, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
-  EventListQuery, EventSummary, IngestAccepted, Page, PageQuery, Problem, SigningSecret, Signup,
+  AccountDetails, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
+  EventListQuery, EventSummary, IngestAccepted, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
 } from './api-types.ts';
 
 /** How long to wait for a TCP (or TLS) connection before giving up. */
@@ -52,11 +52,13 @@ export interface HookClient {
   readonly apiUrl: string;
   accounts: {
     /** `POST /v1/accounts` (no key needed): a new account and its first API key. */
-    create(): Promise<Signup>;
+    create(body?: SignupRequest): Promise<Signup>;
   };
   account: {
-    /** `GET /v1/account`: the account the key belongs to. Also the cheapest way to check a key. */
-    get(): Promise<{ account: Account }>;
+    /** `GET /v1/account`: the account the key belongs to, its plan's limits and plan history. Also the cheapest way to check a key. */
+    get(): Promise<AccountDetails>;
+    /** `POST /v1/account/plan`: change the plan at once (no payment step); the current plan changes nothing. */
+    changePlan(plan: Plan): Promise<AccountDetails>;
   };
   apiKeys: {
     create(body?: { name?: string }): Promise<CreatedApiKey>;
@@ -247,8 +249,11 @@ export function createHookClient(options: HookClientOptions): HookClient {
 
   return {
     apiUrl,
-    accounts: { create: () => call('POST', '/v1/accounts', { json: {}, auth: false }) },
-    account: { get: () => call('GET', '/v1/account') },
+    accounts: { create: (body = {}) => call('POST', '/v1/accounts', { json: body, auth: false }) },
+    account: {
+      get: () => call('GET', '/v1/account'),
+      changePlan: (plan) => call('POST', '/v1/account/plan', { json: { plan } }),
+    },
     apiKeys: {
       create: (body = {}) => call('POST', '/v1/api-keys', { json: body }),
       list: (query = {}) => call('GET', '/v1/api-keys', { query: { limit: query.limit, cursor: query.cursor } }),

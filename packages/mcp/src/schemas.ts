@@ -26,8 +26,33 @@ export const endpointSchema = z.looseObject({
 export const accountSchema = z.looseObject({
   id: z.string().describe('acct_…'),
   plan: z.enum(PLANS),
+  email: z.string().nullable().optional().describe('Given at signup; null when none was'),
   created_at: z.string(),
 });
+
+const limitSchema = (description: string) => z.number().int().nullable().describe(`${description}; null means unlimited`);
+
+export const planLimitsSchema = z
+  .looseObject({
+    events_per_month: limitSchema('Events accepted per calendar month (UTC)'),
+    endpoints: limitSchema('Endpoints the account may have'),
+    retention_days: limitSchema('Days event history is kept'),
+  })
+  .describe("The plan's stated limits (shown; enforcement is not built yet)");
+
+export const planChangeSchema = z.looseObject({
+  id: z.string().describe('plch_…'),
+  from_plan: z.enum(PLANS),
+  to_plan: z.enum(PLANS),
+  changed_at: z.string(),
+});
+
+/** What get_account and upgrade_plan return: GET /v1/account's JSON. */
+export const accountDetailsShape = {
+  account: accountSchema,
+  limits: planLimitsSchema,
+  plan_history: z.array(planChangeSchema).describe('Every plan change, newest first'),
+};
 
 export const eventSummarySchema = z.looseObject({
   id: z.string().describe('evt_…'),

@@ -5,6 +5,8 @@
  * noun also gets a line in COMMAND_GROUPS.
  */
 import type { CommandModule } from '../command.ts';
+import accountGet from './account/get.ts';
+import accountPlan from './account/plan.ts';
 import endpointsCreate from './endpoints/create.ts';
 import endpointsDelete from './endpoints/delete.ts';
 import endpointsGet from './endpoints/get.ts';
@@ -26,6 +28,7 @@ import whoami from './whoami.ts';
 
 /** One line per noun for `hook --help`. */
 export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
+  account: 'Show the account and change its plan',
   endpoints: 'Create and manage endpoints (receiving URLs and where their events go)',
   events: 'Inspect and replay received events',
 };
@@ -35,6 +38,8 @@ export const COMMANDS: readonly CommandModule[] = [
   login,
   logout,
   whoami,
+  accountGet,
+  accountPlan,
   endpointsCreate,
   endpointsList,
   endpointsGet,

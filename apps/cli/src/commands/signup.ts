@@ -1,7 +1,7 @@
 import { defineCommand } from '../command.ts';
 import { ALREADY_LOGGED_IN, UserError } from '../errors.ts';
 
-export default defineCommand<[], { force?: boolean }>({
+export default defineCommand<[], { force?: boolean; email?: string }>({
   path: ['signup'],
   summary: 'Create an account on the relay and save its API key in the profile',
   description:
@@ -11,9 +11,11 @@ export default defineCommand<[], { force?: boolean }>({
     ['hook signup', 'an account on the local relay (http://127.0.0.1:8080), saved as the default profile'],
     ['hook signup --api-url https://hooks.example.com --profile prod', 'an account on another relay, saved as profile "prod"'],
     ['hook signup --json', 'print {account, api_key} as JSON'],
+    ['hook signup --email ada@example.com', 'store a contact address with the account (never verified or mailed)'],
   ],
   configure(command) {
     command.option('--force', 'replace an API key already saved in the profile');
+    command.option('--email <address>', 'a contact address to store with the account');
   },
   async run(context, _args, options) {
     const { settings, config, out } = context;
@@ -21,7 +23,7 @@ export default defineCommand<[], { force?: boolean }>({
       throw new UserError(ALREADY_LOGGED_IN, `Profile '${settings.profile}' already has an API key (in ${config.path})`);
     }
     const client = await context.client({ needsKey: false });
-    const signup = await client.accounts.create();
+    const signup = await client.accounts.create(options.email === undefined ? {} : { email: options.email });
     config.saveProfile(settings.profile, { api_url: settings.apiUrl, api_key: signup.api_key });
     out.note(`Saved the API key in profile '${settings.profile}' (${config.path}).`);
     await out.result(signup, [
@@ -30,6 +32,7 @@ export default defineCommand<[], { force?: boolean }>({
         rows: [
           ['Account', signup.account.id],
           ['Plan', signup.account.plan],
+          ...(signup.account.email === null ? [] : [['Email', signup.account.email] as const]),
           ['API key', signup.api_key],
           ['Relay', settings.apiUrl],
           ['Profile', settings.profile],

@@ -1,15 +1,15 @@
-import { accountSchema } from '../schemas.ts';
+import { accountDetailsShape } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
   name: 'get_account',
   title: 'Get account',
-  description: 'The account the API key belongs to (GET /v1/account): id, plan and whatever the relay reports about usage and limits.',
+  description: "The account the API key belongs to (GET /v1/account): id, plan, email, the plan's limits and the plan history (newest first).",
   input: {},
-  output: { account: accountSchema },
+  output: accountDetailsShape,
   annotations: { readOnlyHint: true },
   async run(client) {
-    const { account } = await client.account.get();
-    return { result: { account }, summary: `Account ${account.id}, plan ${account.plan}` };
+    const details = await client.account.get();
+    return { result: details, summary: `Account ${details.account.id}, plan ${details.account.plan}` };
   },
 });

@@ -12,10 +12,12 @@ import replayEvent from './replay-event.ts';
 import sendTestEvent from './send-test-event.ts';
 import signUp from './sign-up.ts';
 import updateEndpoint from './update-endpoint.ts';
+import upgradePlan from './upgrade-plan.ts';
 
 export const HOOK_TOOLS: readonly HookTool<any, any>[] = [
   signUp,
   getAccount,
+  upgradePlan,
   createEndpoint,
   listEndpoints,
   getEndpoint,
