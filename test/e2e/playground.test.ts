@@ -5,7 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { sendEvent, startTestRelay, type TestRelay } from '../support/relay.ts';
+import { api, sendEvent, startTestRelay, type TestRelay } from '../support/relay.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('../artifacts/', import.meta.url);
@@ -53,7 +53,7 @@ describe('the playground page in Chromium', () => {
     await page.click('#send-form button[type="submit"]');
     expect(await page.textContent('#send-error')).toBe('An event type cannot be empty');
     expect(await page.getAttribute('#event-type', 'aria-invalid')).toBe('true');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('event-type');
+    expect(await page.locator('#event-type').evaluate((input) => input === input.ownerDocument.activeElement)).toBe(true);
     expect(await page.locator('#events li').count()).toBe(1);
 
     // A valid one, typed and submitted from the keyboard, shows up live.
@@ -86,7 +86,7 @@ describe('the playground page in Chromium', () => {
     await page.waitForSelector('#claim-result:not([hidden])');
     const key = await page.inputValue('#api-key');
     expect(key).toMatch(/^hk_/);
-    const events = await fetch(`${relay.baseUrl}/v1/events`, { headers: { authorization: `Bearer ${key}` } }).then((response) => response.json());
-    expect(events.data.map((event: { type: string }) => event.type)).toEqual(['order.created', 'curl.sent']);
+    const events = await api(relay.baseUrl, 'GET', '/v1/events', { key });
+    expect(events.body.data.map((event: { type: string }) => event.type)).toEqual(['order.created', 'curl.sent']);
   });
 });
