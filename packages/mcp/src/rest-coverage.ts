@@ -36,4 +36,8 @@ export const PATHS_WITHOUT_TOOLS: Readonly<Record<string, string>> = {
   '/metrics': 'operations, not the account API',
   '/openapi.json': 'the API description itself',
   '/mcp': 'the MCP endpoint itself',
+  '/playground/session': 'the no-signup playground page\'s own routes (a browser token, not an API key); agents sign up with sign_up',
+  '/playground/events': 'the playground page\'s own routes; agents use list_events and send_test_event',
+  '/playground/claim': 'the playground page\'s own routes; agents sign up with sign_up',
+  '/playground/stream': 'the playground page\'s WebSocket; MCP tool calls are request/response',
 };
