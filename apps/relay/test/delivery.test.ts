@@ -205,8 +205,17 @@ describe('delivery', () => {
       expect(new Set(ordered.requests.map((request) => request.headers['webhook-id']))).toEqual(new Set(ids));
       // Attempts start oldest first. (Several are in flight at once, so the receiver may
       // see neighbours swap places; the order they were sent in is the order they arrived.)
+      // The receiver answers before the attempt is recorded (recorded in batches), so wait for each record.
       const starts = [];
-      for (const id of ids) starts.push(Date.parse((await eventOf(id)).attempts[0].started_at));
+      for (const id of ids) {
+        const deadline = Date.now() + 5000;
+        let event = await eventOf(id);
+        while (event.attempts.length === 0 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          event = await eventOf(id);
+        }
+        starts.push(Date.parse(event.attempts[0].started_at));
+      }
       expect([...starts].sort((a, b) => a - b)).toEqual(starts);
     } finally {
       await ordered.close();
