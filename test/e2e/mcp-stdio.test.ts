@@ -8,18 +8,22 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HOOK_BIN, HookUser, repoRoot } from '../support/cli.ts';
-import { toolError } from '../support/mcp.ts';
+import { callEveryTool, toolError } from '../support/mcp.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
 
 let relay: TestRelay;
+let receiver: Receiver;
 const users: HookUser[] = [];
 const running: Array<{ client: Client; stderr: () => string }> = [];
 
 beforeAll(async () => {
   relay = await startTestRelay();
+  receiver = await startReceiver();
 });
 afterAll(async () => {
   await relay?.close();
+  await receiver?.close();
   for (const user of users) user.remove();
 });
 afterEach(async () => {
@@ -73,6 +77,13 @@ async function toolNames(client: Client): Promise<string[]> {
 }
 
 describe('hook mcp over stdio', () => {
+  it('calls every tool it lists against the relay, as over HTTP', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    const { client, protocolErrors } = await startHookMcp(key);
+    await callEveryTool(client, receiver.url, () => receiver.requests.at(-1)?.body.toString());
+    expect(protocolErrors).toEqual([]);
+  });
+
   it('serves the tools against the configured relay and key, with only MCP on stdout', async () => {
     const { key, accountId } = await signUp(relay.baseUrl);
     const session = await startHookMcp(key);

@@ -1,5 +1,7 @@
-/** Reading Hook's MCP tool results in tests. */
+/** Reading Hook's MCP tool results in tests, and one scenario that uses every tool. */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { TOOL_ERROR_META_KEY, type ToolErrorContent } from '@hook/mcp';
+import { expect } from 'vitest';
 
 interface ToolResult {
   isError?: boolean;
@@ -19,4 +21,70 @@ export function toolError(result: ToolResult): ToolErrorContent['error'] & { tex
   const fromMeta = result._meta?.[TOOL_ERROR_META_KEY];
   if (JSON.stringify(fromMeta) !== JSON.stringify(fromText)) throw new Error(`_meta and text disagree: ${JSON.stringify(result)}`);
   return { ...fromText, text: content[0]!.text };
+}
+
+/** Calls a tool that must succeed and returns its structured content. */
+export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
+  const result = await client.callTool({ name, arguments: args });
+  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+  expect(result.structuredContent, `${name} returns structured content`).toBeDefined();
+  expect((result.content as Array<{ type: string; text: string }>)[0]?.text, `${name} returns text content`).toBeTruthy();
+  return result.structuredContent;
+}
+
+/**
+ * Uses every tool the client lists, on a fresh free account with no endpoints, checking
+ * each result; `receiverUrl` answers 200 and `lastReceivedBody` reads what it got last.
+ * Fails unless every listed tool was called. The relay must have no delivery worker
+ * (the test event stays pending until the replay).
+ */
+export async function callEveryTool(client: Client, receiverUrl: string, lastReceivedBody: () => string | undefined): Promise<void> {
+  const { tools } = await client.listTools();
+  const called = new Set<string>();
+  const use = async (name: string, args: Record<string, unknown> = {}) => {
+    called.add(name);
+    return callTool(client, name, args);
+  };
+  const receiver = { url: receiverUrl };
+
+  const { account } = await use('get_account');
+  expect(account.id).toMatch(/^acct_/);
+  const upgraded = await use('upgrade_plan', { plan: 'pro' });
+  expect(upgraded.account.plan).toBe('pro');
+  expect(upgraded.limits.retention_days).toBe(90);
+  expect(upgraded.plan_history).toEqual([expect.objectContaining({ from_plan: 'free', to_plan: 'pro' })]);
+  expect((await use('get_account')).plan_history).toHaveLength(1);
+  const { endpoint } = await use('create_endpoint', { name: 'orders', destination: { type: 'url', url: receiver.url } });
+  expect(endpoint).toMatchObject({ name: 'orders', status: 'active', destination: { type: 'url', url: receiver.url } });
+  const spare = (await use('create_endpoint', { name: 'spare' })).endpoint;
+  const listed = await use('list_endpoints', { limit: 100 });
+  expect(listed.endpoints.map((item: { id: string }) => item.id)).toEqual([spare.id, endpoint.id]);
+  expect(listed.next_cursor).toBeNull();
+  expect((await use('get_endpoint', { endpoint_id: endpoint.id })).endpoint.url).toBe(endpoint.url);
+  expect((await use('update_endpoint', { endpoint_id: endpoint.id, name: 'orders-v2' })).endpoint.name).toBe('orders-v2');
+
+  const sent = await use('send_test_event', { endpoint_id: endpoint.id, event_type: 'order.paid', payload: { order: 42, note: 'héllo' } });
+  expect(sent).toMatchObject({ endpoint_id: endpoint.id, status: 'pending' });
+  expect(sent.event_id).toMatch(/^evt_/);
+  const events = await use('list_events', { endpoint_id: endpoint.id, type: 'order.paid', status: 'pending', limit: 10 });
+  expect(events.events.map((event: { id: string }) => event.id)).toEqual([sent.event_id]);
+  const fetched = await use('get_event', { event_id: sent.event_id });
+  expect(fetched.payload).toEqual({ order: 42, note: 'héllo' });
+  expect(fetched.event).toMatchObject({ type: 'order.paid', body_encoding: 'utf8', content_type: 'application/json' });
+  expect(fetched.event.headers['x-event-type']).toBe('order.paid');
+
+  const replayed = (await use('replay_event', { event_id: sent.event_id })).event;
+  expect(replayed.status).toBe('delivered');
+  expect(replayed.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200 });
+  expect(lastReceivedBody()).toBe(JSON.stringify({ order: 42, note: 'héllo' }));
+
+  const bulk = await use('bulk_replay', { endpoint_id: endpoint.id, status: 'delivered' });
+  expect(bulk.replayed).toBe(1);
+  expect(bulk.limit).toBeGreaterThan(1);
+
+  expect(await use('delete_endpoint', { endpoint_id: spare.id })).toEqual({ deleted: true, endpoint_id: spare.id });
+  expect((await use('list_endpoints')).endpoints.map((item: { id: string }) => item.id)).toEqual([endpoint.id]);
+
+
+  expect([...called].sort(), 'every listed tool was called').toEqual(tools.map((tool) => tool.name).sort());
 }

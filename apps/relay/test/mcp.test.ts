@@ -6,7 +6,7 @@ import { HOOK_TOOLS, PATHS_WITHOUT_TOOLS, REST_ROUTE_COVERAGE } from '@hook/mcp'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolError } from '../../../test/support/mcp.ts';
+import { callEveryTool, callTool, toolError } from '../../../test/support/mcp.ts';
 import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
 import { api, expectProblem, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 
@@ -23,14 +23,6 @@ async function connect(apiKey: string): Promise<Client> {
   return client;
 }
 
-/** Calls a tool that must succeed and returns its structured content. */
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
-  const result = await client.callTool({ name, arguments: args });
-  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-  expect(result.structuredContent, `${name} returns structured content`).toBeDefined();
-  expect((result.content as Array<{ type: string; text: string }>)[0]?.text, `${name} returns text content`).toBeTruthy();
-  return result.structuredContent;
-}
 
 beforeAll(async () => {
   relay = await startTestRelay({ allowPrivateDestinations: true });
@@ -82,53 +74,7 @@ describe('POST /mcp', () => {
   });
 
   it('calls every tool it lists against the relay', async () => {
-    const client = await connect(key);
-    const { tools } = await client.listTools();
-    const called = new Set<string>();
-    const use = async (name: string, args: Record<string, unknown> = {}) => {
-      called.add(name);
-      return call(client, name, args);
-    };
-
-    const { account } = await use('get_account');
-    expect(account.id).toMatch(/^acct_/);
-    const upgraded = await use('upgrade_plan', { plan: 'pro' });
-    expect(upgraded.account.plan).toBe('pro');
-    expect(upgraded.limits.retention_days).toBe(90);
-    expect(upgraded.plan_history).toEqual([expect.objectContaining({ from_plan: 'free', to_plan: 'pro' })]);
-    expect((await use('get_account')).plan_history).toHaveLength(1);
-    const { endpoint } = await use('create_endpoint', { name: 'orders', destination: { type: 'url', url: receiver.url } });
-    expect(endpoint).toMatchObject({ name: 'orders', status: 'active', destination: { type: 'url', url: receiver.url } });
-    const spare = (await use('create_endpoint', { name: 'spare' })).endpoint;
-    const listed = await use('list_endpoints', { limit: 100 });
-    expect(listed.endpoints.map((item: { id: string }) => item.id)).toEqual([spare.id, endpoint.id]);
-    expect(listed.next_cursor).toBeNull();
-    expect((await use('get_endpoint', { endpoint_id: endpoint.id })).endpoint.url).toBe(endpoint.url);
-    expect((await use('update_endpoint', { endpoint_id: endpoint.id, name: 'orders-v2' })).endpoint.name).toBe('orders-v2');
-
-    const sent = await use('send_test_event', { endpoint_id: endpoint.id, event_type: 'order.paid', payload: { order: 42, note: 'héllo' } });
-    expect(sent).toMatchObject({ endpoint_id: endpoint.id, status: 'pending' });
-    expect(sent.event_id).toMatch(/^evt_/);
-    const events = await use('list_events', { endpoint_id: endpoint.id, type: 'order.paid', status: 'pending', limit: 10 });
-    expect(events.events.map((event: { id: string }) => event.id)).toEqual([sent.event_id]);
-    const fetched = await use('get_event', { event_id: sent.event_id });
-    expect(fetched.payload).toEqual({ order: 42, note: 'héllo' });
-    expect(fetched.event).toMatchObject({ type: 'order.paid', body_encoding: 'utf8', content_type: 'application/json' });
-    expect(fetched.event.headers['x-event-type']).toBe('order.paid');
-
-    const replayed = (await use('replay_event', { event_id: sent.event_id })).event;
-    expect(replayed.status).toBe('delivered');
-    expect(replayed.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200 });
-    expect(receiver.requests.at(-1)?.body.toString()).toBe(JSON.stringify({ order: 42, note: 'héllo' }));
-
-    const bulk = await use('bulk_replay', { endpoint_id: endpoint.id, status: 'delivered' });
-    expect(bulk.replayed).toBe(1);
-    expect(bulk.limit).toBeGreaterThan(1);
-
-    expect(await use('delete_endpoint', { endpoint_id: spare.id })).toEqual({ deleted: true, endpoint_id: spare.id });
-    expect((await use('list_endpoints')).endpoints.map((item: { id: string }) => item.id)).toEqual([endpoint.id]);
-
-    expect([...called].sort(), 'every listed tool was called').toEqual(tools.map((tool) => tool.name).sort());
+    await callEveryTool(await connect(key), receiver.url, () => receiver.requests.at(-1)?.body.toString());
   });
 
   it('returns API errors as tool errors with the code, detail and fix', async () => {
@@ -150,9 +96,9 @@ describe('POST /mcp', () => {
 
   it('acts as the key it was called with: another account sees none of this one\'s endpoints', async () => {
     const mine = await connect(key);
-    const { endpoint } = await call(mine, 'create_endpoint', { name: 'private' });
+    const { endpoint } = await callTool(mine, 'create_endpoint', { name: 'private' });
     const other = await connect((await signUp(relay.baseUrl)).key);
-    expect((await call(other, 'list_endpoints')).endpoints).toEqual([]);
+    expect((await callTool(other, 'list_endpoints')).endpoints).toEqual([]);
     expect(toolError(await other.callTool({ name: 'get_endpoint', arguments: { endpoint_id: endpoint.id } })).code).toBe('endpoint_not_found');
   });
 });
