@@ -1,20 +1,17 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, newId, newIngestId, SECRET_ROTATION_GRACE_MS } from '@hook/core';
+import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, SECRET_ROTATION_GRACE_MS } from '@hook/core';
 import { Endpoint, notifyDue, scheduleUndelivered } from '@hook/db';
 import { assertPublicDestination } from '../../delivery/destinations.ts';
 import { Destination, EndpointSchema, EndpointStatus, errorResponses, IdParams, Page, PageQuery, ResourceName, SecretSchema } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 import type { IngestTargetCache } from '../ingest/target-cache.ts';
+import { destinationColumns, newEndpointColumns } from './new-endpoint.ts';
 import { presentEndpoint, publicBaseUrl } from './present.ts';
 
 const security = [{ bearerAuth: [] }];
 const EndpointParams = IdParams('endpoint', 'Endpoint id');
-
-function destinationColumns(destination: Static<typeof Destination>): { destinationType: 'cli' | 'url'; destinationUrl: string | null } {
-  return destination.type === 'url' ? { destinationType: 'url', destinationUrl: destination.url! } : { destinationType: 'cli', destinationUrl: null };
-}
 
 type SecretRow = { secret: string; previousSecret?: string | null; previousSecretExpiresAt?: Date | null };
 
@@ -55,20 +52,7 @@ export async function endpointRoutes(
   }, async (request, reply) => {
     await checkDestination(request.body.destination);
     const now = new Date();
-    const endpoint = request.em.create(Endpoint, {
-      id: newId('endpoint'),
-      accountId: request.accountId,
-      name: request.body.name,
-      ingestId: newIngestId(),
-      status: 'active',
-      ...destinationColumns(request.body.destination ?? { type: 'cli' }),
-      secret: generateSigningSecret(),
-      previousSecret: null,
-      previousSecretExpiresAt: null,
-      createdAt: now,
-      updatedAt: now,
-      deletedAt: null,
-    });
+    const endpoint = request.em.create(Endpoint, newEndpointColumns({ accountId: request.accountId, name: request.body.name, destination: request.body.destination ?? { type: 'cli' } }, now));
     await request.em.flush();
     return reply.code(201).send(presentEndpoint(endpoint, publicBaseUrl(request, options.publicUrl)));
   });

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  apiKeyPrefix, DEFAULT_PLAN, encodeBody, EVENT_TYPE_EMPTY, generateApiKey, generateSigningSecret, hashApiKey, HookError, newId, newIngestId,
+  apiKeyPrefix, DEFAULT_PLAN, encodeBody, EVENT_TYPE_EMPTY, generateApiKey, hashApiKey, HookError, newId,
   PAYLOAD_NOT_JSON, PLAYGROUND_ALREADY_CLAIMED, PLAYGROUND_TOKEN_INVALID, STREAM_HEARTBEAT_INTERVAL_MS,
 } from '@hook/core';
 import {
@@ -13,6 +13,7 @@ import {
 } from '@hook/db';
 import { AccountSchema, errorResponses, EventStatus, IdOf, IngestAccepted, Timestamp } from '../../schemas.ts';
 import { presentAccount } from '../accounts/index.ts';
+import { newEndpointColumns } from '../endpoints/new-endpoint.ts';
 import { publicBaseUrl } from '../endpoints/present.ts';
 import type { StreamHub } from '../../stream/hub.ts';
 import { keepAlive } from '../../stream/socket.ts';
@@ -164,21 +165,7 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
     };
     await request.em.transactional(async (em) => {
       em.create(Account, { id: session.accountId, plan: DEFAULT_PLAN, email: null, createdAt: now });
-      em.create(Endpoint, {
-        id: session.endpointId,
-        accountId: session.accountId,
-        name: 'playground',
-        ingestId: newIngestId(),
-        status: 'active',
-        destinationType: 'cli',
-        destinationUrl: null,
-        secret: generateSigningSecret(),
-        previousSecret: null,
-        previousSecretExpiresAt: null,
-        createdAt: now,
-        updatedAt: now,
-        deletedAt: null,
-      });
+      em.create(Endpoint, newEndpointColumns({ id: session.endpointId, accountId: session.accountId, name: 'playground', destination: { type: 'cli' } }, now));
       await em.flush();
       await insertPlaygroundSession(em, { ...session, tokenHash: hashPlaygroundToken(token), expiresAt: session.expiresAt! });
     });
