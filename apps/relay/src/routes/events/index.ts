@@ -7,23 +7,14 @@ import { Attempt, claimEventForReplay, Endpoint, Event, requestReplay, type Atte
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { EventSchema, EventStatus as EventStatusSchema, EventSummarySchema, errorResponses, IdOf, IdParams, Page, PageQuery, Timestamp } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
+import { presentStoredRequest } from './present.ts';
 
 const security = [{ bearerAuth: [] }];
 
 function presentEventSummary(event: Omit<EventEntity, 'body'>) {
   return {
-    id: event.id,
+    ...presentStoredRequest(event),
     endpoint_id: event.endpointId,
-    type: event.type ?? null,
-    method: event.method,
-    path: event.path,
-    query: event.query,
-    headers: event.headers,
-    content_type: event.contentType ?? null,
-    size: event.size,
-    received_at: event.receivedAt.toISOString(),
-    status: event.status,
-    attempt_count: event.attemptCount,
     next_attempt_at: event.nextAttemptAt?.toISOString() ?? null,
   };
 }

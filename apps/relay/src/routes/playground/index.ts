@@ -14,6 +14,7 @@ import {
 import { AccountSchema, errorResponses, EventStatus, IdOf, IngestAccepted, Timestamp } from '../../schemas.ts';
 import { presentAccount } from '../accounts/index.ts';
 import { newEndpointColumns } from '../endpoints/new-endpoint.ts';
+import { presentStoredRequest } from '../events/present.ts';
 import { publicBaseUrl } from '../endpoints/present.ts';
 import type { StreamHub } from '../../stream/hub.ts';
 import { keepAlive } from '../../stream/socket.ts';
@@ -69,20 +70,7 @@ type PlaygroundEvent = Pick<ListenEvent, 'id' | 'method' | 'path' | 'query' | 'h
 
 /** An event as the page shows it: the whole request, body included. */
 function presentPlaygroundEvent(event: PlaygroundEvent) {
-  return {
-    id: event.id,
-    type: event.type ?? null,
-    method: event.method,
-    path: event.path,
-    query: event.query,
-    headers: event.headers,
-    content_type: event.contentType ?? null,
-    size: event.size,
-    received_at: event.receivedAt.toISOString(),
-    status: event.status,
-    attempt_count: event.attemptCount,
-    ...encodeBody(Buffer.from(event.body)),
-  };
+  return { ...presentStoredRequest(event), ...encodeBody(Buffer.from(event.body)) };
 }
 
 const PlaygroundEventSchema = Type.Object({

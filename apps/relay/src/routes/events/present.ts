@@ -1,0 +1,33 @@
+import type { EventStatus } from '@hook/core';
+
+/** What any view of a stored request shows about it, body aside. */
+export interface StoredRequest {
+  id: string;
+  type?: string | null;
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  contentType?: string | null;
+  size: number;
+  receivedAt: Date;
+  status: EventStatus;
+  attemptCount: number;
+}
+
+/** The request as the API shows it (GET /v1/events and the playground build on this). */
+export function presentStoredRequest(event: StoredRequest) {
+  return {
+    id: event.id,
+    type: event.type ?? null,
+    method: event.method,
+    path: event.path,
+    query: event.query,
+    headers: event.headers,
+    content_type: event.contentType ?? null,
+    size: event.size,
+    received_at: event.receivedAt.toISOString(),
+    status: event.status,
+    attempt_count: event.attemptCount,
+  };
+}
