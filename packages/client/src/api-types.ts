@@ -3,7 +3,7 @@
  * Declared here rather than imported from the relay: a client never depends on the
  * server's code, only on its contract.
  */
-import type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, Plan } from '@hook/core';
+import type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, Plan, StreamAttempt, StreamEventSummary } from '@hook/core';
 
 export type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, Plan };
 
@@ -125,36 +125,21 @@ export interface SigningSecret {
   previous_secret_expires_at: string | null;
 }
 
-/** An event as lists show it: everything but the body and attempts. */
-export interface EventSummary {
-  id: string;
-  endpoint_id: string;
-  type: string | null;
-  method: string;
-  /** What followed the ingest id in the URL, "" when nothing did. */
-  path: string;
-  /** The raw query string without "?". */
-  query: string;
+/**
+ * An event as lists show it: everything but the body and attempts. The live stream's
+ * summary (`path`: what followed the ingest id in the URL; `query`: the raw query
+ * string without "?"; `size`: body bytes) plus the request headers and delivery counters.
+ */
+export interface EventSummary extends StreamEventSummary {
   /** Request headers, names lower-cased. */
   headers: Record<string, string>;
-  content_type: string | null;
-  /** Body size in bytes. */
-  size: number;
-  received_at: string;
-  status: EventStatus;
   attempt_count: number;
   next_attempt_at: string | null;
 }
 
-export interface Attempt {
-  id: string;
-  n: number;
-  trigger: AttemptTrigger;
-  started_at: string;
-  duration_ms: number;
-  response_status: number | null;
+/** One delivery attempt: the live stream's shape plus the start of the answer. */
+export interface Attempt extends StreamAttempt {
   response_body: string | null;
-  error: string | null;
 }
 
 /** `GET /v1/events/{id}`: the whole event. */
