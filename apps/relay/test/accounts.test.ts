@@ -49,7 +49,7 @@ describe('plans', () => {
       { id: expect.stringMatching(/^plch_[0-9A-Z]{26}$/), from_plan: 'free', to_plan: 'pro', changed_at: expect.stringMatching(/Z$/) },
     ]);
 
-    const top = await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'business' } });
+    const top = await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'enterprise' } });
     expect(top.body.limits).toEqual({ events_per_month: null, endpoints: null, retention_days: 365 });
     const down = await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'free' } });
     expect(down.body.account.plan).toBe('free');
@@ -57,7 +57,7 @@ describe('plans', () => {
     const me = await api(relay.baseUrl, 'GET', '/v1/account', { key });
     expect(me.body.account.plan).toBe('free');
     expect(me.body.limits).toEqual({ events_per_month: 10_000, endpoints: 3, retention_days: 7 });
-    expect(me.body.plan_history.map((change: any) => [change.from_plan, change.to_plan])).toEqual([['business', 'free'], ['pro', 'business'], ['free', 'pro']]);
+    expect(me.body.plan_history.map((change: any) => [change.from_plan, change.to_plan])).toEqual([['enterprise', 'free'], ['pro', 'enterprise'], ['free', 'pro']]);
     expect(me.body.plan_history).toEqual(down.body.plan_history);
     expect(await sqlRows(relay, 'select plan from account where id = ?', [accountId])).toEqual([{ plan: 'free' }]);
   });
@@ -74,7 +74,7 @@ describe('plans', () => {
   it('refuses an unknown or missing plan with validation_failed and changes nothing', async () => {
     const { key } = await signUp(relay.baseUrl);
     const unknown = expectProblem(await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'enterprise' } }), 400, 'validation_failed');
-    expect(unknown.errors).toEqual([{ field: 'body.plan', message: 'must be one of: free, pro, business' }]);
+    expect(unknown.errors).toEqual([{ field: 'body.plan', message: 'must be one of: free, pro, enterprise' }]);
     const missing = expectProblem(await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: {} }), 400, 'validation_failed');
     expect(missing.errors).toEqual([{ field: 'body.plan', message: 'is required' }]);
     const me = await api(relay.baseUrl, 'GET', '/v1/account', { key });
@@ -86,7 +86,7 @@ describe('plans', () => {
     expectProblem(await api(relay.baseUrl, 'POST', '/v1/account/plan', { json: { plan: 'pro' } }), 401, 'authentication_required');
     const alice = await signUp(relay.baseUrl);
     const bob = await signUp(relay.baseUrl);
-    await api(relay.baseUrl, 'POST', '/v1/account/plan', { key: alice.key, json: { plan: 'business' } });
+    await api(relay.baseUrl, 'POST', '/v1/account/plan', { key: alice.key, json: { plan: 'enterprise' } });
     const bobView = await api(relay.baseUrl, 'GET', '/v1/account', { key: bob.key });
     expect(bobView.body.account.plan).toBe('free');
     expect(bobView.body.plan_history).toEqual([]);

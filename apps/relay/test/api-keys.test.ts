@@ -20,7 +20,7 @@ describe('accounts', () => {
 
   it('accepts an empty JSON body and refuses unknown fields', async () => {
     expect((await api(relay.baseUrl, 'POST', '/v1/accounts', { json: {} })).status).toBe(201);
-    const response = await api(relay.baseUrl, 'POST', '/v1/accounts', { json: { plan: 'business' } });
+    const response = await api(relay.baseUrl, 'POST', '/v1/accounts', { json: { plan: 'enterprise' } });
     expect(expectProblem(response, 400, 'validation_failed').errors).toEqual([{ field: 'body.plan', message: expect.stringMatching(/not a known field/) }]);
   });
 

@@ -197,6 +197,56 @@ export const RATE_LIMITED = defineError(
   'This route allows %s requests per client address in its time window, and this address has used them; the window resets in %s seconds',
   'Wait the number of seconds in the Retry-After header, then send the request again.',
 );
+export const QUOTA_EXCEEDED = defineError(
+  'quota_exceeded', 429, 'Monthly event allowance used up',
+  "This account has accepted its %s events for %s on the '%s' plan; this event was not stored",
+  'Upgrade with POST /v1/account/plan {"plan":"pro"} (hook account plan pro); the new allowance applies at once. Otherwise the allowance resets at the start of next month (UTC, see Retry-After). Events already accepted are kept and delivered.',
+);
+export const PLAN_LIMIT_REACHED = defineError(
+  'plan_limit_reached', 403, 'Not included in the plan',
+  '%s',
+  'Upgrade with POST /v1/account/plan {"plan":"pro"} (hook account plan pro); it applies at once. GET /v1/account shows each plan\'s limits.',
+);
+export const PLAN_CHANGE_BLOCKED = defineError(
+  'plan_change_blocked', 409, 'The account uses more than that plan allows',
+  "Cannot move to the '%s' plan: %s",
+  'Bring the account within the new plan first (delete endpoints or members, clear allowed_ips or custom_domain with PATCH /v1/account), then change the plan again.',
+);
+export const IP_NOT_ALLOWED = defineError(
+  'ip_not_allowed', 403, 'Address not allowed',
+  "API requests from %s are not allowed by this account's allowed_ips",
+  "Call the API from an address in the account's allowed_ips, or have an admin widen it with PATCH /v1/account from an allowed address. Ingest URLs are not affected.",
+);
+export const ALLOWLIST_EXCLUDES_CALLER = defineError(
+  'allowlist_excludes_caller', 409, 'The allowlist would lock you out',
+  'The new allowed_ips do not include the address of this request (%s), so it would lock this caller out',
+  "Include this request's address (or its network) in allowed_ips, or send the change from an address the list includes.",
+);
+export const CUSTOM_DOMAIN_TAKEN = defineError(
+  'custom_domain_taken', 409, 'Custom domain already in use',
+  "The custom domain '%s' is already set on another account",
+  'Use a domain (or subdomain) that you control and no other account uses.',
+);
+export const ADMIN_REQUIRED = defineError(
+  'admin_required', 403, 'Admin role required',
+  'Only an admin member can %s; this API key belongs to a member with the role member',
+  'Use an API key of an admin member, or ask an admin to give you the admin role.',
+);
+export const MEMBER_NOT_FOUND = defineError(
+  'member_not_found', 404, 'Member not found',
+  "No member with id '%s' in this account",
+  'List the members with GET /v1/members.',
+);
+export const MEMBER_EXISTS = defineError(
+  'member_exists', 409, 'Member already exists',
+  "'%s' is already a member of this account",
+  'List the members with GET /v1/members; remove the member first to add them again with a new key.',
+);
+export const LAST_ADMIN = defineError(
+  'last_admin', 409, 'Last admin',
+  'Member %s is the account\'s only admin; removing it or making it a member would leave nobody able to manage the account',
+  'Make another member an admin first, then try again.',
+);
 export const PAYLOAD_TOO_LARGE = defineError(
   'payload_too_large', 413, 'Payload too large',
   'The body is larger than the %s byte limit',

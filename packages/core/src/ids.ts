@@ -8,6 +8,7 @@ export const ID_PREFIXES = {
   event: 'evt',
   attempt: 'att',
   planChange: 'plch',
+  member: 'mem',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

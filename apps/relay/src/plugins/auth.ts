@@ -6,6 +6,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The account the request's API key belongs to (authenticated routes only). */
     accountId: string;
+    /** The member the request's API key belongs to (authenticated routes only). */
+    memberId: string;
   }
 }
 
@@ -16,13 +18,15 @@ async function authenticate(request: FastifyRequest): Promise<void> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   const key = match?.[1];
   if (!key || !looksLikeApiKey(key)) throw new HookError(INVALID_API_KEY);
-  const apiKey = await request.em.findOne(ApiKey, { keyHash: hashApiKey(key) }, { fields: ['accountId'] });
+  const apiKey = await request.em.findOne(ApiKey, { keyHash: hashApiKey(key) }, { fields: ['accountId', 'memberId'] });
   if (!apiKey) throw new HookError(INVALID_API_KEY);
   request.accountId = apiKey.accountId;
+  request.memberId = apiKey.memberId;
 }
 
 /** Every route registered inside `app` after this call needs an API key. */
 export function requireApiKey(app: FastifyInstance): void {
   app.decorateRequest('accountId', '');
+  app.decorateRequest('memberId', '');
   app.addHook('onRequest', authenticate);
 }

@@ -7,6 +7,8 @@ export const ApiKey = defineEntity({
   properties: {
     id: p.string().primary(),
     accountId: p.string(),
+    /** The member the key belongs to; removing the member revokes its keys. */
+    memberId: p.string(),
     name: p.string().nullable(),
     prefix: p.string(),
     keyHash: p.string().unique(),

@@ -11,6 +11,8 @@ export const Endpoint = defineEntity({
   properties: {
     id: p.string().primary(),
     accountId: p.string(),
+    /** `notifications`: the hidden endpoint that delivers the account's own notifications. */
+    kind: p.string().$type<'user' | 'notifications'>().default('user'),
     name: p.string(),
     ingestId: p.string().unique(),
     status: p.string().$type<EndpointStatus>(),

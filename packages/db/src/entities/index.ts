@@ -3,6 +3,7 @@ import { ApiKey } from './api-key.ts';
 import { Attempt } from './attempt.ts';
 import { Endpoint } from './endpoint.ts';
 import { Event } from './event.ts';
+import { Member } from './member.ts';
 import { PlanChange } from './plan-change.ts';
 
 export { Account, type AccountEntity } from './account.ts';
@@ -11,5 +12,6 @@ export { Endpoint, type EndpointEntity } from './endpoint.ts';
 export { Event, type EventEntity } from './event.ts';
 export { Attempt, type AttemptEntity } from './attempt.ts';
 export { PlanChange, type PlanChangeEntity } from './plan-change.ts';
+export { Member, type MemberEntity, type MemberRole } from './member.ts';
 
-export const ENTITIES = [Account, ApiKey, Endpoint, Event, Attempt, PlanChange];
+export const ENTITIES = [Account, ApiKey, Endpoint, Event, Attempt, PlanChange, Member];

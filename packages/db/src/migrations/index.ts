@@ -2,6 +2,7 @@ import { InitialSchema } from './001-initial.ts';
 import { DeliveryQueue } from './002-delivery-queue.ts';
 import { PlanHistory } from './003-plan-history.ts';
 import { Playground } from './004-playground.ts';
+import { PlansEnforced } from './005-plans-enforced.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   { name: '002-delivery-queue', class: DeliveryQueue },
   { name: '003-plan-history', class: PlanHistory },
   { name: '004-playground', class: Playground },
+  { name: '005-plans-enforced', class: PlansEnforced },
 ];

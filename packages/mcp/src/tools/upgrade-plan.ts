@@ -7,7 +7,7 @@ export default defineTool({
   name: 'upgrade_plan',
   title: 'Change plan',
   description:
-    'Change the account\'s plan at once (POST /v1/account/plan): up or down, to free, pro or business. There is no payment ' +
+    'Change the account\'s plan at once (POST /v1/account/plan): up or down, to free, pro or enterprise. There is no payment ' +
     'step. Each change is recorded in plan_history; asking for the current plan changes and records nothing. Returns the ' +
     'account with the new plan\'s limits and its plan history.',
   input: { plan: z.enum(PLANS).describe('The plan to move to') },

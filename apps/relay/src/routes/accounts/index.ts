@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LockMode, type EntityManager } from '@mikro-orm/core';
-import { apiKeyPrefix, DEFAULT_PLAN, generateApiKey, hashApiKey, newId, PLAN_LIMITS, type Plan } from '@hook/core';
-import { Account, ApiKey, PlanChange } from '@hook/db';
+import { newId, PLAN_LIMITS, type Plan } from '@hook/core';
+import { Account, PlanChange } from '@hook/db';
+import { createAccount, createApiKey } from './new-account.ts';
 import { AccountDetailsSchema, AccountSchema, errorResponses, Plan as PlanSchema } from '../../schemas.ts';
 
 type AccountRow = { id: string; plan: Plan; email?: string | null; createdAt: Date };
@@ -51,11 +52,10 @@ export async function accountSignupRoutes(app: FastifyInstance, { signupsPerAddr
     },
   }, async (request, reply) => {
     const now = new Date();
-    const apiKey = generateApiKey();
-    const account = request.em.create(Account, { id: newId('account'), plan: DEFAULT_PLAN, email: request.body.email ?? null, createdAt: now });
-    request.em.create(ApiKey, { id: newId('apiKey'), accountId: account.id, name: 'default', prefix: apiKeyPrefix(apiKey), keyHash: hashApiKey(apiKey), createdAt: now });
+    const { account, admin } = createAccount(request.em, { email: request.body.email ?? null, now });
+    const { secret } = createApiKey(request.em, { accountId: account.id, memberId: admin.id, name: 'default', now });
     await request.em.flush();
-    return reply.code(201).send({ account: presentAccount(account), api_key: apiKey });
+    return reply.code(201).send({ account: presentAccount(account), api_key: secret });
   });
 }
 

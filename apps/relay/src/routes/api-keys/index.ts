@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { API_KEY_NOT_FOUND, apiKeyPrefix, generateApiKey, hashApiKey, HookError, LAST_API_KEY, newId } from '@hook/core';
+import { API_KEY_NOT_FOUND, HookError, LAST_API_KEY } from '@hook/core';
+import { createApiKey } from '../accounts/new-account.ts';
 import { LockMode } from '@mikro-orm/core';
 import { ApiKey } from '@hook/db';
 import { ApiKeySchema, CreatedApiKeySchema, errorResponses, IdParams, Page, PageQuery, ResourceName } from '../../schemas.ts';
@@ -27,17 +28,9 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
       response: { 201: CreatedApiKeySchema, ...errorResponses },
     },
   }, async (request, reply) => {
-    const apiKey = generateApiKey();
-    const key = request.em.create(ApiKey, {
-      id: newId('apiKey'),
-      accountId: request.accountId,
-      name: request.body?.name ?? null,
-      prefix: apiKeyPrefix(apiKey),
-      keyHash: hashApiKey(apiKey),
-      createdAt: new Date(),
-    });
+    const { key, secret } = createApiKey(request.em, { accountId: request.accountId, memberId: request.memberId, name: request.body?.name ?? null, now: new Date() });
     await request.em.flush();
-    return reply.code(201).send({ ...presentApiKey(key), api_key: apiKey });
+    return reply.code(201).send({ ...presentApiKey(key), api_key: secret });
   });
 
   api.get('/v1/api-keys', {

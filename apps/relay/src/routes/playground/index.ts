@@ -5,14 +5,15 @@ import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  apiKeyPrefix, DEFAULT_PLAN, encodeBody, EVENT_TYPE_EMPTY, generateApiKey, hashApiKey, HookError, newId,
+  encodeBody, EVENT_TYPE_EMPTY, HookError, newId,
   PAYLOAD_NOT_JSON, PLAYGROUND_ALREADY_CLAIMED, PLAYGROUND_TOKEN_INVALID, STREAM_HEARTBEAT_INTERVAL_MS,
 } from '@hook/core';
 import {
-  Account, ApiKey, claimPlaygroundSession, Endpoint, Event, findPlaygroundSession, insertPlaygroundSession, type ListenEvent, type PlaygroundSession,
+  Account, claimPlaygroundSession, Endpoint, Member, Event, findPlaygroundSession, insertPlaygroundSession, type ListenEvent, type PlaygroundSession,
 } from '@hook/db';
 import { AccountSchema, errorResponses, EventStatus, IdOf, IngestAccepted, Timestamp } from '../../schemas.ts';
 import { presentAccount } from '../accounts/index.ts';
+import { createAccount, createApiKey } from '../accounts/new-account.ts';
 import { newEndpointColumns } from '../endpoints/new-endpoint.ts';
 import { presentStoredRequest } from '../events/present.ts';
 import { publicBaseUrl } from '../endpoints/present.ts';
@@ -145,14 +146,15 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
     const now = new Date();
     const token = `pgt_${randomBytes(PLAYGROUND_TOKEN_BYTES).toString('base64url')}`;
     const session: PlaygroundSession = {
-      accountId: newId('account'),
+      accountId: '', // set when the account is made below
       endpointId: newId('endpoint'),
       createdAt: now,
       expiresAt: new Date(now.getTime() + PLAYGROUND_LIFETIME_MS),
       claimedAt: null,
     };
     await request.em.transactional(async (em) => {
-      em.create(Account, { id: session.accountId, plan: DEFAULT_PLAN, email: null, createdAt: now });
+      const { account } = createAccount(em, { email: null, now });
+      session.accountId = account.id;
       em.create(Endpoint, newEndpointColumns({ id: session.endpointId, accountId: session.accountId, name: 'playground', destination: { type: 'cli' } }, now));
       await em.flush();
       await insertPlaygroundSession(em, { ...session, tokenHash: hashPlaygroundToken(token), expiresAt: session.expiresAt! });
@@ -222,12 +224,13 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
       },
     }, async (request, reply) => {
       if (request.playground!.claimedAt) throw new HookError(PLAYGROUND_ALREADY_CLAIMED);
-      const apiKey = generateApiKey();
+      let apiKey = '';
       const account = await request.em.transactional(async (em) => {
         const now = new Date();
         const claimed = await claimPlaygroundSession(em, hashPlaygroundToken(tokenOf(request)!), now);
         if (!claimed) throw new HookError(PLAYGROUND_ALREADY_CLAIMED);
-        em.create(ApiKey, { id: newId('apiKey'), accountId: claimed.accountId, name: 'default', prefix: apiKeyPrefix(apiKey), keyHash: hashApiKey(apiKey), createdAt: now });
+        const admin = await em.findOneOrFail(Member, { accountId: claimed.accountId, role: 'admin' }, { orderBy: { id: 'asc' } });
+        ({ secret: apiKey } = createApiKey(em, { accountId: claimed.accountId, memberId: admin.id, name: 'default', now }));
         return em.findOneOrFail(Account, { id: claimed.accountId });
       });
       return reply.code(201).send({ account: presentAccount(account), api_key: apiKey });
