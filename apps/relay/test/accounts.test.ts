@@ -73,7 +73,7 @@ describe('plans', () => {
 
   it('refuses an unknown or missing plan with validation_failed and changes nothing', async () => {
     const { key } = await signUp(relay.baseUrl);
-    const unknown = expectProblem(await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'enterprise' } }), 400, 'validation_failed');
+    const unknown = expectProblem(await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'business' } }), 400, 'validation_failed');
     expect(unknown.errors).toEqual([{ field: 'body.plan', message: 'must be one of: free, pro, enterprise' }]);
     const missing = expectProblem(await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: {} }), 400, 'validation_failed');
     expect(missing.errors).toEqual([{ field: 'body.plan', message: 'is required' }]);
