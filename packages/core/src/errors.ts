@@ -247,6 +247,11 @@ export const LAST_ADMIN = defineError(
   'Member %s is the account\'s only admin; removing it or making it a member would leave nobody able to manage the account',
   'Make another member an admin first, then try again.',
 );
+export const NOTIFICATIONS_NOT_CONFIGURED = defineError(
+  'notifications_not_configured', 404, 'Notifications not configured',
+  'This account has no notification URL',
+  'Set one with PUT /v1/account/notifications {"url": "https://…"} (hook account notifications set <url>).',
+);
 export const PAYLOAD_TOO_LARGE = defineError(
   'payload_too_large', 413, 'Payload too large',
   'The body is larger than the %s byte limit',
