@@ -5,6 +5,7 @@ import { LockMode, type EntityManager } from '@mikro-orm/core';
 import { newId, PLAN_LIMITS, type Plan } from '@hook/core';
 import { Account, PlanChange } from '@hook/db';
 import { createAccount, createApiKey } from './new-account.ts';
+import { requireAdmin } from '../../plugins/auth.ts';
 import { AccountDetailsSchema, AccountSchema, errorResponses, Plan as PlanSchema } from '../../schemas.ts';
 
 type AccountRow = { id: string; plan: Plan; email?: string | null; createdAt: Date };
@@ -86,6 +87,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
       response: { 200: AccountDetailsSchema, ...errorResponses },
     },
   }, async (request) => {
+    requireAdmin(request, 'change the plan');
     const { plan } = request.body;
     // The account row is locked so concurrent changes take turns and each history row's
     // from_plan is the plan that was really replaced.
