@@ -22,6 +22,7 @@ import { IngestTargetCache } from './routes/ingest/target-cache.ts';
 import { mcpRoutes } from './routes/mcp/index.ts';
 import { playgroundRoutes } from './routes/playground/index.ts';
 import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
+import { startRetention } from './jobs/retention.ts';
 import { streamRoutes } from './routes/stream/index.ts';
 import { StreamHub } from './stream/hub.ts';
 
@@ -98,6 +99,17 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   await registerRateLimit(app);
 
   await app.register(healthRoutes);
+  // Events past their retention are removed at start, then every HOOK_RETENTION_INTERVAL,
+  // by the processes that deliver (all, worker); docs/retention.md.
+  if (config.role !== 'api') {
+    let stopRetention: (() => Promise<void>) | undefined;
+    app.addHook('onReady', async () => {
+      stopRetention = startRetention({ orm, intervalMs: config.retentionIntervalMs, onError: (error) => app.log.error({ err: error }, 'retention pass failed') });
+    });
+    app.addHook('onClose', async () => {
+      await stopRetention?.();
+    });
+  }
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz alone
   await app.register(accountSignupRoutes, { signupsPerAddressPerHour: config.signupsPerAddressPerHour });
   await app.register(ingestRoutes, { writer, targets, local: localDelivery, hub, maxPayloadBytes: config.maxPayloadBytes });

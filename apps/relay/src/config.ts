@@ -37,6 +37,8 @@ export interface RelayConfig {
   signupsPerAddressPerHour: number;
   /** HOOK_PLAYGROUND_RATE_LIMIT: most playground sessions (temporary accounts) one client address may start per hour; 0 turns the limit off. Default 10. */
   playgroundSessionsPerAddressPerHour: number;
+  /** HOOK_RETENTION_INTERVAL: time between two passes removing events past their retention, in ms (run by processes with role all or worker, and once at start). Default 1h. */
+  retentionIntervalMs: number;
 }
 
 export type RelayRole = 'all' | 'api' | 'worker';
@@ -56,6 +58,7 @@ export const DEFAULT_DELIVERY_CONCURRENCY = 64;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_SIGNUPS_PER_ADDRESS_PER_HOUR = 20;
 export const DEFAULT_PLAYGROUND_SESSIONS_PER_ADDRESS_PER_HOUR = 10;
+export const DEFAULT_RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2, gb: 1024 ** 3, gib: 1024 ** 3 };
 
@@ -126,6 +129,12 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   if (!/^\d+$/.test(playgroundLimitText ?? '0') || playgroundSessionsPerAddressPerHour > 1_000_000) {
     throw new ConfigError('HOOK_PLAYGROUND_RATE_LIMIT', playgroundLimitText!, 'a whole number of sessions per hour from 0 (no limit) to 1000000');
   }
+  const retentionIntervalText = set('HOOK_RETENTION_INTERVAL');
+  const retentionIntervalMs = retentionIntervalText === undefined ? DEFAULT_RETENTION_INTERVAL_MS : parseDuration(retentionIntervalText);
+  // setInterval cannot wait longer than 2^31-1 ms (about 24.8 days).
+  if (retentionIntervalMs === null || retentionIntervalMs <= 0 || retentionIntervalMs > 2 ** 31 - 1) {
+    throw new ConfigError('HOOK_RETENTION_INTERVAL', retentionIntervalText!, 'a duration from 1ms to 24d, such as 1h or 30m');
+  }
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
@@ -142,5 +151,6 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     allowPrivateDestinations: allowPrivate === undefined ? databaseUrl === undefined : parseBoolean('HOOK_ALLOW_PRIVATE_DESTINATIONS', allowPrivate),
     signupsPerAddressPerHour,
     playgroundSessionsPerAddressPerHour,
+    retentionIntervalMs,
   };
 }

@@ -13,3 +13,4 @@ export { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';
 export {
   claimPlaygroundSession, findPlaygroundSession, insertPlaygroundSession, PLAYGROUND_REMOVAL_GRACE_MS, removeExpiredPlaygrounds, type PlaygroundSession,
 } from './playground.ts';
+export { pruneExpiredEvents, retentionRanges, RETENTION_BATCH_PAUSE_MS, RETENTION_BATCH_SIZE, type PruneOptions, type PruneResult, type RetentionRange } from './retention-sql.ts';
