@@ -20,9 +20,11 @@ import { healthRoutes } from './routes/health/index.ts';
 import { ingestRoutes } from './routes/ingest/index.ts';
 import { IngestTargetCache } from './routes/ingest/target-cache.ts';
 import { mcpRoutes } from './routes/mcp/index.ts';
+import { notificationRoutes } from './routes/notifications/index.ts';
 import { playgroundRoutes } from './routes/playground/index.ts';
 import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { startRetention } from './jobs/retention.ts';
+import { registerNotifier } from './jobs/notifier.ts';
 import { streamRoutes } from './routes/stream/index.ts';
 import { StreamHub } from './stream/hub.ts';
 
@@ -110,6 +112,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
       await stopRetention?.();
     });
   }
+  if (config.role !== 'api') registerNotifier(app, orm); // account notifications: outbox rows become events (workers deliver them)
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz alone
   await app.register(accountSignupRoutes, { signupsPerAddressPerHour: config.signupsPerAddressPerHour });
   await app.register(ingestRoutes, { writer, targets, local: localDelivery, hub, maxPayloadBytes: config.maxPayloadBytes });
@@ -127,6 +130,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config) });
     await authenticated.register(mcpRoutes);
+    await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs, heartbeatIntervalMs: streamHeartbeatIntervalMs });
   });
   await app.register(playgroundRoutes, { hub, publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour });

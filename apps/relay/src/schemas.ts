@@ -84,6 +84,9 @@ export const CreatedApiKeySchema = Type.Object({
 /** A name for a key or an endpoint: not empty, not only spaces. */
 export const ResourceName = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: '1 to 200 characters, not only spaces' });
 
+/** A URL that receives signed POSTs (endpoint destinations, the notification URL). */
+export const DestinationUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'An http or https URL that receives signed POSTs' });
+
 /**
  * Where events go: `{type:"cli"}` (they wait for `hook listen`) or `{type:"url", url}`.
  * One object with if/then rather than a union, so a mistake gets one precise error.
@@ -91,7 +94,7 @@ export const ResourceName = Type.String({ minLength: 1, maxLength: 200, pattern:
 export const Destination = Type.Object(
   {
     type: Type.Enum(['cli', 'url']),
-    url: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Required with type url: an http or https URL that receives signed POSTs' })),
+    url: Type.Optional({ ...DestinationUrl, description: 'Required with type url: an http or https URL that receives signed POSTs' }),
   },
   {
     additionalProperties: false,

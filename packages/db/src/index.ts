@@ -8,6 +8,10 @@ export {
   type AttemptRecord, type ClaimedDelivery, type ClaimOptions, type ListenAttemptRecord, type ListenEvent, type ReplayClaim, type ReplayFilter,
 } from './queue-sql.ts';
 export { listenForDueEvents, type DueListener } from './listener.ts';
+export {
+  clearNotificationUrl, drainNotificationOutbox, enqueueNotification, findNotificationEndpoint, NOTIFICATION_TYPES, notificationEndpointIds, setNotificationUrl,
+  type NotificationData, type NotificationEndpointRow, type NotificationInput, type NotificationType,
+} from './notifications.ts';
 export { AttemptRecorder, ListenAttemptRecorder } from './attempt-recorder.ts';
 export { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';
 export {

@@ -298,6 +298,12 @@ export interface AttemptRecord extends FinishedAttemptRecord {
  * changes only if its delivery still holds the lease (a worker that lost it, having run
  * past its lease, must not overwrite the newer owner's result); the attempt is recorded
  * either way, since it happened. Returns, per record, whether the lease was still held.
+ *
+ * An automatic attempt that leaves its event failed spent its last retry (auto attempts
+ * are only claimed while pending or retrying, and the lease keeps anyone else from
+ * moving the event meanwhile), so the same statement queues its `event.failed`
+ * notification: exactly one per failure, committed with it. Not for events of the
+ * notifications endpoint itself, so a failing notification URL cannot feed itself.
  */
 export async function recordAttempts(orm: Orm, records: readonly AttemptRecord[]): Promise<boolean[]> {
   const column = <T>(pick: (record: AttemptRecord) => T): T[] => records.map(pick);
@@ -314,11 +320,19 @@ export async function recordAttempts(orm: Orm, records: readonly AttemptRecord[]
           attempt_count = e.attempt_count + 1, next_trigger = 'auto', lease_id = null, locked_until = null
       from input i
       where e.id = i.event_id and e.lease_id = i.lease_id
-      returning e.id
+      returning e.id, e.account_id, e.endpoint_id, e.attempt_count
     ),
     attempts as (
       insert into attempt (id, event_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error)
       select attempt_id, event_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error from input
+    ),
+    failure_notices as (
+      insert into notification_outbox (account_id, type, data)
+      select u.account_id, 'event.failed', jsonb_strip_nulls(jsonb_build_object(
+               'event_id', u.id, 'endpoint_id', u.endpoint_id, 'attempts', u.attempt_count,
+               'last_status', i.response_status, 'last_error', i.error))
+      from updated u join input i on i.event_id = u.id join endpoint p on p.id = u.endpoint_id
+      where i.trigger = 'auto' and i.status = 'failed' and p.kind = 'user'
     )
     select id from updated`,
     [column((r) => r.delivery.id), column((r) => r.delivery.leaseId), column((r) => r.next.status), column((r) => r.next.autoAttempts),
@@ -394,6 +408,11 @@ export interface ListenAttemptRecord extends FinishedAttemptRecord {
  * Records listeners' attempts (trigger `listen`) and moves their events on, many in one
  * statement. Several listeners may answer for one event: a delivered event stays
  * delivered whatever another listener says later. Returns each event's status after.
+ *
+ * An event that this statement moves into failed queues its `event.failed` notification
+ * in the same statement. Several listeners answer for one event, so the status before
+ * is read from the row locked first (FOR UPDATE waits for, then reads, the latest
+ * committed version): only the answer that actually made it failed notifies.
  */
 export async function recordListenAttempts(orm: Orm, records: readonly ListenAttemptRecord[]): Promise<EventStatus[]> {
   const column = <T>(pick: (record: ListenAttemptRecord) => T): T[] => records.map(pick);
@@ -404,19 +423,30 @@ export async function recordListenAttempts(orm: Orm, records: readonly ListenAtt
         as t(event_id, status, auto_attempts, next_attempt_at, attempt_id, account_id, n, started_at, duration_ms,
              response_status, response_body, error)
     ),
+    before as (
+      select e.id, e.status from event e where e.id in (select event_id from input) order by e.id for update of e
+    ),
     updated as (
       update event e
       set status = case when e.status = 'delivered' then e.status else i.status end,
           auto_attempts = greatest(e.auto_attempts, i.auto_attempts),
           next_attempt_at = case when e.status = 'delivered' then e.next_attempt_at else i.next_attempt_at end,
           attempt_count = e.attempt_count + 1
-      from input i
-      where e.id = i.event_id
-      returning e.id, e.status
+      from input i, before b
+      where e.id = i.event_id and b.id = e.id
+      returning e.id, e.status, e.account_id, e.endpoint_id, e.attempt_count, b.status as status_before, i.response_status, i.error
     ),
     attempts as (
       insert into attempt (id, event_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error)
       select attempt_id, event_id, account_id, n, 'listen', started_at, duration_ms, response_status, response_body, error from input
+    ),
+    failure_notices as (
+      insert into notification_outbox (account_id, type, data)
+      select u.account_id, 'event.failed', jsonb_strip_nulls(jsonb_build_object(
+               'event_id', u.id, 'endpoint_id', u.endpoint_id, 'attempts', u.attempt_count,
+               'last_status', u.response_status, 'last_error', u.error))
+      from updated u join endpoint p on p.id = u.endpoint_id
+      where u.status = 'failed' and u.status_before <> 'failed' and p.kind = 'user'
     )
     select id, status from updated`,
     [column((r) => r.eventId), column((r) => r.next.status), column((r) => r.next.autoAttempts), column((r) => r.next.nextAttemptAt),
@@ -441,9 +471,24 @@ export async function releaseLease(orm: Orm, delivery: ClaimedDelivery): Promise
   await run(orm, 'update event set lease_id = null, locked_until = null where id = $1 and lease_id = $2', [delivery.id, delivery.leaseId]);
 }
 
-/** A receiver answered 410 Gone: the endpoint stops receiving (DESIGN.md §3). */
+/**
+ * A receiver answered 410 Gone: the endpoint stops receiving (DESIGN.md §3). The same
+ * statement queues the account's `endpoint.disabled` notification, once (only the
+ * statement that changed the status does). A notifications endpoint answering 410 is
+ * disabled too, but notifies nobody: its account just stops getting notifications until
+ * the URL is set again.
+ */
 export async function disableEndpoint(orm: Orm, endpointId: string): Promise<void> {
-  await run(orm, "update endpoint set status = 'disabled', updated_at = now() where id = $1 and status <> 'disabled'", [endpointId]);
+  await run(orm, `
+    with disabled as (
+      update endpoint set status = 'disabled', updated_at = now() where id = $1 and status <> 'disabled'
+      returning id, account_id, kind, updated_at
+    )
+    insert into notification_outbox (account_id, type, data)
+    select account_id, 'endpoint.disabled', jsonb_build_object(
+             'endpoint_id', id, 'reason', 'gone_410',
+             'disabled_at', to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+    from disabled where kind = 'user'`, [endpointId]);
 }
 
 /**

@@ -36,7 +36,8 @@ export async function endpointRoutes(
   }
 
   async function findEndpoint(request: FastifyRequest, id: string) {
-    const endpoint = await request.em.findOne(Endpoint, { id, accountId: request.accountId, deletedAt: null });
+    // The notifications endpoint is the account's own (/v1/account/notifications), not one of its endpoints.
+    const endpoint = await request.em.findOne(Endpoint, { id, accountId: request.accountId, kind: 'user', deletedAt: null });
     if (!endpoint) throw new HookError(ENDPOINT_NOT_FOUND, [id]);
     return endpoint;
   }
@@ -69,7 +70,7 @@ export async function endpointRoutes(
     const { limit, cursor } = request.query;
     const rows = await request.em.find(
       Endpoint,
-      { accountId: request.accountId, deletedAt: null, ...afterCursor(cursor) },
+      { accountId: request.accountId, kind: 'user', deletedAt: null, ...afterCursor(cursor) },
       { orderBy: { id: 'desc' }, limit: fetchSize(limit) },
     );
     const baseUrl = publicBaseUrl(request, options.publicUrl);

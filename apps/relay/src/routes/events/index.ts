@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
 import { Type } from 'typebox';
 import { encodeBody, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_NOT_FOUND, HookError, REPLAY_NEEDS_URL_DESTINATION } from '@hook/core';
-import { Attempt, claimEventForReplay, Endpoint, Event, requestReplay, type AttemptEntity, type EventEntity } from '@hook/db';
+import { Attempt, claimEventForReplay, Endpoint, Event, notificationEndpointIds, requestReplay, type AttemptEntity, type EventEntity } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { EventSchema, EventStatus as EventStatusSchema, EventSummarySchema, errorResponses, IdOf, IdParams, Page, PageQuery, Timestamp } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
@@ -11,7 +11,7 @@ import { presentStoredRequest } from './present.ts';
 
 const security = [{ bearerAuth: [] }];
 
-function presentEventSummary(event: Omit<EventEntity, 'body'>) {
+export function presentEventSummary(event: Omit<EventEntity, 'body'>) {
   return {
     ...presentStoredRequest(event),
     endpoint_id: event.endpointId,
@@ -68,14 +68,16 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
     },
   }, async (request) => {
     const { endpoint_id: endpointId, status, type, limit, cursor } = request.query;
-    if (endpointId !== undefined && (await request.em.count(Endpoint, { id: endpointId, accountId: request.accountId })) === 0) {
+    if (endpointId !== undefined && (await request.em.count(Endpoint, { id: endpointId, accountId: request.accountId, kind: 'user' })) === 0) {
       throw new HookError(ENDPOINT_NOT_FOUND, [endpointId]);
     }
+    // Account notifications are listed by GET /v1/account/notifications/events, not here.
+    const notificationEndpoints = endpointId === undefined ? await notificationEndpointIds(request.em, request.accountId) : [];
     const rows = await request.em.find(
       Event,
       {
         accountId: request.accountId,
-        ...(endpointId !== undefined ? { endpointId } : {}),
+        ...(endpointId !== undefined ? { endpointId } : notificationEndpoints.length > 0 ? { endpointId: { $nin: notificationEndpoints } } : {}),
         ...(status !== undefined ? { status } : {}),
         ...(type !== undefined ? { type } : {}),
         ...afterCursor(cursor),

@@ -65,7 +65,7 @@ export class IngestTargetCache {
   async #load(ingestId: string): Promise<IngestTarget | null> {
     const endpoint = await this.#orm.em.fork().findOne(
       Endpoint,
-      { ingestId, deletedAt: null },
+      { ingestId, kind: 'user', deletedAt: null }, // the notifications endpoint takes no events from outside
       { fields: ['id', 'accountId', 'status', 'destinationType'] },
     );
     const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, destinationType: endpoint.destinationType } : null;

@@ -54,7 +54,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
     const { mode, endpoint_id: endpointId } = request.query;
     if (mode !== 'listen' && !endpointId) return;
     if (!endpointId) throw new HookError(STREAM_NEEDS_ENDPOINT);
-    const endpoint = await request.em.findOne(Endpoint, { id: endpointId, accountId: request.accountId, deletedAt: null });
+    const endpoint = await request.em.findOne(Endpoint, { id: endpointId, accountId: request.accountId, kind: 'user', deletedAt: null });
     if (!endpoint) throw new HookError(ENDPOINT_NOT_FOUND, [endpointId]);
     request.listenEndpoint = {
       id: endpoint.id,

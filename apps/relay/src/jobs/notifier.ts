@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { drainNotificationOutbox, type Orm } from '@hook/db';
+
+/** How often the notification outbox is looked at: every 500 ms (an empty look is one index probe). */
+export const NOTIFIER_INTERVAL_MS = 500;
+
+/** Most outbox rows one transaction turns into events. */
+export const NOTIFIER_BATCH_SIZE = 100;
+
+export interface NotifierOptions {
+  orm: Orm;
+  intervalMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Turns account notifications waiting in the outbox into events on each account's
+ * notifications endpoint (see drainNotificationOutbox), now and then every `intervalMs`,
+ * batch after batch while full ones come back. Any number of relay processes may run it:
+ * rows are taken with SKIP LOCKED and deleted in the transaction that stores their
+ * events. Polling only: notifications are not latency-critical, and half a second saves
+ * a LISTEN connection per process. Returns the function that stops it, waiting for a
+ * pass in progress.
+ */
+export function startNotifier({ orm, intervalMs = NOTIFIER_INTERVAL_MS, onError }: NotifierOptions): () => Promise<void> {
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  const drain = async (): Promise<void> => {
+    while (!stopped && (await drainNotificationOutbox(orm, NOTIFIER_BATCH_SIZE)) === NOTIFIER_BATCH_SIZE);
+  };
+  const pass = (): void => {
+    if (running) return; // a slow pass is not queued behind by more passes
+    running = drain().catch((error: unknown) => onError?.(error)).finally(() => {
+      running = undefined;
+    });
+  };
+  pass();
+  const timer = setInterval(pass, intervalMs);
+  timer.unref();
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await running;
+  };
+}
+
+/** Runs the notifier while `app` is up: from onReady until close. */
+export function registerNotifier(app: FastifyInstance, orm: Orm): void {
+  let stop: (() => Promise<void>) | undefined;
+  app.addHook('onReady', async () => {
+    stop = startNotifier({ orm, onError: (error) => app.log.error({ err: error }, 'notifier pass failed') });
+  });
+  app.addHook('onClose', async () => {
+    await stop?.();
+  });
+}

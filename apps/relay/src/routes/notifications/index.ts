@@ -1,0 +1,111 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { HookError, NOTIFICATIONS_NOT_CONFIGURED } from '@hook/core';
+import {
+  clearNotificationUrl, Event, findNotificationEndpoint, NOTIFICATION_TYPES, notificationEndpointIds, notifyDue, setNotificationUrl,
+  type NotificationEndpointRow,
+} from '@hook/db';
+import { assertPublicDestination } from '../../delivery/destinations.ts';
+import { requireAdmin } from '../../plugins/auth.ts';
+import { DestinationUrl, EndpointStatus, errorResponses, EventSummarySchema, Page, PageQuery, Timestamp } from '../../schemas.ts';
+import { presentEventSummary } from '../events/index.ts';
+import { afterCursor, fetchSize, toPage } from '../pagination.ts';
+
+const security = [{ bearerAuth: [] }];
+
+const NotificationSettingsSchema = Type.Object({
+  url: Type.String({ description: 'Where the account\'s notifications are POSTed' }),
+  secret: Type.String({ description: 'The signing secret of notification deliveries, whsec_…' }),
+  status: { ...EndpointStatus, description: 'active; disabled after the URL answered 410 (set the URL again to resume)' },
+  created_at: Timestamp,
+  updated_at: Timestamp,
+}, { description: 'The account\'s notification destination (docs/notifications.md)' });
+
+function presentSettings(endpoint: NotificationEndpointRow) {
+  return {
+    url: endpoint.destinationUrl,
+    secret: endpoint.secret,
+    status: endpoint.status,
+    created_at: endpoint.createdAt.toISOString(),
+    updated_at: endpoint.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * `/v1/account/notifications`: the account's notification URL, and the notifications
+ * sent to it. The destination is a hidden endpoint (kind `notifications`) that the
+ * endpoints API, ingest and `hook listen` never show; its events go through the ordinary
+ * delivery engine.
+ */
+export async function notificationRoutes(app: FastifyInstance, options: { allowPrivateDestinations: boolean }): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  api.put('/v1/account/notifications', {
+    schema: {
+      tags: ['accounts'],
+      summary: 'Set the notification URL (admins): usage thresholds, plan changes, disabled endpoints and failed events are POSTed there, signed',
+      security,
+      body: Type.Object({ url: DestinationUrl }, { additionalProperties: false }),
+      response: { 200: NotificationSettingsSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    requireAdmin(request, 'set the notification URL');
+    const { url } = request.body;
+    if (!options.allowPrivateDestinations) await assertPublicDestination(url);
+    const endpoint = await setNotificationUrl(request.em, request.accountId, url);
+    // Notifications that were waiting (the URL had answered 410) go out now.
+    await notifyDue(app.orm);
+    return presentSettings(endpoint);
+  });
+
+  api.get('/v1/account/notifications', {
+    schema: {
+      tags: ['accounts'],
+      summary: 'The notification URL, its signing secret and status',
+      security,
+      response: { 200: NotificationSettingsSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    const endpoint = await findNotificationEndpoint(request.em, request.accountId);
+    if (!endpoint) throw new HookError(NOTIFICATIONS_NOT_CONFIGURED);
+    return presentSettings(endpoint);
+  });
+
+  api.delete('/v1/account/notifications', {
+    schema: {
+      tags: ['accounts'],
+      summary: 'Stop notifications (admins); those already sent stay listed',
+      security,
+      response: { 204: Type.Null(), ...errorResponses },
+    },
+  }, async (request, reply) => {
+    requireAdmin(request, 'clear the notification URL');
+    if (!(await clearNotificationUrl(request.em, request.accountId))) throw new HookError(NOTIFICATIONS_NOT_CONFIGURED);
+    return reply.code(204).send(null);
+  });
+
+  api.get('/v1/account/notifications/events', {
+    schema: {
+      tags: ['accounts'],
+      summary: 'Notifications sent to the account, newest first, with their delivery status (as GET /v1/events shows events)',
+      security,
+      querystring: Type.Object(
+        { type: Type.Optional(Type.Enum([...NOTIFICATION_TYPES], { description: 'Only this notification type' })), ...PageQuery },
+        { additionalProperties: false },
+      ),
+      response: { 200: Page(EventSummarySchema), ...errorResponses },
+    },
+  }, async (request) => {
+    const { type, limit, cursor } = request.query;
+    // Every notifications endpoint the account has had: notifications sent before the URL was cleared stay listed.
+    const endpointIds = await notificationEndpointIds(request.em, request.accountId);
+    if (endpointIds.length === 0) return { data: [], next_cursor: null };
+    const rows = await request.em.find(
+      Event,
+      { accountId: request.accountId, endpointId: { $in: endpointIds }, ...(type !== undefined ? { type } : {}), ...afterCursor(cursor) },
+      { orderBy: { id: 'desc' }, limit: fetchSize(limit) },
+    );
+    return toPage(rows, limit, presentEventSummary);
+  });
+}

@@ -1,0 +1,277 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { verifyWebhook } from '@hook/client';
+import { enqueueNotification, recordListenAttempts, type ListenAttemptRecord } from '@hook/db';
+import { newId } from '@hook/core';
+import { startReceiver, type Receiver, type ReceivedRequest } from '../../../test/support/receiver.ts';
+import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+
+const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
+
+let relay: TestRelay;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  relay = await startTestRelay({ retryScheduleMs: FAST_SCHEDULE, deliveryTimeoutMs: 1000 }, { workerPollMs: 20 });
+});
+afterAll(async () => {
+  await relay.close();
+  await Promise.all(receivers.map((receiver) => receiver.close()));
+});
+
+async function receiver(respond?: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
+  const started = await startReceiver(respond);
+  receivers.push(started);
+  return started;
+}
+
+/** A new account whose notifications go to a new receiver; returns its key, id, receiver and notification secret. */
+async function notifiedAccount(respond?: Parameters<typeof startReceiver>[0]) {
+  const { key, accountId } = await signUp(relay.baseUrl);
+  const inbox = await receiver(respond);
+  const set = await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: inbox.url } });
+  expect(set.status).toBe(200);
+  return { key, accountId, inbox, secret: set.body.secret as string };
+}
+
+function notificationsOf(inbox: Receiver, type: string): { request: ReceivedRequest; body: any }[] {
+  return inbox.requests.map((request) => ({ request, body: JSON.parse(request.body.toString()) })).filter((entry) => entry.body.type === type);
+}
+
+async function waitForNotification(inbox: Receiver, type: string, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = notificationsOf(inbox, type);
+    if (found.length > 0) return found[0]!;
+    if (Date.now() > deadline) throw new Error(`no ${type} notification within ${timeoutMs} ms; got ${inbox.requests.map((r) => r.body.toString()).join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The answer to a WebSocket upgrade of GET /v1/stream that the relay refuses. */
+function streamRefusal(query: string, key: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(`${relay.baseUrl.replace('http', 'ws')}/v1/stream?${query}`, { headers: { authorization: `Bearer ${key}` } });
+    socket.on('unexpected-response', (_request, response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+    });
+    socket.on('open', () => {
+      socket.close();
+      reject(new Error('the upgrade was accepted'));
+    });
+    socket.on('error', () => undefined);
+  });
+}
+
+async function listed(key: string, query = ''): Promise<any[]> {
+  const response = await api(relay.baseUrl, 'GET', `/v1/account/notifications/events${query}`, { key });
+  expect(response.status).toBe(200);
+  return response.body.data;
+}
+
+async function waitFor<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (accept(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('account notifications', () => {
+  it('sets, shows and clears the notification URL', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    expectProblem(await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key }), 404, 'notifications_not_configured');
+    const set = await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: 'https://example.com/a' } });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ url: 'https://example.com/a', status: 'active' });
+    expect(set.body.secret).toMatch(/^whsec_/);
+    const changed = await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: 'https://example.com/b' } });
+    expect(changed.body).toMatchObject({ url: 'https://example.com/b', secret: set.body.secret, created_at: set.body.created_at });
+    expect((await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key })).body).toEqual(changed.body);
+    expectProblem(await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: 'ftp://example.com' } }), 400, 'validation_failed');
+    expect((await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key })).status).toBe(204);
+    expectProblem(await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key }), 404, 'notifications_not_configured');
+    expectProblem(await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key }), 404, 'notifications_not_configured');
+  });
+
+  it('keeps one notification endpoint per account when set concurrently', async () => {
+    const { key, accountId } = await signUp(relay.baseUrl);
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: `https://example.com/${n}` } })));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+    const rows = await sqlRows(relay, "select id from endpoint where account_id = ? and kind = 'notifications' and deleted_at is null", [accountId]);
+    expect(rows).toHaveLength(1);
+  });
+
+  it('hides the notification endpoint from the endpoints API, ingest and listen', async () => {
+    const { key, accountId } = await notifiedAccount();
+    const mine = await createEndpoint(relay.baseUrl, key, { name: 'mine' });
+    const [hidden] = await sqlRows(relay, "select id, ingest_id from endpoint where account_id = ? and kind = 'notifications'", [accountId]);
+    const list = await api(relay.baseUrl, 'GET', '/v1/endpoints', { key });
+    expect(list.body.data.map((endpoint: any) => endpoint.id)).toEqual([mine.id]);
+    expectProblem(await api(relay.baseUrl, 'GET', `/v1/endpoints/${hidden.id}`, { key }), 404, 'endpoint_not_found');
+    expectProblem(await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${hidden.id}`, { key, json: { name: 'x' } }), 404, 'endpoint_not_found');
+    expectProblem(await api(relay.baseUrl, 'DELETE', `/v1/endpoints/${hidden.id}`, { key }), 404, 'endpoint_not_found');
+    expectProblem(await api(relay.baseUrl, 'GET', `/v1/endpoints/${hidden.id}/secret`, { key }), 404, 'endpoint_not_found');
+    expectProblem(await api(relay.baseUrl, 'GET', `/v1/events?endpoint_id=${hidden.id}`, { key }), 404, 'endpoint_not_found');
+    const ingest = await fetch(`${relay.baseUrl}/v1/ingest/${hidden.ingest_id}`, { method: 'POST', body: '{}' });
+    expect(ingest.status).toBe(404);
+    expect((await ingest.json()).code).toBe('ingest_not_found');
+    expect(await streamRefusal(`mode=listen&endpoint_id=${hidden.id}`, key)).toMatchObject({ status: 404, body: { code: 'endpoint_not_found' } });
+  });
+
+  it('sends a signed event.failed when a user endpoint exhausts its retries, listed with its attempt', async () => {
+    const { key, inbox, secret } = await notifiedAccount();
+    const failing = await receiver(() => ({ status: 500 }));
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'failing', destination: { type: 'url', url: failing.url } });
+    const eventId = await sendEvent(endpoint.url, '{"n":1}');
+    const { request, body } = await waitForNotification(inbox, 'event.failed');
+    expect(failing.requests).toHaveLength(7);
+    // Signed with the notification secret, like any delivery.
+    const verified = verifyWebhook(request.body, request.headers as Record<string, string>, secret);
+    expect(verified.id).toBe(body.id);
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(body).toMatchObject({ type: 'event.failed', data: { event_id: eventId, endpoint_id: endpoint.id, attempts: 7, last_status: 500 } });
+    expect(body.id).toMatch(/^evt_/);
+    expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(body.data).not.toHaveProperty('last_error');
+    // Exactly one, however long we wait.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(notificationsOf(inbox, 'event.failed')).toHaveLength(1);
+
+    const events = await waitFor(() => listed(key), (data) => data[0]?.status === 'delivered', 'notification delivered');
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ id: body.id, type: 'event.failed', method: 'POST', content_type: 'application/json', attempt_count: 1 });
+    const detail = await api(relay.baseUrl, 'GET', `/v1/events/${body.id}`, { key });
+    expect(detail.body.attempts).toHaveLength(1);
+    expect(detail.body.attempts[0]).toMatchObject({ trigger: 'auto', response_status: 200 });
+    expect(JSON.parse(detail.body.body)).toEqual(body);
+    // GET /v1/events shows the user's events, not the notifications.
+    const userEvents = (await api(relay.baseUrl, 'GET', '/v1/events', { key })).body.data;
+    expect(userEvents.map((event: any) => event.id)).toEqual([eventId]);
+    expect(await listed(key, '?type=event.failed')).toHaveLength(1);
+    expect(await listed(key, '?type=plan.changed')).toHaveLength(0);
+
+    // Replay works on a notification like on any event.
+    const replayed = await api(relay.baseUrl, 'POST', `/v1/events/replay/${body.id}`, { key, json: {} });
+    expect(replayed.status).toBe(200);
+    expect(replayed.body.attempts.map((attempt: any) => attempt.trigger)).toEqual(['auto', 'replay']);
+    expect(inbox.requests.filter((r) => r.headers['webhook-id'] === body.id)).toHaveLength(2);
+  });
+
+  it('sends endpoint.disabled when a user endpoint answers 410', async () => {
+    const { key, inbox } = await notifiedAccount();
+    const gone = await receiver(() => ({ status: 410 }));
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'gone', destination: { type: 'url', url: gone.url } });
+    await sendEvent(endpoint.url, '{"n":2}');
+    const { body } = await waitForNotification(inbox, 'endpoint.disabled');
+    expect(body.data).toEqual({ endpoint_id: endpoint.id, reason: 'gone_410', disabled_at: expect.stringMatching(/Z$/) });
+    const after = await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}`, { key });
+    expect(after.body.status).toBe('disabled');
+    expect(body.data.disabled_at).toBe(after.body.updated_at);
+  });
+
+  it('retries a notification its receiver refused, like any event', async () => {
+    const { key, inbox } = await notifiedAccount((_request, index) => ({ status: index < 2 ? 503 : 200 }));
+    const gone = await receiver(() => ({ status: 410 }));
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'gone', destination: { type: 'url', url: gone.url } });
+    await sendEvent(endpoint.url, '{}');
+    await inbox.waitFor(3);
+    const [notification] = await waitFor(() => listed(key), (data) => data[0]?.status === 'delivered', 'notification delivered');
+    expect(notification.attempt_count).toBe(3);
+    expect(new Set(inbox.requests.map((request) => request.headers['webhook-id']))).toEqual(new Set([notification.id]));
+  });
+
+  it('disables the notification URL when it answers 410, without notifying about it', async () => {
+    const { key, accountId, inbox } = await notifiedAccount(() => ({ status: 410 }));
+    await relay.orm.em.fork().transactional((em) => enqueueNotification(em, { accountId, type: 'plan.changed', data: { from_plan: 'free', to_plan: 'pro', changed_at: new Date().toISOString() } }));
+    await inbox.waitFor(1);
+    await waitFor(async () => (await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key })).body.status, (status) => status === 'disabled', 'notification URL disabled');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(inbox.requests).toHaveLength(1);
+    expect(await sqlRows(relay, 'select * from notification_outbox where account_id = ?', [accountId])).toHaveLength(0);
+    // Setting the URL again makes it active.
+    inbox.respond = () => ({ status: 200 });
+    const again = await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: inbox.url } });
+    expect(again.body.status).toBe('active');
+  });
+
+  it('delivers plan.changed and usage.threshold notifications queued with enqueueNotification', async () => {
+    const { key, accountId, inbox, secret } = await notifiedAccount();
+    const changedAt = new Date().toISOString();
+    await relay.orm.em.fork().transactional(async (em) => {
+      await enqueueNotification(em, { accountId, type: 'usage.threshold', data: { month: '2026-11', threshold: 0.8, events_accepted: 8000, events_per_month: 10_000 } });
+      await enqueueNotification(em, { accountId, type: 'plan.changed', data: { from_plan: 'free', to_plan: 'pro', changed_at: changedAt } });
+    });
+    // A transaction that rolls back sends nothing.
+    await relay.orm.em.fork().transactional(async (em) => {
+      await enqueueNotification(em, { accountId, type: 'plan.changed', data: { from_plan: 'pro', to_plan: 'enterprise', changed_at: changedAt } });
+      throw new Error('rolled back');
+    }).catch(() => undefined);
+    await inbox.waitFor(2);
+    const usage = await waitForNotification(inbox, 'usage.threshold');
+    expect(usage.body).toMatchObject({ account_id: accountId, data: { month: '2026-11', threshold: 0.8, events_accepted: 8000, events_per_month: 10_000 } });
+    const plan = await waitForNotification(inbox, 'plan.changed');
+    expect(plan.body.data).toEqual({ from_plan: 'free', to_plan: 'pro', changed_at: changedAt });
+    verifyWebhook(plan.request.body, plan.request.headers as Record<string, string>, secret);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(inbox.requests).toHaveLength(2);
+    // Queued in order, so listed in order (newest first).
+    expect((await listed(key)).map((event) => event.type)).toEqual(['plan.changed', 'usage.threshold']);
+    // Notifications do not count toward the monthly allowance.
+    const usageRows = await sqlRows(relay, 'select coalesce(sum(events_accepted), 0)::int as n from account_usage where account_id = ?', [accountId]);
+    expect(usageRows[0].n).toBe(0);
+  });
+
+  it('queues one event.failed when listen answers make an event failed, however many listeners answer', async () => {
+    const { key, accountId } = await signUp(relay.baseUrl);
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'cli' });
+    const eventId = await sendEvent(endpoint.url, '{}');
+    const answer = (n: number): ListenAttemptRecord => ({
+      id: newId('attempt'), eventId, accountId, n, startedAt: new Date(), durationMs: 3, responseStatus: 502, responseBody: null, error: null,
+      next: { status: 'failed', autoAttempts: 6, nextAttemptAt: null },
+    });
+    // Two listeners in one batch, then a third later: the event became failed once.
+    expect(await recordListenAttempts(relay.orm, [answer(7), answer(7)])).toEqual(['failed', 'failed']);
+    await recordListenAttempts(relay.orm, [answer(8)]);
+    const queued = await sqlRows(relay, 'select type, data from notification_outbox where account_id = ?', [accountId]);
+    expect(queued).toEqual([{ type: 'event.failed', data: { event_id: eventId, endpoint_id: endpoint.id, attempts: expect.any(Number), last_status: 502 } }]);
+  });
+
+  it('drops notifications of an account without a notification URL', async () => {
+    const { key, accountId } = await signUp(relay.baseUrl);
+    const gone = await receiver(() => ({ status: 410 }));
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'gone', destination: { type: 'url', url: gone.url } });
+    await sendEvent(endpoint.url, '{}');
+    await gone.waitFor(1);
+    await waitFor(() => sqlRows(relay, 'select * from notification_outbox where account_id = ?', [accountId]), (rows) => rows.length === 0, 'outbox drained');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(await sqlRows(relay, 'select id from event where account_id = ? and endpoint_id <> ?', [accountId, endpoint.id])).toHaveLength(0);
+    expect(await listed(key)).toEqual([]);
+  });
+
+  it('keeps notifications listed after the URL is cleared, and sends no more', async () => {
+    const { key, accountId, inbox } = await notifiedAccount();
+    await relay.orm.em.fork().transactional((em) => enqueueNotification(em, { accountId, type: 'plan.changed', data: { from_plan: 'free', to_plan: 'pro', changed_at: new Date().toISOString() } }));
+    await inbox.waitFor(1);
+    expect((await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key })).status).toBe(204);
+    await relay.orm.em.fork().transactional((em) => enqueueNotification(em, { accountId, type: 'plan.changed', data: { from_plan: 'pro', to_plan: 'free', changed_at: new Date().toISOString() } }));
+    await waitFor(() => sqlRows(relay, 'select * from notification_outbox where account_id = ?', [accountId]), (rows) => rows.length === 0, 'outbox drained');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(inbox.requests).toHaveLength(1);
+    expect(await listed(key)).toHaveLength(1);
+  });
+
+  it('refuses a private notification URL unless the relay allows them', async () => {
+    const strict = await startTestRelay({ allowPrivateDestinations: false });
+    try {
+      const { key } = await signUp(strict.baseUrl);
+      expectProblem(await api(strict.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: 'http://127.0.0.1:9/hook' } }), 422, 'destination_not_allowed');
+    } finally {
+      await strict.close();
+    }
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * Account notifications (docs/notifications.md): facts about an account itself, sent to
+ * its notification URL through the ordinary delivery engine. A cause writes a row to
+ * `notification_outbox` in its own statement or transaction (so a notification exists
+ * exactly when its cause committed); the notifier job turns rows into events on the
+ * account's hidden `kind = 'notifications'` endpoint, where workers deliver them like
+ * any other event: signed, retried, with attempts and replay.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
+import { generateSigningSecret, newId, newIngestId, type EndpointStatus } from '@hook/core';
+import type { Orm } from './orm.ts';
+import { DUE_CHANNEL } from './queue-sql.ts';
+
+/** The notification types, as the event `type` and the body's `type` carry them. */
+export const NOTIFICATION_TYPES = ['usage.threshold', 'plan.changed', 'endpoint.disabled', 'event.failed'] as const;
+export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
+
+/** Each type's `data`, as agreed with its causes (docs/notifications.md). */
+export interface NotificationData {
+  'usage.threshold': { month: string; threshold: number; events_accepted: number; events_per_month: number };
+  'plan.changed': { from_plan: string; to_plan: string; changed_at: string };
+  'endpoint.disabled': { endpoint_id: string; reason: 'gone_410'; disabled_at: string };
+  'event.failed': { event_id: string; endpoint_id: string; attempts: number; last_status?: number; last_error?: string };
+}
+
+export interface NotificationInput<T extends NotificationType = NotificationType> {
+  accountId: string;
+  type: T;
+  data: NotificationData[T];
+}
+
+/**
+ * Queues a notification in `em`'s transaction (call it inside the transaction of its
+ * cause, e.g. a plan change): the notifier sends it only if that transaction commits.
+ * Dropped if the account has no notification URL when the notifier gets to it.
+ */
+export async function enqueueNotification<T extends NotificationType>(em: EntityManager, notification: NotificationInput<T>): Promise<void> {
+  await em.execute(
+    'insert into notification_outbox (account_id, type, data) values (?, ?, ?::jsonb)',
+    [notification.accountId, notification.type, JSON.stringify(notification.data)],
+    'run',
+  );
+}
+
+/** The account's notification destination: its hidden endpoint. */
+export interface NotificationEndpointRow {
+  id: string;
+  destinationUrl: string;
+  secret: string;
+  status: EndpointStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface EndpointRow {
+  id: string;
+  destination_url: string;
+  secret: string;
+  status: EndpointStatus;
+  created_at: string | Date;
+  updated_at: string | Date;
+}
+
+function toEndpointRow(row: EndpointRow): NotificationEndpointRow {
+  // Timestamps arrive as text through the ORM's driver settings.
+  return { id: row.id, destinationUrl: row.destination_url, secret: row.secret, status: row.status, createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at) };
+}
+
+/**
+ * Sets the account's notification URL: creates its notifications endpoint (active, a
+ * fresh whsec_ secret) or, if it has one, points it at `url` and makes it active again
+ * (after a 410 disabled it). One statement on the partial unique index, so concurrent
+ * calls leave exactly one live notifications endpoint.
+ */
+export async function setNotificationUrl(em: EntityManager, accountId: string, url: string): Promise<NotificationEndpointRow> {
+  const rows = await em.execute<EndpointRow[]>(`
+    insert into endpoint (id, account_id, kind, name, ingest_id, status, destination_type, destination_url, secret, created_at, updated_at)
+    values (?, ?, 'notifications', 'notifications', ?, 'active', 'url', ?, ?, now(), now())
+    on conflict (account_id) where kind = 'notifications' and deleted_at is null
+    do update set destination_url = excluded.destination_url, status = 'active', updated_at = now()
+    returning id, destination_url, secret, status, created_at, updated_at`,
+  [newId('endpoint'), accountId, newIngestId(), url, generateSigningSecret()]);
+  return toEndpointRow(rows[0]!);
+}
+
+/** The account's live notifications endpoint, or null. */
+export async function findNotificationEndpoint(em: EntityManager, accountId: string): Promise<NotificationEndpointRow | null> {
+  const rows = await em.execute<EndpointRow[]>(`
+    select id, destination_url, secret, status, created_at, updated_at from endpoint
+    where account_id = ? and kind = 'notifications' and deleted_at is null`, [accountId]);
+  return rows[0] ? toEndpointRow(rows[0]) : null;
+}
+
+/** Stops notifications: deletes (softly) the live notifications endpoint. False when there was none. */
+export async function clearNotificationUrl(em: EntityManager, accountId: string): Promise<boolean> {
+  const rows = await em.execute<{ id: string }[]>(`
+    update endpoint set deleted_at = now(), updated_at = now()
+    where account_id = ? and kind = 'notifications' and deleted_at is null
+    returning id`, [accountId]);
+  return rows.length > 0;
+}
+
+/**
+ * Every notifications endpoint the account has had, deleted ones too (their events stay
+ * in the history): a handful of ids, so lists can include or exclude their events by
+ * endpoint id on the events' own indexes.
+ */
+export async function notificationEndpointIds(em: EntityManager, accountId: string): Promise<string[]> {
+  const rows = await em.execute<{ id: string }[]>("select id from endpoint where account_id = ? and kind = 'notifications'", [accountId]);
+  return rows.map((row) => row.id);
+}
+
+interface OutboxRow {
+  id: string;
+  account_id: string;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: string;
+  endpoint_id: string | null;
+}
+
+/**
+ * Turns up to `limit` outbox rows, oldest first, into events, in one transaction: takes
+ * them with FOR UPDATE SKIP LOCKED (so concurrent notifiers never take the same row),
+ * stores one event per row on the account's active notifications endpoint (rows of an
+ * account without one, or whose URL answered 410, are dropped), deletes the rows, and
+ * wakes delivery workers as ingest does. Events are stored directly, not through
+ * insertEvents: notifications do not count toward the monthly allowance. Returns how many
+ * rows it took (events stored or not).
+ */
+export async function drainNotificationOutbox(orm: Orm, limit: number): Promise<number> {
+  return orm.em.fork().transactional(async (em) => {
+    const taken = await em.execute<OutboxRow[]>(`
+      select o.id, o.account_id, o.type, o.data,
+             to_char(o.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at, p.id as endpoint_id
+      from notification_outbox o
+      left join endpoint p on p.account_id = o.account_id and p.kind = 'notifications' and p.deleted_at is null and p.status = 'active'
+      order by o.id
+      limit ?
+      for update of o skip locked`, [limit]);
+    if (taken.length === 0) return 0;
+    const events = taken.filter((row) => row.endpoint_id !== null).map((row) => {
+      const id = newId('event');
+      const body = Buffer.from(JSON.stringify({ type: row.type, id, created_at: row.created_at, account_id: row.account_id, data: row.data }));
+      return { id, row, body };
+    });
+    const column = <T>(pick: (event: (typeof events)[number]) => T): T[] => events.map(pick);
+    const bodies = events.length > 0 ? sql`array[${sql.join(events.map((event) => sql`${event.body}`))}]::bytea[]` : sql`array[]::bytea[]`;
+    await sql`
+      with removed as (
+        delete from notification_outbox where id = any(${taken.map((row) => row.id)}::bigint[])
+      ),
+      inserted as (
+        insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
+                           content_type, size, received_at, status, attempt_count, next_attempt_at)
+        select n.id, n.account_id, n.endpoint_id, n.type, 'POST', '', '', '{"content-type":"application/json"}'::jsonb, n.body,
+               'application/json', n.size, now(), 'pending', 0, now()
+        from unnest(${column((e) => e.id)}::text[], ${column((e) => e.row.account_id)}::text[], ${column((e) => e.row.endpoint_id)}::text[],
+                    ${column((e) => e.row.type)}::text[], ${bodies}, ${column((e) => e.body.length)}::int[])
+          as n(id, account_id, endpoint_id, type, body, size)
+        returning 1
+      )
+      select pg_notify(${DUE_CHANNEL}, '') from (select 1 from inserted limit 1) as due
+    `.execute(em.getKysely());
+    return taken.length;
+  });
+}
