@@ -1,8 +1,8 @@
 import { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';
 import type { Orm } from './orm.ts';
-import { insertEvents, type ClaimedDelivery, type NewEvent } from './queue-sql.ts';
+import { insertEvents, type InsertOutcome, type NewEvent } from './queue-sql.ts';
 
-export type { NewEvent } from './queue-sql.ts';
+export type { InsertOutcome, NewEvent } from './queue-sql.ts';
 
 export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'sizeOf'>;
 
@@ -12,10 +12,10 @@ export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'si
  * the row is committed, so a caller can acknowledge it.
  */
 export class EventWriter {
-  readonly #queue: BatchQueue<NewEvent, ClaimedDelivery | null>;
+  readonly #queue: BatchQueue<NewEvent, InsertOutcome>;
 
   constructor(orm: Orm, options: EventWriterOptions = {}) {
-    this.#queue = new BatchQueue<NewEvent, ClaimedDelivery | null>({
+    this.#queue = new BatchQueue<NewEvent, InsertOutcome>({
       ...options,
       sizeOf: (event) => event.size,
       flush: (events) => insertEvents(orm, events),
@@ -28,10 +28,11 @@ export class EventWriter {
   }
 
   /**
-   * Queues an event; resolves once it is committed (with its delivery when it was
-   * stored claimed under `event.lease`, else null), rejects if it could not be stored.
+   * Queues an event; resolves once its batch is committed, with whether it was stored
+   * (an account past its monthly allowance gets `stored: false`) and its delivery when it
+   * was stored claimed under `event.lease`; rejects if it could not be stored.
    */
-  write(event: NewEvent): Promise<ClaimedDelivery | null> {
+  write(event: NewEvent): Promise<InsertOutcome> {
     return this.#queue.add(event);
   }
 

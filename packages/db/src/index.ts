@@ -1,7 +1,8 @@
 export * from './entities/index.ts';
 export { createOrm, migrateToLatest, ormConfig, type CreateOrmOptions, type Orm } from './orm.ts';
 export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
-export { EventWriter, type EventWriterOptions, type NewEvent } from './event-writer.ts';
+export { EventWriter, type EventWriterOptions, type InsertOutcome, type NewEvent } from './event-writer.ts';
+export { readAccountUsage, type AccountUsage } from './usage-sql.ts';
 export {
   claimDueEvents, claimEventForReplay, disableEndpoint, DUE_CHANNEL, listenBacklog, notifyDue, recordAttempts, recordListenAttempts, refreshQueueStatistics,
   releaseLease, requestReplay, scheduleUndelivered,
@@ -9,8 +10,8 @@ export {
 } from './queue-sql.ts';
 export { listenForDueEvents, type DueListener } from './listener.ts';
 export {
-  clearNotificationUrl, drainNotificationOutbox, enqueueNotification, findNotificationEndpoint, NOTIFICATION_TYPES, notificationEndpointIds, setNotificationUrl,
-  type NotificationData, type NotificationEndpointRow, type NotificationInput, type NotificationType,
+  clearNotificationUrl, drainNotificationOutbox, enqueueNotification, findNotificationEndpoint, notificationEndpointIds, setNotificationUrl,
+  type NotificationEndpointRow, type NotificationInput,
 } from './notifications.ts';
 export { AttemptRecorder, ListenAttemptRecorder } from './attempt-recorder.ts';
 export { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';

@@ -5,7 +5,7 @@
  * LOCKED, UPDATE … RETURNING joined rows) or would cost a hot path dearly.
  */
 import { CompiledQuery, sql } from 'kysely';
-import { randomToken, type AttemptTrigger, type EventStatus } from '@hook/core';
+import { PLAN_LIMITS, PLANS, randomToken, USAGE_THRESHOLDS, usageMonth, type AttemptTrigger, type EventStatus, type Plan } from '@hook/core';
 import type { Orm } from './orm.ts';
 
 /** The channel that tells idle workers an event may be due. */
@@ -45,36 +45,163 @@ export interface NewEvent extends ReceivedEvent {
   lease?: { id: string; ms: number } | null;
 }
 
+/** What storing one event came to. */
+export type InsertOutcome =
+  /** Stored; with its delivery when it was stored claimed under `event.lease`, else null. */
+  | { stored: true; delivery: ClaimedDelivery | null }
+  /** Not stored: the account had already accepted its plan's events for the month. */
+  | { stored: false; reason: 'quota_exceeded'; plan: Plan; month: string; eventsPerMonth: number };
+
+/** Per-plan monthly allowances as SQL `(plan, limit)` rows; a null limit is unlimited. */
+const PLAN_ALLOWANCES = sql.join(PLANS.map((plan) => sql`(${plan}::text, ${PLAN_LIMITS[plan].eventsPerMonth}::bigint)`));
+const THRESHOLDS = sql.join(USAGE_THRESHOLDS.map((fraction) => sql`(${fraction}::numeric)`));
+
+/** (account, month) usage rows this process knows exist (they are never deleted while the account lives). */
+const knownUsageRows = new WeakMap<Orm, Set<string>>();
+
+/** Makes sure each (account, month) of the batch has its usage row, so the insert statement can lock it. */
+async function ensureUsageRows(orm: Orm, events: readonly NewEvent[], force: boolean): Promise<void> {
+  let known = knownUsageRows.get(orm);
+  if (!known || known.size > 100_000) knownUsageRows.set(orm, (known = new Set()));
+  const missing = new Map<string, { accountId: string; month: string }>();
+  for (const event of events) {
+    const month = usageMonth(event.receivedAt);
+    const key = `${event.accountId}|${month}`;
+    if (force || !known.has(key)) missing.set(key, { accountId: event.accountId, month });
+  }
+  if (missing.size === 0) return;
+  const rows = [...missing.values()];
+  await sql`
+    insert into account_usage (account_id, month)
+    select * from unnest(${rows.map((row) => row.accountId)}::text[], ${rows.map((row) => row.month)}::date[])
+    on conflict do nothing
+  `.execute(orm.em.getKysely());
+  for (const key of missing.keys()) known.add(key);
+}
+
 /**
- * Stores a batch of events in one statement and one commit, and (in the same
- * transaction) wakes idle delivery workers when any of them is due and not already
- * claimed by this process. Shaped as INSERT … SELECT FROM unnest(arrays): each column
- * travels as one bound array parameter. Bodies are the exception: one parameter each, in
- * an ARRAY[…] constructor, because node-postgres sends a Buffer parameter as raw binary
- * but would hex-encode it inside an array parameter. (The ORM's insertMany writes every
- * value into the SQL text, bodies as hex literals, which halved ingest throughput.)
+ * Stores a batch of events in one statement and one commit, metering them against each
+ * account's monthly allowance in the same statement, and (in the same transaction)
+ * wakes idle delivery workers when any of them is due and not already claimed by this
+ * process. Shaped as INSERT … SELECT FROM unnest(arrays): each column travels as one
+ * bound array parameter. Bodies are the exception: one parameter each, in an ARRAY[…]
+ * constructor, because node-postgres sends a Buffer parameter as raw binary but would
+ * hex-encode it inside an array parameter. (The ORM's insertMany writes every value into
+ * the SQL text, bodies as hex literals, which halved ingest throughput.)
  *
- * Returns, per event, its delivery when it was stored claimed (see NewEvent.lease), else
- * null. The endpoint's state is read in the same statement, so an endpoint paused or
- * given a CLI destination a moment ago is never delivered to by this shortcut.
+ * Metering: the batch locks its accounts' usage rows for the month (FOR UPDATE, in
+ * account order; READ COMMITTED returns the latest committed count after any wait), keeps
+ * each account's events in arrival order while the count stays within the plan's
+ * allowance, stores only those and adds exactly their number to the count. So the count
+ * is the number of events stored, whatever runs concurrently, and a crash rolls both
+ * back. Crossing 80% or 100% of the allowance writes a `usage.threshold` row to the
+ * notification outbox, once per month, in the same transaction.
+ *
+ * Returns, per event, whether it was stored, and its delivery when it was stored claimed
+ * (see NewEvent.lease). The endpoint's state is read in the same statement, so an
+ * endpoint paused or given a CLI destination a moment ago is never delivered to by this
+ * shortcut.
  */
-export async function insertEvents(orm: Orm, events: readonly NewEvent[]): Promise<(ClaimedDelivery | null)[]> {
+export async function insertEvents(orm: Orm, events: readonly NewEvent[]): Promise<InsertOutcome[]> {
+  await ensureUsageRows(orm, events, false);
+  let result = await insertMetered(orm, events);
+  if (result.unmetered.size > 0) {
+    // A usage row this process thought existed is missing (another process's database
+    // was restored, or the row was removed by hand): make it and store those events again.
+    const retry = events.filter((event) => result.unmetered.has(event.id));
+    await ensureUsageRows(orm, retry, true);
+    const again = await insertMetered(orm, retry);
+    for (const [id, row] of again.granted) result.granted.set(id, row);
+    for (const [id, row] of again.rejected) result.rejected.set(id, row);
+    result = { ...result, unmetered: again.unmetered };
+    if (result.unmetered.size > 0) throw new Error('usage rows for this batch could not be created');
+  }
+  return events.map((event): InsertOutcome => {
+    const rejected = result.rejected.get(event.id);
+    if (rejected) {
+      return { stored: false, reason: 'quota_exceeded', plan: rejected.plan!, month: usageMonth(event.receivedAt).slice(0, 7), eventsPerMonth: Number(rejected.events_limit) };
+    }
+    const row = result.granted.get(event.id);
+    if (!row || !event.lease) return { stored: true, delivery: null };
+    return {
+      stored: true,
+      delivery: {
+        id: event.id,
+        accountId: event.accountId,
+        endpointId: event.endpointId,
+        headers: event.headers,
+        body: event.body,
+        status: 'pending',
+        attemptCount: 0,
+        autoAttempts: 0,
+        trigger: 'auto',
+        leaseId: event.lease.id,
+        destinationUrl: row.destination_url!,
+        secrets: row.previous_secret ? [row.secret!, row.previous_secret] : [row.secret!],
+      },
+    };
+  });
+}
+
+interface InsertResultRow {
+  outcome: 'granted' | 'rejected' | 'unmetered' | 'woken';
+  id: string | null;
+  destination_url: string | null;
+  secret: string | null;
+  previous_secret: string | null;
+  plan: Plan | null;
+  events_limit: string | null;
+}
+
+async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
   const column = <T>(pick: (event: NewEvent) => T): T[] => events.map(pick);
   const bodies = sql.join(events.map((event) => sql`${event.body}`));
-  const result = await sql<ClaimedTargetRow>`
+  const result = await sql<InsertResultRow>`
     with batch as (
-      select b.*, case when b.lease_id is not null and p.status = 'active' and p.destination_type = 'url' and p.deleted_at is null
-                       then b.lease_id end as granted_lease
+      select b.*, row_number() over (partition by b.account_id, b.month order by b.ord) as rn,
+             case when b.lease_id is not null and p.status = 'active' and p.destination_type = 'url' and p.deleted_at is null
+                  then b.lease_id end as granted_lease
       from unnest(
         ${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.endpointId)}::text[],
         ${column((e) => e.type)}::text[], ${column((e) => e.method)}::text[], ${column((e) => e.path)}::text[],
         ${column((e) => e.query)}::text[], ${column((e) => JSON.stringify(e.headers))}::text[], array[${bodies}]::bytea[],
         ${column((e) => e.contentType)}::text[], ${column((e) => e.size)}::int[], ${column((e) => e.receivedAt)}::timestamptz[],
         ${column((e) => e.status)}::text[], ${column((e) => e.nextAttemptAt)}::timestamptz[],
-        ${column((e) => e.lease?.id ?? null)}::text[], ${column((e) => e.lease?.ms ?? null)}::int[]
-      ) as b(id, account_id, endpoint_id, type, method, path, query, headers, body,
-             content_type, size, received_at, status, next_attempt_at, lease_id, lease_ms)
+        ${column((e) => e.lease?.id ?? null)}::text[], ${column((e) => e.lease?.ms ?? null)}::int[],
+        ${column((e) => usageMonth(e.receivedAt))}::date[]
+      ) with ordinality as b(id, account_id, endpoint_id, type, method, path, query, headers, body,
+             content_type, size, received_at, status, next_attempt_at, lease_id, lease_ms, month, ord)
       left join endpoint p on p.id = b.endpoint_id and b.lease_id is not null
+    ),
+    usage as (
+      select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit
+      from account_usage u
+      join account a on a.id = u.account_id
+      left join (values ${PLAN_ALLOWANCES}) as l(plan, events_limit) on l.plan = a.plan
+      where (u.account_id, u.month) in (select distinct account_id, month from batch)
+      order by u.account_id, u.month
+      for update of u
+    ),
+    accepted as (
+      select b.* from batch b join usage u on u.account_id = b.account_id and u.month = b.month
+      where u.events_limit is null or u.events_accepted + b.rn <= u.events_limit
+    ),
+    counted as (
+      update account_usage u set events_accepted = u.events_accepted + c.n
+      from (select account_id, month, count(*) as n from accepted group by account_id, month) as c
+      where u.account_id = c.account_id and u.month = c.month
+      returning u.account_id, u.month, u.events_accepted - c.n as before, u.events_accepted as after
+    ),
+    thresholds as (
+      insert into notification_outbox (account_id, type, data)
+      select c.account_id, 'usage.threshold',
+             jsonb_build_object('month', to_char(c.month, 'YYYY-MM'), 'threshold', t.fraction,
+                                'events_accepted', c.after, 'events_per_month', u.events_limit)
+      from counted c join usage u on u.account_id = c.account_id and u.month = c.month
+      cross join (values ${THRESHOLDS}) as t(fraction)
+      where u.events_limit is not null
+        and c.before < ceil(t.fraction * u.events_limit) and c.after >= ceil(t.fraction * u.events_limit)
+      returning 1
     ),
     inserted as (
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
@@ -82,46 +209,35 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[]): Promi
       select id, account_id, endpoint_id, type, method, path, query, headers::jsonb, body,
              content_type, size, received_at, status, 0, next_attempt_at, granted_lease,
              case when granted_lease is not null then now() + make_interval(secs => lease_ms::double precision / 1000) end
-      from batch
+      from accepted
       returning id, next_attempt_at, lease_id
     ),
     woken as (
       select pg_notify(${DUE_CHANNEL}, '') from (select 1 from inserted where next_attempt_at is not null and lease_id is null limit 1) as due
     )
-    -- UNION ALL runs both branches, so the notification is sent even when nothing was claimed
-    select null::text as id, null::text as destination_url, null::text as secret, null::text as previous_secret from woken
+    -- UNION ALL runs every branch, so the notification is sent even when nothing was
+    -- claimed (data-modifying CTEs such as thresholds always run to completion)
+    select 'woken' as outcome, null::text as id, null::text as destination_url, null::text as secret,
+           null::text as previous_secret, null::text as plan, null::bigint as events_limit from woken
     union all
-    select i.id, p.destination_url, p.secret,
-           case when p.previous_secret_expires_at > now() then p.previous_secret end
+    select 'granted', i.id, p.destination_url, p.secret,
+           case when p.previous_secret_expires_at > now() then p.previous_secret end, null, null
     from inserted i join batch b on b.id = i.id join endpoint p on p.id = b.endpoint_id
     where i.lease_id is not null
+    union all
+    select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, u.plan, u.events_limit
+    from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
+    where not exists (select 1 from accepted a where a.id = b.id)
   `.execute(orm.em.getKysely());
-  const granted = new Map(result.rows.map((row) => [row.id, row]));
-  return events.map((event) => {
-    const row = granted.get(event.id);
-    if (!row || !event.lease) return null;
-    return {
-      id: event.id,
-      accountId: event.accountId,
-      endpointId: event.endpointId,
-      headers: event.headers,
-      body: event.body,
-      status: 'pending',
-      attemptCount: 0,
-      autoAttempts: 0,
-      trigger: 'auto',
-      leaseId: event.lease.id,
-      destinationUrl: row.destination_url,
-      secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
-    };
-  });
-}
-
-interface ClaimedTargetRow {
-  id: string;
-  destination_url: string;
-  secret: string;
-  previous_secret: string | null;
+  const granted = new Map<string, InsertResultRow>();
+  const rejected = new Map<string, InsertResultRow>();
+  const unmetered = new Set<string>();
+  for (const row of result.rows) {
+    if (row.outcome === 'granted') granted.set(row.id!, row);
+    else if (row.outcome === 'rejected') rejected.set(row.id!, row);
+    else if (row.outcome === 'unmetered') unmetered.add(row.id!);
+  }
+  return { granted, rejected, unmetered };
 }
 
 /** A claimed delivery: the event, where it goes, how to sign it, and the lease that fences it. */

@@ -8,18 +8,22 @@ let database: TestDatabase;
 let orm: Orm;
 const accountId = newId('account');
 const endpointId = newId('endpoint');
+const otherAccountId = newId('account');
+const otherEndpointId = newId('endpoint');
 
 beforeAll(async () => {
   database = await freshDatabase();
   orm = await createOrm({ databaseUrl: database.url });
   const connection = orm.em.getConnection();
   const now = new Date();
-  await connection.execute('insert into account (id, plan, created_at) values (?, ?, ?)', [accountId, 'free', now]);
-  await connection.execute(
-    `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, secret, created_at, updated_at)
-     values (?, ?, 'w', 'ingest-w', 'active', 'cli', 'whsec_x', ?, ?)`,
-    [endpointId, accountId, now, now],
-  );
+  for (const [account, endpoint] of [[accountId, endpointId], [otherAccountId, otherEndpointId]] as const) {
+    await connection.execute('insert into account (id, plan, created_at) values (?, ?, ?)', [account, 'free', now]);
+    await connection.execute(
+      `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, secret, created_at, updated_at)
+       values (?, ?, 'w', ?, 'active', 'cli', 'whsec_x', ?, ?)`,
+      [endpoint, account, `ingest-${endpoint}`, now, now],
+    );
+  }
 });
 afterAll(async () => {
   await orm.close();
@@ -70,7 +74,9 @@ describe('EventWriter', () => {
     expect(rows).toHaveLength(5);
   });
 
-  it('starts another INSERT beside one that stalls, so a stall does not hold everything', async () => {
+  // Batches of one account take turns on its usage row (metering), so the event flowing
+  // past the stall belongs to another account.
+  it('starts another INSERT beside one that stalls, so a stall does not hold other accounts', async () => {
     const writer = new EventWriter(orm, { stallMs: 20 });
     const stuck = event('stuck');
     // Another transaction inserts the same id and holds it uncommitted: the writer's
@@ -86,7 +92,7 @@ describe('EventWriter', () => {
     let stuckSettled = false;
     void stuckWrite.then(() => (stuckSettled = true), () => (stuckSettled = true));
     await new Promise((resolve) => setTimeout(resolve, 60));
-    await writer.write(event('flows past the stall'));
+    await writer.write(event('flows past the stall', { accountId: otherAccountId, endpointId: otherEndpointId }));
     expect(stuckSettled).toBe(false);
     await blocker.rollback();
     await stuckWrite;

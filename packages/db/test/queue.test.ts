@@ -124,8 +124,9 @@ describe('insertEvents with a lease (the shortcut for new events)', () => {
 
   it('stores the event claimed and returns its delivery, without waking the workers', async () => {
     const event = leasedEvent(endpointId, 'lease.1');
-    let delivery: Awaited<ReturnType<EventWriter['write']>> = null;
-    expect(await notificationsDuring(async () => (delivery = await new EventWriter(orm).write(event)))).toBe(0);
+    let outcome: Awaited<ReturnType<EventWriter['write']>> | undefined;
+    expect(await notificationsDuring(async () => (outcome = await new EventWriter(orm).write(event)))).toBe(0);
+    const delivery = outcome?.stored ? outcome.delivery : null;
     expect(delivery).toMatchObject({ id: event.id, leaseId: 'lease.1', destinationUrl: 'http://127.0.0.1:9/x', secrets: ['whsec_AAAA'], attemptCount: 0, trigger: 'auto' });
     expect(delivery!.body.equals(event.body)).toBe(true);
     const [row] = await sql('select lease_id, locked_until > now() + interval \'50 seconds\' as long_lease from event where id = ?', [event.id]);
@@ -146,8 +147,8 @@ describe('insertEvents with a lease (the shortcut for new events)', () => {
     const active = leasedEvent(endpointId, 'lease.3');
     let results: unknown[] = [];
     expect(await notificationsDuring(async () => (results = await Promise.all([writer.write(paused), writer.write(active)])))).toBeGreaterThan(0);
-    expect(results[0]).toBeNull();
-    expect(results[1]).toMatchObject({ id: active.id, leaseId: 'lease.3' });
+    expect(results[0]).toEqual({ stored: true, delivery: null });
+    expect(results[1]).toMatchObject({ stored: true, delivery: { id: active.id, leaseId: 'lease.3' } });
     const rows = await sql('select id, lease_id, locked_until from event where id in (?, ?) order by id', [paused.id, active.id]);
     expect(rows.find((row) => row.id === paused.id)).toMatchObject({ lease_id: null, locked_until: null });
   });

@@ -1,10 +1,11 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId } from '@hook/core';
+import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED } from '@hook/core';
 import type { EventWriter, NewEvent } from '@hook/db';
 import type { LocalDelivery } from '../../delivery/worker.ts';
 import type { StreamHub } from '../../stream/hub.ts';
 import { errorResponses, IngestAccepted } from '../../schemas.ts';
+import type { CustomDomainCache } from './custom-domains.ts';
 import type { IngestTarget, IngestTargetCache } from './target-cache.ts';
 
 /** Methods an ingest URL answers. GET, HEAD and OPTIONS carry no body (Fastify does not read one). */
@@ -49,7 +50,7 @@ function pathAndQuery(url: string): { path: string; query: string } {
  * the row is committed. The endpoint is looked up before the body is read, so an unknown
  * or disabled URL is refused without taking in a large body.
  */
-export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; local: LocalDelivery; hub: StreamHub; maxPayloadBytes: number }): Promise<void> {
+export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; domains: CustomDomainCache; local: LocalDelivery; hub: StreamHub; maxPayloadBytes: number }): Promise<void> {
   // Any content type, kept as raw bytes: never parsed, never re-serialised.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -59,11 +60,14 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     const ingestId = request.params.ingest_id;
     const endpoint = await options.targets.get(ingestId);
     if (!endpoint) throw new HookError(INGEST_NOT_FOUND, [ingestId]);
+    // An account's custom domain receives for that account's endpoints only.
+    const domainOwner = await options.domains.accountOf(request.hostname);
+    if (domainOwner !== null && domainOwner !== endpoint.accountId) throw new HookError(INGEST_NOT_FOUND, [ingestId]);
     if (endpoint.status === 'disabled') throw new HookError(ENDPOINT_DISABLED, [endpoint.id]);
     request.ingestTarget = endpoint;
   }
 
-  async function ingest(request: FastifyRequest<{ Params: { ingest_id: string } }>) {
+  async function ingest(request: FastifyRequest<{ Params: { ingest_id: string } }>, reply: FastifyReply) {
     const target = request.ingestTarget!;
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const headers = receivedHeaders(request.raw.rawHeaders);
@@ -93,9 +97,13 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     } satisfies NewEvent;
     const write = options.writer.write(event);
     if (slot) {
-      write.then((delivery) => (delivery ? slot.deliver(delivery) : slot.cancel()), () => slot.cancel());
+      write.then((outcome) => (outcome.stored && outcome.delivery ? slot.deliver(outcome.delivery) : slot.cancel()), () => slot.cancel());
     }
-    await write;
+    const outcome = await write;
+    if (!outcome.stored) {
+      reply.header('retry-after', Math.max(1, Math.ceil((nextUsageMonthStart(receivedAt).getTime() - Date.now()) / 1000)));
+      throw new HookError(QUOTA_EXCEEDED, [outcome.eventsPerMonth, outcome.month, outcome.plan]);
+    }
     if (options.hub.watches(event.accountId)) options.hub.eventStored({ ...event, attemptCount: 0, autoAttempts: 0 });
     return { id, status: 'pending' as const };
   }
