@@ -10,7 +10,7 @@ import { requireApiKey } from './plugins/auth.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerOrm } from './plugins/orm.ts';
-import { registerRateLimit } from './plugins/rate-limit.ts';
+import { limitApiRequestsPerKey, registerRateLimit } from './plugins/rate-limit.ts';
 import { registerValidation } from './plugins/validation.ts';
 import { accountRoutes, accountSignupRoutes } from './routes/accounts/index.ts';
 import { apiKeyRoutes } from './routes/api-keys/index.ts';
@@ -18,6 +18,7 @@ import { endpointRoutes } from './routes/endpoints/index.ts';
 import { eventRoutes } from './routes/events/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { ingestRoutes } from './routes/ingest/index.ts';
+import { memberRoutes } from './routes/members/index.ts';
 import { IngestTargetCache } from './routes/ingest/target-cache.ts';
 import { mcpRoutes } from './routes/mcp/index.ts';
 import { notificationRoutes } from './routes/notifications/index.ts';
@@ -125,8 +126,10 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   await app.register(websocket, { options: { maxPayload: API_BODY_LIMIT_BYTES } });
   await app.register(async (authenticated) => {
     requireApiKey(authenticated);
+    limitApiRequestsPerKey(authenticated, config.apiRateLimit);
     await authenticated.register(accountRoutes);
     await authenticated.register(apiKeyRoutes);
+    await authenticated.register(memberRoutes);
     await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config) });
     await authenticated.register(mcpRoutes);

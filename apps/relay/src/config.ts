@@ -39,7 +39,15 @@ export interface RelayConfig {
   playgroundSessionsPerAddressPerHour: number;
   /** HOOK_RETENTION_INTERVAL: time between two passes removing events past their retention, in ms (run by processes with role all or worker, and once at start). Default 1h. */
   retentionIntervalMs: number;
+  /**
+   * HOOK_API_RATE_LIMIT: API requests each API key may make per minute. `plan` (the default) takes each
+   * account's plan figure (free 1200, pro 12000, enterprise 60000); a number applies to every plan; 0 turns the limit off.
+   */
+  apiRateLimit: ApiRateLimit;
 }
+
+/** Requests per API key per minute: the caller's plan's figure, or one number for every plan (0: no limit). */
+export type ApiRateLimit = 'plan' | number;
 
 export type RelayRole = 'all' | 'api' | 'worker';
 const ROLES: readonly RelayRole[] = ['all', 'api', 'worker'];
@@ -135,6 +143,11 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   if (retentionIntervalMs === null || retentionIntervalMs <= 0 || retentionIntervalMs > 2 ** 31 - 1) {
     throw new ConfigError('HOOK_RETENTION_INTERVAL', retentionIntervalText!, 'a duration from 1ms to 24d, such as 1h or 30m');
   }
+  const apiRateLimitText = set('HOOK_API_RATE_LIMIT')?.toLowerCase() ?? 'plan';
+  const apiRateLimit: ApiRateLimit = apiRateLimitText === 'plan' ? 'plan' : Number(apiRateLimitText);
+  if (apiRateLimit !== 'plan' && (!/^\d+$/.test(apiRateLimitText) || apiRateLimit > 1_000_000)) {
+    throw new ConfigError('HOOK_API_RATE_LIMIT', set('HOOK_API_RATE_LIMIT')!, "plan, or a whole number of requests per API key per minute from 0 (no limit) to 1000000");
+  }
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
@@ -152,5 +165,6 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     signupsPerAddressPerHour,
     playgroundSessionsPerAddressPerHour,
     retentionIntervalMs,
+    apiRateLimit,
   };
 }

@@ -93,6 +93,7 @@ export const DestinationUrl = Type.String({ format: 'uri', pattern: '^https?://'
  */
 export const Destination = Type.Object(
   {
+  member_id: IdOf('member', 'The member the key belongs to; it acts with that member\'s role'),
     type: Type.Enum(['cli', 'url']),
     url: Type.Optional({ ...DestinationUrl, description: 'Required with type url: an http or https URL that receives signed POSTs' }),
   },
@@ -181,3 +182,18 @@ export const PageQuery = {
 export function IdParams(kind: IdKind, description: string) {
   return Type.Object({ id: IdOf(kind, description) });
 }
+
+export const MemberRole = Type.Enum(['admin', 'member'], { description: 'admin: may also manage members, API keys of others and the plan; member: everything else' });
+
+export const MemberSchema = Type.Object({
+  id: IdOf('member', 'Member id'),
+  email: Type.Union([Type.String({ format: 'email' }), Type.Null()], { description: "The member's address; null for an account's first admin made without one" }),
+  role: MemberRole,
+  created_at: Timestamp,
+});
+
+/** What `POST /v1/members` answers: the member and its first API key, shown once. */
+export const CreatedMemberSchema = Type.Object({
+  member: MemberSchema,
+  api_key: Type.String({ description: "The new member's first API key (hk_…). Shown only in this response: hand it to the member." }),
+});

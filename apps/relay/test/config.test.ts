@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       allowPrivateDestinations: true,
       signupsPerAddressPerHour: 20,
       playgroundSessionsPerAddressPerHour: 10,
+      apiRateLimit: 'plan',
     });
   });
 
@@ -44,6 +45,7 @@ describe('loadConfig', () => {
         HOOK_ALLOW_PRIVATE_DESTINATIONS: 'no',
         HOOK_SIGNUP_RATE_LIMIT: '5',
         HOOK_PLAYGROUND_RATE_LIMIT: '3',
+        HOOK_API_RATE_LIMIT: '5',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -60,7 +62,10 @@ describe('loadConfig', () => {
       allowPrivateDestinations: false,
       signupsPerAddressPerHour: 5,
       playgroundSessionsPerAddressPerHour: 3,
+      apiRateLimit: 5,
     });
+    expect(loadConfig({ HOOK_API_RATE_LIMIT: '0' }).apiRateLimit).toBe(0);
+    expect(loadConfig({ HOOK_API_RATE_LIMIT: 'Plan' }).apiRateLimit).toBe('plan');
     expect(loadConfig({ HOOK_SIGNUP_RATE_LIMIT: '0' }).signupsPerAddressPerHour).toBe(0);
     expect(loadConfig({ HOOK_MAX_PAYLOAD: '1048576' }).maxPayloadBytes).toBe(1048576);
     expect(loadConfig({ HOOK_MAX_PAYLOAD: '10MB' }).maxPayloadBytes).toBe(10 * 1024 * 1024);
@@ -81,6 +86,7 @@ describe('loadConfig', () => {
       HOOK_ALLOW_PRIVATE_DESTINATIONS: 'maybe',
       HOOK_SIGNUP_RATE_LIMIT: '-1',
       HOOK_PLAYGROUND_RATE_LIMIT: 'lots',
+      HOOK_API_RATE_LIMIT: 'fast',
     };
     for (const [variable, value] of Object.entries(cases)) {
       expect(() => loadConfig({ [variable]: value }), variable).toThrow(ConfigError);

@@ -217,7 +217,8 @@ describe('the per-address limit', () => {
       const response = await api(limited.baseUrl, 'POST', '/playground/session');
       expectProblem(response, 429, 'rate_limited');
       expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(3500);
-      expect(response.headers.get('x-ratelimit-limit')).toBe('3');
+      expect(response.headers.get('ratelimit-limit')).toBe('3');
+      expect(Number(response.headers.get('ratelimit-reset'))).toBe(Number(response.headers.get('retry-after')));
       expect(await sqlRows(limited, 'select count(*)::int as n from playground_session')).toEqual([{ n: 3 }]);
     } finally {
       await limited.close();

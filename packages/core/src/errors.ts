@@ -119,8 +119,8 @@ export const REPLAY_NEEDS_URL_DESTINATION = defineError(
 );
 export const LAST_API_KEY = defineError(
   'last_api_key', 409, 'Cannot revoke the last key',
-  "Key '%s' is the account's only API key; revoking it would lock the account out",
-  'Create another key with POST /v1/api-keys first, then revoke this one.',
+  "Key '%s' is the last API key of any admin of the account; revoking it would leave nobody able to manage the account",
+  'Create another key with POST /v1/api-keys (with an admin\'s key) first, then revoke this one.',
 );
 export const ENDPOINT_NOT_FOUND = defineError(
   'endpoint_not_found', 404, 'Endpoint not found',
@@ -194,7 +194,7 @@ export const STREAM_TOO_SLOW = defineError(
 );
 export const RATE_LIMITED = defineError(
   'rate_limited', 429, 'Too many requests',
-  'This route allows %s requests per client address in its time window, and this address has used them; the window resets in %s seconds',
+  'This route allows %s requests %s, and they have been used; the window resets in %s seconds',
   'Wait the number of seconds in the Retry-After header, then send the request again.',
 );
 export const QUOTA_EXCEEDED = defineError(

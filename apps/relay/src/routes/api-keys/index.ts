@@ -3,15 +3,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { API_KEY_NOT_FOUND, HookError, LAST_API_KEY } from '@hook/core';
 import { createApiKey } from '../accounts/new-account.ts';
-import { LockMode } from '@mikro-orm/core';
-import { ApiKey } from '@hook/db';
+import { ApiKey, Member } from '@hook/db';
+import { requireAdmin } from '../../plugins/auth.ts';
+import { lockAccount } from '../members/index.ts';
 import { ApiKeySchema, CreatedApiKeySchema, errorResponses, IdParams, Page, PageQuery, ResourceName } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 
-type ApiKeyRow = { id: string; name?: string | null; prefix: string; createdAt: Date };
+type ApiKeyRow = { id: string; memberId: string; name?: string | null; prefix: string; createdAt: Date };
 
 function presentApiKey(key: ApiKeyRow) {
-  return { id: key.id, name: key.name ?? null, prefix: key.prefix, created_at: key.createdAt.toISOString() };
+  return { id: key.id, name: key.name ?? null, prefix: key.prefix, member_id: key.memberId, created_at: key.createdAt.toISOString() };
 }
 
 const security = [{ bearerAuth: [] }];
@@ -22,7 +23,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   api.post('/v1/api-keys', {
     schema: {
       tags: ['api-keys'],
-      summary: 'Create an API key (shown once)',
+      summary: 'Create an API key of the calling member (shown once)',
       security,
       body: Type.Object({ name: Type.Optional(ResourceName) }, { additionalProperties: false }),
       response: { 201: CreatedApiKeySchema, ...errorResponses },
@@ -36,7 +37,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   api.get('/v1/api-keys', {
     schema: {
       tags: ['api-keys'],
-      summary: 'List API keys (prefixes only), newest first',
+      summary: "List the account's API keys (prefixes only) with the member each belongs to, newest first",
       security,
       querystring: Type.Object(PageQuery, { additionalProperties: false }),
       response: { 200: Page(ApiKeySchema), ...errorResponses },
@@ -54,19 +55,29 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   api.delete('/v1/api-keys/:id', {
     schema: {
       tags: ['api-keys'],
-      summary: 'Revoke an API key; it stops working at once',
+      summary: "Revoke an API key; it stops working at once. Members may revoke their own keys, admins anyone's",
       security,
       params: IdParams('apiKey', 'Key id'),
       response: { 204: Type.Null(), ...errorResponses },
     },
   }, async (request, reply) => {
     const { id } = request.params;
-    // Locking every key of the account makes concurrent revocations take turns, so two
-    // of them can never remove the last two keys together.
+    // The account lock (taken by every team change) makes concurrent revocations take
+    // turns, so two of them can never remove the last two admin keys together.
     await request.em.transactional(async (em) => {
-      const keys = await em.find(ApiKey, { accountId: request.accountId }, { fields: ['id'], lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!keys.some((key) => key.id === id)) throw new HookError(API_KEY_NOT_FOUND, [id]);
-      if (keys.length <= 1) throw new HookError(LAST_API_KEY, [id]);
+      await lockAccount(em, request.accountId);
+      const key = await em.findOne(ApiKey, { id, accountId: request.accountId });
+      if (!key) throw new HookError(API_KEY_NOT_FOUND, [id]);
+      if (key.memberId !== request.memberId) requireAdmin(request, "revoke other members' API keys");
+      // The account must keep a key of an admin, or nobody could manage it again.
+      const owner = await em.findOneOrFail(Member, { id: key.memberId });
+      if (owner.role === 'admin') {
+        const [adminKeys] = await em.execute<{ n: number }[]>(
+          `select count(*)::int as n from api_key k join member m on m.id = k.member_id where k.account_id = ? and m.role = 'admin'`,
+          [request.accountId],
+        );
+        if ((adminKeys?.n ?? 0) <= 1) throw new HookError(LAST_API_KEY, [id]);
+      }
       await em.nativeDelete(ApiKey, { id, accountId: request.accountId });
     });
     return reply.code(204).send(null);
