@@ -44,16 +44,35 @@ export const AccountSchema = Type.Object({
   id: IdOf('account', 'Account id'),
   plan: Plan,
   email: Type.Union([Type.String({ format: 'email' }), Type.Null()], { description: 'Given at signup; null when none was' }),
+  allowed_ips: Type.Array(Type.String(), { description: 'CIDRs API requests must come from (canonical form); empty allows any address. Ingest URLs are not affected' }),
+  custom_domain: Type.Union([Type.String(), Type.Null()], { description: "A hostname the account's endpoint URLs use instead of the relay's; null when none" }),
+  retention_days: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "The account's own event retention in days (enterprise); null keeps the plan's" }),
   created_at: Timestamp,
 });
 
 const Limit = (description: string) => Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: `${description}; null means unlimited` });
 
 export const PlanLimitsSchema = Type.Object({
-  events_per_month: Limit('Events the account may accept per calendar month (UTC)'),
-  endpoints: Limit('Endpoints the account may have'),
-  retention_days: Limit('Days event history is kept'),
-}, { description: "The plan's stated limits. Shown, not yet enforced (docs/plans.md)" });
+  events_per_month: Limit('Events the account may accept per calendar month (UTC); past it ingest answers 429 quota_exceeded'),
+  endpoints: Limit('Endpoints the account may have at once'),
+  members: Limit('Team members, the first admin included'),
+  retention_days: Type.Integer({ minimum: 1, description: "Days an event's history is kept after it is received (the account's own setting on enterprise)" }),
+  api_requests_per_minute: Type.Integer({ minimum: 1, description: 'API requests each key may make per minute (ingest URLs are not counted)' }),
+  ip_allowlist: Type.Boolean({ description: 'Whether allowed_ips may be set' }),
+  custom_domain: Type.Boolean({ description: 'Whether custom_domain may be set' }),
+  custom_retention: Type.Boolean({ description: 'Whether retention_days may be set' }),
+  price_usd_per_month: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'US dollars per month; null is a custom price. No payment is taken' }),
+  support: Type.Enum(['community', 'priority', 'dedicated']),
+}, { description: "What the account's plan allows; the relay enforces each figure (docs/plans.md)" });
+
+export const UsageSchema = Type.Object({
+  month: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}$', description: 'The calendar month (UTC) counted, YYYY-MM' }),
+  events_accepted: Type.Integer({ minimum: 0, description: 'Events stored this month: exact, counted in the same statement that stores them' }),
+  events_remaining: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Events the plan still allows this month; null means unlimited' }),
+  resets_at: Timestamp,
+  endpoints: Type.Integer({ minimum: 0, description: 'Endpoints the account has now' }),
+  members: Type.Integer({ minimum: 0, description: 'Members the account has now' }),
+}, { description: 'Usage, read from one snapshot' });
 
 export const PlanChangeSchema = Type.Object({
   id: IdOf('planChange', 'Plan change id'),
@@ -66,6 +85,7 @@ export const PlanChangeSchema = Type.Object({
 export const AccountDetailsSchema = Type.Object({
   account: AccountSchema,
   limits: PlanLimitsSchema,
+  usage: UsageSchema,
   plan_history: Type.Array(PlanChangeSchema, { description: 'Every plan change, newest first' }),
 });
 
@@ -73,6 +93,7 @@ export const ApiKeySchema = Type.Object({
   id: IdOf('apiKey', 'Key id'),
   name: Type.Union([Type.String(), Type.Null()]),
   prefix: Type.String({ description: 'The first characters of the key, to tell keys apart' }),
+  member_id: IdOf('member', 'The member the key belongs to; it acts with that member\'s role'),
   created_at: Timestamp,
 });
 
@@ -93,7 +114,6 @@ export const DestinationUrl = Type.String({ format: 'uri', pattern: '^https?://'
  */
 export const Destination = Type.Object(
   {
-  member_id: IdOf('member', 'The member the key belongs to; it acts with that member\'s role'),
     type: Type.Enum(['cli', 'url']),
     url: Type.Optional({ ...DestinationUrl, description: 'Required with type url: an http or https URL that receives signed POSTs' }),
   },

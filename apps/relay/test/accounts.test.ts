@@ -35,7 +35,7 @@ describe('plans', () => {
     const me = await api(relay.baseUrl, 'GET', '/v1/account', { key });
     expect(me.status).toBe(200);
     expect(me.body.account.plan).toBe('free');
-    expect(me.body.limits).toEqual({ events_per_month: 10_000, endpoints: 3, retention_days: 7 });
+    expect(me.body.limits).toMatchObject({ events_per_month: 10_000, endpoints: 3, retention_days: 7, members: 3 });
     expect(me.body.plan_history).toEqual([]);
   });
 
@@ -44,7 +44,7 @@ describe('plans', () => {
     const upgraded = await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'pro' } });
     expect(upgraded.status).toBe(200);
     expect(upgraded.body.account).toMatchObject({ id: accountId, plan: 'pro' });
-    expect(upgraded.body.limits).toEqual({ events_per_month: 2_000_000, endpoints: null, retention_days: 90 });
+    expect(upgraded.body.limits).toMatchObject({ events_per_month: 2_000_000, endpoints: null, retention_days: 90, ip_allowlist: true, members: 25 });
     expect(upgraded.body.plan_history).toEqual([
       { id: expect.stringMatching(/^plch_[0-9A-Z]{26}$/), from_plan: 'free', to_plan: 'pro', changed_at: expect.stringMatching(/Z$/) },
     ]);
@@ -113,7 +113,9 @@ describe('signup rate limit', () => {
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(3500);
     expect(retryAfter).toBeLessThanOrEqual(3600);
-    expect(problem.detail).toContain('allows 3 requests');
+    expect(problem.detail).toContain('allows 3 requests per client address per hour');
+    expect(refused.headers.get('ratelimit-limit')).toBe('3');
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
     expect(problem.fix).toMatch(/Retry-After/);
     // Nothing was created by the refused request.
     expect(await sqlRows(limited, 'select count(*)::int as n from account')).toEqual([{ n: 3 }]);
@@ -122,6 +124,6 @@ describe('signup rate limit', () => {
   it('limits only signups: authenticated routes of the same address still answer', async () => {
     const refused = await api(limited.baseUrl, 'GET', '/v1/account');
     expectProblem(refused, 401, 'authentication_required');
-    expect(refused.headers.get('x-ratelimit-limit')).toBeNull();
+    expect(refused.headers.get('ratelimit-limit')).toBeNull();
   });
 });

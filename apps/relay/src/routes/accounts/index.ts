@@ -2,33 +2,89 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LockMode, type EntityManager } from '@mikro-orm/core';
-import { newId, PLAN_LIMITS, type Plan } from '@hook/core';
-import { Account, PlanChange } from '@hook/db';
+import { HookError, newId, nextUsageMonthStart, PLAN_CHANGE_BLOCKED, PLAN_LIMITS, retentionDaysOf, type Plan } from '@hook/core';
+import { Account, enqueueNotification, PlanChange, readAccountUsage, type AccountUsage } from '@hook/db';
 import { createAccount, createApiKey } from './new-account.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
 import { AccountDetailsSchema, AccountSchema, errorResponses, Plan as PlanSchema } from '../../schemas.ts';
 
-type AccountRow = { id: string; plan: Plan; email?: string | null; createdAt: Date };
+type AccountRow = { id: string; plan: Plan; email?: string | null; allowedIps?: string[]; customDomain?: string | null; retentionDays?: number | null; createdAt: Date };
 type PlanChangeRow = { id: string; fromPlan: Plan; toPlan: Plan; changedAt: Date };
 
 export function presentAccount(account: AccountRow) {
-  return { id: account.id, plan: account.plan, email: account.email ?? null, created_at: account.createdAt.toISOString() };
+  return {
+    id: account.id,
+    plan: account.plan,
+    email: account.email ?? null,
+    allowed_ips: account.allowedIps ?? [],
+    custom_domain: account.customDomain ?? null,
+    retention_days: account.retentionDays ?? null,
+    created_at: account.createdAt.toISOString(),
+  };
 }
 
-function presentLimits(plan: Plan) {
+function presentLimits(plan: Plan, accountRetentionDays: number | null = null) {
   const limits = PLAN_LIMITS[plan];
-  return { events_per_month: limits.eventsPerMonth, endpoints: limits.endpoints, retention_days: limits.retentionDays };
+  return {
+    events_per_month: limits.eventsPerMonth,
+    endpoints: limits.endpoints,
+    members: limits.members,
+    retention_days: retentionDaysOf(plan, accountRetentionDays),
+    api_requests_per_minute: limits.apiRequestsPerMinute,
+    ip_allowlist: limits.ipAllowlist,
+    custom_domain: limits.customDomain,
+    custom_retention: limits.customRetention,
+    price_usd_per_month: limits.priceUsdPerMonth,
+    support: limits.support,
+  };
+}
+
+function presentUsage(plan: Plan, usage: AccountUsage, now: Date) {
+  const allowance = PLAN_LIMITS[plan].eventsPerMonth;
+  return {
+    month: usage.month,
+    events_accepted: usage.eventsAccepted,
+    events_remaining: allowance === null ? null : Math.max(0, allowance - usage.eventsAccepted),
+    resets_at: nextUsageMonthStart(now).toISOString(),
+    endpoints: usage.endpoints,
+    members: usage.members,
+  };
 }
 
 function presentPlanChange(change: PlanChangeRow) {
   return { id: change.id, from_plan: change.fromPlan, to_plan: change.toPlan, changed_at: change.changedAt.toISOString() };
 }
 
-/** The account with its plan's limits and its whole plan history, newest first. */
-async function accountDetails(em: EntityManager, account: AccountRow) {
+/** The account with its plan's limits, this month's usage and its whole plan history, newest first. */
+export async function accountDetails(em: EntityManager, account: AccountRow) {
+  const now = new Date();
   // Ids are time-sortable, so id order is change order even within one millisecond.
-  const history = await em.find(PlanChange, { accountId: account.id }, { orderBy: { id: 'desc' } });
-  return { account: presentAccount(account), limits: presentLimits(account.plan), plan_history: history.map(presentPlanChange) };
+  const [history, usage] = await Promise.all([
+    em.find(PlanChange, { accountId: account.id }, { orderBy: { id: 'desc' } }),
+    readAccountUsage(em, account.id, now),
+  ]);
+  return {
+    account: presentAccount(account),
+    limits: presentLimits(account.plan, account.retentionDays ?? null),
+    usage: presentUsage(account.plan, usage, now),
+    plan_history: history.map(presentPlanChange),
+  };
+}
+
+/** Why the account does not fit `plan` (one sentence per excess), or none when it does. */
+async function excessOver(em: EntityManager, account: AccountRow, plan: Plan): Promise<string[]> {
+  const limits = PLAN_LIMITS[plan];
+  const usage = await readAccountUsage(em, account.id, new Date());
+  const excess: string[] = [];
+  if (limits.endpoints !== null && usage.endpoints > limits.endpoints) {
+    excess.push(`it has ${usage.endpoints} endpoints and ${plan} allows ${limits.endpoints}`);
+  }
+  if (limits.members !== null && usage.members > limits.members) {
+    excess.push(`it has ${usage.members} members and ${plan} allows ${limits.members}`);
+  }
+  if (!limits.ipAllowlist && (account.allowedIps?.length ?? 0) > 0) excess.push(`allowed_ips is set and ${plan} has no IP allowlisting`);
+  if (!limits.customDomain && account.customDomain) excess.push(`custom_domain is set and ${plan} has no custom domains`);
+  return excess;
 }
 
 export interface AccountSignupOptions {
@@ -94,7 +150,15 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     const account = await request.em.transactional(async (em) => {
       const current = await em.findOneOrFail(Account, { id: request.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (current.plan === plan) return current; // already on it: nothing changes, nothing is recorded
-      em.create(PlanChange, { id: newId('planChange'), accountId: current.id, fromPlan: current.plan, toPlan: plan, changedAt: new Date() });
+      // Endpoints and members are added under this same lock, so the check holds at commit.
+      const excess = await excessOver(em, current, plan);
+      if (excess.length > 0) throw new HookError(PLAN_CHANGE_BLOCKED, [plan, excess.join('; ')]);
+      const change = em.create(PlanChange, { id: newId('planChange'), accountId: current.id, fromPlan: current.plan, toPlan: plan, changedAt: new Date() });
+      await enqueueNotification(em, {
+        accountId: current.id,
+        type: 'plan.changed',
+        data: { from_plan: change.fromPlan, to_plan: change.toPlan, changed_at: change.changedAt.toISOString() },
+      });
       current.plan = plan;
       return current;
     });

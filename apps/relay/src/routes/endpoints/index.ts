@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, SECRET_ROTATION_GRACE_MS } from '@hook/core';
-import { Endpoint, notifyDue, scheduleUndelivered } from '@hook/db';
+import { LockMode } from '@mikro-orm/core';
+import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS } from '@hook/core';
+import { Account, Endpoint, notifyDue, scheduleUndelivered } from '@hook/db';
 import { assertPublicDestination } from '../../delivery/destinations.ts';
 import { Destination, EndpointSchema, EndpointStatus, errorResponses, IdParams, Page, PageQuery, ResourceName, SecretSchema } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
@@ -53,8 +54,16 @@ export async function endpointRoutes(
   }, async (request, reply) => {
     await checkDestination(request.body.destination);
     const now = new Date();
-    const endpoint = request.em.create(Endpoint, newEndpointColumns({ accountId: request.accountId, name: request.body.name, destination: request.body.destination ?? { type: 'cli' } }, now));
-    await request.em.flush();
+    const endpoint = await request.em.transactional(async (em) => {
+      // The account row is locked, so concurrent creations (and plan changes) take turns
+      // and the plan's endpoint allowance holds exactly.
+      const account = await em.findOneOrFail(Account, { id: request.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['plan'] });
+      const allowance = PLAN_LIMITS[account.plan].endpoints;
+      if (allowance !== null && await em.count(Endpoint, { accountId: request.accountId, kind: 'user', deletedAt: null }) >= allowance) {
+        throw new HookError(PLAN_LIMIT_REACHED, [`The ${account.plan} plan allows ${allowance} endpoints and this account has ${allowance}; delete one (DELETE /v1/endpoints/{id}) or upgrade`]);
+      }
+      return em.create(Endpoint, newEndpointColumns({ accountId: request.accountId, name: request.body.name, destination: request.body.destination ?? { type: 'cli' } }, now));
+    });
     return reply.code(201).send(presentEndpoint(endpoint, publicBaseUrl(request, options.publicUrl)));
   });
 
