@@ -87,4 +87,19 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
 
 
   expect([...called].sort(), 'every listed tool was called').toEqual(tools.map((tool) => tool.name).sort());
+  const added = await use('add_member', { email: 'teammate@example.com' });
+  expect(added.member).toMatchObject({ email: 'teammate@example.com', role: 'member' });
+  expect(added.api_key).toMatch(/^hk_/);
+  expect((await use('set_member_role', { member_id: added.member.id, role: 'admin' })).member.role).toBe('admin');
+  const team = await use('list_members');
+  expect(team.members.map((member: { role: string }) => member.role)).toEqual(['admin', 'admin']);
+  expect(await use('remove_member', { member_id: added.member.id })).toEqual({ removed: true, member_id: added.member.id });
+  expect((await use('list_members')).members).toHaveLength(1);
+
+  const notifications = (await use('set_notification_url', { url: receiver.url })).notifications;
+  expect(notifications).toMatchObject({ url: receiver.url, status: 'active' });
+  expect(notifications).not.toHaveProperty('secret');
+  expect((await use('get_notifications')).notifications).toEqual(notifications);
+  expect(await use('list_notification_events', { type: 'event.failed' })).toEqual({ events: [], next_cursor: null });
+  expect(await use('clear_notifications')).toEqual({ cleared: true });
 }

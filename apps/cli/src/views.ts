@@ -1,5 +1,6 @@
 /** How the API's resources read for a person: the views commands hand to the output module. */
 import type { AccountDetails, Attempt, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
+import type { Member } from '@hook/client';
 import { statusCell, type Block, type Cell, type View } from './output/view.ts';
 
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
@@ -152,4 +153,27 @@ export function accountView(details: AccountDetails): View {
       empty: 'No plan changes yet.',
     },
   ];
+}
+
+/** `hook members add`, `hook members role`: one member. */
+export function memberView(member: Member): View {
+  return [{
+    kind: 'fields',
+    rows: [
+      ['Member', member.id],
+      ['Email', member.email ?? { text: 'none', tone: 'dim' }],
+      ['Role', member.role],
+      ['Added', time(member.created_at)],
+    ],
+  }];
+}
+
+/** `hook members list`. */
+export function memberTable(members: readonly Member[]): Block {
+  return {
+    kind: 'table',
+    columns: [{ header: 'ID' }, { header: 'EMAIL' }, { header: 'ROLE' }, { header: 'ADDED' }],
+    rows: members.map((member) => [member.id, member.email ?? { text: '-', tone: 'dim' }, member.role, time(member.created_at)]),
+    empty: 'No members.',
+  };
 }

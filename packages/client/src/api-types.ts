@@ -102,9 +102,29 @@ export interface Endpoint {
   destination: Destination;
   created_at: string;
   updated_at: string;
+  /** The member the key belongs to (`mem_…`); the key acts with that member's role. */
+  member_id: string;
 }
 
 export interface EndpointCreate {
+/** `admin` may also manage members, other members' keys and the plan. */
+export type MemberRole = 'admin' | 'member';
+
+/** A team member of the account (`GET /v1/members`). */
+export interface Member {
+  id: string;
+  /** null for an account's first admin made without an email. */
+  email: string | null;
+  role: MemberRole;
+  created_at: string;
+}
+
+/** `POST /v1/members`: the new member and its first API key, shown only here. */
+export interface CreatedMember {
+  member: Member;
+  api_key: string;
+}
+
   name: string;
   /** Default `{type: "cli"}`. */
   destination?: Destination;

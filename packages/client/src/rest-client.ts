@@ -9,6 +9,7 @@ import type {
   AccountDetails, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
   EventListQuery, EventSummary, IngestAccepted, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
 } from './api-types.ts';
+import type { CreatedMember, Member, MemberRole } from './api-types.ts';
 
 /** How long to wait for a TCP (or TLS) connection before giving up. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -63,6 +64,16 @@ export interface HookClient {
   apiKeys: {
     create(body?: { name?: string }): Promise<CreatedApiKey>;
     list(query?: PageQuery): Promise<Page<ApiKey>>;
+    delete(id: string): Promise<void>;
+  };
+  members: {
+    /** `POST /v1/members` (admins only): the new member and its first API key, shown only here. Role defaults to member. */
+    create(body: { email: string; role?: MemberRole }): Promise<CreatedMember>;
+    list(query?: PageQuery): Promise<Page<Member>>;
+    get(id: string): Promise<Member>;
+    /** `PATCH /v1/members/{id}` (admins only). */
+    setRole(id: string, role: MemberRole): Promise<Member>;
+    /** `DELETE /v1/members/{id}` (admins only): the member's keys stop working at once. */
     delete(id: string): Promise<void>;
   };
   endpoints: {
@@ -258,6 +269,13 @@ export function createHookClient(options: HookClientOptions): HookClient {
       create: (body = {}) => call('POST', '/v1/api-keys', { json: body }),
       list: (query = {}) => call('GET', '/v1/api-keys', { query: { limit: query.limit, cursor: query.cursor } }),
       delete: (keyId) => call('DELETE', `/v1/api-keys/${id(keyId)}`),
+    },
+    members: {
+      create: (body) => call('POST', '/v1/members', { json: body }),
+      list: (query = {}) => call('GET', '/v1/members', { query: { limit: query.limit, cursor: query.cursor } }),
+      get: (memberId) => call('GET', `/v1/members/${id(memberId)}`),
+      setRole: (memberId, role) => call('PATCH', `/v1/members/${id(memberId)}`, { json: { role } }),
+      delete: (memberId) => call('DELETE', `/v1/members/${id(memberId)}`),
     },
     endpoints,
     events,

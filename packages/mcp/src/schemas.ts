@@ -93,3 +93,20 @@ export const pageFields = {
 
 export const limitInput = z.number().int().min(1).max(100).optional().describe('Items per page, 1–100 (default 20)');
 export const cursorInput = z.string().optional().describe('`next_cursor` of the previous page');
+
+export const memberRoleSchema = z.enum(['admin', 'member']).describe('admin: may also manage members, other members\' keys and the plan; member: everything else');
+
+export const memberSchema = z.looseObject({
+  id: z.string().describe('mem_…'),
+  email: z.string().nullable().describe("The member's address; null for an account's first admin made without one"),
+  role: memberRoleSchema,
+  created_at: z.string(),
+});
+
+/** The account's notification destination, without its signing secret (secrets stay out of model context). */
+export const notificationSettingsSchema = z.looseObject({
+  url: z.string().describe('Where the account\'s notifications are POSTed, signed'),
+  status: z.enum(ENDPOINT_STATUSES).describe('active; disabled after the URL answered 410 (set it again to resume)'),
+  created_at: z.string(),
+  updated_at: z.string(),
+});

@@ -22,6 +22,10 @@ import listen from './listen.ts';
 import login from './login.ts';
 import logout from './logout.ts';
 import mcp from './mcp.ts';
+import membersAdd from './members/add.ts';
+import membersList from './members/list.ts';
+import membersRemove from './members/remove.ts';
+import membersRole from './members/role.ts';
 import send from './send.ts';
 import signup from './signup.ts';
 import whoami from './whoami.ts';
@@ -31,6 +35,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
   account: 'Show the account and change its plan',
   endpoints: 'Create and manage endpoints (receiving URLs and where their events go)',
   events: 'Inspect and replay received events',
+  members: 'Manage the team: who has access and with which role',
 };
 
 export const COMMANDS: readonly CommandModule[] = [
@@ -51,6 +56,10 @@ export const COMMANDS: readonly CommandModule[] = [
   eventsGet,
   eventsReplay,
   eventsTail,
+  membersList,
+  membersAdd,
+  membersRole,
+  membersRemove,
   send,
   listen,
   mcp,

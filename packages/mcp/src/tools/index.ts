@@ -1,11 +1,14 @@
 /** Every MCP tool, in the order tools/list gives them. A new tool: one module in this folder, one line here, one entry in rest-coverage.ts. */
 import type { HookTool } from '../tool.ts';
+import addMember from './add-member.ts';
 import bulkReplay from './bulk-replay.ts';
+import clearNotifications from './clear-notifications.ts';
 import createEndpoint from './create-endpoint.ts';
 import deleteEndpoint from './delete-endpoint.ts';
 import getAccount from './get-account.ts';
 import getEndpoint from './get-endpoint.ts';
 import getEvent from './get-event.ts';
+import getNotifications from './get-notifications.ts';
 import listEndpoints from './list-endpoints.ts';
 import listEvents from './list-events.ts';
 import replayEvent from './replay-event.ts';
@@ -16,6 +19,7 @@ import upgradePlan from './upgrade-plan.ts';
 
 export const HOOK_TOOLS: readonly HookTool<any, any>[] = [
   signUp,
+import updateAccount from './update-account.ts';
   getAccount,
   upgradePlan,
   createEndpoint,

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { cursorInput, limitInput, memberSchema, pageFields } from '../schemas.ts';
+import { defineTool } from '../tool.ts';
+
+export default defineTool({
+  name: 'list_members',
+  title: 'List team members',
+  description: "List the account's team members with their roles, newest first (GET /v1/members), one page at a time.",
+  input: { limit: limitInput, cursor: cursorInput },
+  output: { members: z.array(memberSchema), ...pageFields },
+  annotations: { readOnlyHint: true },
+  async run(client, input) {
+    const page = await client.members.list({ limit: input.limit, cursor: input.cursor });
+    return {
+      result: { members: page.data, next_cursor: page.next_cursor },
+      summary: `${page.data.length} member(s)${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
+    };
+  },
+});
