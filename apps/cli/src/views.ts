@@ -1,6 +1,7 @@
 /** How the API's resources read for a person: the views commands hand to the output module. */
 import type { AccountDetails, Attempt, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
 import type { Member } from '@hook/client';
+import type { NotificationSettings } from '@hook/client';
 import { statusCell, type Block, type Cell, type View } from './output/view.ts';
 
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
@@ -129,9 +130,9 @@ function limitText(limit: number | null, unit: string): string {
   return limit === null ? 'unlimited' : `${limit.toLocaleString('en-US')} ${unit}`;
 }
 
-/** `hook account get` and `hook account plan`: the account, its plan's stated limits and its plan history. */
+/** `hook account get`, `plan` and `update`: the account, its plan's limits, this month's usage and its plan history. */
 export function accountView(details: AccountDetails): View {
-  const { account, limits, plan_history: history } = details;
+  const { account, limits, usage, plan_history: history } = details;
   return [
     {
       kind: 'fields',
@@ -139,10 +140,25 @@ export function accountView(details: AccountDetails): View {
         ['Account', account.id],
         ['Plan', account.plan],
         ['Email', account.email ?? { text: 'none', tone: 'dim' }],
+        ['Allowed IPs', account.allowed_ips?.length ? account.allowed_ips.join(', ') : { text: 'any address', tone: 'dim' }],
+        ['Custom domain', account.custom_domain ?? { text: 'none', tone: 'dim' }],
         ['Created', time(account.created_at)],
         ['Events per month', limitText(limits.events_per_month, 'events')],
         ['Endpoints', limitText(limits.endpoints, 'endpoints')],
+        ['Members', limitText(limits.members, 'members')],
         ['Retention', limitText(limits.retention_days, 'days')],
+        ['API requests', `${limitText(limits.api_requests_per_minute, 'per minute')} per key`],
+      ],
+    },
+    { kind: 'heading', text: `Usage in ${usage.month} (UTC)` },
+    {
+      kind: 'fields',
+      rows: [
+        ['Events accepted', usage.events_remaining === null
+          ? usage.events_accepted.toLocaleString('en-US')
+          : `${usage.events_accepted.toLocaleString('en-US')} (${usage.events_remaining.toLocaleString('en-US')} left until ${time(usage.resets_at)})`],
+        ['Endpoints', String(usage.endpoints)],
+        ['Members', String(usage.members)],
       ],
     },
     { kind: 'heading', text: 'Plan history' },
@@ -176,4 +192,18 @@ export function memberTable(members: readonly Member[]): Block {
     rows: members.map((member) => [member.id, member.email ?? { text: '-', tone: 'dim' }, member.role, time(member.created_at)]),
     empty: 'No members.',
   };
+}
+
+/** `hook notifications get|set`: where the account's notifications go. */
+export function notificationSettingsView(settings: NotificationSettings): View {
+  return [{
+    kind: 'fields',
+    rows: [
+      ['URL', settings.url],
+      ['Status', statusCell(settings.status)],
+      ['Secret', settings.secret],
+      ['Created', time(settings.created_at)],
+      ['Updated', time(settings.updated_at)],
+    ],
+  }];
 }

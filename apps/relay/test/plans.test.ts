@@ -48,7 +48,7 @@ describe('monthly event quota', () => {
   it('accepts exactly the allowance when two relay processes ingest concurrently at the limit, and an upgrade lifts it at once', async () => {
     const { key, accountId } = await signUp(relay.baseUrl);
     const endpoint = await createEndpoint(relay.baseUrl, key);
-    const earlier = (await (await ingest(endpoint.url, '{"type":"before"}')).json()).id as string;
+    const earlier = ((await (await ingest(endpoint.url, '{"type":"before"}')).json()) as { id: string }).id;
     await setUsage(accountId, 9_990);
     const path = new URL(endpoint.url).pathname;
     const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => ingest(`${i % 2 ? relay.baseUrl : second.baseUrl}${path}`)));
@@ -58,7 +58,7 @@ describe('monthly event quota', () => {
     const refused = responses.find((response) => response.status === 429)!;
     expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    const problem = await refused.json();
+    const problem = (await refused.json()) as { detail: string; fix: string };
     expect(problem).toMatchObject({ code: 'quota_exceeded', status: 429 });
     expect(problem.detail).toContain('10000 events');
     expect(problem.fix).toContain('POST /v1/account/plan');

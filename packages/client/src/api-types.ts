@@ -3,9 +3,11 @@
  * Declared here rather than imported from the relay: a client never depends on the
  * server's code, only on its contract.
  */
-import type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, Plan, StreamAttempt, StreamEventSummary } from '@hook/core';
+import type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, NotificationType, Plan, StreamAttempt, StreamEventSummary } from '@hook/core';
+import type { NotificationBody, NotificationData } from '@hook/core';
 
 export type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, Plan };
+export type { NotificationBody, NotificationData, NotificationType };
 
 /** An RFC 9457 problem document as the relay sends it (`application/problem+json`). */
 export interface Problem {
@@ -40,14 +42,52 @@ export interface Account {
   plan: Plan;
   /** Given at signup; null when none was. */
   email: string | null;
+  /** CIDRs API requests must come from; empty allows any address. */
+  allowed_ips: string[];
+  /** The host the account's endpoint URLs use instead of the relay's; null when none. */
+  custom_domain: string | null;
+  /** The account's own retention in days (enterprise); null keeps the plan's. */
+  retention_days: number | null;
   created_at: string;
 }
 
-/** A plan's stated limits; null means unlimited. Shown, not yet enforced. */
+/** `PATCH /v1/account` body: fields left out stay as they are. */
+export interface AccountUpdate {
+  /** IP addresses and CIDRs (IPv4 or IPv6); [] allows any address. Pro and enterprise. */
+  allowed_ips?: string[];
+  /** A hostname you point (CNAME) at the relay; null clears it. Pro and enterprise. */
+  custom_domain?: string | null;
+  /** Days to keep events; null keeps the plan's. Enterprise. */
+  retention_days?: number | null;
+  /** A contact address; null clears it. */
+  email?: string | null;
+}
+
+/** What a plan allows; null means unlimited. The relay enforces each (docs/plans.md). */
 export interface PlanLimits {
   events_per_month: number | null;
   endpoints: number | null;
-  retention_days: number | null;
+  members: number | null;
+  retention_days: number;
+  api_requests_per_minute: number;
+  ip_allowlist: boolean;
+  custom_domain: boolean;
+  custom_retention: boolean;
+  /** null is a custom price. */
+  price_usd_per_month: number | null;
+  support: 'community' | 'priority' | 'dedicated';
+}
+
+/** This calendar month's (UTC) usage; `events_accepted` is exact. */
+export interface AccountUsage {
+  /** `YYYY-MM` */
+  month: string;
+  events_accepted: number;
+  /** null when the plan is unlimited. */
+  events_remaining: number | null;
+  resets_at: string;
+  endpoints: number;
+  members: number;
 }
 
 /** One change of plan. */
@@ -62,6 +102,7 @@ export interface PlanChange {
 export interface AccountDetails {
   account: Account;
   limits: PlanLimits;
+  usage: AccountUsage;
   plan_history: PlanChange[];
 }
 
@@ -82,7 +123,27 @@ export interface ApiKey {
   name: string | null;
   /** `hk_` and the next 8 characters, to tell keys apart. */
   prefix: string;
+  /** The member the key belongs to (`mem_…`); the key acts with that member's role. */
+  member_id: string;
   created_at: string;
+}
+
+/** `admin` may also manage members, other members' keys and the plan. */
+export type MemberRole = 'admin' | 'member';
+
+/** A team member of the account (`GET /v1/members`). */
+export interface Member {
+  id: string;
+  /** null for an account's first admin made without an email. */
+  email: string | null;
+  role: MemberRole;
+  created_at: string;
+}
+
+/** `POST /v1/members`: the new member and its first API key, shown only here. */
+export interface CreatedMember {
+  member: Member;
+  api_key: string;
 }
 
 /** `POST /v1/api-keys`: the key object plus the key itself, shown only here. */
@@ -102,29 +163,9 @@ export interface Endpoint {
   destination: Destination;
   created_at: string;
   updated_at: string;
-  /** The member the key belongs to (`mem_…`); the key acts with that member's role. */
-  member_id: string;
 }
 
 export interface EndpointCreate {
-/** `admin` may also manage members, other members' keys and the plan. */
-export type MemberRole = 'admin' | 'member';
-
-/** A team member of the account (`GET /v1/members`). */
-export interface Member {
-  id: string;
-  /** null for an account's first admin made without an email. */
-  email: string | null;
-  role: MemberRole;
-  created_at: string;
-}
-
-/** `POST /v1/members`: the new member and its first API key, shown only here. */
-export interface CreatedMember {
-  member: Member;
-  api_key: string;
-}
-
   name: string;
   /** Default `{type: "cli"}`. */
   destination?: Destination;
@@ -199,4 +240,20 @@ export interface BulkReplayResult {
 export interface IngestAccepted {
   id: string;
   status: EventStatus;
+}
+
+/** `GET`/`PUT /v1/account/notifications`: where the account's notifications go (docs/notifications.md). */
+export interface NotificationSettings {
+  url: string;
+  /** `whsec_…`: verify notifications with it (`verifyWebhook`). */
+  secret: string;
+  /** `disabled` after the URL answered 410; setting the URL again makes it `active`. */
+  status: EndpointStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+/** `GET /v1/account/notifications/events` query. */
+export interface NotificationEventQuery extends PageQuery {
+  type?: NotificationType;
 }

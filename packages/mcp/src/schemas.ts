@@ -27,6 +27,9 @@ export const accountSchema = z.looseObject({
   id: z.string().describe('acct_…'),
   plan: z.enum(PLANS),
   email: z.string().nullable().optional().describe('Given at signup; null when none was'),
+  allowed_ips: z.array(z.string()).optional().describe('CIDRs API calls must come from; empty allows any address'),
+  custom_domain: z.string().nullable().optional().describe("The host the account's endpoint URLs use; null when none"),
+  retention_days: z.number().int().nullable().optional().describe("The account's own retention in days (enterprise); null keeps the plan's"),
   created_at: z.string(),
 });
 
@@ -34,11 +37,24 @@ const limitSchema = (description: string) => z.number().int().nullable().describ
 
 export const planLimitsSchema = z
   .looseObject({
-    events_per_month: limitSchema('Events accepted per calendar month (UTC)'),
+    events_per_month: limitSchema('Events accepted per calendar month (UTC); past it ingest answers 429 quota_exceeded'),
     endpoints: limitSchema('Endpoints the account may have'),
-    retention_days: limitSchema('Days event history is kept'),
+    members: limitSchema('Team members, the first admin included'),
+    retention_days: z.number().int().describe('Days event history is kept'),
+    api_requests_per_minute: z.number().int().describe('API requests each key may make per minute'),
   })
-  .describe("The plan's stated limits (shown; enforcement is not built yet)");
+  .describe('What the plan allows; the relay enforces each figure');
+
+export const usageSchema = z
+  .looseObject({
+    month: z.string().describe('YYYY-MM (UTC)'),
+    events_accepted: z.number().int().describe('Events stored this month (exact)'),
+    events_remaining: z.number().int().nullable().describe('null means unlimited'),
+    resets_at: z.string(),
+    endpoints: z.number().int(),
+    members: z.number().int(),
+  })
+  .describe("This month's usage");
 
 export const planChangeSchema = z.looseObject({
   id: z.string().describe('plch_…'),
@@ -51,6 +67,7 @@ export const planChangeSchema = z.looseObject({
 export const accountDetailsShape = {
   account: accountSchema,
   limits: planLimitsSchema,
+  usage: usageSchema,
   plan_history: z.array(planChangeSchema).describe('Every plan change, newest first'),
 };
 
