@@ -54,6 +54,8 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   expect(upgraded.limits.retention_days).toBe(90);
   expect(upgraded.plan_history).toEqual([expect.objectContaining({ from_plan: 'free', to_plan: 'pro' })]);
   expect((await use('get_account')).plan_history).toHaveLength(1);
+  const updated = await use('update_account', { email: 'ops@example.com', allowed_ips: [] });
+  expect(updated.account).toMatchObject({ email: 'ops@example.com', allowed_ips: [], custom_domain: null, retention_days: null });
   const { endpoint } = await use('create_endpoint', { name: 'orders', destination: { type: 'url', url: receiver.url } });
   expect(endpoint).toMatchObject({ name: 'orders', status: 'active', destination: { type: 'url', url: receiver.url } });
   const spare = (await use('create_endpoint', { name: 'spare' })).endpoint;

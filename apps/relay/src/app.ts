@@ -7,12 +7,14 @@ import { type AttemptContext } from './delivery/attempt.ts';
 import { DeliverySender } from './delivery/sender.ts';
 import { LocalDelivery } from './delivery/worker.ts';
 import { requireApiKey } from './plugins/auth.ts';
+import { CallerAddresses, fastifyTrustProxy, requireAllowedAddress } from './plugins/ip-allowlist.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerOrm } from './plugins/orm.ts';
 import { limitApiRequestsPerKey, registerRateLimit } from './plugins/rate-limit.ts';
 import { registerValidation } from './plugins/validation.ts';
 import { accountRoutes, accountSignupRoutes } from './routes/accounts/index.ts';
+import { accountSettingsRoutes } from './routes/accounts/settings.ts';
 import { apiKeyRoutes } from './routes/api-keys/index.ts';
 import { endpointRoutes } from './routes/endpoints/index.ts';
 import { eventRoutes } from './routes/events/index.ts';
@@ -20,6 +22,7 @@ import { healthRoutes } from './routes/health/index.ts';
 import { ingestRoutes } from './routes/ingest/index.ts';
 import { memberRoutes } from './routes/members/index.ts';
 import { IngestTargetCache } from './routes/ingest/target-cache.ts';
+import { CustomDomainCache } from './routes/ingest/custom-domains.ts';
 import { mcpRoutes } from './routes/mcp/index.ts';
 import { notificationRoutes } from './routes/notifications/index.ts';
 import { playgroundRoutes } from './routes/playground/index.ts';
@@ -64,10 +67,13 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     genReqId: () => `req_${newUlid()}`,
     frameworkErrors: frameworkErrorHandler,
     return503OnClosing: true,
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     forceCloseConnections: 'idle',
   });
   const writer = new EventWriter(orm);
   const targets = new IngestTargetCache(orm);
+  const domains = new CustomDomainCache(orm, { ownHosts: config.publicUrl ? [new URL(config.publicUrl).hostname] : [] });
+  const callerAddresses = new CallerAddresses();
   const sender = new DeliverySender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateDestinations: config.allowPrivateDestinations });
   const recorder = new AttemptRecorder(orm);
   const listenRecorder = new ListenAttemptRecorder(orm);
@@ -116,7 +122,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   if (config.role !== 'api') registerNotifier(app, orm); // account notifications: outbox rows become events (workers deliver them)
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz alone
   await app.register(accountSignupRoutes, { signupsPerAddressPerHour: config.signupsPerAddressPerHour });
-  await app.register(ingestRoutes, { writer, targets, local: localDelivery, hub, maxPayloadBytes: config.maxPayloadBytes });
+  await app.register(ingestRoutes, { writer, targets, domains, local: localDelivery, hub, maxPayloadBytes: config.maxPayloadBytes });
   // On shutdown, stream clients hear 1001 (going away: reconnect) rather than a bare close.
   // Added before the plugin so it runs before the plugin's own close of every socket.
   app.addHook('preClose', (done) => {
@@ -126,13 +132,15 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   await app.register(websocket, { options: { maxPayload: API_BODY_LIMIT_BYTES } });
   await app.register(async (authenticated) => {
     requireApiKey(authenticated);
+    requireAllowedAddress(authenticated, callerAddresses);
     limitApiRequestsPerKey(authenticated, config.apiRateLimit);
     await authenticated.register(accountRoutes);
+    await authenticated.register(accountSettingsRoutes, { publicUrl: config.publicUrl, domains });
     await authenticated.register(apiKeyRoutes);
     await authenticated.register(memberRoutes);
     await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config) });
-    await authenticated.register(mcpRoutes);
+    await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs, heartbeatIntervalMs: streamHeartbeatIntervalMs });
   });

@@ -3,6 +3,7 @@
  * point only (libraries and buildApp take a RelayConfig). docs/configuration.md lists
  * the same variables.
  */
+import { isIP } from 'node:net';
 import { DEFAULT_RETRY_SCHEDULE_TEXT, parseDuration, parseRetrySchedule } from '@hook/core';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -17,6 +18,11 @@ export interface RelayConfig {
   host: string;
   /** HOOK_PORT: TCP port; 0 picks a free one. Default 8080. */
   port: number;
+  /**
+   * HOOK_TRUST_PROXY: which peers' X-Forwarded-For / -Proto / -Host headers to believe, as Fastify's
+   * trustProxy: false (none, the default), true (any), a hop count, or a list of proxy addresses and CIDRs.
+   */
+  trustProxy: TrustProxy;
   /** HOOK_PUBLIC_URL: base URL clients reach the relay at, used in endpoint URLs. Unset: each request's own scheme and Host. */
   publicUrl: string | undefined;
   /** HOOK_MAX_PAYLOAD: largest ingest body in bytes (suffixes kb/kib, mb/mib, gb/gib are all powers of 1024). Default 10 MiB. */
@@ -48,6 +54,9 @@ export interface RelayConfig {
 
 /** Requests per API key per minute: the caller's plan's figure, or one number for every plan (0: no limit). */
 export type ApiRateLimit = 'plan' | number;
+
+/** Fastify's `trustProxy`: false, true, how many proxy hops to believe, or the proxies' addresses and CIDRs. */
+export type TrustProxy = boolean | number | string[];
 
 export type RelayRole = 'all' | 'api' | 'worker';
 const ROLES: readonly RelayRole[] = ['all', 'api', 'worker'];
@@ -98,6 +107,25 @@ function parseBoolean(variable: string, value: string): boolean {
   if (/^(true|1|yes)$/i.test(value)) return true;
   if (/^(false|0|no)$/i.test(value)) return false;
   throw new ConfigError(variable, value, 'true or false');
+}
+
+/** `true`, `false`, a hop count (`1`) or comma-separated proxy addresses and CIDRs (`10.0.0.0/8, 127.0.0.1`). */
+export function parseTrustProxy(value: string): TrustProxy {
+  if (/^(true|yes)$/i.test(value)) return true;
+  if (/^(false|no)$/i.test(value)) return false;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops <= 100) return hops === 0 ? false : hops;
+  }
+  const proxies = value.split(',').map((part) => part.trim());
+  const valid = proxies.every((proxy) => {
+    const [address, prefix, ...rest] = proxy.split('/');
+    const family = isIP(address ?? '');
+    if (family === 0 || rest.length > 0) return false;
+    return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+  });
+  if (!valid) throw new ConfigError('HOOK_TRUST_PROXY', value, 'true, false, a number of proxy hops, or comma-separated proxy addresses and CIDRs such as 10.0.0.0/8,127.0.0.1');
+  return proxies;
 }
 
 /** Reads the relay's settings from an environment (normally `process.env`). */
@@ -153,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
     host: set('HOOK_HOST') ?? '127.0.0.1',
     port: port === undefined ? DEFAULT_PORT : parsePort(port),
+    trustProxy: set('HOOK_TRUST_PROXY') === undefined ? false : parseTrustProxy(set('HOOK_TRUST_PROXY')!),
     publicUrl: publicUrl && parseUrl('HOOK_PUBLIC_URL', publicUrl, ['http:', 'https:']),
     maxPayloadBytes: maxPayload === undefined ? DEFAULT_MAX_PAYLOAD_BYTES : parseByteSize('HOOK_MAX_PAYLOAD', maxPayload),
     logLevel: logLevel as LogLevel,

@@ -8,6 +8,7 @@ describe('loadConfig', () => {
       dataDir: '.hook',
       host: '127.0.0.1',
       port: 8080,
+      trustProxy: false,
       publicUrl: undefined,
       maxPayloadBytes: 10 * 1024 * 1024,
       logLevel: 'info',
@@ -35,6 +36,7 @@ describe('loadConfig', () => {
         HOOK_DATA_DIR: '/var/lib/hook',
         HOOK_HOST: '0.0.0.0',
         HOOK_PORT: '0',
+        HOOK_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
         HOOK_PUBLIC_URL: 'https://hooks.example.com/',
         HOOK_MAX_PAYLOAD: '512kb',
         HOOK_LOG_LEVEL: 'debug',
@@ -52,6 +54,7 @@ describe('loadConfig', () => {
       dataDir: '/var/lib/hook',
       host: '0.0.0.0',
       port: 0,
+      trustProxy: ['10.0.0.0/8', '127.0.0.1'],
       publicUrl: 'https://hooks.example.com',
       maxPayloadBytes: 512 * 1024,
       logLevel: 'debug',
@@ -86,6 +89,7 @@ describe('loadConfig', () => {
       HOOK_ALLOW_PRIVATE_DESTINATIONS: 'maybe',
       HOOK_SIGNUP_RATE_LIMIT: '-1',
       HOOK_PLAYGROUND_RATE_LIMIT: 'lots',
+      HOOK_TRUST_PROXY: 'proxy.internal',
       HOOK_API_RATE_LIMIT: 'fast',
     };
     for (const [variable, value] of Object.entries(cases)) {
@@ -93,5 +97,14 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ [variable]: value }), variable).toThrow(new RegExp(`^${variable}=`));
     }
     expect(() => loadConfig({ HOOK_PORT: '70000' })).toThrow(/0 to 65535/);
+  });
+
+  it('reads HOOK_TRUST_PROXY as a boolean, a hop count or proxy addresses', () => {
+    expect(loadConfig({ HOOK_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ HOOK_TRUST_PROXY: 'no' }).trustProxy).toBe(false);
+    expect(loadConfig({ HOOK_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ HOOK_TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ HOOK_TRUST_PROXY: '::1, 172.16.0.0/12' }).trustProxy).toEqual(['::1', '172.16.0.0/12']);
+    expect(() => loadConfig({ HOOK_TRUST_PROXY: '10.0.0.0/33' })).toThrow(/^HOOK_TRUST_PROXY=/);
   });
 });

@@ -6,7 +6,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { HookApiError, HookNetworkError, networkFailureOf } from './api-errors.ts';
 import type {
-  AccountDetails, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
+  AccountDetails, AccountUpdate, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
   EventListQuery, EventSummary, IngestAccepted, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
 } from './api-types.ts';
 import type { CreatedMember, Member, MemberRole } from './api-types.ts';
@@ -31,6 +31,8 @@ export interface HookClientOptions {
   responseTimeoutMs?: number;
   /** Sent as User-Agent; default `hook-client`. */
   userAgent?: string;
+  /** Extra headers sent with every API request (not with `ingest.send`). */
+  headers?: Record<string, string>;
   /** An undici dispatcher to send through (a proxy agent, a mock); the client then leaves closing it to you. */
   dispatcher?: Dispatcher;
 }
@@ -60,6 +62,8 @@ export interface HookClient {
     get(): Promise<AccountDetails>;
     /** `POST /v1/account/plan`: change the plan at once (no payment step); the current plan changes nothing. */
     changePlan(plan: Plan): Promise<AccountDetails>;
+    /** `PATCH /v1/account` (admins): allowed_ips, custom_domain, retention_days, email; fields left out stay as they are. */
+    update(changes: AccountUpdate): Promise<AccountDetails>;
   };
   apiKeys: {
     create(body?: { name?: string }): Promise<CreatedApiKey>;
@@ -222,7 +226,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
   }
 
   async function call<T>(method: string, path: string, callOptions: CallOptions = {}): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json, application/problem+json', 'user-agent': userAgent };
+    const headers: Record<string, string> = { ...options.headers, accept: 'application/json, application/problem+json', 'user-agent': userAgent };
     if (callOptions.auth !== false && options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
     let body: string | undefined;
     if (callOptions.json !== undefined) {
@@ -264,6 +268,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
     account: {
       get: () => call('GET', '/v1/account'),
       changePlan: (plan) => call('POST', '/v1/account/plan', { json: { plan } }),
+      update: (changes) => call('PATCH', '/v1/account', { json: changes }),
     },
     apiKeys: {
       create: (body = {}) => call('POST', '/v1/api-keys', { json: body }),

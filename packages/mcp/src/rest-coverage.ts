@@ -10,6 +10,7 @@ export const REST_ROUTE_COVERAGE: Readonly<Record<string, RouteCoverage>> = {
   'POST /v1/accounts': { tool: 'sign_up' },
   'GET /v1/account': { tool: 'get_account' },
   'POST /v1/account/plan': { tool: 'upgrade_plan' },
+  'PATCH /v1/account': { tool: 'update_account' },
   'POST /v1/api-keys': { none: 'API keys are managed by people (hook, REST): an agent holding one key should not mint or revoke others' },
   'GET /v1/api-keys': { none: 'API keys are managed by people (hook, REST)' },
   'DELETE /v1/api-keys/{id}': { none: 'API keys are managed by people (hook, REST)' },

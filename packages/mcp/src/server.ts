@@ -22,6 +22,8 @@ export type HookMcpServerOptions = (
       apiKey?: string;
       /** Sent as User-Agent. */
       userAgent?: string;
+      /** Extra headers sent with every API request (the relay's /mcp route vouches for its caller's address with one). */
+      headers?: Record<string, string>;
       /** Called after sign_up with the new account and key (`hook mcp` saves the key in the profile). */
       onSignUp?(signup: Signup): void | Promise<void>;
     }
@@ -52,7 +54,7 @@ export function createHookMcpServer(options: HookMcpServerOptions): McpServer {
     hasKey = true;
   } else {
     const make = (apiKey: string | undefined) => {
-      const made = createHookClient({ apiUrl: options.apiUrl, apiKey, userAgent: options.userAgent });
+      const made = createHookClient({ apiUrl: options.apiUrl, apiKey, userAgent: options.userAgent, headers: options.headers });
       owned.push(made);
       return made;
     };

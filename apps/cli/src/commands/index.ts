@@ -7,6 +7,7 @@
 import type { CommandModule } from '../command.ts';
 import accountGet from './account/get.ts';
 import accountPlan from './account/plan.ts';
+import accountUpdate from './account/update.ts';
 import endpointsCreate from './endpoints/create.ts';
 import endpointsDelete from './endpoints/delete.ts';
 import endpointsGet from './endpoints/get.ts';
@@ -32,7 +33,7 @@ import whoami from './whoami.ts';
 
 /** One line per noun for `hook --help`. */
 export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
-  account: 'Show the account and change its plan',
+  account: 'Show the account, change its plan and its settings',
   endpoints: 'Create and manage endpoints (receiving URLs and where their events go)',
   events: 'Inspect and replay received events',
   members: 'Manage the team: who has access and with which role',
@@ -45,6 +46,7 @@ export const COMMANDS: readonly CommandModule[] = [
   whoami,
   accountGet,
   accountPlan,
+  accountUpdate,
   endpointsCreate,
   endpointsList,
   endpointsGet,

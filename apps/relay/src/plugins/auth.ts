@@ -12,6 +12,8 @@ export interface Caller {
   plan: Plan;
   /** The account's allowed_ips (CIDRs); empty allows any address. */
   allowedIps: string[];
+  /** The account's custom_domain (endpoint URLs use it), or null. */
+  customDomain: string | null;
 }
 
 declare module 'fastify' {
@@ -32,19 +34,20 @@ interface CallerRow {
   role: MemberRole;
   plan: Plan;
   allowed_ips: string[];
+  custom_domain: string | null;
 }
 
 /** Resolves an API key to its caller in one query; null when the key is unknown or revoked. */
 export async function findCaller(request: FastifyRequest, key: string): Promise<Caller | null> {
   const rows = await request.em.getConnection().execute<CallerRow[]>(
-    `select k.id as key_id, k.account_id, k.member_id, m.role, a.plan, a.allowed_ips
+    `select k.id as key_id, k.account_id, k.member_id, m.role, a.plan, a.allowed_ips, a.custom_domain
      from api_key k join member m on m.id = k.member_id join account a on a.id = k.account_id
      where k.key_hash = ?`,
     [hashApiKey(key)],
   );
   const row = rows[0];
   if (!row) return null;
-  return { accountId: row.account_id, memberId: row.member_id, keyId: row.key_id, role: row.role, plan: row.plan, allowedIps: row.allowed_ips };
+  return { accountId: row.account_id, memberId: row.member_id, keyId: row.key_id, role: row.role, plan: row.plan, allowedIps: row.allowed_ips, customDomain: row.custom_domain };
 }
 
 /** Reads `Authorization: Bearer hk_…` and resolves the key's caller; revoked keys fail at once (no cache). */

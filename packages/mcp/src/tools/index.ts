@@ -14,6 +14,7 @@ import listEvents from './list-events.ts';
 import replayEvent from './replay-event.ts';
 import sendTestEvent from './send-test-event.ts';
 import signUp from './sign-up.ts';
+import updateAccount from './update-account.ts';
 import updateEndpoint from './update-endpoint.ts';
 import upgradePlan from './upgrade-plan.ts';
 
@@ -22,6 +23,7 @@ export const HOOK_TOOLS: readonly HookTool<any, any>[] = [
 import updateAccount from './update-account.ts';
   getAccount,
   upgradePlan,
+  updateAccount,
   createEndpoint,
   listEndpoints,
   getEndpoint,

@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHookMcpServer } from '@hook/mcp';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { CallerAddresses } from '../../plugins/ip-allowlist.ts';
 import { errorResponses } from '../../schemas.ts';
 
 const security = [{ bearerAuth: [] }];
@@ -32,7 +33,7 @@ function methodNotAllowed(_request: FastifyRequest, reply: FastifyReply) {
     .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST.' }, id: null });
 }
 
-export async function mcpRoutes(app: FastifyInstance): Promise<void> {
+export async function mcpRoutes(app: FastifyInstance, options: { callerAddresses: CallerAddresses }): Promise<void> {
   app.post('/mcp', {
     schema: {
       tags: ['mcp'],
@@ -41,7 +42,9 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       response: errorResponses,
     },
   }, async (request, reply) => {
-    const server = createHookMcpServer({ apiUrl: ownBaseUrl(request), apiKey: bearerKey(request), userAgent: 'hook-relay-mcp' });
+    // The loopback calls carry this request's address, so the account's allowed_ips judge the MCP caller, not 127.0.0.1.
+    const headers = options.callerAddresses.headersFor(request);
+    const server = createHookMcpServer({ apiUrl: ownBaseUrl(request), apiKey: bearerKey(request), userAgent: 'hook-relay-mcp', headers });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
     reply.raw.on('close', () => {
