@@ -1,0 +1,155 @@
+/**
+ * `PATCH /v1/account`: the account's settings — the IP allowlist, the custom domain of
+ * its endpoint URLs, its own retention (enterprise) and the contact email. Admins only.
+ */
+import { domainToASCII } from 'node:url';
+import { isIP } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import {
+  ALLOWLIST_EXCLUDES_CALLER, CUSTOM_DOMAIN_TAKEN, CUSTOM_RETENTION_DAYS, HookError, PLAN_LIMITS, PLAN_LIMIT_REACHED, PLANS, VALIDATION_FAILED,
+  type FieldError, type Plan, type PlanLimits,
+} from '@hook/core';
+import { Account } from '@hook/db';
+import { requireAdmin } from '../../plugins/auth.ts';
+import { addressAllowed, canonicalCidr, MAX_ALLOWED_IPS } from '../../plugins/ip-allowlist.ts';
+import { AccountDetailsSchema, errorResponses } from '../../schemas.ts';
+import type { CustomDomainCache } from '../ingest/custom-domains.ts';
+import { accountDetails } from './index.ts';
+
+const security = [{ bearerAuth: [] }];
+
+const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * A custom domain in canonical form (lower case, ASCII, no trailing dot), or why it is
+ * not one: only a hostname of at least two labels, no scheme, port or path, not an IP
+ * literal and not the relay's own host.
+ */
+export function canonicalHostname(text: string, ownHost: string): { host: string } | { error: string } {
+  const value = text.trim().toLowerCase();
+  const bare = (): string => {
+    try {
+      return new URL(/^[a-z][a-z0-9+.-]*:\/\//.test(value) ? value : `http://${value}`).hostname;
+    } catch {
+      return '';
+    }
+  };
+  if (/^[a-z][a-z0-9+.-]*:\/\//.test(value) || /[/?#@]/.test(value) || (value.includes(':') && isIP(value.replace(/^\[|\]$/g, '')) === 0)) {
+    const host = bare();
+    return { error: `must be a hostname only, without scheme, port or path${host ? ` (like ${host})` : ''}` };
+  }
+  const withoutDot = value.replace(/\.$/, '');
+  if (isIP(withoutDot.replace(/^\[|\]$/g, '')) !== 0) return { error: 'must be a hostname, not an IP address' };
+  const host = domainToASCII(withoutDot);
+  const labels = host.split('.');
+  if (!host || host.length > 253 || labels.some((label) => !HOST_LABEL.test(label))) {
+    return { error: 'must be a hostname such as hooks.example.com: letters, digits and hyphens, labels of 1 to 63 characters' };
+  }
+  if (labels.length < 2 || /^\d+$/.test(labels.at(-1)!)) return { error: 'must be a full domain name such as hooks.example.com' };
+  if (host === ownHost.toLowerCase()) return { error: "is the relay's own host; use a domain of your own that points at the relay" };
+  return { host };
+}
+
+/** "pro and enterprise": the plans that have a feature. */
+function plansWith(feature: keyof Pick<PlanLimits, 'ipAllowlist' | 'customDomain' | 'customRetention'>): string {
+  const plans = PLANS.filter((plan) => PLAN_LIMITS[plan][feature]);
+  return plans.length === 1 ? `only the ${plans[0]} plan includes it` : `the ${plans.join(' and ')} plans include it`;
+}
+
+function refuseUnlessPlanHas(plan: Plan, feature: 'ipAllowlist' | 'customDomain' | 'customRetention', what: string): void {
+  if (!PLAN_LIMITS[plan][feature]) throw new HookError(PLAN_LIMIT_REACHED, [`The ${plan} plan does not include ${what}; ${plansWith(feature)}.`]);
+}
+
+function validationFailed(errors: FieldError[]): HookError {
+  return new HookError(VALIDATION_FAILED, [errors.length, errors.map((error) => `${error.field} ${error.message}`).join('; ')], errors);
+}
+
+export interface AccountSettingsOptions {
+  /** HOOK_PUBLIC_URL: its host cannot be an account's custom domain. */
+  publicUrl: string | undefined;
+  /** Ingest's host → account cache, told at once when a custom domain changes. */
+  domains: CustomDomainCache;
+}
+
+/** The relay's own hostname: HOOK_PUBLIC_URL's, else the one this request used. */
+function ownHostname(request: FastifyRequest, publicUrl: string | undefined): string {
+  return publicUrl ? new URL(publicUrl).hostname : request.hostname;
+}
+
+export async function accountSettingsRoutes(app: FastifyInstance, options: AccountSettingsOptions): Promise<void> {
+  app.withTypeProvider<TypeBoxTypeProvider>().patch('/v1/account', {
+    schema: {
+      tags: ['accounts'],
+      summary: 'Change the account settings: allowed_ips, custom_domain, retention_days, email (admins only)',
+      security,
+      body: Type.Object({
+        allowed_ips: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), {
+          maxItems: MAX_ALLOWED_IPS,
+          description: `IP addresses and CIDRs (IPv4 or IPv6) API requests must come from; [] allows any address. Stored in canonical form. Pro and enterprise; at most ${MAX_ALLOWED_IPS}`,
+        })),
+        custom_domain: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()], {
+          description: "A hostname you control (CNAME it to the relay) for the account's endpoint URLs; null clears it. Pro and enterprise",
+        })),
+        retention_days: Type.Optional(Type.Union([Type.Integer({ minimum: CUSTOM_RETENTION_DAYS.min, maximum: CUSTOM_RETENTION_DAYS.max }), Type.Null()], {
+          description: `Days to keep events, ${CUSTOM_RETENTION_DAYS.min} to ${CUSTOM_RETENTION_DAYS.max}; null keeps the plan's. Enterprise only`,
+        })),
+        email: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 254 }), Type.Null()], { description: 'A contact address; null clears it' })),
+      }, { additionalProperties: false }),
+      response: { 200: AccountDetailsSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    requireAdmin(request, 'change the account settings');
+    const body = request.body;
+    const errors: FieldError[] = [];
+    let allowedIps: string[] | undefined;
+    if (body.allowed_ips !== undefined) {
+      const canonical = new Set<string>();
+      body.allowed_ips.forEach((text, i) => {
+        const result = canonicalCidr(text);
+        if ('error' in result) errors.push({ field: `body.allowed_ips.${i}`, message: result.error });
+        else canonical.add(result.cidr);
+      });
+      allowedIps = [...canonical];
+    }
+    let customDomain: string | null | undefined;
+    if (body.custom_domain !== undefined && body.custom_domain !== null) {
+      const result = canonicalHostname(body.custom_domain, ownHostname(request, options.publicUrl));
+      if ('error' in result) errors.push({ field: 'body.custom_domain', message: result.error });
+      else customDomain = result.host;
+    } else if (body.custom_domain === null) {
+      customDomain = null;
+    }
+    if (errors.length > 0) throw validationFailed(errors);
+
+    const account = await request.em.findOneOrFail(Account, { id: request.accountId });
+    // Setting a feature needs a plan that has it; clearing one never does (after a downgrade, say).
+    if (allowedIps !== undefined && allowedIps.length > 0) refuseUnlessPlanHas(account.plan, 'ipAllowlist', 'an IP allowlist (allowed_ips)');
+    if (customDomain) refuseUnlessPlanHas(account.plan, 'customDomain', 'a custom domain (custom_domain)');
+    if (body.retention_days !== undefined && body.retention_days !== null) refuseUnlessPlanHas(account.plan, 'customRetention', 'its own retention period (retention_days)');
+    // Lockout protection: the caller must still be let in by the list it sets.
+    if (allowedIps !== undefined && allowedIps.length > 0 && !addressAllowed(allowedIps, request.callerAddress)) {
+      throw new HookError(ALLOWLIST_EXCLUDES_CALLER, [request.callerAddress]);
+    }
+
+    const previousDomain = account.customDomain ?? null;
+    if (allowedIps !== undefined) account.allowedIps = allowedIps;
+    if (customDomain !== undefined) account.customDomain = customDomain;
+    if (body.retention_days !== undefined) account.retentionDays = body.retention_days;
+    if (body.email !== undefined) account.email = body.email;
+    try {
+      await request.em.flush();
+    } catch (error) {
+      // The unique index decides, so two accounts racing for one domain cannot both win.
+      if (error instanceof UniqueConstraintViolationException && customDomain) throw new HookError(CUSTOM_DOMAIN_TAKEN, [customDomain]);
+      throw error;
+    }
+    if (customDomain !== undefined && customDomain !== previousDomain) {
+      if (previousDomain) options.domains.invalidate(previousDomain);
+      if (customDomain) options.domains.invalidate(customDomain);
+    }
+    return accountDetails(request.em, account);
+  });
+}
