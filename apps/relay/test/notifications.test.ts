@@ -4,7 +4,7 @@ import { verifyWebhook } from '@hook/client';
 import { enqueueNotification, recordListenAttempts, type ListenAttemptRecord } from '@hook/db';
 import { newId } from '@hook/core';
 import { startReceiver, type Receiver, type ReceivedRequest } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, expectProblem, readJson, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 
 const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
 
@@ -119,7 +119,7 @@ describe('account notifications', () => {
     expectProblem(await api(relay.baseUrl, 'GET', `/v1/events?endpoint_id=${hidden.id}`, { key }), 404, 'endpoint_not_found');
     const ingest = await fetch(`${relay.baseUrl}/v1/ingest/${hidden.ingest_id}`, { method: 'POST', body: '{}' });
     expect(ingest.status).toBe(404);
-    expect((await ingest.json()).code).toBe('ingest_not_found');
+    expect((await readJson(ingest)).code).toBe('ingest_not_found');
     expect(await streamRefusal(`mode=listen&endpoint_id=${hidden.id}`, key)).toMatchObject({ status: 404, body: { code: 'endpoint_not_found' } });
   });
 

@@ -10,6 +10,7 @@ import type {
   EventListQuery, EventSummary, IngestAccepted, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
 } from './api-types.ts';
 import type { CreatedMember, Member, MemberRole } from './api-types.ts';
+import type { NotificationEventQuery, NotificationSettings } from './api-types.ts';
 
 /** How long to wait for a TCP (or TLS) connection before giving up. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -69,6 +70,17 @@ export interface HookClient {
     create(body?: { name?: string }): Promise<CreatedApiKey>;
     list(query?: PageQuery): Promise<Page<ApiKey>>;
     delete(id: string): Promise<void>;
+  };
+  /** The account's notifications (docs/notifications.md). */
+  notifications: {
+    /** `GET /v1/account/notifications`: the notification URL, its secret and status; rejects with `notifications_not_configured` when none is set. */
+    get(): Promise<NotificationSettings>;
+    /** `PUT /v1/account/notifications` (admins): set (or change) the notification URL. */
+    set(url: string): Promise<NotificationSettings>;
+    /** `DELETE /v1/account/notifications` (admins): stop notifications. */
+    clear(): Promise<void>;
+    /** `GET /v1/account/notifications/events`: notifications sent, newest first, with their delivery status. */
+    events(query?: NotificationEventQuery): Promise<Page<EventSummary>>;
   };
   members: {
     /** `POST /v1/members` (admins only): the new member and its first API key, shown only here. Role defaults to member. */
@@ -274,6 +286,12 @@ export function createHookClient(options: HookClientOptions): HookClient {
       create: (body = {}) => call('POST', '/v1/api-keys', { json: body }),
       list: (query = {}) => call('GET', '/v1/api-keys', { query: { limit: query.limit, cursor: query.cursor } }),
       delete: (keyId) => call('DELETE', `/v1/api-keys/${id(keyId)}`),
+    },
+    notifications: {
+      get: () => call('GET', '/v1/account/notifications'),
+      set: (url) => call('PUT', '/v1/account/notifications', { json: { url } }),
+      clear: () => call('DELETE', '/v1/account/notifications'),
+      events: (query = {}) => call('GET', '/v1/account/notifications/events', { query: { type: query.type, limit: query.limit, cursor: query.cursor } }),
     },
     members: {
       create: (body) => call('POST', '/v1/members', { json: body }),

@@ -7,3 +7,4 @@ export * from './pagination.ts';
 export * from './plans.ts';
 export * from './delivery.ts';
 export * from './stream-protocol.ts';
+export * from './notifications.ts';

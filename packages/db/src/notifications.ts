@@ -8,21 +8,9 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
-import { generateSigningSecret, newId, newIngestId, type EndpointStatus } from '@hook/core';
+import { generateSigningSecret, newId, newIngestId, type EndpointStatus, type NotificationData, type NotificationType } from '@hook/core';
 import type { Orm } from './orm.ts';
 import { DUE_CHANNEL } from './queue-sql.ts';
-
-/** The notification types, as the event `type` and the body's `type` carry them. */
-export const NOTIFICATION_TYPES = ['usage.threshold', 'plan.changed', 'endpoint.disabled', 'event.failed'] as const;
-export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
-
-/** Each type's `data`, as agreed with its causes (docs/notifications.md). */
-export interface NotificationData {
-  'usage.threshold': { month: string; threshold: number; events_accepted: number; events_per_month: number };
-  'plan.changed': { from_plan: string; to_plan: string; changed_at: string };
-  'endpoint.disabled': { endpoint_id: string; reason: 'gone_410'; disabled_at: string };
-  'event.failed': { event_id: string; endpoint_id: string; attempts: number; last_status?: number; last_error?: string };
-}
 
 export interface NotificationInput<T extends NotificationType = NotificationType> {
   accountId: string;

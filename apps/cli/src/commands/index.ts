@@ -23,6 +23,10 @@ import listen from './listen.ts';
 import login from './login.ts';
 import logout from './logout.ts';
 import mcp from './mcp.ts';
+import notificationsClear from './notifications/clear.ts';
+import notificationsEvents from './notifications/events.ts';
+import notificationsGet from './notifications/get.ts';
+import notificationsSet from './notifications/set.ts';
 import membersAdd from './members/add.ts';
 import membersList from './members/list.ts';
 import membersRemove from './members/remove.ts';
@@ -36,6 +40,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
   account: 'Show the account, change its plan and its settings',
   endpoints: 'Create and manage endpoints (receiving URLs and where their events go)',
   events: 'Inspect and replay received events',
+  notifications: 'Where the account\'s own notifications go (usage, plan, disabled endpoints, failed events), and those sent',
   members: 'Manage the team: who has access and with which role',
 };
 
@@ -58,6 +63,10 @@ export const COMMANDS: readonly CommandModule[] = [
   eventsGet,
   eventsReplay,
   eventsTail,
+  notificationsSet,
+  notificationsGet,
+  notificationsEvents,
+  notificationsClear,
   membersList,
   membersAdd,
   membersRole,

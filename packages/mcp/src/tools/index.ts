@@ -11,8 +11,13 @@ import getEvent from './get-event.ts';
 import getNotifications from './get-notifications.ts';
 import listEndpoints from './list-endpoints.ts';
 import listEvents from './list-events.ts';
+import listMembers from './list-members.ts';
+import listNotificationEvents from './list-notification-events.ts';
+import removeMember from './remove-member.ts';
 import replayEvent from './replay-event.ts';
 import sendTestEvent from './send-test-event.ts';
+import setMemberRole from './set-member-role.ts';
+import setNotificationUrl from './set-notification-url.ts';
 import signUp from './sign-up.ts';
 import updateAccount from './update-account.ts';
 import updateEndpoint from './update-endpoint.ts';
@@ -20,7 +25,6 @@ import upgradePlan from './upgrade-plan.ts';
 
 export const HOOK_TOOLS: readonly HookTool<any, any>[] = [
   signUp,
-import updateAccount from './update-account.ts';
   getAccount,
   upgradePlan,
   updateAccount,
@@ -34,4 +38,12 @@ import updateAccount from './update-account.ts';
   replayEvent,
   bulkReplay,
   sendTestEvent,
+  setNotificationUrl,
+  getNotifications,
+  listNotificationEvents,
+  clearNotifications,
+  listMembers,
+  addMember,
+  setMemberRole,
+  removeMember,
 ];

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { HookError, NOTIFICATIONS_NOT_CONFIGURED } from '@hook/core';
+import { HookError, NOTIFICATION_TYPES, NOTIFICATIONS_NOT_CONFIGURED } from '@hook/core';
 import {
-  clearNotificationUrl, Event, findNotificationEndpoint, NOTIFICATION_TYPES, notificationEndpointIds, notifyDue, setNotificationUrl,
+  clearNotificationUrl, Event, findNotificationEndpoint, notificationEndpointIds, notifyDue, setNotificationUrl,
   type NotificationEndpointRow,
 } from '@hook/db';
 import { assertPublicDestination } from '../../delivery/destinations.ts';

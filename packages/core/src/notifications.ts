@@ -1,0 +1,30 @@
+/**
+ * Account notifications (docs/notifications.md): events about the account itself that
+ * the relay sends, signed, to the account's notification URL.
+ */
+
+/** Every notification type; each is both the event `type` and the `type` field of the JSON body. */
+export const NOTIFICATION_TYPES = ['usage.threshold', 'plan.changed', 'endpoint.disabled', 'event.failed'] as const;
+export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
+
+/** Each type's `data` object. */
+export interface NotificationData {
+  /** The account crossed `threshold` (0.8 or 1) of its plan's monthly events. */
+  'usage.threshold': { month: string; threshold: number; events_accepted: number; events_per_month: number };
+  'plan.changed': { from_plan: string; to_plan: string; changed_at: string };
+  /** A receiver answered 410 Gone, so its endpoint was disabled. */
+  'endpoint.disabled': { endpoint_id: string; reason: 'gone_410'; disabled_at: string };
+  /** An event spent its automatic retries. `last_status`/`last_error` describe its last attempt, when there was one. */
+  'event.failed': { event_id: string; endpoint_id: string; attempts: number; last_status?: number; last_error?: string };
+}
+
+/** A notification's JSON body, as its receiver gets it. */
+export interface NotificationBody<T extends NotificationType = NotificationType> {
+  type: T;
+  /** The event id (also the `webhook-id` header). */
+  id: string;
+  /** When its cause happened (ISO 8601, UTC). */
+  created_at: string;
+  account_id: string;
+  data: NotificationData[T];
+}

@@ -1,0 +1,26 @@
+import { NOTIFICATION_TYPES } from '@hook/core';
+import { z } from 'zod';
+import { cursorInput, eventSummarySchema, limitInput, pageFields } from '../schemas.ts';
+import { defineTool } from '../tool.ts';
+
+export default defineTool({
+  name: 'list_notification_events',
+  title: 'List notifications',
+  description:
+    'Notifications sent to the account, newest first, with their delivery status (GET /v1/account/notifications/events). ' +
+    'They are events (get_event shows one with its body and attempts; replay_event sends it again), but list_events leaves them out.',
+  input: {
+    type: z.enum(NOTIFICATION_TYPES).optional().describe('Only this notification type'),
+    limit: limitInput,
+    cursor: cursorInput,
+  },
+  output: { events: z.array(eventSummarySchema), ...pageFields },
+  annotations: { readOnlyHint: true },
+  async run(client, input) {
+    const page = await client.notifications.events(input);
+    return {
+      result: { events: page.data, next_cursor: page.next_cursor },
+      summary: `${page.data.length} notification(s)${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
+    };
+  },
+});
