@@ -98,6 +98,17 @@ describe('account notifications', () => {
     expectProblem(await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key }), 404, 'notifications_not_configured');
   });
 
+  it('lets only admins set or clear the URL; any member reads it', async () => {
+    const { key } = await notifiedAccount();
+    const added = await api(relay.baseUrl, 'POST', '/v1/members', { key, json: { email: 'dev@example.com', role: 'member' } });
+    expect(added.status).toBe(201);
+    const memberKey = added.body.api_key as string;
+    expectProblem(await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key: memberKey, json: { url: 'https://example.com/x' } }), 403, 'admin_required');
+    expectProblem(await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key: memberKey }), 403, 'admin_required');
+    expect((await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key: memberKey })).status).toBe(200);
+    expect((await api(relay.baseUrl, 'GET', '/v1/account/notifications/events', { key: memberKey })).status).toBe(200);
+  });
+
   it('keeps one notification endpoint per account when set concurrently', async () => {
     const { key, accountId } = await signUp(relay.baseUrl);
     const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: `https://example.com/${n}` } })));
@@ -199,7 +210,7 @@ describe('account notifications', () => {
     expect(again.body.status).toBe('active');
   });
 
-  it('delivers plan.changed and usage.threshold notifications queued with enqueueNotification', async () => {
+  it('delivers plan.changed and usage.threshold notifications queued with enqueueNotification in a transaction, not when it rolls back', async () => {
     const { key, accountId, inbox, secret } = await notifiedAccount();
     const changedAt = new Date().toISOString();
     await relay.orm.em.fork().transactional(async (em) => {
@@ -239,6 +250,42 @@ describe('account notifications', () => {
     await recordListenAttempts(relay.orm, [answer(8)]);
     const queued = await sqlRows(relay, 'select type, data from notification_outbox where account_id = ?', [accountId]);
     expect(queued).toEqual([{ type: 'event.failed', data: { event_id: eventId, endpoint_id: endpoint.id, attempts: expect.any(Number), last_status: 502 } }]);
+  });
+
+  it('sends plan.changed when the plan changes', async () => {
+    const { key, inbox } = await notifiedAccount();
+    const changed = await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'pro' } });
+    expect(changed.status).toBe(200);
+    const { body } = await waitForNotification(inbox, 'plan.changed');
+    expect(body.data).toEqual({ from_plan: 'free', to_plan: 'pro', changed_at: changed.body.plan_history[0].changed_at });
+    // Asking for the plan it is on changes nothing, and notifies nothing.
+    await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'pro' } });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(notificationsOf(inbox, 'plan.changed')).toHaveLength(1);
+  });
+
+  it('sends usage.threshold at 80% and 100% of the monthly events, once each', async () => {
+    const { key, accountId, inbox } = await notifiedAccount();
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'metered' });
+    const setUsage = (n: number) => sqlRows(relay, `
+      insert into account_usage (account_id, month, events_accepted) values (?, date_trunc('month', now() at time zone 'UTC')::date, ?)
+      on conflict (account_id, month) do update set events_accepted = excluded.events_accepted`, [accountId, n]);
+    await setUsage(7_998);
+    await sendEvent(endpoint.url, '{}'); // 7,999: below 80%
+    await sendEvent(endpoint.url, '{}'); // 8,000: 80%
+    await sendEvent(endpoint.url, '{}');
+    const eighty = await waitForNotification(inbox, 'usage.threshold');
+    const month = new Date().toISOString().slice(0, 7);
+    expect(eighty.body.data).toEqual({ month, threshold: 0.8, events_accepted: 8_000, events_per_month: 10_000 });
+    await setUsage(9_999);
+    await sendEvent(endpoint.url, '{}'); // 10,000: 100%
+    expect((await fetch(endpoint.url, { method: 'POST', body: '{}' })).status).toBe(429);
+    await waitFor(async () => notificationsOf(inbox, 'usage.threshold').length, (n) => n >= 2, 'the 100% notification');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(notificationsOf(inbox, 'usage.threshold').map((entry) => entry.body.data)).toEqual([
+      { month, threshold: 0.8, events_accepted: 8_000, events_per_month: 10_000 },
+      { month, threshold: 1, events_accepted: 10_000, events_per_month: 10_000 },
+    ]);
   });
 
   it('drops notifications of an account without a notification URL', async () => {
