@@ -118,17 +118,19 @@ export interface ExpiredBatch {
 
 /**
  * Removes at most `limit` expired events of one account and their attempts; returns how
- * many events. One statement, its own short transaction:
- * - the ids come from one bounded range scan of `(account_id, id)` (`id < firstIdAt(cutoff)`),
- *   and `received_at < cutoff` is checked again on each row, so an event younger than
- *   its retention is never removed whatever its id says;
+ * many events and the last id removed (the next batch starts there). One statement, its
+ * own short transaction:
+ * - the ids come from one bounded range scan of `(account_id, id)` (`id < firstIdAt(cutoff)`;
+ *   ordered by both columns so the planner takes that index rather than the primary key,
+ *   which interleaves every account), and `received_at < cutoff` is checked again on each
+ *   row, so an event younger than its retention is never removed whatever its id says;
  * - `FOR UPDATE SKIP LOCKED`: a row a delivery claim (or another process pruning at the
  *   same time) holds is skipped, not waited for, and taken by a later pass;
  * - attempts are deleted in the same statement through `attempt_event_idx`, so the
  *   foreign key's cascade finds nothing left to do.
  * Row locks only: ingest (INSERT) never waits on it.
  */
-export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredBatch): Promise<number> {
+export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredBatch): Promise<{ removed: number; lastId: string | null }> {
   const params: unknown[] = [batch.accountId, batch.fromId, batch.toId, batch.cutoff];
   let otherRangesGuard = '';
   if (batch.otherRanges) {
@@ -138,22 +140,22 @@ export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredB
     params.push(...[receivedFrom, receivedTo].filter((bound) => bound !== null), earliestCutoff);
   }
   params.push(batch.limit);
-  const rows = await em.execute<{ removed: number }[]>(
+  const rows = await em.execute<{ removed: number; last_id: string | null }[]>(
     `with expired as (
        select id from event
        where account_id = ? and id >= ? and id < ? and received_at < ? ${otherRangesGuard}
-       order by id
+       order by account_id, id
        limit ?
        for update skip locked
      ), removed_attempts as (
        delete from attempt where event_id in (select id from expired)
      ), removed_events as (
-       delete from event where id in (select id from expired) returning 1
+       delete from event where id in (select id from expired) returning id
      )
-     select count(*)::int as removed from removed_events`,
+     select count(*)::int as removed, max(id) as last_id from removed_events`,
     params,
   );
-  return rows[0]?.removed ?? 0;
+  return { removed: rows[0]?.removed ?? 0, lastId: rows[0]?.last_id ?? null };
 }
 
 export interface PruneOptions {
@@ -220,10 +222,13 @@ export async function pruneExpiredEvents(orm: Orm, options: PruneOptions = {}): 
         };
         for (;;) {
           if (options.signal?.aborted) return result;
-          const removed = await removeExpiredEventBatch(em, batch);
+          const { removed, lastId } = await removeExpiredEventBatch(em, batch);
           result.statements++;
           result.events += removed;
-          if (removed < batchSize) break;
+          if (removed < batchSize || lastId === null) break;
+          // Start after what was removed: its index entries stay until vacuum, and
+          // scanning them again on every batch would make a long range quadratic.
+          batch.fromId = lastId;
           await pause(pauseMs);
         }
       }
