@@ -20,6 +20,7 @@ describe('loadConfig', () => {
       signupsPerAddressPerHour: 20,
       playgroundSessionsPerAddressPerHour: 10,
       apiRateLimit: 'plan',
+      retentionIntervalMs: 3_600_000,
     });
   });
 
@@ -48,6 +49,7 @@ describe('loadConfig', () => {
         HOOK_SIGNUP_RATE_LIMIT: '5',
         HOOK_PLAYGROUND_RATE_LIMIT: '3',
         HOOK_API_RATE_LIMIT: '5',
+        HOOK_RETENTION_INTERVAL: '30m',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -66,6 +68,7 @@ describe('loadConfig', () => {
       signupsPerAddressPerHour: 5,
       playgroundSessionsPerAddressPerHour: 3,
       apiRateLimit: 5,
+      retentionIntervalMs: 1_800_000,
     });
     expect(loadConfig({ HOOK_API_RATE_LIMIT: '0' }).apiRateLimit).toBe(0);
     expect(loadConfig({ HOOK_API_RATE_LIMIT: 'Plan' }).apiRateLimit).toBe('plan');
@@ -91,6 +94,7 @@ describe('loadConfig', () => {
       HOOK_PLAYGROUND_RATE_LIMIT: 'lots',
       HOOK_TRUST_PROXY: 'proxy.internal',
       HOOK_API_RATE_LIMIT: 'fast',
+      HOOK_RETENTION_INTERVAL: '1',
     };
     for (const [variable, value] of Object.entries(cases)) {
       expect(() => loadConfig({ [variable]: value }), variable).toThrow(ConfigError);
