@@ -48,22 +48,22 @@ describe('hook account', () => {
     expect(me.body.account.plan).toBe('pro');
     expect(me.body.plan_history).toEqual(changed.plan_history);
 
-    const text = await user.run(['account', 'plan', 'business']);
+    const text = await user.run(['account', 'plan', 'enterprise']);
     expect(text.code).toBe(0);
-    expect(text.stderr).toContain('Changed the plan from pro to business.');
-    expect(text.stdout).toMatch(/Plan:\s+business/);
+    expect(text.stderr).toContain('Changed the plan from pro to enterprise.');
+    expect(text.stdout).toMatch(/Plan:\s+enterprise/);
     expect(text.stdout).toMatch(/Retention:\s+365 days/);
-    expect(text.stdout).toMatch(/pro\s+business/);
+    expect(text.stdout).toMatch(/pro\s+enterprise/);
     expect(text.stdout).toMatch(/free\s+pro/);
 
     const history = (await user.json(['account', 'get'])).plan_history.map((change: any) => change.to_plan);
-    expect(history).toEqual(['business', 'pro']);
+    expect(history).toEqual(['enterprise', 'pro']);
   });
 
   it('the current plan changes nothing and says so', async () => {
-    const text = await user.run(['account', 'plan', 'business']);
+    const text = await user.run(['account', 'plan', 'enterprise']);
     expect(text.code).toBe(0);
-    expect(text.stderr).toContain('Already on business; nothing changed.');
+    expect(text.stderr).toContain('Already on enterprise; nothing changed.');
     expect((await user.json(['account', 'get'])).plan_history).toHaveLength(2);
   });
 
@@ -71,11 +71,11 @@ describe('hook account', () => {
     const text = await user.run(['account', 'plan', 'platinum']);
     expect(text.code).toBe(2);
     expect(text.stdout).toBe('');
-    expect(text.stderr).toMatch(/Allowed choices are free, pro, business/);
+    expect(text.stderr).toMatch(/Allowed choices are free, pro, enterprise/);
     const json = await user.run(['account', 'plan', 'platinum', '--json']);
     expect(json.code).toBe(2);
     expect(JSON.parse(json.stderr).code).toBe('usage_error');
-    expect((await user.json(['account', 'get'])).account.plan).toBe('business');
+    expect((await user.json(['account', 'get'])).account.plan).toBe('enterprise');
   });
 
   it('signup with an address that is not one fails with validation_failed (exit 1)', async () => {

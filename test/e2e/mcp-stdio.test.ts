@@ -95,9 +95,9 @@ describe('hook mcp over stdio', () => {
     expect(names).not.toContain('sign_up');
 
     expect((await call(client, 'get_account')).account.id).toBe(accountId);
-    const changed = await call(client, 'upgrade_plan', { plan: 'business' });
-    expect(changed.account.plan).toBe('business');
-    expect(changed.plan_history.map((change: { to_plan: string }) => change.to_plan)).toEqual(['business']);
+    const changed = await call(client, 'upgrade_plan', { plan: 'enterprise' });
+    expect(changed.account.plan).toBe('enterprise');
+    expect(changed.plan_history.map((change: { to_plan: string }) => change.to_plan)).toEqual(['enterprise']);
     const { endpoint } = await call(client, 'create_endpoint', { name: 'stdio-orders' });
     const sent = await call(client, 'send_test_event', { endpoint_id: endpoint.id, event_type: 'order.created', payload: { id: 7 } });
     const listed = await call(client, 'list_events', { endpoint_id: endpoint.id });
