@@ -26,7 +26,8 @@ describe('hook account', () => {
   it('signup --email stores the address, and account get shows it with the free limits and no history', async () => {
     const details = await user.json(['account', 'get']);
     expect(details.account).toMatchObject({ plan: 'free', email: 'ada@example.com' });
-    expect(details.limits).toEqual({ events_per_month: 10_000, endpoints: 3, retention_days: 7 });
+    expect(details.limits).toMatchObject({ events_per_month: 10_000, endpoints: 3, retention_days: 7, members: 3 });
+    expect(details.usage).toMatchObject({ events_accepted: 0, events_remaining: 10_000, endpoints: 0, members: 1 });
     expect(details.plan_history).toEqual([]);
 
     const text = await user.run(['account', 'get']);
@@ -40,7 +41,7 @@ describe('hook account', () => {
   it('account plan changes the plan at once and the relay records it', async () => {
     const changed = await user.json(['account', 'plan', 'pro']);
     expect(changed.account.plan).toBe('pro');
-    expect(changed.limits).toEqual({ events_per_month: 2_000_000, endpoints: null, retention_days: 90 });
+    expect(changed.limits).toMatchObject({ events_per_month: 2_000_000, endpoints: null, retention_days: 90, members: 25 });
     expect(changed.plan_history).toEqual([expect.objectContaining({ from_plan: 'free', to_plan: 'pro' })]);
 
     // The relay itself, not just the CLI's answer, has the new plan and history.

@@ -45,6 +45,7 @@ beforeAll(async () => {
   relay = await startTestRelay({ allowPrivateDestinations: true, retryScheduleMs: [100, 100, 100, 100, 100, 100] }, { workerPollMs: 20 });
   const signup = await user.json(['signup', '--api-url', relay.baseUrl]);
   key = signup.api_key;
+  await user.json(['account', 'plan', 'pro']); // the file makes more endpoints than free allows
 });
 
 afterEach(async () => {

@@ -24,6 +24,7 @@ beforeAll(async () => {
   relay = await startTestRelay({ allowPrivateDestinations: true }, { workerPollMs: 20 });
   receiver = await startReceiver();
   await user.json(['signup', '--api-url', relay.baseUrl]);
+  await user.json(['account', 'plan', 'pro']); // the file makes more endpoints than free allows
 });
 
 afterEach(async () => {

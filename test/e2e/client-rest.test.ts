@@ -18,6 +18,7 @@ beforeAll(async () => {
   const signup = await anonymous.accounts.create();
   await anonymous.close();
   client = createHookClient({ apiUrl: relay.baseUrl, apiKey: signup.api_key });
+  await client.account.changePlan('pro'); // the file makes more endpoints than free allows
 });
 
 afterAll(async () => {

@@ -4,6 +4,7 @@
  */
 import { buildApp, DeliveryWorker, leaseMsFor, loadConfig, type RelayConfig } from '@hook/relay';
 import { createOrm, type Orm } from '@hook/db';
+import type { Plan } from '@hook/core';
 import type { FastifyInstance } from 'fastify';
 import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from './database.ts';
@@ -88,10 +89,16 @@ export async function api<T = any>(
 }
 
 /** A new account; returns its API key and id. */
-export async function signUp(baseUrl: string): Promise<{ key: string; accountId: string }> {
+export async function signUp(baseUrl: string, { plan }: { plan?: Plan } = {}): Promise<{ key: string; accountId: string }> {
   const response = await api(baseUrl, 'POST', '/v1/accounts');
   if (response.status !== 201) throw new Error(`sign-up failed: ${response.status} ${JSON.stringify(response.body)}`);
-  return { key: response.body.api_key, accountId: response.body.account.id };
+  const key = response.body.api_key as string;
+  if (plan && plan !== 'free') {
+    // For tests that need more than free allows (e.g. more than 3 endpoints on one account).
+    const changed = await api(baseUrl, 'POST', '/v1/account/plan', { key, json: { plan } });
+    if (changed.status !== 200) throw new Error(`plan change failed: ${changed.status} ${JSON.stringify(changed.body)}`);
+  }
+  return { key, accountId: response.body.account.id };
 }
 
 /** A new endpoint of the account; returns the API's JSON for it. */

@@ -13,7 +13,8 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   relay = await startTestRelay({ retryScheduleMs: FAST_SCHEDULE, deliveryTimeoutMs: 1000 }, { workerPollMs: 20 });
-  ({ key } = await signUp(relay.baseUrl));
+  // One account for the whole file, with more endpoints than free allows.
+  ({ key } = await signUp(relay.baseUrl, { plan: 'pro' }));
   receiver = await startReceiver();
 });
 afterAll(async () => {

@@ -5,7 +5,8 @@ let relay: TestRelay;
 let key: string;
 beforeAll(async () => {
   relay = await startTestRelay();
-  ({ key } = await signUp(relay.baseUrl));
+  // One account for the whole file, with more endpoints than free allows.
+  ({ key } = await signUp(relay.baseUrl, { plan: 'pro' }));
 });
 afterAll(async () => relay.close());
 
@@ -65,7 +66,7 @@ describe('endpoints', () => {
   });
 
   it('pages newest first with keyset cursors', async () => {
-    const { key: pagedKey } = await signUp(relay.baseUrl);
+    const { key: pagedKey } = await signUp(relay.baseUrl, { plan: 'pro' });
     const created = [];
     for (let i = 0; i < 5; i++) created.push(await createEndpoint(relay.baseUrl, pagedKey, { name: `e${i}` }));
     const seen: string[] = [];

@@ -6,7 +6,8 @@ let relay: TestRelay;
 let key: string;
 beforeAll(async () => {
   relay = await startTestRelay();
-  ({ key } = await signUp(relay.baseUrl));
+  // One account for the whole file, with more endpoints than free allows.
+  ({ key } = await signUp(relay.baseUrl, { plan: 'pro' }));
 });
 afterAll(async () => relay.close());
 
