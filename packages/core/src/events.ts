@@ -1,5 +1,5 @@
-/** Where an event is in its delivery (DESIGN.md §3). */
-export const EVENT_STATUSES = ['pending', 'delivered', 'retrying', 'failed'] as const;
+/** Where an event is in its delivery (DESIGN.md §3); `filtered`: its endpoint's filter did not match, so it was not delivered (docs/filters.md). */
+export const EVENT_STATUSES = ['pending', 'delivered', 'retrying', 'failed', 'filtered'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
 /** Endpoint states: `paused` accepts events but holds delivery; `disabled` refuses them. */

@@ -8,3 +8,4 @@ export * from './plans.ts';
 export * from './delivery.ts';
 export * from './stream-protocol.ts';
 export * from './notifications.ts';
+export * from './filters.ts';

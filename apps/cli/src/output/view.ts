@@ -33,7 +33,7 @@ const STATUS_TONES: Record<string, Tone> = {
   delivered: 'good', active: 'good',
   failed: 'bad', disabled: 'bad',
   retrying: 'warn', paused: 'warn',
-  pending: 'dim',
+  pending: 'dim', filtered: 'dim',
 };
 
 /** An event or endpoint status, toned by what it means. */

@@ -8,7 +8,7 @@ export default defineTool({
   title: 'List events',
   description:
     'List received events, newest first (GET /v1/events), without bodies or attempts (get_event has those). ' +
-    'Filter by endpoint, delivery status (pending, delivered, retrying, failed) and exact event type.',
+    'Filter by endpoint, delivery status (pending, delivered, retrying, failed, filtered) and exact event type.',
   input: {
     endpoint_id: z.string().optional().describe('Only this endpoint\'s events (ep_…)'),
     status: z.enum(EVENT_STATUSES).optional(),

@@ -14,7 +14,7 @@ interface TailOptions {
   status?: EventStatus;
 }
 
-const STATUS_TONES: Record<EventStatus, Tone> = { delivered: 'good', failed: 'bad', retrying: 'warn', pending: 'dim' };
+const STATUS_TONES: Record<EventStatus, Tone> = { delivered: 'good', failed: 'bad', retrying: 'warn', pending: 'dim', filtered: 'dim' };
 
 /** One line per message, for people: what happened, to which event, how it ended. */
 function lineFor(message: EventReceivedMessage | AttemptFinishedMessage): { text: string; tone?: Tone } {
