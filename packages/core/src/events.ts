@@ -21,7 +21,8 @@ function cleanType(type: string): string {
 /** Largest body searched for a top-level JSON `type` field; bigger bodies keep only the header's type. */
 const TYPE_SNIFF_MAX_BYTES = 1024 * 1024;
 
-function isJsonContentType(contentType: string | undefined): boolean {
+/** Whether a content type is JSON (`application/json` or any `+json` media type). */
+export function isJsonContentType(contentType: string | null | undefined): boolean {
   if (!contentType) return false;
   const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
   return mediaType === 'application/json' || mediaType.endsWith('+json');

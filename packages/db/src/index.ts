@@ -4,9 +4,9 @@ export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOpti
 export { EventWriter, type EventWriterOptions, type InsertOutcome, type NewEvent } from './event-writer.ts';
 export { readAccountUsage, type AccountUsage } from './usage-sql.ts';
 export {
-  claimDueEvents, claimEventForReplay, disableEndpoint, DUE_CHANNEL, listenBacklog, notifyDue, recordAttempts, recordListenAttempts, refreshQueueStatistics,
+  claimDueEvents, claimEventForReplay, disableEndpoint, DUE_CHANNEL, listenBacklog, notifyDue, recordAttempts, recordFiltered, recordListenAttempts, refreshQueueStatistics,
   releaseLease, requestReplay, scheduleUndelivered,
-  type AttemptRecord, type ClaimedDelivery, type ClaimOptions, type ListenAttemptRecord, type ListenEvent, type ReplayClaim, type ReplayFilter,
+  type AttemptRecord, type ClaimedDelivery, type ClaimOptions, type FilteredRecord, type ListenAttemptRecord, type ListenEvent, type ReplayClaim, type ReplayFilter,
 } from './queue-sql.ts';
 export { listenForDueEvents, type DueListener } from './listener.ts';
 export {

@@ -5,7 +5,7 @@
  * LOCKED, UPDATE … RETURNING joined rows) or would cost a hot path dearly.
  */
 import { CompiledQuery, sql } from 'kysely';
-import { PLAN_LIMITS, PLANS, randomToken, USAGE_THRESHOLDS, usageMonth, type AttemptTrigger, type EventStatus, type Plan } from '@hook/core';
+import { PLAN_LIMITS, PLANS, randomToken, USAGE_THRESHOLDS, usageMonth, type AttemptTrigger, type EndpointFilter, type EventStatus, type Plan } from '@hook/core';
 import type { Orm } from './orm.ts';
 
 /** The channel that tells idle workers an event may be due. */
@@ -138,6 +138,14 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[]): Promi
         leaseId: event.lease.id,
         destinationUrl: row.destination_url!,
         secrets: row.previous_secret ? [row.secret!, row.previous_secret] : [row.secret!],
+        type: event.type,
+        method: event.method,
+        path: event.path,
+        query: event.query,
+        contentType: event.contentType,
+        endpointName: row.endpoint_name!,
+        transformationCode: row.transformation_code,
+        filter: row.filter,
       },
     };
   });
@@ -151,6 +159,9 @@ interface InsertResultRow {
   previous_secret: string | null;
   plan: Plan | null;
   events_limit: string | null;
+  endpoint_name: string | null;
+  transformation_code: string | null;
+  filter: EndpointFilter | null;
 }
 
 async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
@@ -218,14 +229,17 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     -- UNION ALL runs every branch, so the notification is sent even when nothing was
     -- claimed (data-modifying CTEs such as thresholds always run to completion)
     select 'woken' as outcome, null::text as id, null::text as destination_url, null::text as secret,
-           null::text as previous_secret, null::text as plan, null::bigint as events_limit from woken
+           null::text as previous_secret, null::text as plan, null::bigint as events_limit,
+           null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter from woken
     union all
     select 'granted', i.id, p.destination_url, p.secret,
-           case when p.previous_secret_expires_at > now() then p.previous_secret end, null, null
+           case when p.previous_secret_expires_at > now() then p.previous_secret end, null, null,
+           p.name, p.transformation_code, p.filter
     from inserted i join batch b on b.id = i.id join endpoint p on p.id = b.endpoint_id
     where i.lease_id is not null
     union all
-    select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, u.plan, u.events_limit
+    select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, u.plan, u.events_limit,
+           null, null, null
     from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
     where not exists (select 1 from accepted a where a.id = b.id)
   `.execute(orm.em.getKysely());
@@ -254,6 +268,16 @@ export interface ClaimedDelivery {
   leaseId: string;
   destinationUrl: string;
   secrets: string[];
+  /** The rest of the stored request, which a transformation or filter reads. */
+  type: string | null;
+  method: string;
+  path: string;
+  query: string;
+  contentType: string | null;
+  endpointName: string;
+  /** The endpoint's transformation (null: send the stored bytes as they are) and filter (null: deliver all). */
+  transformationCode: string | null;
+  filter: EndpointFilter | null;
 }
 
 interface ClaimedRow {
@@ -270,11 +294,22 @@ interface ClaimedRow {
   destination_url: string;
   secret: string;
   previous_secret: string | null;
+  type: string | null;
+  method: string;
+  path: string;
+  query: string;
+  content_type: string | null;
+  endpoint_name: string;
+  transformation_code: string | null;
+  filter: EndpointFilter | null;
 }
 
+// The endpoint's transformation code and filter come with the claim: null columns cost
+// next to nothing for endpoints without them, and a claim never runs stale code.
 const CLAIMED_COLUMNS = `e.id, e.account_id, e.endpoint_id, e.headers, e.body, e.status, e.attempt_count, e.auto_attempts,
   e.next_trigger, e.lease_id, p.destination_url, p.secret,
-  case when p.previous_secret_expires_at > now() then p.previous_secret end as previous_secret`;
+  case when p.previous_secret_expires_at > now() then p.previous_secret end as previous_secret,
+  e.type, e.method, e.path, e.query, e.content_type, p.name as endpoint_name, p.transformation_code, p.filter`;
 
 function toClaimed(row: ClaimedRow): ClaimedDelivery {
   return {
@@ -290,6 +325,14 @@ function toClaimed(row: ClaimedRow): ClaimedDelivery {
     leaseId: row.lease_id,
     destinationUrl: row.destination_url,
     secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
+    type: row.type,
+    method: row.method,
+    path: row.path,
+    query: row.query,
+    contentType: row.content_type,
+    endpointName: row.endpoint_name,
+    transformationCode: row.transformation_code,
+    filter: row.filter,
   };
 }
 
@@ -383,7 +426,8 @@ export async function claimEventForReplay(orm: Orm, eventId: string, accountId: 
     select c.*, true as claimed from claimed c
     union all
     select null, null, null, null, null, null, null, null, null, null,
-           case when p.deleted_at is null then p.destination_url end, null, null, false
+           case when p.deleted_at is null then p.destination_url end, null, null,
+           null, null, null, null, null, null, null, null, false
     from target t join event e on e.id = t.id join endpoint p on p.id = e.endpoint_id where not t.claimable`,
     [eventId, accountId, leaseMs, randomToken(9)]);
   const row = rows[0];
@@ -402,6 +446,8 @@ export interface FinishedAttemptRecord {
   responseBody: string | null;
   error: string | null;
   next: { status: EventStatus; autoAttempts: number; nextAttemptAt: Date | null };
+  /** A type the endpoint's transformation set: stored as the event's type with the result. */
+  newType?: { type: string | null };
 }
 
 /** A worker's attempt of a claimed delivery. */
@@ -426,13 +472,15 @@ export async function recordAttempts(orm: Orm, records: readonly AttemptRecord[]
   const rows = await run<{ id: string }>(orm, `
     with input as (
       select * from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[], $7::text[],
-                           $8::int[], $9::text[], $10::timestamptz[], $11::int[], $12::int[], $13::text[], $14::text[])
+                           $8::int[], $9::text[], $10::timestamptz[], $11::int[], $12::int[], $13::text[], $14::text[],
+                           $15::bool[], $16::text[])
         as t(event_id, lease_id, status, auto_attempts, next_attempt_at, attempt_id, account_id,
-             n, trigger, started_at, duration_ms, response_status, response_body, error)
+             n, trigger, started_at, duration_ms, response_status, response_body, error, set_type, new_type)
     ),
     updated as (
       update event e
       set status = i.status, auto_attempts = i.auto_attempts, next_attempt_at = i.next_attempt_at,
+          type = case when i.set_type then i.new_type else e.type end,
           attempt_count = e.attempt_count + 1, next_trigger = 'auto', lease_id = null, locked_until = null
       from input i
       where e.id = i.event_id and e.lease_id = i.lease_id
@@ -454,9 +502,39 @@ export async function recordAttempts(orm: Orm, records: readonly AttemptRecord[]
     [column((r) => r.delivery.id), column((r) => r.delivery.leaseId), column((r) => r.next.status), column((r) => r.next.autoAttempts),
       column((r) => r.next.nextAttemptAt), column((r) => r.id), column((r) => r.delivery.accountId),
       column((r) => r.delivery.attemptCount + 1), column((r) => r.delivery.trigger), column((r) => r.startedAt),
-      column((r) => Math.round(r.durationMs)), column((r) => r.responseStatus), column((r) => r.responseBody), column((r) => r.error)]);
+      column((r) => Math.round(r.durationMs)), column((r) => r.responseStatus), column((r) => r.responseBody), column((r) => r.error),
+      column((r) => r.newType !== undefined), column((r) => r.newType?.type ?? null)]);
   const held = new Set(rows.map((row) => row.id));
   return records.map((record) => held.has(record.delivery.id));
+}
+
+/** An event its endpoint's filter did not match (docs/filters.md). */
+export interface FilteredRecord {
+  eventId: string;
+  /** The lease its delivery holds; null for a `hook listen` delivery (never claimed). */
+  leaseId: string | null;
+  /** A type the endpoint's transformation set, stored with the status. */
+  newType?: { type: string | null };
+}
+
+/**
+ * Marks events as filtered, many in one statement: status `filtered`, nothing due, the
+ * lease released. No attempt is recorded (nothing was sent). Like recordAttempts, only
+ * an event whose delivery still holds its lease moves (a listen delivery has none, and
+ * moves only while still pending or retrying). Returns, per record, whether it moved.
+ */
+export async function recordFiltered(orm: Orm, records: readonly FilteredRecord[]): Promise<boolean[]> {
+  const rows = await run<{ id: string }>(orm, `
+    update event e
+    set status = 'filtered', next_attempt_at = null, next_trigger = 'auto', lease_id = null, locked_until = null,
+        type = case when i.set_type then i.new_type else e.type end
+    from unnest($1::text[], $2::text[], $3::bool[], $4::text[]) as i(event_id, lease_id, set_type, new_type)
+    where e.id = i.event_id
+      and (case when i.lease_id is null then e.lease_id is null and e.status in ('pending', 'retrying') else e.lease_id = i.lease_id end)
+    returning e.id`,
+  [records.map((r) => r.eventId), records.map((r) => r.leaseId), records.map((r) => r.newType !== undefined), records.map((r) => r.newType?.type ?? null)]);
+  const moved = new Set(rows.map((row) => row.id));
+  return records.map((record) => moved.has(record.eventId));
 }
 
 /** An event waiting for a `hook listen` session: what a delivery message needs. */
@@ -535,9 +613,9 @@ export async function recordListenAttempts(orm: Orm, records: readonly ListenAtt
   const rows = await run<{ id: string; status: EventStatus }>(orm, `
     with input as (
       select * from unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::text[], $6::text[], $7::int[],
-                           $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
+                           $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[], $13::bool[], $14::text[])
         as t(event_id, status, auto_attempts, next_attempt_at, attempt_id, account_id, n, started_at, duration_ms,
-             response_status, response_body, error)
+             response_status, response_body, error, set_type, new_type)
     ),
     before as (
       select e.id, e.status from event e where e.id in (select event_id from input) order by e.id for update of e
@@ -547,7 +625,8 @@ export async function recordListenAttempts(orm: Orm, records: readonly ListenAtt
       set status = case when e.status = 'delivered' then e.status else i.status end,
           auto_attempts = greatest(e.auto_attempts, i.auto_attempts),
           next_attempt_at = case when e.status = 'delivered' then e.next_attempt_at else i.next_attempt_at end,
-          attempt_count = e.attempt_count + 1
+          attempt_count = e.attempt_count + 1,
+          type = case when i.set_type then i.new_type else e.type end
       from input i, before b
       where e.id = i.event_id and b.id = e.id
       returning e.id, e.status, e.account_id, e.endpoint_id, e.attempt_count, b.status as status_before, i.response_status, i.error
@@ -567,7 +646,8 @@ export async function recordListenAttempts(orm: Orm, records: readonly ListenAtt
     select id, status from updated`,
     [column((r) => r.eventId), column((r) => r.next.status), column((r) => r.next.autoAttempts), column((r) => r.next.nextAttemptAt),
       column((r) => r.id), column((r) => r.accountId), column((r) => r.n), column((r) => r.startedAt), column((r) => Math.round(r.durationMs)),
-      column((r) => r.responseStatus), column((r) => r.responseBody), column((r) => r.error)]);
+      column((r) => r.responseStatus), column((r) => r.responseBody), column((r) => r.error),
+      column((r) => r.newType !== undefined), column((r) => r.newType?.type ?? null)]);
   const after = new Map(rows.map((row) => [row.id, row.status]));
   return records.map((record) => after.get(record.eventId) ?? record.next.status);
 }

@@ -1,5 +1,7 @@
 import { forwardableHeaders, newId, signPayloadWithSecrets, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt } from '@hook/core';
-import { disableEndpoint, type AttemptRecorder, type ClaimedDelivery, type Orm } from '@hook/db';
+import { disableEndpoint, recordFiltered, type AttemptRecorder, type ClaimedDelivery, type Orm } from '@hook/db';
+import type { TransformRunner } from '../transformations/types.ts';
+import { prepareDelivery, transformedUrl, type PreparedDelivery } from './prepare.ts';
 import type { DeliverySender, SendResult } from './sender.ts';
 
 export interface AttemptContext {
@@ -7,6 +9,8 @@ export interface AttemptContext {
   sender: DeliverySender;
   recorder: AttemptRecorder;
   retryScheduleMs: readonly number[];
+  /** Runs endpoints' transformations (absent: an endpoint with one fails its deliveries with transformation_failed). */
+  transformRunner?: TransformRunner | undefined;
   /** Called when a receiver answered 410 and its endpoint was disabled. */
   onEndpointDisabled: (endpointId: string) => void;
   /** Called after an attempt was recorded and moved its event on (the live stream shows it). */
@@ -38,26 +42,57 @@ export function deliveryHeaders(delivery: Pick<ClaimedDelivery, 'id' | 'headers'
   };
 }
 
+const UNTOUCHED: PreparedDelivery = { kind: 'send', request: null };
+
 /**
- * Makes one attempt of a claimed delivery: sign the exact stored bytes, POST them,
- * record the attempt and the event's next state in one statement. A 410 disables
- * the endpoint.
+ * Makes one attempt of a claimed delivery: prepare it (the endpoint's transformation and
+ * filter, see prepare.ts), sign the bytes sent (the exact stored bytes when there is no
+ * transformation), POST them, record the attempt and the event's next state in one
+ * statement. A 410 disables the endpoint. A failed transformation fails the event at
+ * once (it would fail the same way again) with its attempt recorded; a filter that does
+ * not match marks it filtered with no attempt. Replays skip the filter.
  */
 export async function attemptDelivery(context: AttemptContext, delivery: ClaimedDelivery): Promise<{ result: SendResult; next: NextState }> {
   const now = context.now ?? Date.now;
   const startedAt = new Date(now());
-  const result = await context.sender.send(delivery.destinationUrl, deliveryHeaders(delivery, Math.floor(startedAt.getTime() / 1000)), delivery.body);
-  const ok = result.status !== null && result.status >= 200 && result.status < 300;
-  const next = stateAfterAttempt(
-    { status: delivery.status, autoAttempts: delivery.autoAttempts },
-    delivery.trigger,
-    { ok, retryAfterMs: result.retryAfterMs },
-    context.retryScheduleMs,
-    now(),
-    context.random ?? Math.random,
-  );
+  const prepared = delivery.transformationCode === null && delivery.filter === null
+    ? UNTOUCHED
+    : await prepareDelivery(context.transformRunner, delivery, delivery.trigger !== 'replay');
+  if (prepared.kind === 'filtered') {
+    await recordFiltered(context.orm, [{ eventId: delivery.id, leaseId: delivery.leaseId, ...(prepared.newType ? { newType: prepared.newType } : {}) }]);
+    return {
+      result: { status: null, body: null, error: null, retryAfterMs: null, durationMs: now() - startedAt.getTime() },
+      next: { status: 'filtered', autoAttempts: delivery.autoAttempts, nextAttemptAtMs: null },
+    };
+  }
+  let result: SendResult;
+  let next: NextState;
+  if (prepared.kind === 'failed') {
+    result = { status: null, body: null, error: prepared.error, retryAfterMs: null, durationMs: now() - startedAt.getTime() };
+    next = { status: 'failed', autoAttempts: delivery.autoAttempts + (delivery.trigger === 'auto' ? 1 : 0), nextAttemptAtMs: null };
+  } else {
+    const timestampSeconds = Math.floor(startedAt.getTime() / 1000);
+    const sent = prepared.request;
+    result = sent === null
+      ? await context.sender.send(delivery.destinationUrl, deliveryHeaders(delivery, timestampSeconds), delivery.body)
+      : await context.sender.send(
+        transformedUrl(delivery.destinationUrl, sent),
+        deliveryHeaders({ id: delivery.id, headers: sent.headers, body: sent.body, secrets: delivery.secrets, attemptCount: delivery.attemptCount }, timestampSeconds),
+        sent.body,
+      );
+    const ok = result.status !== null && result.status >= 200 && result.status < 300;
+    next = stateAfterAttempt(
+      { status: delivery.status, autoAttempts: delivery.autoAttempts },
+      delivery.trigger,
+      { ok, retryAfterMs: result.retryAfterMs },
+      context.retryScheduleMs,
+      now(),
+      context.random ?? Math.random,
+    );
+  }
   const attemptId = newId('attempt');
   const held = await context.recorder.record({
+    ...(prepared.kind === 'send' && prepared.newType ? { newType: prepared.newType } : {}),
     id: attemptId,
     delivery,
     startedAt,

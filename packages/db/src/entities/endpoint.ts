@@ -21,6 +21,10 @@ export const Endpoint = defineEntity({
     secret: p.string(),
     previousSecret: p.string().nullable(),
     previousSecretExpiresAt: p.datetime().nullable(),
+    /** JavaScript run before each delivery (docs/transformations.md); null: the stored bytes go as they are. */
+    transformationCode: p.text().nullable(),
+    /** Which requests are delivered (docs/filters.md); null: all. */
+    filter: p.json<Record<string, unknown>>().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     deletedAt: p.datetime().nullable(),

@@ -3,6 +3,7 @@ import { DeliveryQueue } from './002-delivery-queue.ts';
 import { PlanHistory } from './003-plan-history.ts';
 import { Playground } from './004-playground.ts';
 import { PlansEnforced } from './005-plans-enforced.ts';
+import { Transformations } from './006-transformations.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   { name: '003-plan-history', class: PlanHistory },
   { name: '004-playground', class: Playground },
   { name: '005-plans-enforced', class: PlansEnforced },
+  { name: '006-transformations', class: Transformations },
 ];

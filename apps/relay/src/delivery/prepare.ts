@@ -1,0 +1,133 @@
+/**
+ * The step every delivery path takes before sending an event (worker attempts, the
+ * ingest shortcut, replays, `hook listen`): run the endpoint's transformation, apply its
+ * filter, and say what goes out. An endpoint with neither skips all of it: the stored
+ * bytes go as they are, signed as they are (docs/delivery.md).
+ */
+import { forwardableHeaders, isJsonContentType, matchesFilter, parseFilterQuery, type EndpointFilter, type FilterRequest } from '@hook/core';
+import type { TransformRequest, TransformRunner } from '../transformations/types.ts';
+
+/** The stored request and its endpoint's rules: what prepareDelivery reads. */
+export interface StoredDelivery {
+  id: string;
+  type: string | null;
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  contentType: string | null;
+  endpointId: string;
+  endpointName: string;
+  transformationCode: string | null;
+  filter: EndpointFilter | null;
+}
+
+/** The request a transformation returned, ready to send. */
+export interface TransformedRequest {
+  /** Headers to send (before the signature headers are added): the returned ones minus hop-by-hop. */
+  headers: Record<string, string>;
+  body: Buffer;
+  path: string;
+  query: string;
+}
+
+export type PreparedDelivery =
+  /** Send it: `request` null means the stored bytes and headers, untouched. */
+  | { kind: 'send'; request: TransformedRequest | null; newType?: { type: string | null } }
+  /** The filter did not match: mark the event filtered, send nothing. */
+  | { kind: 'filtered'; newType?: { type: string | null } }
+  /** The transformation failed (threw, ran too long, used too much memory): the event fails at once, an attempt records `error`. */
+  | { kind: 'failed'; error: string };
+
+const UNTOUCHED: PreparedDelivery = { kind: 'send', request: null };
+
+/** The stored body as a transformation or filter sees it: parsed when the content is JSON, else a UTF-8 string. */
+export function requestBody(body: Buffer, contentType: string | null): unknown {
+  const text = body.toString('utf8');
+  if (isJsonContentType(contentType) && text.length > 0) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // Claims to be JSON and is not: the code (and the filter) see the text.
+    }
+  }
+  return text;
+}
+
+/** An attempt error for a failed transformation: `transformation_failed: <message> (line N)`. */
+export function transformationFailedError(message: string, line: number | null): string {
+  return `transformation_failed: ${message}${line === null ? '' : ` (line ${line})`}`.replaceAll('\u0000', '');
+}
+
+function filterRequest(request: { path: string; query: string; headers: Record<string, string>; body: unknown }): FilterRequest {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = String(value);
+  return { body: request.body, headers, query: parseFilterQuery(request.query), path: request.path };
+}
+
+/** The transformed body as bytes: a string as UTF-8; anything else JSON (then the content type is application/json); null or undefined: empty. */
+function encodeTransformed(request: TransformRequest): TransformedRequest {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers ?? {})) {
+    if (value === undefined || value === null) continue;
+    headers[name.toLowerCase()] = String(value);
+  }
+  let body: Buffer;
+  if (typeof request.body === 'string') body = Buffer.from(request.body, 'utf8');
+  else if (request.body === undefined || request.body === null) body = Buffer.alloc(0);
+  else {
+    body = Buffer.from(JSON.stringify(request.body), 'utf8');
+    headers['content-type'] = 'application/json';
+  }
+  const path = typeof request.path === 'string' ? request.path : '';
+  const query = typeof request.query === 'string' ? request.query.replace(/^\?/, '') : '';
+  return { headers: forwardableHeaders(headers), body, path, query };
+}
+
+/**
+ * What to do with one delivery. `applyFilter` is false for replays: a replay is an
+ * explicit request and forces delivery of a filtered event (the transformation still runs).
+ */
+export async function prepareDelivery(runner: TransformRunner | undefined, delivery: StoredDelivery, applyFilter: boolean): Promise<PreparedDelivery> {
+  const filter = applyFilter ? delivery.filter : null;
+  if (delivery.transformationCode === null && filter === null) return UNTOUCHED;
+  const body = requestBody(delivery.body, delivery.contentType);
+  if (delivery.transformationCode === null) {
+    const matched = matchesFilter(filter, filterRequest({ path: delivery.path, query: delivery.query, headers: delivery.headers, body }));
+    return matched ? UNTOUCHED : { kind: 'filtered' };
+  }
+  if (!runner) return { kind: 'failed', error: transformationFailedError('this relay process has no transformation sandbox', null) };
+  const outcome = await runner.run(
+    delivery.transformationCode,
+    { method: delivery.method, path: delivery.path, query: delivery.query, headers: { ...delivery.headers }, body },
+    { event_id: delivery.id, type: delivery.type, endpoint: { id: delivery.endpointId, name: delivery.endpointName } },
+  );
+  if (!outcome.ok) return { kind: 'failed', error: transformationFailedError(outcome.error.message, outcome.error.line) };
+  const newType = outcome.type === undefined ? undefined : { type: outcome.type };
+  const returned = outcome.request;
+  if (filter !== null && !matchesFilter(filter, filterRequest({
+    path: typeof returned.path === 'string' ? returned.path : '',
+    query: typeof returned.query === 'string' ? returned.query : '',
+    headers: returned.headers ?? {},
+    body: returned.body,
+  }))) {
+    return newType ? { kind: 'filtered', newType } : { kind: 'filtered' };
+  }
+  const request = encodeTransformed(returned);
+  return newType ? { kind: 'send', request, newType } : { kind: 'send', request };
+}
+
+/**
+ * Where a transformed request goes: the destination URL with the request's path appended
+ * to its path and the request's query merged into its query (the request's values win).
+ */
+export function transformedUrl(destinationUrl: string, request: TransformedRequest): string {
+  if (request.path === '' && request.query === '') return destinationUrl;
+  const url = new URL(destinationUrl);
+  if (request.path !== '') url.pathname = url.pathname.replace(/\/+$/, '') + (request.path.startsWith('/') ? request.path : `/${request.path}`);
+  const added = new URLSearchParams(request.query);
+  for (const name of new Set(added.keys())) url.searchParams.delete(name);
+  for (const [name, value] of added) url.searchParams.append(name, value);
+  return url.href;
+}
