@@ -4,7 +4,6 @@ import websocket from '@fastify/websocket';
 import { AttemptRecorder, EventWriter, ListenAttemptRecorder, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
 import { type AttemptContext } from './delivery/attempt.ts';
-import type { TransformRunner } from './transformations/types.ts';
 import { DeliverySender } from './delivery/sender.ts';
 import { LocalDelivery } from './delivery/worker.ts';
 import { requireApiKey } from './plugins/auth.ts';
@@ -86,7 +85,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     retryScheduleMs: config.retryScheduleMs,
     // Read when used: the transformation sandbox is decorated as `transformRunner` (transformations/runner.ts).
     get transformRunner() {
-      return app.hasDecorator('transformRunner') ? (app as unknown as { transformRunner: TransformRunner }).transformRunner : undefined;
+      return app.hasDecorator('transformRunner') ? (app as unknown as { transformRunner: AttemptContext['transformRunner'] }).transformRunner : undefined;
     },
     onEndpointDisabled: (endpointId: string) => targets.invalidateEndpoint(endpointId),
     onAttemptFinished: (finished) => hub.attemptFinished(finished),

@@ -128,12 +128,32 @@ export const Destination = Type.Object(
 
 export const EndpointStatus = Type.Enum([...ENDPOINT_STATUSES]);
 
+/** Most bytes of an endpoint's transformation code. */
+export const TRANSFORMATION_CODE_MAX_BYTES = 64 * 1024;
+
+/** An endpoint's transformation: JavaScript registering `addHandler('transform', …)` (docs/transformations.md); null removes it. */
+export const TransformationInput = Type.Union([
+  Type.Object(
+    { code: Type.String({ minLength: 1, maxLength: TRANSFORMATION_CODE_MAX_BYTES, description: 'JavaScript source, at most 64 KiB' }) },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+], { description: 'JavaScript run before each delivery (docs/transformations.md); null removes it' });
+
+/** An endpoint's filter: `{body?, headers?, query?, path?}` in the match syntax of docs/filters.md; null removes it. */
+export const FilterInput = Type.Union([
+  Type.Object({}, { additionalProperties: true, description: '{body?, headers?, query?, path?}: match schemas (docs/filters.md)' }),
+  Type.Null(),
+], { description: 'Which events are delivered (docs/filters.md); others are stored as filtered. null removes it' });
+
 export const EndpointSchema = Type.Object({
   id: IdOf('endpoint', 'Endpoint id'),
   name: Type.String(),
   url: Type.String({ description: 'The ingest URL: send events here' }),
   status: EndpointStatus,
   destination: Destination,
+  transformation: Type.Union([Type.Object({ code: Type.String() }), Type.Null()], { description: 'The transformation run before each delivery, or null' }),
+  filter: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'The filter deliveries must match, or null' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

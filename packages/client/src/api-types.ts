@@ -161,21 +161,37 @@ export interface Endpoint {
   url: string;
   status: EndpointStatus;
   destination: Destination;
+  /** JavaScript run before each delivery (docs/transformations.md), or null. */
+  transformation: EndpointTransformation | null;
+  /** Which events are delivered (docs/filters.md), or null for all. */
+  filter: EndpointFilter | null;
   created_at: string;
   updated_at: string;
 }
+
+export interface EndpointTransformation {
+  /** JavaScript source registering `addHandler('transform', (request, context) => request)`; at most 64 KiB. */
+  code: string;
+}
+
+/** `{body?, headers?, query?, path?}`: match schemas (docs/filters.md). */
+export type EndpointFilter = Record<string, unknown>;
 
 export interface EndpointCreate {
   name: string;
   /** Default `{type: "cli"}`. */
   destination?: Destination;
+  transformation?: EndpointTransformation | null;
+  filter?: EndpointFilter | null;
 }
 
-/** `PATCH /v1/endpoints/{id}`: any of these fields; the others stay as they are. */
+/** `PATCH /v1/endpoints/{id}`: any of these fields; the others stay as they are. null removes a transformation or filter. */
 export interface EndpointUpdate {
   name?: string;
   destination?: Destination;
   status?: EndpointStatus;
+  transformation?: EndpointTransformation | null;
+  filter?: EndpointFilter | null;
 }
 
 export interface SigningSecret {

@@ -2,10 +2,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import { LockMode } from '@mikro-orm/core';
-import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS } from '@hook/core';
+import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS, validateFilter, VALIDATION_FAILED, type FieldError } from '@hook/core';
 import { Account, Endpoint, notifyDue, scheduleUndelivered } from '@hook/db';
 import { assertPublicDestination } from '../../delivery/destinations.ts';
-import { Destination, EndpointSchema, EndpointStatus, errorResponses, IdParams, Page, PageQuery, ResourceName, SecretSchema } from '../../schemas.ts';
+import {
+  Destination, EndpointSchema, EndpointStatus, errorResponses, FilterInput, IdParams, Page, PageQuery, ResourceName, SecretSchema, TRANSFORMATION_CODE_MAX_BYTES, TransformationInput,
+} from '../../schemas.ts';
+import type { TransformRunner } from '../../transformations/types.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 import type { IngestTargetCache } from '../ingest/target-cache.ts';
 import { destinationColumns, newEndpointColumns } from './new-endpoint.ts';
@@ -36,6 +39,26 @@ export async function endpointRoutes(
     if (destination?.type === 'url' && !options.allowPrivateDestinations) await assertPublicDestination(destination.url!);
   }
 
+  /**
+   * Checks a transformation (it compiles and registers a transform handler) and a filter
+   * (docs/filters.md) before they are stored; problems come back as one validation_failed.
+   */
+  async function checkRules(body: { transformation?: Static<typeof TransformationInput>; filter?: Static<typeof FilterInput> }): Promise<void> {
+    const errors: FieldError[] = [];
+    if (body.transformation) {
+      const { code } = body.transformation;
+      if (Buffer.byteLength(code, 'utf8') > TRANSFORMATION_CODE_MAX_BYTES) {
+        errors.push({ field: 'body.transformation.code', message: `is ${Buffer.byteLength(code, 'utf8')} bytes; at most ${TRANSFORMATION_CODE_MAX_BYTES} (64 KiB)` });
+      } else {
+        const runner = app.hasDecorator('transformRunner') ? (app as unknown as { transformRunner: TransformRunner }).transformRunner : undefined;
+        const problem = runner ? await runner.check(code) : { message: 'this relay process has no transformation sandbox', line: null };
+        if (problem) errors.push({ field: 'body.transformation.code', message: problem.line === null ? problem.message : `line ${problem.line}: ${problem.message}` });
+      }
+    }
+    if (body.filter) errors.push(...validateFilter(body.filter, 'body.filter'));
+    if (errors.length > 0) throw new HookError(VALIDATION_FAILED, [errors.length, errors.map((error) => `${error.field} ${error.message}`).join('; ')], errors);
+  }
+
   async function findEndpoint(request: FastifyRequest, id: string) {
     // The notifications endpoint is the account's own (/v1/account/notifications), not one of its endpoints.
     const endpoint = await request.em.findOne(Endpoint, { id, accountId: request.accountId, kind: 'user', deletedAt: null });
@@ -48,11 +71,15 @@ export async function endpointRoutes(
       tags: ['endpoints'],
       summary: 'Create an endpoint; its url receives events at once',
       security,
-      body: Type.Object({ name: ResourceName, destination: Type.Optional(Destination) }, { additionalProperties: false }),
+      body: Type.Object(
+        { name: ResourceName, destination: Type.Optional(Destination), transformation: Type.Optional(TransformationInput), filter: Type.Optional(FilterInput) },
+        { additionalProperties: false },
+      ),
       response: { 201: EndpointSchema, ...errorResponses },
     },
   }, async (request, reply) => {
     await checkDestination(request.body.destination);
+    await checkRules(request.body);
     const now = new Date();
     const endpoint = await request.em.transactional(async (em) => {
       // The account row is locked, so concurrent creations (and plan changes) take turns
@@ -62,7 +89,11 @@ export async function endpointRoutes(
       if (allowance !== null && await em.count(Endpoint, { accountId: request.accountId, kind: 'user', deletedAt: null }) >= allowance) {
         throw new HookError(PLAN_LIMIT_REACHED, [`The ${account.plan} plan allows ${allowance} endpoints and this account has ${allowance}; delete one (DELETE /v1/endpoints/{id}) or upgrade`]);
       }
-      return em.create(Endpoint, newEndpointColumns({ accountId: request.accountId, name: request.body.name, destination: request.body.destination ?? { type: 'cli' } }, now));
+      return em.create(Endpoint, {
+        ...newEndpointColumns({ accountId: request.accountId, name: request.body.name, destination: request.body.destination ?? { type: 'cli' } }, now),
+        transformationCode: request.body.transformation?.code ?? null,
+        filter: (request.body.filter ?? null) as Record<string, unknown> | null,
+      });
     });
     return reply.code(201).send(presentEndpoint(endpoint, publicBaseUrl(request, options.publicUrl)));
   });
@@ -93,24 +124,30 @@ export async function endpointRoutes(
   api.patch('/v1/endpoints/:id', {
     schema: {
       tags: ['endpoints'],
-      summary: 'Change an endpoint: name, destination, status (active, paused, disabled)',
+      summary: 'Change an endpoint: name, destination, status (active, paused, disabled), transformation, filter',
       security,
       params: EndpointParams,
       body: Type.Object(
-        { name: Type.Optional(ResourceName), destination: Type.Optional(Destination), status: Type.Optional(EndpointStatus) },
+        {
+          name: Type.Optional(ResourceName), destination: Type.Optional(Destination), status: Type.Optional(EndpointStatus),
+          transformation: Type.Optional(TransformationInput), filter: Type.Optional(FilterInput),
+        },
         { additionalProperties: false },
       ),
       response: { 200: EndpointSchema, ...errorResponses },
     },
   }, async (request) => {
     const endpoint = await findEndpoint(request, request.params.id);
-    const { name, destination, status } = request.body;
+    const { name, destination, status, transformation, filter } = request.body;
     await checkDestination(destination);
+    await checkRules(request.body);
     const gainsUrl = destination?.type === 'url' && endpoint.destinationType !== 'url';
     const resumes = status === 'active' && endpoint.status !== 'active';
     if (name !== undefined) endpoint.name = name;
     if (status !== undefined) endpoint.status = status;
     if (destination !== undefined) Object.assign(endpoint, destinationColumns(destination));
+    if (transformation !== undefined) endpoint.transformationCode = transformation?.code ?? null;
+    if (filter !== undefined) endpoint.filter = filter as Record<string, unknown> | null;
     endpoint.updatedAt = new Date();
     await request.em.flush();
     options.targets.invalidate(endpoint.ingestId);

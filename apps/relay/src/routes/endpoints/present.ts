@@ -8,6 +8,8 @@ export interface EndpointRow {
   status: EndpointStatus;
   destinationType: 'cli' | 'url';
   destinationUrl?: string | null;
+  transformationCode?: string | null;
+  filter?: Record<string, unknown> | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -38,6 +40,8 @@ export function presentEndpoint(endpoint: EndpointRow, baseUrl: string) {
     status: endpoint.status,
     destination:
       endpoint.destinationType === 'url' ? { type: 'url' as const, url: endpoint.destinationUrl! } : { type: 'cli' as const },
+    transformation: endpoint.transformationCode ? { code: endpoint.transformationCode } : null,
+    filter: endpoint.filter ?? null,
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
   };
