@@ -31,6 +31,7 @@ import { startRetention } from './jobs/retention.ts';
 import { registerNotifier } from './jobs/notifier.ts';
 import { streamRoutes } from './routes/stream/index.ts';
 import { StreamHub } from './stream/hub.ts';
+import { createTransformRunner, type TransformRunner } from './transformations/index.ts';
 
 /** Bytes a JSON API request body may have (the ingest limit is HOOK_MAX_PAYLOAD). */
 const API_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -41,6 +42,8 @@ declare module 'fastify' {
     delivery: AttemptContext;
     /** This process's delivery worker, for ingest to hand new events to (attached by the worker when it starts). */
     localDelivery: LocalDelivery;
+    /** This process's transformation sandbox (docs/transformations.md), for delivery and the test route. */
+    transformRunner: TransformRunner;
   }
 }
 
@@ -92,6 +95,8 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   } satisfies AttemptContext);
   const localDelivery = new LocalDelivery();
   app.decorate('localDelivery', localDelivery);
+  const transformRunner = createTransformRunner({ timeoutMs: config.transformTimeoutMs, memoryBytes: config.transformMemoryBytes });
+  app.decorate('transformRunner', transformRunner);
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -103,6 +108,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await recorder.drain();
     await listenRecorder.drain();
     await sender.close();
+    await transformRunner.close();
   });
 
   registerErrorHandling(app);

@@ -50,6 +50,10 @@ export interface RelayConfig {
    * account's plan figure (free 1200, pro 12000, enterprise 60000); a number applies to every plan; 0 turns the limit off.
    */
   apiRateLimit: ApiRateLimit;
+  /** HOOK_TRANSFORM_TIMEOUT: CPU time one run of an endpoint's transformation may take, in ms. Default 100ms. */
+  transformTimeoutMs: number;
+  /** HOOK_TRANSFORM_MEMORY: memory one transformation sandbox may use, in bytes (suffixes as HOOK_MAX_PAYLOAD). Default 16 MiB. */
+  transformMemoryBytes: number;
 }
 
 /** Requests per API key per minute: the caller's plan's figure, or one number for every plan (0: no limit). */
@@ -76,6 +80,8 @@ export const DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_SIGNUPS_PER_ADDRESS_PER_HOUR = 20;
 export const DEFAULT_PLAYGROUND_SESSIONS_PER_ADDRESS_PER_HOUR = 10;
 export const DEFAULT_RETENTION_INTERVAL_MS = 60 * 60 * 1000;
+export const DEFAULT_TRANSFORM_TIMEOUT_MS = 100;
+export const DEFAULT_TRANSFORM_MEMORY_BYTES = 16 * 1024 * 1024;
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2, gb: 1024 ** 3, gib: 1024 ** 3 };
 
@@ -176,6 +182,17 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   if (apiRateLimit !== 'plan' && (!/^\d+$/.test(apiRateLimitText) || apiRateLimit > 1_000_000)) {
     throw new ConfigError('HOOK_API_RATE_LIMIT', set('HOOK_API_RATE_LIMIT')!, "plan, or a whole number of requests per API key per minute from 0 (no limit) to 1000000");
   }
+  const transformTimeoutText = set('HOOK_TRANSFORM_TIMEOUT');
+  const transformTimeoutMs = transformTimeoutText === undefined ? DEFAULT_TRANSFORM_TIMEOUT_MS : parseDuration(transformTimeoutText);
+  if (transformTimeoutMs === null || transformTimeoutMs <= 0 || transformTimeoutMs > 60_000) {
+    throw new ConfigError('HOOK_TRANSFORM_TIMEOUT', transformTimeoutText!, 'a duration from 1ms to 1m, such as 100ms');
+  }
+  const transformMemoryText = set('HOOK_TRANSFORM_MEMORY');
+  const transformMemoryBytes = transformMemoryText === undefined ? DEFAULT_TRANSFORM_MEMORY_BYTES : parseByteSize('HOOK_TRANSFORM_MEMORY', transformMemoryText);
+  // Below 1 MiB the engine cannot start; above 512 MiB the shared WebAssembly memory (4 × this) would pass its 4 GiB ceiling.
+  if (transformMemoryBytes < 1024 * 1024 || transformMemoryBytes > 512 * 1024 * 1024) {
+    throw new ConfigError('HOOK_TRANSFORM_MEMORY', transformMemoryText!, 'a size from 1mb to 512mb, such as 16777216 or 16mb');
+  }
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
@@ -195,5 +212,7 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     playgroundSessionsPerAddressPerHour,
     retentionIntervalMs,
     apiRateLimit,
+    transformTimeoutMs,
+    transformMemoryBytes,
   };
 }

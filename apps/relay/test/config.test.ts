@@ -21,6 +21,8 @@ describe('loadConfig', () => {
       playgroundSessionsPerAddressPerHour: 10,
       apiRateLimit: 'plan',
       retentionIntervalMs: 3_600_000,
+      transformTimeoutMs: 100,
+      transformMemoryBytes: 16 * 1024 * 1024,
     });
   });
 
@@ -50,6 +52,8 @@ describe('loadConfig', () => {
         HOOK_PLAYGROUND_RATE_LIMIT: '3',
         HOOK_API_RATE_LIMIT: '5',
         HOOK_RETENTION_INTERVAL: '30m',
+        HOOK_TRANSFORM_TIMEOUT: '250ms',
+        HOOK_TRANSFORM_MEMORY: '32mb',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -69,6 +73,8 @@ describe('loadConfig', () => {
       playgroundSessionsPerAddressPerHour: 3,
       apiRateLimit: 5,
       retentionIntervalMs: 1_800_000,
+      transformTimeoutMs: 250,
+      transformMemoryBytes: 32 * 1024 * 1024,
     });
     expect(loadConfig({ HOOK_API_RATE_LIMIT: '0' }).apiRateLimit).toBe(0);
     expect(loadConfig({ HOOK_API_RATE_LIMIT: 'Plan' }).apiRateLimit).toBe('plan');
@@ -95,6 +101,8 @@ describe('loadConfig', () => {
       HOOK_TRUST_PROXY: 'proxy.internal',
       HOOK_API_RATE_LIMIT: 'fast',
       HOOK_RETENTION_INTERVAL: '1',
+      HOOK_TRANSFORM_TIMEOUT: '100',
+      HOOK_TRANSFORM_MEMORY: '1kb',
     };
     for (const [variable, value] of Object.entries(cases)) {
       expect(() => loadConfig({ [variable]: value }), variable).toThrow(ConfigError);

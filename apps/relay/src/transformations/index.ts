@@ -1,0 +1,2 @@
+export * from './types.ts';
+export { createTransformRunner, lineFromStack, QuickJsTransformRunner, MAX_LOG_LINES, MAX_LOG_LINE_BYTES, MAX_RESULT_BYTES, type TransformRunnerOptions } from './runner.ts';
