@@ -2,8 +2,11 @@ import type { WebSocket } from 'ws';
 import {
   ENDPOINT_GONE, firstIdAt, HookError, idTimeMs, newId, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, stateAfterAttempt, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION, type ResultMessage,
 } from '@hook/core';
-import { Endpoint, listenBacklog, type ListenAttemptRecorder, type ListenEvent, type Orm } from '@hook/db';
+import { Endpoint, listenBacklog, recordFiltered, type ListenAttemptRecorder, type ListenEvent, type Orm } from '@hook/db';
+import type { EndpointFilter } from '@hook/core';
 import { deliveryHeaders } from '../delivery/attempt.ts';
+import { prepareDelivery, type PreparedDelivery } from '../delivery/prepare.ts';
+import type { TransformRunner } from '../transformations/types.ts';
 import { RESPONSE_BODY_MAX_BYTES } from '../delivery/sender.ts';
 import { eventSummary, type StreamHub } from './hub.ts';
 import { closeWithError, sendMessage } from './socket.ts';
@@ -30,6 +33,8 @@ export interface ListenSessionOptions {
   heartbeatIntervalMs: number;
   /** How often to look in the database for due retries and events other processes stored. */
   pollIntervalMs: number;
+  /** Runs the endpoint's transformation, if it has one (read when used). */
+  transformRunner?: () => TransformRunner | undefined;
   onError: (error: unknown) => void;
 }
 
@@ -37,6 +42,8 @@ interface Offered {
   event: ListenEvent;
   attempt: number;
   startedAtMs: number;
+  /** A type the endpoint's transformation set, stored with the answer. */
+  newType?: { type: string | null };
 }
 
 /**
@@ -75,6 +82,11 @@ export class ListenSession {
   readonly #answeredAtMs = new Map<string, number>();
   readonly #mirrorQueue: ListenEvent[] = [];
   #secrets: string[] = [];
+  /** The endpoint's transformation and filter, reloaded with its secrets (see #refreshEndpoint). */
+  #transformationCode: string | null = null;
+  #filter: EndpointFilter | null = null;
+  /** Offers whose transformation or filter is still running: they hold a slot. */
+  #preparing = 0;
   /** Every pending event below this id has been offered in this session (see listenBacklog). */
   #pendingFromId = '';
   #lastFullRescanMs = performance.now();
@@ -116,7 +128,7 @@ export class ListenSession {
   }
 
   get #room(): number {
-    return this.#options.maxInFlight - this.#inFlight.size;
+    return this.#options.maxInFlight - this.#inFlight.size - this.#preparing;
   }
 
   /** Reloads the endpoint's secrets and checks it is still there to listen on; closes the session if not. */
@@ -134,6 +146,8 @@ export class ListenSession {
     }
     const previousValid = endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt.getTime() > Date.now();
     this.#secrets = previousValid ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
+    this.#transformationCode = endpoint.transformationCode ?? null;
+    this.#filter = (endpoint.filter ?? null) as EndpointFilter | null;
     return true;
   }
 
@@ -219,21 +233,87 @@ export class ListenSession {
 
   #offer(event: ListenEvent): void {
     if (this.#offered.has(event.id) || this.#room <= 0) return;
+    if (this.#transformationCode === null && this.#filter === null) {
+      this.#send(event, null);
+      return;
+    }
+    // The endpoint's transformation and filter run first (docs/transformations.md); the slot is held meanwhile.
+    this.#offered.add(event.id);
+    this.#preparing += 1;
+    const endpoint = { endpointId: this.#endpoint.id, endpointName: this.#endpoint.name, transformationCode: this.#transformationCode, filter: this.#filter };
+    prepareDelivery(this.#options.transformRunner?.(), { ...event, ...endpoint }, true)
+      .then((prepared) => {
+        this.#preparing -= 1;
+        this.#offered.delete(event.id);
+        if (this.#closed) return;
+        if (prepared.kind === 'send') this.#send(event, prepared);
+        else if (!this.#mirror) this.#settleUnsent(event, prepared);
+        else this.#pumpMirror();
+      })
+      .catch((error: unknown) => {
+        this.#preparing -= 1;
+        this.#offered.delete(event.id);
+        this.#options.onError(error);
+      });
+  }
+
+  /** Sends one delivery message: the stored request, or what the transformation made of it. */
+  #send(event: ListenEvent, prepared: Extract<PreparedDelivery, { kind: 'send' }> | null): void {
     const deliveryId = `${this.sessionId}.${++this.#deliveryCounter}`;
     const attempt = event.attemptCount + 1;
-    const headers = deliveryHeaders({ id: event.id, headers: event.headers, body: event.body, secrets: this.#secrets, attemptCount: event.attemptCount }, Math.floor(Date.now() / 1000));
+    const request = prepared?.request ?? null;
+    const body = request?.body ?? event.body;
+    const headers = deliveryHeaders({ id: event.id, headers: request?.headers ?? event.headers, body, secrets: this.#secrets, attemptCount: event.attemptCount }, Math.floor(Date.now() / 1000));
+    const summary = eventSummary(event);
     const sent = sendMessage(this.#options.socket, {
       type: 'delivery',
       version: STREAM_PROTOCOL_VERSION,
       delivery_id: deliveryId,
       attempt,
-      event: eventSummary(event),
+      event: request === null ? summary : {
+        ...summary,
+        ...(prepared?.newType ? { type: prepared.newType.type } : {}),
+        path: request.path, query: request.query, content_type: request.headers['content-type'] ?? null, size: body.length,
+      },
       headers,
-      body_base64: event.body.toString('base64'),
+      body_base64: body.toString('base64'),
     });
     if (!sent) return;
     this.#offered.add(event.id);
-    this.#inFlight.set(deliveryId, { event, attempt, startedAtMs: Date.now() });
+    this.#inFlight.set(deliveryId, { event, attempt, startedAtMs: Date.now(), ...(prepared?.newType ? { newType: prepared.newType } : {}) });
+  }
+
+  /**
+   * An event that will not be sent: its filter did not match (marked filtered, no attempt)
+   * or its transformation failed (failed at once, with the attempt that says why).
+   */
+  #settleUnsent(event: ListenEvent, prepared: Exclude<PreparedDelivery, { kind: 'send' }>): void {
+    this.#offered.add(event.id);
+    const nowMs = Date.now();
+    const done = prepared.kind === 'filtered'
+      ? recordFiltered(this.#options.orm, [{ eventId: event.id, leaseId: null, ...(prepared.newType ? { newType: prepared.newType } : {}) }]).then(() => undefined)
+      : this.#options.recorder.record({
+        id: newId('attempt'),
+        n: event.attemptCount + 1,
+        startedAt: new Date(nowMs),
+        durationMs: 0,
+        eventId: event.id,
+        accountId: event.accountId,
+        responseStatus: null,
+        responseBody: null,
+        error: storable(prepared.error),
+        next: { status: 'failed', autoAttempts: event.autoAttempts + 1, nextAttemptAt: null },
+      }).then(() => undefined);
+    done
+      .catch((error: unknown) => {
+        this.#pendingFromId = '';
+        this.#options.onError(error);
+      })
+      .finally(() => {
+        this.#offered.delete(event.id);
+        this.#answeredAtMs.set(event.id, performance.now());
+        this.#fill();
+      });
   }
 
   #onMessage(text: string | null): void {
@@ -267,6 +347,7 @@ export class ListenSession {
     this.#options.recorder
       .record({
         ...attempt,
+        ...(offered.newType ? { newType: offered.newType } : {}),
         eventId: event.id,
         accountId: event.accountId,
         responseStatus: result.status,

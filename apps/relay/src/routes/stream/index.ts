@@ -92,6 +92,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
         retryScheduleMs: options.retryScheduleMs,
         heartbeatIntervalMs,
         pollIntervalMs: options.listenPollIntervalMs ?? 1000,
+        transformRunner: () => request.server.delivery.transformRunner,
         onError: (error) => request.log.error({ err: error }, 'listen session error'),
       });
       session.start().catch((error: unknown) => {
