@@ -61,7 +61,7 @@ const PRELUDE = String.raw`(() => {
   };
   const describe = (error) => {
     if (error instanceof Error) return { name: String(error.name), message: String(error.message), stack: String(error.stack ?? '') };
-    return { name: null, message: format(error), stack: '' };
+    return { name: null, message: typeof error === 'string' ? stringify(error) : format(error), stack: '' };
   };
   const finish = (outcome) => {
     if (dropped > 0) logs.push({ level: 'warn', message: dropped + ' more console lines were dropped (at most ' + MAX_LINES + ')' });
