@@ -4,7 +4,7 @@
  * filter, and say what goes out. An endpoint with neither skips all of it: the stored
  * bytes go as they are, signed as they are (docs/delivery.md).
  */
-import { forwardableHeaders, isJsonContentType, matchesFilter, parseFilterQuery, type EndpointFilter, type FilterRequest } from '@hook/core';
+import { EVENT_TYPE_MAX_CHARS, forwardableHeaders, isJsonContentType, matchesFilter, parseFilterQuery, type EndpointFilter, type FilterRequest } from '@hook/core';
 import type { TransformRequest, TransformRunner } from '../transformations/types.ts';
 
 /** The stored request and its endpoint's rules: what prepareDelivery reads. */
@@ -80,7 +80,7 @@ function encodeTransformed(request: TransformRequest): TransformedRequest {
     body = Buffer.from(JSON.stringify(request.body), 'utf8');
     headers['content-type'] = 'application/json';
   }
-  const path = typeof request.path === 'string' ? request.path : '';
+  const path = typeof request.path === 'string' && request.path !== '/' ? request.path : '';
   const query = typeof request.query === 'string' ? request.query.replace(/^\?/, '') : '';
   return { headers: forwardableHeaders(headers), body, path, query };
 }
@@ -94,20 +94,21 @@ export async function prepareDelivery(runner: TransformRunner | undefined, deliv
   if (delivery.transformationCode === null && filter === null) return UNTOUCHED;
   const body = requestBody(delivery.body, delivery.contentType);
   if (delivery.transformationCode === null) {
-    const matched = matchesFilter(filter, filterRequest({ path: delivery.path, query: delivery.query, headers: delivery.headers, body }));
+    const matched = matchesFilter(filter, filterRequest({ path: delivery.path || '/', query: delivery.query, headers: delivery.headers, body }));
     return matched ? UNTOUCHED : { kind: 'filtered' };
   }
   if (!runner) return { kind: 'failed', error: transformationFailedError('this relay process has no transformation sandbox', null) };
   const outcome = await runner.run(
     delivery.transformationCode,
-    { method: delivery.method, path: delivery.path, query: delivery.query, headers: { ...delivery.headers }, body },
+    // The path after the ingest URL; '/' when there is none (and '/' returned appends nothing).
+    { method: delivery.method, path: delivery.path || '/', query: delivery.query, headers: { ...delivery.headers }, body },
     { event_id: delivery.id, type: delivery.type, endpoint: { id: delivery.endpointId, name: delivery.endpointName } },
   );
   if (!outcome.ok) return { kind: 'failed', error: transformationFailedError(outcome.error.message, outcome.error.line) };
-  const newType = outcome.type === undefined ? undefined : { type: outcome.type };
+  const newType = outcome.type === undefined ? undefined : { type: outcome.type === null ? null : outcome.type.replaceAll('\u0000', '').slice(0, EVENT_TYPE_MAX_CHARS) };
   const returned = outcome.request;
   if (filter !== null && !matchesFilter(filter, filterRequest({
-    path: typeof returned.path === 'string' ? returned.path : '',
+    path: typeof returned.path === 'string' ? returned.path : '/',
     query: typeof returned.query === 'string' ? returned.query : '',
     headers: returned.headers ?? {},
     body: returned.body,
