@@ -30,6 +30,7 @@ import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { startRetention } from './jobs/retention.ts';
 import { registerNotifier } from './jobs/notifier.ts';
 import { streamRoutes } from './routes/stream/index.ts';
+import { transformationRoutes } from './routes/transformations/index.ts';
 import { StreamHub } from './stream/hub.ts';
 import { createTransformRunner, type TransformRunner } from './transformations/index.ts';
 
@@ -150,6 +151,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(memberRoutes);
     await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config) });
+    await authenticated.register(transformationRoutes);
     await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs, heartbeatIntervalMs: streamHeartbeatIntervalMs });

@@ -146,8 +146,8 @@ function toRequest(value: unknown): TransformRequest | string {
   const result = value as Record<string, unknown>;
   const method: unknown = result.method ?? 'POST';
   if (typeof method !== 'string' || !METHOD.test(method)) return 'request.method must be an HTTP method such as POST';
-  const path: unknown = result.path ?? '/';
-  if (typeof path !== 'string' || !path.startsWith('/')) return "request.path must be a string starting with '/'";
+  const path: unknown = result.path ?? '';
+  if (typeof path !== 'string' || !(path === '' || path.startsWith('/'))) return "request.path must be '' or a string starting with '/'";
   const query: unknown = result.query ?? '';
   if (typeof query !== 'string') return "request.query must be a string such as 'a=1&b=2'";
   const headers: unknown = result.headers ?? {};
