@@ -21,6 +21,8 @@ describe('endpoints', () => {
       url: expect.stringMatching(new RegExp(`^${relay.baseUrl}/v1/ingest/[A-Za-z0-9_-]{32}$`)),
       status: 'active',
       destination: { type: 'cli' },
+      transformation: null,
+      filter: null,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: endpoint.created_at,
     });
