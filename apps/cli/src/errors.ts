@@ -47,6 +47,10 @@ export const REPLAY_FAILED = defineCliError(
   'replay_failed', 'Replay attempt failed',
   'Look at the attempt (`hook events get <id>`): fix the destination, then replay again.',
 );
+export const TRANSFORM_TEST_FAILED = defineCliError(
+  'transform_test_failed', 'Transformation failed',
+  'Fix the code at the line given (the output has its console lines), then run `hook transform test` again.',
+);
 export const CLI_BUG = defineCliError('cli_bug', 'Internal error in hook', 'This is a bug in the hook CLI; please report it with the output above.');
 
 /** Bad input the user can fix: shown as one line plus the fix, exit 1. */

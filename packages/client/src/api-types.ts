@@ -252,6 +252,36 @@ export interface BulkReplayResult {
   limit: number;
 }
 
+/** The request a transformation receives and returns (docs/transformations.md). */
+export interface TransformationRequest {
+  method: string;
+  /** After the ingest URL: '' or starting with '/'. */
+  path: string;
+  /** Without '?'; '' when none. */
+  query: string;
+  headers: Record<string, string>;
+  /** Parsed JSON, or a string when the content is not JSON. */
+  body: unknown;
+}
+
+/** `POST /v1/transformations/test`: exactly one of `event_id` and `request`. */
+export interface TransformationTestRequest {
+  code: string;
+  event_id?: string;
+  /** Fields left out default to POST, '', '', {}, null; `type` is what the code sees as `context.type`. */
+  request?: Partial<TransformationRequest> & { type?: string | null };
+}
+
+/** What running a transformation gave; `ok: false` is a failed transformation, not a failed request. */
+export interface TransformationTestResult {
+  ok: boolean;
+  request?: TransformationRequest;
+  /** The event type the code set with `context.setType`, when it set one. */
+  type?: string | null;
+  logs: { level: 'log' | 'info' | 'warn' | 'error' | 'debug'; message: string }[];
+  error?: { message: string; line: number | null };
+}
+
 /** What an ingest URL answers: the stored event's id. */
 export interface IngestAccepted {
   id: string;

@@ -11,6 +11,7 @@ import type {
 } from './api-types.ts';
 import type { CreatedMember, Member, MemberRole } from './api-types.ts';
 import type { NotificationEventQuery, NotificationSettings } from './api-types.ts';
+import type { TransformationTestRequest, TransformationTestResult } from './api-types.ts';
 
 /** How long to wait for a TCP (or TLS) connection before giving up. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -113,6 +114,10 @@ export interface HookClient {
     replay(id: string): Promise<Event>;
     /** `POST /v1/events/replay`: queues one replay attempt per matching event. */
     replayMany(filter?: BulkReplayRequest): Promise<BulkReplayResult>;
+  };
+  transformations: {
+    /** `POST /v1/transformations/test`: runs code against a stored event or a given request; delivers nothing. */
+    test(body: TransformationTestRequest): Promise<TransformationTestResult>;
   };
   ingest: {
     /** Sends a request to an endpoint's ingest URL (`endpoint.url`, optionally with a path and query after it), as a webhook provider would. */
@@ -274,6 +279,10 @@ export function createHookClient(options: HookClientOptions): HookClient {
     replayMany: (filter = {}) => call('POST', '/v1/events/replay', { json: filter }),
   };
 
+  const transformations: HookClient['transformations'] = {
+    test: (body) => call('POST', '/v1/transformations/test', { json: body }),
+  };
+
   return {
     apiUrl,
     accounts: { create: (body = {}) => call('POST', '/v1/accounts', { json: body, auth: false }) },
@@ -302,6 +311,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
     },
     endpoints,
     events,
+    transformations,
     ingest: {
       async send(url, sendOptions = {}) {
         const method = sendOptions.method ?? 'POST';

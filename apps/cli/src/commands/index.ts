@@ -33,6 +33,7 @@ import membersRemove from './members/remove.ts';
 import membersRole from './members/role.ts';
 import send from './send.ts';
 import signup from './signup.ts';
+import transformTest from './transform/test.ts';
 import whoami from './whoami.ts';
 
 /** One line per noun for `hook --help`. */
@@ -42,6 +43,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
   events: 'Inspect and replay received events',
   notifications: 'Where the account\'s own notifications go (usage, plan, disabled endpoints, failed events), and those sent',
   members: 'Manage the team: who has access and with which role',
+  transform: 'Try endpoint transformations (JavaScript that reshapes events) before using them',
 };
 
 export const COMMANDS: readonly CommandModule[] = [
@@ -71,6 +73,7 @@ export const COMMANDS: readonly CommandModule[] = [
   membersAdd,
   membersRole,
   membersRemove,
+  transformTest,
   send,
   listen,
   mcp,
