@@ -80,6 +80,14 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   expect(replayed.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200 });
   expect(lastReceivedBody()).toBe(JSON.stringify({ order: 42, note: 'héllo' }));
 
+  const transformed = await use('test_transformation', {
+    code: "addHandler('transform', (request, context) => { context.setType('order.large'); return { ...request, body: { order: request.body.order } }; });",
+    event_id: sent.event_id,
+  });
+  expect(transformed).toMatchObject({ ok: true, type: 'order.large', request: { body: { order: 42 } }, logs: [] });
+  const failing = await use('test_transformation', { code: "addHandler('transform', () => {\n  throw new Error('nope');\n});", request: {} });
+  expect(failing).toMatchObject({ ok: false, error: { message: 'Error: nope', line: 2 } });
+
   const bulk = await use('bulk_replay', { endpoint_id: endpoint.id, status: 'delivered' });
   expect(bulk.replayed).toBe(1);
   expect(bulk.limit).toBeGreaterThan(1);

@@ -35,6 +35,7 @@ export const REST_ROUTE_COVERAGE: Readonly<Record<string, RouteCoverage>> = {
   'GET /v1/events/{id}': { tool: 'get_event' },
   'POST /v1/events/replay/{id}': { tool: 'replay_event' },
   'POST /v1/events/replay': { tool: 'bulk_replay' },
+  'POST /v1/transformations/test': { tool: 'test_transformation' },
 };
 
 /** Paths that are not part of the resource API (ops, the stream, the documents themselves). */

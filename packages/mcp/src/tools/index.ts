@@ -19,6 +19,7 @@ import sendTestEvent from './send-test-event.ts';
 import setMemberRole from './set-member-role.ts';
 import setNotificationUrl from './set-notification-url.ts';
 import signUp from './sign-up.ts';
+import testTransformation from './test-transformation.ts';
 import updateAccount from './update-account.ts';
 import updateEndpoint from './update-endpoint.ts';
 import upgradePlan from './upgrade-plan.ts';
@@ -38,6 +39,7 @@ export const HOOK_TOOLS: readonly HookTool<any, any>[] = [
   replayEvent,
   bulkReplay,
   sendTestEvent,
+  testTransformation,
   setNotificationUrl,
   getNotifications,
   listNotificationEvents,
