@@ -1,0 +1,225 @@
+/**
+ * `npm run bench:transform`: what an endpoint transformation costs delivery, measured
+ * against the same relay delivering without one, in the same run.
+ *
+ * The relay runs as a child process (HOOK_ROLE=all) on a fresh database (as in
+ * bench:delivery: HOOK_BENCH_DATABASE_URL or HOOK_TEST_DATABASE_URL, else embedded).
+ * The receiver runs in this process. Two URL endpoints: `plain` (no transformation: the
+ * stored bytes go as they are) and `transformed`, whose small transformation renames a
+ * header (content-type → x-original-content-type) and drops a field (`created_at`).
+ *
+ *   1. Warm-up: 1 s of load to each endpoint (runtimes compiled, connections open), waited for.
+ *   2. Sustained delivery: autocannon, 50 connections, 1 KiB JSON, BENCH_DURATION_S to
+ *      one endpoint, then a wait until every acknowledged event arrived → deliveries/s
+ *      (first ingest → last delivery); plain first, then transformed.
+ *   3. Latency at a steady moderate rate (BENCH_LATENCY_RATE, default 200 events/s, for
+ *      BENCH_LATENCY_S): ingest send → arrival at the receiver, p50/p99, for each.
+ *   Every delivery is checked: plain bodies byte-exact, transformed ones without the
+ *   dropped field and with the renamed header.
+ *
+ * Targets (issue 7): transformed deliveries/s ≥ 0.70 × plain; added p50 < 2 ms.
+ * Exit codes: 0 measured (a target missed is reported, not failed); 1 an acknowledged
+ * event was not delivered or a delivery was wrong; 2 bad settings.
+ */
+import { createServer, type Server } from 'node:http';
+import { loadavg } from 'node:os';
+import {
+  acknowledgedIds, codeVersion, createAccount, createBenchDatabase, createEndpoint, databaseServerUrl, jsonBody, listenOnLoopback, log,
+  machineLine, ms, percentile, positiveNumber, resultLines, round, runBench, runLoad, runPaced, seconds, startRelay, writeReport,
+} from './support.ts';
+
+const CONNECTIONS = 50;
+const BODY_SIZE_BYTES = 1024;
+const TARGET_RATIO = 0.7;
+const TARGET_ADDED_P50_MS = 2;
+const DEFAULT_DURATION_S = 6;
+const DEFAULT_LATENCY_S = 5;
+const DEFAULT_LATENCY_RATE = 200;
+const WARMUP_S = 1;
+const WAIT_TIMEOUT_MS = 120_000;
+
+/** The bench's transformation: rename a header, drop a field. */
+export const BENCH_TRANSFORMATION = `addHandler('transform', (request) => {
+  request.headers['x-original-content-type'] = request.headers['content-type'];
+  delete request.headers['content-type'];
+  delete request.body.created_at;
+  return request;
+});`;
+
+class Track {
+  readonly arrivals = new Map<string, number>();
+  bad = 0;
+  #waiting: { pending: Set<string>; done: () => void } | undefined;
+  lastAtMs = 0;
+
+  readonly path: string;
+  readonly check: (body: Buffer, headers: Record<string, string | string[] | undefined>) => boolean;
+
+  constructor(path: string, check: (body: Buffer, headers: Record<string, string | string[] | undefined>) => boolean) {
+    this.path = path;
+    this.check = check;
+  }
+
+  record(id: string, body: Buffer, headers: Record<string, string | string[] | undefined>, atMs: number): void {
+    if (!this.check(body, headers)) this.bad++;
+    if (this.arrivals.has(id)) return;
+    this.arrivals.set(id, atMs);
+    this.lastAtMs = atMs;
+    if (this.#waiting?.pending.delete(id) && this.#waiting.pending.size === 0) this.#waiting.done();
+  }
+
+  /** Waits for every id; returns those that did not arrive in time. */
+  async waitForAll(ids: Iterable<string>): Promise<string[]> {
+    const pending = new Set([...ids].filter((id) => !this.arrivals.has(id)));
+    if (pending.size === 0) return [];
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((done) => {
+      this.#waiting = { pending, done };
+      timer = setTimeout(done, WAIT_TIMEOUT_MS);
+    });
+    clearTimeout(timer);
+    this.#waiting = undefined;
+    return [...pending];
+  }
+}
+
+async function startReceiver(tracks: Track[]): Promise<string> {
+  const byPath = new Map(tracks.map((track) => [track.path, track]));
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const atMs = performance.now();
+      const track = byPath.get(req.url ?? '');
+      const id = req.headers['webhook-id'];
+      if (track && typeof id === 'string') track.record(id, Buffer.concat(chunks), req.headers, atMs);
+      res.writeHead(track ? 200 : 404, { 'content-length': '0' }).end();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  const port = await listenOnLoopback('receiver', server);
+  return `http://127.0.0.1:${port}`;
+}
+
+function distribution(values: number[]): { count: number; p50: number; p99: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
+
+async function main(): Promise<number> {
+  const durationS = seconds('BENCH_DURATION_S', DEFAULT_DURATION_S, false);
+  const latencyS = seconds('BENCH_LATENCY_S', DEFAULT_LATENCY_S, false);
+  const latencyRate = positiveNumber('BENCH_LATENCY_RATE', DEFAULT_LATENCY_RATE);
+  const loadBefore = loadavg();
+  const serverUrl = databaseServerUrl();
+  const body = jsonBody(BODY_SIZE_BYTES);
+
+  const plainCheck = (delivered: Buffer): boolean => delivered.equals(body);
+  const transformedCheck = (delivered: Buffer, headers: Record<string, string | string[] | undefined>): boolean => {
+    try {
+      const parsed = JSON.parse(delivered.toString('utf8'));
+      return parsed.created_at === undefined && parsed.type === 'bench.event' && headers['x-original-content-type'] === 'application/json';
+    } catch {
+      return false;
+    }
+  };
+  const tracks = {
+    plain: new Track('/plain', plainCheck),
+    transformed: new Track('/transformed', transformedCheck),
+    plainLatency: new Track('/plain-latency', () => true),
+    transformedLatency: new Track('/transformed-latency', transformedCheck),
+    warmup: new Track('/warmup', () => true),
+  };
+  const receiverUrl = await startReceiver(Object.values(tracks));
+  const database = await createBenchDatabase(serverUrl);
+  const relay = await startRelay(database.url, { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' });
+  const apiKey = await createAccount(relay.url);
+  const endpoint = (name: string, track: Track, transformed: boolean) =>
+    createEndpoint(relay.url, apiKey, {
+      name, destination: { type: 'url', url: `${receiverUrl}${track.path}` }, ...(transformed ? { transformation: { code: BENCH_TRANSFORMATION } } : {}),
+    });
+  const problems: string[] = [];
+
+  // 1. Warm-up, both kinds, to one track (not counted).
+  for (const transformed of [false, true]) {
+    const warm = await endpoint(`warmup-${transformed}`, tracks.warmup, transformed);
+    const run = await runLoad({ url: warm.url, connections: CONNECTIONS, durationS: WARMUP_S, body });
+    await tracks.warmup.waitForAll(acknowledgedIds([run]).ids);
+  }
+
+  // 2. Sustained delivery.
+  const throughput = async (name: 'plain' | 'transformed'): Promise<number> => {
+    const track = tracks[name];
+    const target = await endpoint(`bench-${name}`, track, name === 'transformed');
+    log(`${name}: ingesting ${durationS} s`);
+    const startedMs = performance.now();
+    const run = await runLoad({ url: target.url, connections: CONNECTIONS, durationS, body });
+    const ids = acknowledgedIds([run]).ids;
+    const missing = await track.waitForAll(ids);
+    if (missing.length > 0) problems.push(`${name}: ${missing.length} of ${ids.size} acknowledged events not delivered`);
+    const spanS = (track.lastAtMs - startedMs) / 1000;
+    return track.arrivals.size / spanS;
+  };
+  const plainRate = await throughput('plain');
+  const transformedRate = await throughput('transformed');
+  const ratio = transformedRate / plainRate;
+
+  // 3. Latency at a steady rate.
+  const latency = async (name: 'plainLatency' | 'transformedLatency') => {
+    const track = tracks[name];
+    const target = await endpoint(`bench-${name}`, track, name === 'transformedLatency');
+    log(`${name}: ${latencyRate} events/s for ${latencyS} s`);
+    const paced = await runPaced({
+      url: target.url, ratePerS: latencyRate, durationS: latencyS, connections: 10,
+      prepare: (seq) => ({ body: jsonBody(BODY_SIZE_BYTES, { seq }), sentAtMs: performance.now() }),
+    });
+    const missing = await track.waitForAll(paced.acknowledged.keys());
+    if (missing.length > 0) problems.push(`${name}: ${missing.length} acknowledged events not delivered`);
+    const values: number[] = [];
+    for (const [id, sent] of paced.acknowledged) {
+      const at = track.arrivals.get(id);
+      if (at !== undefined) values.push(at - sent.sentAtMs);
+    }
+    return distribution(values);
+  };
+  const plainLatency = await latency('plainLatency');
+  const transformedLatency = await latency('transformedLatency');
+  const addedP50 = transformedLatency.p50 - plainLatency.p50;
+
+  const relayExit = await relay.stop();
+  if (relayExit.code !== 0) problems.push(`relay did not shut down cleanly (exit code ${relayExit.code})`);
+  const bad = Object.values(tracks).reduce((sum, track) => sum + track.bad, 0);
+  if (bad > 0) problems.push(`${bad} delivery(ies) were not what was expected (plain bytes changed, or the transformation not applied)`);
+
+  const ratioPass = ratio >= TARGET_RATIO;
+  const latencyPass = addedP50 < TARGET_ADDED_P50_MS;
+  const code = codeVersion();
+  writeReport([
+    '',
+    `Transformation benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${durationS} s of load per throughput run, ${latencyRate} events/s for ${latencyS} s per latency run`,
+    machineLine(loadBefore),
+    `Relay database: ${database.description}`,
+    ...(code ? [`Relay code: ${code}`] : []),
+    'Transformation: rename a header (content-type → x-original-content-type), drop a field (created_at)',
+    '',
+    `sustained delivery: plain ${plainRate.toFixed(1)} deliveries/s, transformed ${transformedRate.toFixed(1)} deliveries/s → ratio ${ratio.toFixed(2)}`,
+    `latency (ingest send → arrival): plain p50 ${ms(plainLatency.p50)} ms, p99 ${ms(plainLatency.p99)} ms; transformed p50 ${ms(transformedLatency.p50)} ms, p99 ${ms(transformedLatency.p99)} ms → added p50 ${ms(addedP50)} ms`,
+    `target: transformed ÷ plain deliveries/s >= ${TARGET_RATIO.toFixed(2)} → ${ratioPass ? 'PASS' : 'FAIL'}`,
+    `target: added p50 < ${TARGET_ADDED_P50_MS} ms → ${latencyPass ? 'PASS' : 'FAIL'}`,
+    ...resultLines(problems, 'every acknowledged event delivered as expected'),
+  ], () => ({
+    plain_deliveries_per_second: round(plainRate, 1),
+    transformed_deliveries_per_second: round(transformedRate, 1),
+    ratio: round(ratio, 3),
+    ratio_pass: ratioPass,
+    plain_latency: { p50_ms: round(plainLatency.p50, 2), p99_ms: round(plainLatency.p99, 2) },
+    transformed_latency: { p50_ms: round(transformedLatency.p50, 2), p99_ms: round(transformedLatency.p99, 2) },
+    added_p50_ms: round(addedP50, 2),
+    latency_pass: latencyPass,
+    problems,
+  }));
+  return problems.length === 0 ? 0 : 1;
+}
+
+await runBench(main);
