@@ -200,7 +200,7 @@ export class QuickJsTransformRunner implements TransformRunner {
       return null;
     } catch (error) {
       if (error instanceof SandboxFailure) return error.error;
-      throw error;
+      return { message: `Sandbox error: ${(error as Error).message}`, line: null };
     }
   }
 
@@ -250,7 +250,15 @@ export class QuickJsTransformRunner implements TransformRunner {
     const module = await this.loadedModule();
     const existing = this.sandboxes.get(key); // another caller may have built it while we waited
     if (existing) return existing;
-    const sandbox = this.createSandbox(module, code);
+    let sandbox: Sandbox;
+    try {
+      sandbox = this.createSandbox(module, code);
+    } catch (error) {
+      // Anything but a failure of the code itself (e.g. the host's stack ran out inside the
+      // WebAssembly) leaves the module in an unknown state: the next run loads a fresh one.
+      if (!(error instanceof SandboxFailure) && this.module === module) this.discardModule();
+      throw error;
+    }
     this.sandboxes.set(key, sandbox);
     while (this.sandboxes.size > this.maxCached) this.discard(this.sandboxes.keys().next().value!);
     return sandbox;
@@ -299,10 +307,14 @@ export class QuickJsTransformRunner implements TransformRunner {
       if (!ok) throw new SandboxFailure({ message: "The code never called addHandler('transform', (request, context) => request)", line: null });
       return partial as Sandbox;
     } catch (error) {
-      partial.run?.dispose();
-      partial.collect?.dispose();
-      context.dispose();
-      runtime.dispose();
+      try {
+        partial.run?.dispose();
+        partial.collect?.dispose();
+        context.dispose();
+        runtime.dispose();
+      } catch {
+        if (error instanceof SandboxFailure) this.discardModule(); // could not free it: start the module afresh
+      }
       throw error;
     }
   }
