@@ -29,6 +29,8 @@ export function endpointView(endpoint: Endpoint): View {
         ['Status', statusCell(endpoint.status)],
         ['URL', endpoint.url],
         ['Destination', destinationText(endpoint)],
+        ['Transformation', endpoint.transformation ? `${Buffer.byteLength(endpoint.transformation.code, 'utf8')} bytes of JavaScript` : 'none'],
+        ['Filter', endpoint.filter ? JSON.stringify(endpoint.filter) : 'none'],
         ['Created', time(endpoint.created_at)],
         ['Updated', time(endpoint.updated_at)],
       ],

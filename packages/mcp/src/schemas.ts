@@ -19,9 +19,23 @@ export const endpointSchema = z.looseObject({
   url: z.string().describe('The ingest URL: webhook providers send events here (no API key needed)'),
   status: z.enum(ENDPOINT_STATUSES),
   destination: destinationSchema,
+  transformation: z.object({ code: z.string() }).nullable().optional().describe('JavaScript run before each delivery, or null'),
+  filter: z.record(z.string(), z.unknown()).nullable().optional().describe('The filter deliveries must match, or null'),
   created_at: z.string(),
   updated_at: z.string(),
 });
+
+/** An endpoint's transformation as a tool takes it: `{code}` sets it, null removes it. */
+export const transformationInputSchema = z
+  .object({ code: z.string().min(1).max(65_536).describe("JavaScript registering addHandler('transform', (request, context) => request), at most 64 KiB") })
+  .nullable()
+  .describe('Reshapes each event before delivery (headers, body, path, query; context.setType sets the event type). null removes it');
+
+/** An endpoint's filter as a tool takes it: `{body?, headers?, query?, path?}` match schemas, null removes it. */
+export const filterInputSchema = z
+  .record(z.string(), z.unknown())
+  .nullable()
+  .describe('Which events are delivered: {body?, headers?, query?, path?} with plain values (equality), nested objects, and $eq $neq $gt $gte $lt $lte $in $nin $startsWith $endsWith $exist $and $or $not. Others are stored as status filtered. null removes it');
 
 export const accountSchema = z.looseObject({
   id: z.string().describe('acct_…'),

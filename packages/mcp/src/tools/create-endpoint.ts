@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { destinationSchema, endpointSchema } from '../schemas.ts';
+import { destinationSchema, endpointSchema, filterInputSchema, transformationInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -11,11 +11,18 @@ export default defineTool({
   input: {
     name: z.string().min(1).describe('A name to tell endpoints apart, e.g. "stripe-dev"'),
     destination: destinationSchema.optional(),
+    transformation: transformationInputSchema.optional(),
+    filter: filterInputSchema.optional(),
   },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   async run(client, input) {
-    const endpoint = await client.endpoints.create({ name: input.name, destination: input.destination });
+    const endpoint = await client.endpoints.create({
+      name: input.name,
+      destination: input.destination,
+      ...(input.transformation !== undefined ? { transformation: input.transformation } : {}),
+      ...(input.filter !== undefined ? { filter: input.filter } : {}),
+    });
     return { result: { endpoint }, summary: `Created endpoint ${endpoint.id} (${endpoint.name}); send events to ${endpoint.url}` };
   },
 });

@@ -1,19 +1,21 @@
 import { ENDPOINT_STATUSES } from '@hook/core';
 import { z } from 'zod';
-import { destinationSchema, endpointSchema } from '../schemas.ts';
+import { destinationSchema, endpointSchema, filterInputSchema, transformationInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
   name: 'update_endpoint',
   title: 'Update endpoint',
   description:
-    'Change an endpoint (PATCH /v1/endpoints/{id}): its name, destination or status. Fields left out stay as they are. ' +
+    'Change an endpoint (PATCH /v1/endpoints/{id}): its name, destination, status, transformation or filter. Fields left out stay as they are. ' +
     'Status `paused` accepts events but holds delivery; `disabled` refuses events; `active` resumes.',
   input: {
     endpoint_id: z.string().describe('ep_…'),
     name: z.string().min(1).optional(),
     destination: destinationSchema.optional(),
     status: z.enum(ENDPOINT_STATUSES).optional(),
+    transformation: transformationInputSchema.optional(),
+    filter: filterInputSchema.optional(),
   },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { Option } from 'commander';
 import type { EndpointUpdate } from '@hook/client';
 import { defineCommand } from '../../command.ts';
@@ -13,22 +14,52 @@ interface UpdateOptions {
   pause?: boolean;
   resume?: boolean;
   disable?: boolean;
+  transformationFile?: string;
+  clearTransformation?: boolean;
+  filterFile?: string;
+  filter?: string;
+  clearFilter?: boolean;
+}
+
+async function readOptionFile(path: string, flag: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, `Check the path given to ${flag}.`);
+  }
+}
+
+function parseFilter(text: string, flag: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${flag} is not valid JSON: ${(error as Error).message}`, 'Write the filter as a JSON object, e.g. \'{"body":{"type":"order.created"}}\' (docs/filters.md).');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`${flag} must be a JSON object with any of body, headers, query, path`, 'See docs/filters.md for the syntax.');
+  }
+  return parsed as Record<string, unknown>;
 }
 
 const STATUS_FLAGS = ['pause', 'resume', 'disable'] as const;
 
 export default defineCommand<[string], UpdateOptions>({
   path: ['endpoints', 'update'],
-  summary: 'Rename an endpoint, change its destination, or pause, resume or disable it',
+  summary: 'Rename an endpoint, change its destination, transformation or filter, or pause, resume or disable it',
   description:
     'Change an endpoint (PATCH /v1/endpoints/{id}); what is not given stays as it is.\n' +
-    'Paused: events are received and held. Disabled: the URL refuses events (410). Resume makes it active again and delivers what was held, oldest first.',
+    'Paused: events are received and held. Disabled: the URL refuses events (410). Resume makes it active again and delivers what was held, oldest first.\n' +
+    'A transformation (JavaScript, docs/transformations.md) reshapes each event before delivery; a filter (JSON, docs/filters.md) decides which are delivered.',
   examples: [
     ['hook endpoints update orders --destination https://example.com/webhooks', 'deliver to a URL (waiting events go there now)'],
     ['hook endpoints update orders --cli', 'hold events for `hook listen` instead'],
     ['hook endpoints update orders --pause', 'keep receiving, stop delivering'],
     ['hook endpoints update orders --resume', 'deliver again, held events first'],
     ['hook endpoints update ep_01JD2Y0Z3M4N5P6Q7R8S9TVWXY --name orders-v2', 'rename'],
+    ['hook endpoints update orders --transformation-file transform.js', 'reshape events before delivery'],
+    ['hook endpoints update orders --filter \'{"body":{"type":{"$startsWith":"order."}}}\'', 'deliver only order events'],
+    ['hook endpoints update orders --clear-transformation --clear-filter', 'deliver events as received, all of them'],
   ],
   configure(command) {
     command
@@ -38,7 +69,12 @@ export default defineCommand<[string], UpdateOptions>({
       .addOption(new Option('--cli', 'hold events for `hook listen` (no URL destination)'))
       .addOption(new Option('--pause', 'status paused: receive events, hold delivery').conflicts(['resume', 'disable']))
       .addOption(new Option('--resume', 'status active: receive and deliver').conflicts(['pause', 'disable']))
-      .addOption(new Option('--disable', 'status disabled: the URL refuses events').conflicts(['pause', 'resume']));
+      .addOption(new Option('--disable', 'status disabled: the URL refuses events').conflicts(['pause', 'resume']))
+      .addOption(new Option('--transformation-file <path>', 'set the transformation: JavaScript in this file (at most 64 KiB)').conflicts('clearTransformation'))
+      .addOption(new Option('--clear-transformation', 'remove the transformation: deliver events as received'))
+      .addOption(new Option('--filter-file <path>', 'set the filter: JSON in this file').conflicts(['filter', 'clearFilter']))
+      .addOption(new Option('--filter <json>', 'set the filter: JSON given inline').conflicts('clearFilter'))
+      .addOption(new Option('--clear-filter', 'remove the filter: deliver every event'));
   },
   async run(context, [ref], options) {
     const changes: EndpointUpdate = {};
@@ -48,8 +84,16 @@ export default defineCommand<[string], UpdateOptions>({
     if (options.pause) changes.status = 'paused';
     if (options.resume) changes.status = 'active';
     if (options.disable) changes.status = 'disabled';
+    if (options.transformationFile !== undefined) changes.transformation = { code: await readOptionFile(options.transformationFile, '--transformation-file') };
+    if (options.clearTransformation) changes.transformation = null;
+    if (options.filterFile !== undefined) changes.filter = parseFilter(await readOptionFile(options.filterFile, '--filter-file'), '--filter-file');
+    if (options.filter !== undefined) changes.filter = parseFilter(options.filter, '--filter');
+    if (options.clearFilter) changes.filter = null;
     if (Object.keys(changes).length === 0) {
-      throw new UsageError('Nothing to change', `Pass --name, --destination <url>, --cli, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`);
+      throw new UsageError(
+        'Nothing to change',
+        `Pass --name, --destination <url>, --cli, --transformation-file, --clear-transformation, --filter, --filter-file, --clear-filter, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`,
+      );
     }
     const client = await context.client();
     const id = await endpointIdOf(client, ref);
