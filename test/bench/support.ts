@@ -532,10 +532,20 @@ export async function postJson(url: string, apiKey?: string, json?: unknown): Pr
   return JSON.parse(text);
 }
 
-/** Signs up a new account on the relay; returns its API key. */
+/**
+ * Signs up a new account on the relay and moves it to enterprise, whose monthly event
+ * allowance is unlimited (a free account would hit its 10,000 events within a second of
+ * load; the metering itself still runs on every insert); returns its API key.
+ */
 export async function createAccount(baseUrl: string): Promise<string> {
   const signUp = await postJson(`${baseUrl}/v1/accounts`);
   if (typeof signUp.api_key !== 'string') throw new Error(`unexpected sign-up answer: ${JSON.stringify(signUp)}`);
+  const response = await fetch(`${baseUrl}/v1/account/plan`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${signUp.api_key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ plan: 'enterprise' }),
+  });
+  if (response.status !== 200) throw new Error(`plan change answered ${response.status}: ${await response.text()}`);
   return signUp.api_key;
 }
 

@@ -167,11 +167,21 @@ interface InsertResultRow {
 async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
   const column = <T>(pick: (event: NewEvent) => T): T[] => events.map(pick);
   const bodies = sql.join(events.map((event) => sql`${event.body}`));
+  // Each event's month and its rank among its account's events of that month in this
+  // batch (arrival order), worked out here rather than by a window function over wide rows.
+  const months = events.map((event) => usageMonth(event.receivedAt));
+  const meterOf = new Map<string, { accountId: string; month: string; count: number }>();
+  const ranks = events.map((event, i) => {
+    const key = `${event.accountId}|${months[i]}`;
+    let meter = meterOf.get(key);
+    if (!meter) meterOf.set(key, (meter = { accountId: event.accountId, month: months[i]!, count: 0 }));
+    return ++meter.count;
+  });
+  const meters = [...meterOf.values()].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.month < b.month ? -1 : 1));
   const result = await sql<InsertResultRow>`
     with batch as (
-      select b.*, row_number() over (partition by b.account_id, b.month order by b.ord) as rn,
-             case when b.lease_id is not null and p.status = 'active' and p.destination_type = 'url' and p.deleted_at is null
-                  then b.lease_id end as granted_lease
+      select b.*, case when b.lease_id is not null and p.status = 'active' and p.destination_type = 'url' and p.deleted_at is null
+                       then b.lease_id end as granted_lease
       from unnest(
         ${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.endpointId)}::text[],
         ${column((e) => e.type)}::text[], ${column((e) => e.method)}::text[], ${column((e) => e.path)}::text[],
@@ -179,17 +189,17 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
         ${column((e) => e.contentType)}::text[], ${column((e) => e.size)}::int[], ${column((e) => e.receivedAt)}::timestamptz[],
         ${column((e) => e.status)}::text[], ${column((e) => e.nextAttemptAt)}::timestamptz[],
         ${column((e) => e.lease?.id ?? null)}::text[], ${column((e) => e.lease?.ms ?? null)}::int[],
-        ${column((e) => usageMonth(e.receivedAt))}::date[]
-      ) with ordinality as b(id, account_id, endpoint_id, type, method, path, query, headers, body,
-             content_type, size, received_at, status, next_attempt_at, lease_id, lease_ms, month, ord)
+        ${months}::date[], ${ranks}::int[]
+      ) as b(id, account_id, endpoint_id, type, method, path, query, headers, body,
+             content_type, size, received_at, status, next_attempt_at, lease_id, lease_ms, month, rn)
       left join endpoint p on p.id = b.endpoint_id and b.lease_id is not null
     ),
     usage as (
       select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit
-      from account_usage u
+      from unnest(${meters.map((meter) => meter.accountId)}::text[], ${meters.map((meter) => meter.month)}::date[]) as k(account_id, month)
+      join account_usage u on u.account_id = k.account_id and u.month = k.month
       join account a on a.id = u.account_id
       left join (values ${PLAN_ALLOWANCES}) as l(plan, events_limit) on l.plan = a.plan
-      where (u.account_id, u.month) in (select distinct account_id, month from batch)
       order by u.account_id, u.month
       for update of u
     ),
