@@ -73,7 +73,7 @@ describe('endpoints, send and events', () => {
     endpoint = await user.json(['endpoints', 'create', 'orders']);
     expect(endpoint).toMatchObject({ id: expect.stringMatching(/^ep_/), name: 'orders', status: 'active', destination: { type: 'cli' } });
     expect(endpoint.url).toMatch(new RegExp(`^${relay.baseUrl}/v1/ingest/`));
-    expect(Object.keys(endpoint).sort()).toEqual(['created_at', 'destination', 'id', 'name', 'status', 'updated_at', 'url']);
+    expect(Object.keys(endpoint).sort()).toEqual(['created_at', 'destination', 'filter', 'id', 'name', 'status', 'transformation', 'updated_at', 'url']);
   });
 
   it('sends a file byte for byte; events list and get show exactly those bytes', async () => {
