@@ -197,6 +197,43 @@ describe('hostile and broken code ends as ok:false and the runner keeps working'
     expect(failed(await runner.run(handler('context.setType(42); return request;'), request(), context)).error).toEqual({ message: expect.stringMatching(/^TypeError: setType/), line: 2 });
   });
 
+  it('gives each sandbox its own memory: 12 MiB of live data works under 16 MiB while a bomb in another sandbox fails', async () => {
+    const own = createTransformRunner({ timeoutMs: 1000, memoryBytes: 16 * 1024 * 1024 });
+    try {
+      // ~12 MiB kept alive at module level, from run to run.
+      const big = `const keep = [];\n${handler("if (keep.length === 0) for (let i = 0; i < 12; i++) keep.push('x'.repeat(1024 * 1024 - 2) + String(i).padStart(2, '0')); return { ...request, body: { chunks: keep.length, bytes: keep.reduce((n, s) => n + s.length, 0) } };")}`;
+      expect(succeeded(await own.run(big, request(), context)).request.body).toEqual({ chunks: 12, bytes: 12 * 1024 * 1024 });
+      const bomb = failed(await own.run(handler("let a = []; while (true) a.push('y'.repeat(1e5) + a.length);"), request(), context));
+      expect(bomb.error.message).toBe('Transformation used more than 16 MiB');
+      expect(succeeded(await own.run(big, request(), context)).request.body).toEqual({ chunks: 12, bytes: 12 * 1024 * 1024 });
+      expect(own.cachedSandboxes).toBe(1); // the bomb's sandbox was thrown away
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("leaves another code's cached sandbox usable, its module state intact, after a bomb", async () => {
+    const counter = `let runs = 0;\nconst table = Array.from({ length: 1000 }, (_, i) => 'row' + i);\n${handler("runs++; return { ...request, body: { runs, last: table[table.length - 1] } };")}`;
+    expect(succeeded(await runner.run(counter, request(), context)).request.body).toEqual({ runs: 1, last: 'row999' });
+    expect(succeeded(await runner.run(counter, request(), context)).request.body).toEqual({ runs: 2, last: 'row999' });
+    for (const bomb of [handler("const keep = []; while (true) keep.push(new Array(1e5).fill(1));"), "const top = []; while (true) top.push('z'.repeat(1e6) + top.length);"]) {
+      expect(failed(await runner.run(bomb, request(), context)).error.message).toBe('Transformation used more than 16 MiB');
+    }
+    expect(succeeded(await runner.run(counter, request(), context)).request.body).toEqual({ runs: 3, last: 'row999' });
+  });
+
+  it('holds a smaller limit: 6 MiB fails under 4 MiB, 2 MiB works', async () => {
+    const small = createTransformRunner({ timeoutMs: 1000, memoryBytes: 4 * 1024 * 1024 });
+    const allocate = (mib: number) => handler(`const keep = []; for (let i = 0; i < ${mib * 4}; i++) keep.push('m'.repeat(256 * 1024 - 1) + i); return { ...request, body: keep.length };`);
+    try {
+      expect(failed(await small.run(allocate(6), request(), context)).error.message).toBe('Transformation used more than 4 MiB');
+      expect(succeeded(await small.run(allocate(2), request(), context)).request.body).toBe(8);
+      expect(succeeded(await small.run(SMALL, request(), context)).request.headers).toEqual({ 'content-type': 'application/json', 'x-token': 'abc' });
+    } finally {
+      await small.close();
+    }
+  });
+
   it('keeps a bounded number of sandboxes', async () => {
     const small = createTransformRunner({ timeoutMs: 100, memoryBytes: 16 * 1024 * 1024 }, { maxCachedSandboxes: 3 });
     try {

@@ -6,15 +6,24 @@
  *   and `console`, both written in JavaScript inside the VM. Request and context go in as
  *   a JSON string parsed inside the VM; the result comes out as a JSON string.
  * - Limits: a deadline checked by QuickJS's interrupt handler (CPU time: a run is
- *   synchronous), a per-runtime allocation limit and stack size, and one WebAssembly
- *   memory of fixed maximum size for the whole pool, so no code can grow the host's memory
- *   past it (quickjs-emscripten's setMemoryLimit alone bounds single allocations, not a
- *   runtime's total: justjake/quickjs-emscripten#271).
- * - Pool: per code hash, a runtime whose context has already evaluated the code (LRU).
- *   A run that times out or runs out of memory disposes its runtime.
+ *   synchronous), a stack size, and memory. quickjs-emscripten's setMemoryLimit alone
+ *   bounds single allocations, not a runtime's total (justjake/quickjs-emscripten#271), so
+ *   each sandbox has its OWN WebAssembly instance of the engine with its own
+ *   WebAssembly.Memory whose `maximum` is ENGINE_BASE_BYTES + the limit: a memory bomb can
+ *   only fill its own memory, fails there with "used more than …", and that instance is
+ *   dropped; no other sandbox shares a byte with it. The engine's WebAssembly.Module is
+ *   compiled once per process (with its declared minimum memory lowered, see
+ *   lowerMemoryMinimum) and instantiated per sandbox: ~5 ms to set up a new sandbox
+ *   (instance ~1 ms, library glue ~2 ms, runtime + code ~1.5 ms) against ~2 ms when all
+ *   shared one instance; ~0.35 MiB resident per cached sandbox.
+ * - Pool: per code hash, an instance whose context has already evaluated the code (LRU,
+ *   bounded in number and in the memory the idle instances have grown beyond their base).
+ *   A run that times out, runs out of memory or traps drops its instance.
  */
 import { createHash } from 'node:crypto';
-import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSWASMModule } from 'quickjs-emscripten';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime } from 'quickjs-emscripten';
 import type { TransformContext, TransformError, TransformLimits, TransformLog, TransformOutcome, TransformRequest, TransformRunner } from './types.ts';
 
 /** The file name user code is evaluated under: stack frames read `user.js:LINE:COLUMN`. */
@@ -28,15 +37,40 @@ export const MAX_LOG_LINE_BYTES = 1024;
 /** Compiled codes kept ready (runtime + context with the handler registered). */
 export const DEFAULT_MAX_CACHED_SANDBOXES = 64;
 const WASM_PAGE_BYTES = 64 * 1024;
-/** The engine's own start-up memory (the prebuilt module's INITIAL_MEMORY): its stack and static data. */
-const WASM_INITIAL_BYTES = 16 * 1024 * 1024;
+/**
+ * The fixed memory every sandbox's engine needs before the code allocates anything,
+ * measured with quickjs-emscripten 0.32.0 (release-sync): static data (~85 KiB) and the C
+ * stack (5 MiB) end at 5,333,088 bytes (the initial __stack_pointer); an empty runtime and
+ * context plus the prelude and a trivial transformation need ~0.3 MiB more: 87 pages
+ * (5.44 MiB) is the smallest maximum with which a trivial transformation still runs (86
+ * traps). One page of headroom gives 88 pages (5.5 MiB); a sandbox's memory may grow to
+ * this + the limit. The stack is mostly never touched, so a cached sandbox's resident
+ * memory is far below its base.
+ */
+export const ENGINE_BASE_BYTES = 88 * WASM_PAGE_BYTES;
 
 export interface TransformRunnerOptions extends TransformLimits {
   /** Sandboxes (one per distinct code) kept warm. Default 64. */
   maxCachedSandboxes?: number;
-  /** The WebAssembly memory all sandboxes share, in bytes. Default 16 MiB + 4 × memoryBytes. */
+  /**
+   * Memory the cached sandboxes may hold together beyond their fixed base (WebAssembly
+   * memory never shrinks, so a sandbox keeps what its largest run grew it to); past it the
+   * least recently used are dropped. Default 4 × memoryBytes (64 MiB).
+   */
   poolMemoryBytes?: number;
 }
+
+// The relay's tsconfig has no DOM lib, where the WebAssembly types live.
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: unknown) => { exports: unknown };
+  Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
+  RuntimeError: new () => Error;
+}
+const Wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 /** Runs inside each VM before the user's code. Returns `[run, collect]`; keeps handlers and logs in a closure user code cannot reach. */
 const PRELUDE = String.raw`(() => {
@@ -106,6 +140,10 @@ interface Sandbox {
   collect: QuickJSHandle;
   /** performance.now() after which the interrupt handler stops the VM. */
   deadline: number;
+  /** This sandbox's own WebAssembly memory (no other sandbox uses it). */
+  memory: WasmMemory;
+  /** How far the memory has grown beyond its initial size, as last counted into the pool. */
+  grown: number;
 }
 
 interface VmError {
@@ -163,30 +201,116 @@ function toRequest(value: unknown): TransformRequest | string {
   return { method: method.toUpperCase(), path, query: query.replace(/^\?/, ''), headers: Object.fromEntries(entries), body: result.body };
 }
 
-/** Loads the QuickJS WebAssembly module with a memory that cannot grow past poolMemoryBytes. */
-async function loadModule(poolMemoryBytes: number): Promise<QuickJSWASMModule> {
-  const initial = WASM_INITIAL_BYTES / WASM_PAGE_BYTES;
-  const maximum = Math.max(initial + 1, Math.ceil(poolMemoryBytes / WASM_PAGE_BYTES));
-  // The relay's tsconfig has no DOM lib, where the WebAssembly types live.
-  const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => unknown } }).WebAssembly;
-  const memory = new Memory({ initial, maximum });
-  return newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory as never }));
+/** Reads an unsigned LEB128 at `offset`: [value, bytes]. */
+function readLeb(bytes: Uint8Array, offset: number): [number, number] {
+  let value = 0;
+  let length = 0;
+  let byte: number;
+  do {
+    byte = bytes[offset + length]!;
+    value += (byte & 0x7f) * 2 ** (7 * length);
+    length++;
+  } while (byte & 0x80);
+  return [value, length];
+}
+
+/**
+ * The engine's wasm with its imported memory's declared minimum lowered to `pages`. The
+ * build declares 256 pages (16 MiB, Emscripten's INITIAL_MEMORY) although it needs 5.1 MiB
+ * to start: kept, that would make every sandbox's floor 16 MiB and a limit below it
+ * meaningless. The new value is written in the same number of LEB128 bytes (a padded
+ * encoding is valid wasm), so nothing else in the binary moves.
+ */
+function lowerMemoryMinimum(wasm: Uint8Array, pages: number): Uint8Array {
+  const bytes = new Uint8Array(wasm);
+  let offset = 8; // magic and version
+  while (offset < bytes.length) {
+    const id = bytes[offset++]!;
+    const [size, sizeLength] = readLeb(bytes, offset);
+    offset += sizeLength;
+    const end = offset + size;
+    if (id !== 2) { // not the import section
+      offset = end;
+      continue;
+    }
+    let [count, countLength] = readLeb(bytes, offset);
+    offset += countLength;
+    const skipName = () => {
+      const [length, lengthLength] = readLeb(bytes, offset);
+      offset += lengthLength + length;
+    };
+    const skipLeb = () => { offset += readLeb(bytes, offset)[1]; };
+    for (; count > 0; count--) {
+      skipName();
+      skipName();
+      const kind = bytes[offset++]!;
+      if (kind === 0) skipLeb(); // function: type index
+      else if (kind === 1) { offset++; const flags = bytes[offset++]!; skipLeb(); if (flags & 1) skipLeb(); } // table
+      else if (kind === 3) offset += 2; // global: type, mutability
+      else if (kind === 2) {
+        const flags = bytes[offset++]!;
+        if (flags & ~1) throw new Error('The QuickJS wasm imports a memory of an unexpected kind');
+        const [, minLength] = readLeb(bytes, offset);
+        if (pages >= 2 ** (7 * minLength)) throw new Error('The QuickJS wasm memory minimum cannot be rewritten');
+        for (let i = 0; i < minLength; i++) bytes[offset + i] = ((pages / 2 ** (7 * i)) & 0x7f) | (i < minLength - 1 ? 0x80 : 0);
+        return bytes;
+      } else throw new Error(`The QuickJS wasm has an import of unknown kind ${kind}`);
+    }
+    break;
+  }
+  throw new Error('The QuickJS wasm imports no memory');
+}
+
+let compiledEngine: object | undefined;
+
+/** The engine's WebAssembly.Module, compiled once per process (~5 ms) and instantiated per sandbox. */
+function engineModule(): object {
+  if (!compiledEngine) {
+    // Resolved from quickjs-emscripten itself: the variant it loads as RELEASE_SYNC.
+    const fromLibrary = createRequire(createRequire(import.meta.url).resolve('quickjs-emscripten'));
+    const wasm = readFileSync(fromLibrary.resolve('@jitl/quickjs-wasmfile-release-sync/wasm'));
+    compiledEngine = new Wasm.Module(lowerMemoryMinimum(wasm, ENGINE_BASE_BYTES / WASM_PAGE_BYTES));
+  }
+  return compiledEngine;
+}
+
+/** A new instance of the engine with its own memory of at most ENGINE_BASE_BYTES + memoryBytes. */
+async function newEngine(memoryBytes: number) {
+  const module = engineModule();
+  const initial = ENGINE_BASE_BYTES / WASM_PAGE_BYTES;
+  const memory = new Wasm.Memory({ initial, maximum: initial + Math.ceil(memoryBytes / WASM_PAGE_BYTES) });
+  const engine = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, {
+    wasmMemory: memory as never,
+    // Instantiated synchronously here rather than through newVariant's wasmModule option,
+    // whose asynchronous instantiateWasm would leave a failure as an unhandled rejection
+    // and the load pending for ever; a throw here rejects the load.
+    emscriptenModule: {
+      instantiateWasm(imports: unknown, onSuccess: (instance: unknown, module: unknown) => void) {
+        const instance = new Wasm.Instance(module, imports);
+        onSuccess(instance, module);
+        return instance.exports;
+      },
+    } as never,
+  }));
+  return { engine, memory };
 }
 
 export class QuickJsTransformRunner implements TransformRunner {
-  private module: QuickJSWASMModule | undefined;
-  private loading: Promise<QuickJSWASMModule> | undefined;
   /** Insertion order is recency: a hit is deleted and set again. */
   private readonly sandboxes = new Map<string, Sandbox>();
+  /** Sandboxes being built, so that concurrent first runs of one code build it once. */
+  private readonly building = new Map<string, Promise<Sandbox>>();
   private readonly maxCached: number;
   private readonly poolMemoryBytes: number;
+  /** Sum of the cached sandboxes' `grown`. */
+  private grownBytes = 0;
   private closed = false;
   private readonly limits: TransformLimits;
 
   constructor(limits: TransformLimits, options: { maxCachedSandboxes?: number; poolMemoryBytes?: number } = {}) {
     this.limits = limits;
     this.maxCached = options.maxCachedSandboxes ?? DEFAULT_MAX_CACHED_SANDBOXES;
-    this.poolMemoryBytes = options.poolMemoryBytes ?? WASM_INITIAL_BYTES + 4 * limits.memoryBytes;
+    this.poolMemoryBytes = options.poolMemoryBytes ?? 4 * limits.memoryBytes;
   }
 
   /** Sandboxes currently cached (for tests and benchmarks). */
@@ -215,6 +339,10 @@ export class QuickJsTransformRunner implements TransformRunner {
     const key = hashCode(code);
     try {
       const result = this.call(sandbox, JSON.stringify({ request, context: { event_id: context.event_id, type: context.type, endpoint: { id: context.endpoint.id, name: context.endpoint.name } } }));
+      // Out of memory even though the code caught it: its memory is full, maybe for good (a
+      // module-level leak), so the sandbox goes like one whose error escaped.
+      if (result.error?.name === 'InternalError' && result.error.message === 'out of memory') this.discard(key, sandbox);
+      else this.account(key, sandbox);
       if (result.error) return { ok: false, error: this.errorOf(result.error), logs: result.logs };
       const text = JSON.stringify(result.request);
       if (Buffer.byteLength(text ?? '') > MAX_RESULT_BYTES) {
@@ -224,18 +352,18 @@ export class QuickJsTransformRunner implements TransformRunner {
       if (typeof transformed === 'string') return { ok: false, error: { message: transformed, line: null }, logs: result.logs };
       return { ok: true, request: transformed, ...(result.type !== undefined ? { type: result.type } : {}), logs: result.logs };
     } catch (error) {
-      this.discard(key);
+      // The sandbox's state can no longer be trusted; being the only user of its
+      // WebAssembly instance, it is simply dropped (with its memory) and nothing else is.
+      this.discard(key, sandbox);
       if (error instanceof SandboxFailure) return { ok: false, error: error.error, logs: error.logs };
-      // The WebAssembly itself failed (e.g. the host's stack ran out inside it): its state is
-      // unknown, so the whole module goes and the next run loads a fresh one.
-      this.discardModule();
-      return { ok: false, error: { message: `Sandbox error: ${(error as Error).message}`, line: null }, logs: [] };
+      // The WebAssembly itself failed (a trap, or the host's stack ran out inside it).
+      return { ok: false, error: this.trapError(sandbox, error), logs: [] };
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const key of [...this.sandboxes.keys()]) this.discard(key);
+    for (const [key, sandbox] of [...this.sandboxes]) this.discard(key, sandbox);
   }
 
   private async sandboxFor(code: string): Promise<Sandbox> {
@@ -247,76 +375,87 @@ export class QuickJsTransformRunner implements TransformRunner {
       this.sandboxes.set(key, cached);
       return cached;
     }
-    const module = await this.loadedModule();
-    const existing = this.sandboxes.get(key); // another caller may have built it while we waited
-    if (existing) return existing;
-    let sandbox: Sandbox;
-    try {
-      sandbox = this.createSandbox(module, code);
-    } catch (error) {
-      // Anything but a failure of the code itself (e.g. the host's stack ran out inside the
-      // WebAssembly) leaves the module in an unknown state: the next run loads a fresh one.
-      if (!(error instanceof SandboxFailure) && this.module === module) this.discardModule();
-      throw error;
+    let pending = this.building.get(key);
+    if (!pending) {
+      pending = this.build(key, code);
+      this.building.set(key, pending);
     }
-    this.sandboxes.set(key, sandbox);
-    while (this.sandboxes.size > this.maxCached) this.discard(this.sandboxes.keys().next().value!);
-    return sandbox;
+    return pending;
   }
 
-  private async loadedModule(): Promise<QuickJSWASMModule> {
-    if (this.module) return this.module;
-    this.loading ??= loadModule(this.poolMemoryBytes);
+  private async build(key: string, code: string): Promise<Sandbox> {
     try {
-      this.module = await this.loading;
+      const { engine, memory } = await newEngine(this.limits.memoryBytes);
+      if (this.closed) throw new Error('The transformation runner is closed');
+      let sandbox: Sandbox;
+      try {
+        sandbox = this.createSandbox(engine.newRuntime(), memory, code);
+      } catch (error) {
+        // The instance is dropped whatever went wrong: no other sandbox shares it.
+        if (error instanceof SandboxFailure) throw error;
+        throw new SandboxFailure(this.trapError({ memory }, error));
+      }
+      this.sandboxes.set(key, sandbox);
+      this.account(key, sandbox);
+      while (this.sandboxes.size > this.maxCached) {
+        const [oldestKey, oldest] = this.sandboxes.entries().next().value!;
+        this.discard(oldestKey, oldest);
+      }
+      return sandbox;
     } finally {
-      this.loading = undefined;
+      this.building.delete(key);
     }
-    return this.module;
+  }
+
+  /** Counts what `sandbox` grew to into the pool, then drops the least recently used others while the pool is over its budget. */
+  private account(key: string, sandbox: Sandbox): void {
+    if (this.sandboxes.get(key) !== sandbox) return;
+    const grown = sandbox.memory.buffer.byteLength - ENGINE_BASE_BYTES;
+    this.grownBytes += grown - sandbox.grown;
+    sandbox.grown = grown;
+    for (const [otherKey, other] of this.sandboxes) {
+      if (this.grownBytes <= this.poolMemoryBytes) break;
+      if (other !== sandbox) this.discard(otherKey, other);
+    }
+  }
+
+  /** A trap or host error out of the WebAssembly; at its memory's maximum it is the memory limit. */
+  private trapError(sandbox: { memory: WasmMemory }, error: unknown): TransformError {
+    const full = sandbox.memory.buffer.byteLength + 2 * 1024 * 1024 >= ENGINE_BASE_BYTES + this.limits.memoryBytes;
+    if (error instanceof Wasm.RuntimeError && full) return { message: `Transformation used more than ${formatBytes(this.limits.memoryBytes)}`, line: null };
+    return { message: `Sandbox error: ${(error as Error).message}`, line: null };
   }
 
   /** A fresh runtime with the prelude and the user's code evaluated; throws SandboxFailure when the code does not load. */
-  private createSandbox(module: QuickJSWASMModule, code: string): Sandbox {
-    const runtime = module.newRuntime();
+  private createSandbox(runtime: QuickJSRuntime, memory: WasmMemory, code: string): Sandbox {
     runtime.setMemoryLimit(this.limits.memoryBytes);
     runtime.setMaxStackSize(MAX_STACK_BYTES);
     const context = runtime.newContext();
-    const partial: Partial<Sandbox> & { deadline: number } = { runtime, context, deadline: Infinity };
+    const partial: Partial<Sandbox> & { deadline: number } = { runtime, context, deadline: Infinity, memory, grown: 0 };
     runtime.setInterruptHandler(() => performance.now() > partial.deadline);
-    try {
-      const prelude = context.unwrapResult(context.evalCode(PRELUDE, 'prelude.js', { type: 'global', strict: true }));
-      const run = context.getProp(prelude, 0);
-      const collect = context.getProp(prelude, 1);
-      const registered = context.getProp(prelude, 2);
-      prelude.dispose();
-      partial.run = run;
-      partial.collect = collect;
-      partial.deadline = performance.now() + this.limits.timeoutMs;
-      const evaluated = context.evalCode(code, USER_FILENAME, { type: 'global' });
-      partial.deadline = Infinity;
-      if (evaluated.error) {
-        const failure = this.vmFailure(partial as Sandbox, evaluated.error);
-        registered.dispose();
-        throw failure;
-      }
-      evaluated.value.dispose();
-      const has = context.unwrapResult(context.callFunction(registered, context.undefined));
-      const ok = context.dump(has) === true;
-      has.dispose();
+    // On a throw the caller drops the whole instance: nothing to free handle by handle.
+    const prelude = context.unwrapResult(context.evalCode(PRELUDE, 'prelude.js', { type: 'global', strict: true }));
+    const run = context.getProp(prelude, 0);
+    const collect = context.getProp(prelude, 1);
+    const registered = context.getProp(prelude, 2);
+    prelude.dispose();
+    partial.run = run;
+    partial.collect = collect;
+    partial.deadline = performance.now() + this.limits.timeoutMs;
+    const evaluated = context.evalCode(code, USER_FILENAME, { type: 'global' });
+    partial.deadline = Infinity;
+    if (evaluated.error) {
+      const failure = this.vmFailure(partial as Sandbox, evaluated.error);
       registered.dispose();
-      if (!ok) throw new SandboxFailure({ message: "The code never called addHandler('transform', (request, context) => request)", line: null });
-      return partial as Sandbox;
-    } catch (error) {
-      try {
-        partial.run?.dispose();
-        partial.collect?.dispose();
-        context.dispose();
-        runtime.dispose();
-      } catch {
-        if (error instanceof SandboxFailure) this.discardModule(); // could not free it: start the module afresh
-      }
-      throw error;
+      throw failure;
     }
+    evaluated.value.dispose();
+    const has = context.unwrapResult(context.callFunction(registered, context.undefined));
+    const ok = context.dump(has) === true;
+    has.dispose();
+    registered.dispose();
+    if (!ok) throw new SandboxFailure({ message: "The code never called addHandler('transform', (request, context) => request)", line: null });
+    return partial as Sandbox;
   }
 
   /** Calls the VM's run (and collect, for a promise), under the deadline. */
@@ -382,23 +521,11 @@ export class QuickJsTransformRunner implements TransformRunner {
     return { message: message.length > 1000 ? `${message.slice(0, 1000)}…` : message, line: lineFromStack(error.stack) };
   }
 
-  private discard(key: string): void {
-    const sandbox = this.sandboxes.get(key);
-    if (!sandbox) return;
+  /** Forgets a sandbox; its WebAssembly instance and memory, used by nothing else, go with the garbage. */
+  private discard(key: string, sandbox: Sandbox): void {
+    if (this.sandboxes.get(key) !== sandbox) return;
     this.sandboxes.delete(key);
-    try {
-      sandbox.run.dispose();
-      sandbox.collect.dispose();
-      sandbox.context.dispose();
-      sandbox.runtime.dispose();
-    } catch {
-      this.discardModule(); // a runtime that cannot be freed means the module is in an unknown state
-    }
-  }
-
-  private discardModule(): void {
-    this.sandboxes.clear(); // their memory goes with the module's
-    this.module = undefined;
+    this.grownBytes -= sandbox.grown;
   }
 }
 
