@@ -1,6 +1,6 @@
 /**
- * `hook endpoints update` sets and clears an endpoint's transformation and filter
- * (real relay, real `hook` binary).
+ * `hook endpoints create` and `update` set (and `update` clears) an endpoint's
+ * transformation and filter (real relay, real `hook` binary).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,5 +61,18 @@ describe('hook endpoints update: transformation and filter', () => {
     const badOperator = await user.run(['endpoints', 'update', 'orders', '--filter', '{"body":{"a":{"$regex":"x"}}}', '--json']);
     expect(badOperator.code).toBe(1);
     expect(JSON.parse(badOperator.stderr.trim()).errors[0].field).toBe('body.filter.body.a.$regex');
+  });
+});
+
+describe('hook endpoints create: transformation and filter', () => {
+  it('creates an endpoint with both set from the start', async () => {
+    const code = "addHandler('transform', (request) => request);\n";
+    const codeFile = join(user.home, 'create.js');
+    writeFileSync(codeFile, code);
+    const created = await user.json(['endpoints', 'create', 'with-rules', '--transformation-file', codeFile, '--filter', '{"body":{"type":"order.created"}}']);
+    expect(created).toMatchObject({ name: 'with-rules', transformation: { code }, filter: { body: { type: 'order.created' } } });
+    const missing = await user.run(['endpoints', 'create', 'no-file', '--transformation-file', join(user.home, 'absent.js')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('Cannot read --transformation-file');
   });
 });

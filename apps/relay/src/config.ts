@@ -189,7 +189,7 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   }
   const transformMemoryText = set('HOOK_TRANSFORM_MEMORY');
   const transformMemoryBytes = transformMemoryText === undefined ? DEFAULT_TRANSFORM_MEMORY_BYTES : parseByteSize('HOOK_TRANSFORM_MEMORY', transformMemoryText);
-  // Below 1 MiB the engine cannot start; above 512 MiB the shared WebAssembly memory (4 × this) would pass its 4 GiB ceiling.
+  // Below 1 MiB a transformation has no room; 512 MiB per sandbox is far past any sensible limit (each sandbox has its own WebAssembly memory).
   if (transformMemoryBytes < 1024 * 1024 || transformMemoryBytes > 512 * 1024 * 1024) {
     throw new ConfigError('HOOK_TRANSFORM_MEMORY', transformMemoryText!, 'a size from 1mb to 512mb, such as 16777216 or 16mb');
   }

@@ -1,9 +1,11 @@
-import type { Destination } from '@hook/client';
+import { Option } from 'commander';
+import type { Destination, EndpointCreate } from '@hook/client';
 import { defineCommand } from '../../command.ts';
+import { parseFilter, readOptionFile } from '../../endpoint-rules.ts';
 import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
 
-export default defineCommand<[string], { destination?: string }>({
+export default defineCommand<[string], { destination?: string; transformationFile?: string; filterFile?: string; filter?: string }>({
   path: ['endpoints', 'create'],
   summary: 'Create an endpoint and print its receiving URL',
   description:
@@ -13,16 +15,24 @@ export default defineCommand<[string], { destination?: string }>({
     ['hook endpoints create stripe-dev', 'events wait for `hook listen`'],
     ['hook endpoints create orders --destination https://example.com/webhooks', 'events are delivered to your server'],
     ['hook endpoints create ci --json | jq -r .url', 'just the receiving URL'],
+    ['hook endpoints create orders --destination https://example.com/hooks --transformation-file t.js --filter \'{"body":{"type":{"$startsWith":"order."}}}\'', 'reshape and select events from the start'],
   ],
   configure(command) {
     command
       .argument('<name>', 'a name for the endpoint (1–200 characters); commands accept it instead of the id')
-      .option('--destination <url>', 'deliver events to this http(s) URL (default: hold them for `hook listen`)', parseHttpUrl);
+      .option('--destination <url>', 'deliver events to this http(s) URL (default: hold them for `hook listen`)', parseHttpUrl)
+      .option('--transformation-file <path>', 'reshape events before delivery with the JavaScript in this file (docs/transformations.md)')
+      .addOption(new Option('--filter-file <path>', 'deliver only events matching the JSON filter in this file (docs/filters.md)').conflicts('filter'))
+      .option('--filter <json>', 'deliver only events matching this JSON filter');
   },
   async run(context, [name], options) {
     const client = await context.client();
     const destination: Destination = options.destination === undefined ? { type: 'cli' } : { type: 'url', url: options.destination };
-    const endpoint = await client.endpoints.create({ name, destination });
+    const settings: EndpointCreate = { name, destination };
+    if (options.transformationFile !== undefined) settings.transformation = { code: await readOptionFile(options.transformationFile, '--transformation-file') };
+    if (options.filterFile !== undefined) settings.filter = parseFilter(await readOptionFile(options.filterFile, '--filter-file'), '--filter-file');
+    if (options.filter !== undefined) settings.filter = parseFilter(options.filter, '--filter');
+    const endpoint = await client.endpoints.create(settings);
     await context.out.result(endpoint, endpointView(endpoint));
     context.out.hint(`Send it a test event: hook send ${endpoint.id} --data '{"type":"test"}'`);
   },

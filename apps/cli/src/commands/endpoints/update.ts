@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { Option } from 'commander';
 import type { EndpointUpdate } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
+import { parseFilter, readOptionFile } from '../../endpoint-rules.ts';
 import { UsageError } from '../../errors.ts';
 import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
@@ -19,27 +19,6 @@ interface UpdateOptions {
   filterFile?: string;
   filter?: string;
   clearFilter?: boolean;
-}
-
-async function readOptionFile(path: string, flag: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, `Check the path given to ${flag}.`);
-  }
-}
-
-function parseFilter(text: string, flag: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${flag} is not valid JSON: ${(error as Error).message}`, 'Write the filter as a JSON object, e.g. \'{"body":{"type":"order.created"}}\' (docs/filters.md).');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new UsageError(`${flag} must be a JSON object with any of body, headers, query, path`, 'See docs/filters.md for the syntax.');
-  }
-  return parsed as Record<string, unknown>;
 }
 
 const STATUS_FLAGS = ['pause', 'resume', 'disable'] as const;
