@@ -379,7 +379,8 @@ describe('SIGTERM', () => {
     const { code, signal } = await exit;
     const exitMs = Date.now() - termAt;
     expect({ code, signal }, relay.stderr()).toEqual({ code: 0, signal: null });
-    expect(exitMs).toBeLessThan(8000);
+    // About 1.5 s of work in flight; before responses in flight at close ended their connections, the keep-alive timeout added 5 s.
+    expect(exitMs).toBeLessThan(4000);
     for (const result of uploaded) expect(result.status, result.body).toBe(200);
 
     const client = new pg.Client({ connectionString: database.url });

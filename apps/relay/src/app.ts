@@ -1,5 +1,5 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { newUlid, STREAM_CLOSE_CODES } from '@hook/core';
+import { HookError, newUlid, SERVICE_UNAVAILABLE, STREAM_CLOSE_CODES } from '@hook/core';
 import websocket from '@fastify/websocket';
 import { AttemptRecorder, EventWriter, ListenAttemptRecorder, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
@@ -70,7 +70,8 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     bodyLimit: API_BODY_LIMIT_BYTES,
     genReqId: () => `req_${newUlid()}`,
     frameworkErrors: frameworkErrorHandler,
-    return503OnClosing: true,
+    // While closing, requests on connections still open get a problem+json 503 (below), not Fastify's plain one.
+    return503OnClosing: false,
     trustProxy: fastifyTrustProxy(config.trustProxy),
     forceCloseConnections: 'idle',
   });
@@ -99,8 +100,19 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   const transformRunner = createTransformRunner({ timeoutMs: config.transformTimeoutMs, memoryBytes: config.transformMemoryBytes });
   app.decorate('transformRunner', transformRunner);
 
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done(closing ? new HookError(SERVICE_UNAVAILABLE) : undefined);
+  });
+  // A request that was in flight when closing began (a body still uploading) ends its
+  // connection with its answer; kept alive, it would hold up the exit by the keep-alive timeout.
+  app.addHook('onSend', (_request, reply, _payload, done) => {
+    if (closing) reply.header('connection', 'close');
     done();
   });
   // Stop taking events, then wait until every accepted one is committed.

@@ -37,6 +37,9 @@ let stopping: Promise<void> | undefined;
 async function shutdown(signal: string): Promise<void> {
   stopping ??= (async () => {
     process.stderr.write(`hook relay: ${signal} received, shutting down\n`);
+    // New connections are refused from now on (a load balancer moves on at once); open
+    // ones, such as a body still uploading, carry on until app.close() below.
+    if (app?.server.listening) app.server.close(() => undefined);
     await worker?.stop();
     await app?.close();
     await orm?.close();

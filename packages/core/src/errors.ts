@@ -262,10 +262,19 @@ export const REQUEST_TIMEOUT = defineError(
   'The request body did not arrive in time',
   'Send the whole body promptly, then retry.',
 );
+/**
+ * Shutting down: the request came on a connection opened before SIGTERM. It first meant
+ * "database unreachable" too; that is storage_unavailable now (codes are never renamed).
+ */
 export const SERVICE_UNAVAILABLE = defineError(
   'service_unavailable', 503, 'Service unavailable',
+  'The relay is shutting down and takes no new requests; nothing was stored',
+  'Retry after the seconds in Retry-After on a new connection (another relay process, or this one once it restarts); the request was not accepted, so retrying cannot duplicate it.',
+);
+export const STORAGE_UNAVAILABLE = defineError(
+  'storage_unavailable', 503, 'Storage unavailable',
   'The relay cannot reach its database right now; nothing was stored',
-  'Retry with backoff; the request was not accepted, so retrying cannot duplicate it.',
+  'Retry after the seconds in Retry-After, with backoff; the request was not accepted, so retrying cannot duplicate it. The relay reconnects by itself when the database is back.',
 );
 export const INTERNAL_ERROR = defineError(
   'internal_error', 500, 'Internal error',

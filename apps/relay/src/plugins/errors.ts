@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BAD_REQUEST, HookError, INTERNAL_ERROR, MALFORMED_JSON, PAYLOAD_TOO_LARGE, REQUEST_TIMEOUT, ROUTE_NOT_FOUND,
-  SERVICE_UNAVAILABLE, UNSUPPORTED_MEDIA_TYPE, URL_TOO_LONG, VALIDATION_FAILED, type FieldError,
+  STORAGE_UNAVAILABLE, UNSUPPORTED_MEDIA_TYPE, URL_TOO_LONG, VALIDATION_FAILED, type FieldError,
 } from '@hook/core';
 
 interface AjvError {
@@ -96,13 +96,22 @@ export function toHookError(error: FastifyError | Error, request: FastifyRequest
   }
   if (fastifyError.statusCode === 408 || fastifyError.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new HookError(REQUEST_TIMEOUT);
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) return new HookError(BAD_REQUEST, [error.message]);
-  if (isDatabaseUnavailable(error)) return new HookError(SERVICE_UNAVAILABLE);
+  if (isDatabaseUnavailable(error)) return new HookError(STORAGE_UNAVAILABLE);
   return new HookError(INTERNAL_ERROR);
 }
+
+/**
+ * Seconds a 503 asks the sender to wait (`Retry-After`), unless the route set its own:
+ * a database outage usually lasts a restart or a failover, a shutting-down relay's
+ * sender should go to another process (or this one restarted) at once.
+ */
+const RETRY_AFTER_SECONDS_503: Record<string, number> = { storage_unavailable: 5, service_unavailable: 1 };
 
 /** Sends a registry error as application/problem+json (RFC 9457). */
 export function sendProblem(reply: FastifyReply, error: HookError): FastifyReply {
   const { definition } = error;
+  const retryAfterSeconds = RETRY_AFTER_SECONDS_503[definition.code];
+  if (retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) reply.header('retry-after', retryAfterSeconds);
   return reply
     .code(definition.status)
     .header('x-request-id', reply.request.id)
