@@ -2,7 +2,7 @@
  * A real relay for a test file: a fresh database, the app from buildApp, listening on
  * a free local port, spoken to over real HTTP.
  */
-import { buildApp, DeliveryWorker, leaseMsFor, loadConfig, type RelayConfig } from '@hook/relay';
+import { buildApp, DeliveryWorker, leaseMsFor, loadConfig, type BuildAppOptions, type RelayConfig } from '@hook/relay';
 import { createOrm, type Orm } from '@hook/db';
 import type { Plan } from '@hook/core';
 import type { FastifyInstance } from 'fastify';
@@ -25,6 +25,8 @@ export interface TestRelayOptions {
   workerPollMs?: number;
   /** How often the live stream pings its clients. */
   streamHeartbeatIntervalMs?: number;
+  /** Plays DNS for delivery destinations instead of the system resolver. */
+  resolveDestination?: BuildAppOptions['resolveDestination'];
 }
 
 export async function startTestRelay(overrides: Partial<RelayConfig> = {}, options: TestRelayOptions = {}): Promise<TestRelay> {
@@ -32,7 +34,7 @@ export async function startTestRelay(overrides: Partial<RelayConfig> = {}, optio
   const orm = await createOrm({ databaseUrl: database.url });
   // Test files sign up many accounts (and playground sessions) from 127.0.0.1; a test of a limit sets its own.
   const config: RelayConfig = { ...loadConfig({}), port: 0, signupsPerAddressPerHour: 0, playgroundSessionsPerAddressPerHour: 0, ...overrides, databaseUrl: database.url };
-  const app = await buildApp({ config, orm, streamHeartbeatIntervalMs: options.streamHeartbeatIntervalMs });
+  const app = await buildApp({ config, orm, streamHeartbeatIntervalMs: options.streamHeartbeatIntervalMs, resolveDestination: options.resolveDestination });
   let worker: DeliveryWorker | undefined;
   if (options.workerPollMs !== undefined) {
     worker = new DeliveryWorker({

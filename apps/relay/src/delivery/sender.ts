@@ -29,19 +29,22 @@ export class PrivateDestinationError extends Error {
 }
 
 /**
- * DNS lookup that refuses private addresses. Used as the socket's lookup, so the check
- * applies to the very address connected to: a name that resolves differently later
- * (DNS rebinding) cannot slip past a check made earlier.
+ * A DNS lookup that refuses private addresses, on top of `resolve` (the system's
+ * dns.lookup unless a caller gives another). Used as the socket's lookup, so the check
+ * applies to the very address connected to: a name that resolves differently later (DNS
+ * rebinding) cannot slip past a check made earlier.
  */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-    if (error) return callback(error, '', 0);
-    const refused = addresses.find((address) => isPrivateAddress(address.address));
-    if (refused) return callback(new PrivateDestinationError(hostname, refused.address), '', 0);
-    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    return callback(null, addresses[0]!.address, addresses[0]!.family);
-  });
-};
+function publicOnlyLookup(resolve: typeof dnsLookup): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, '', 0);
+      const refused = addresses.find((address) => isPrivateAddress(address.address));
+      if (refused) return callback(new PrivateDestinationError(hostname, refused.address), '', 0);
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      return callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+}
 
 function describeError(error: unknown, timeoutMs: number): string {
   const err = error as NodeJS.ErrnoException & { cause?: unknown };
@@ -60,13 +63,22 @@ export class DeliverySender {
   readonly #timeoutMs: number;
   readonly #allowPrivate: boolean;
 
-  constructor(options: { timeoutMs: number; allowPrivateDestinations: boolean }) {
+  /**
+   * `resolve` replaces the system resolver (dns.lookup) for destination names: for tests
+   * that play DNS answers, such as a name rebinding to a private address.
+   */
+  constructor(options: { timeoutMs: number; allowPrivateDestinations: boolean; resolve?: typeof dnsLookup }) {
     this.#timeoutMs = options.timeoutMs;
     this.#allowPrivate = options.allowPrivateDestinations;
+    const resolve = options.resolve ?? dnsLookup;
     this.#agent = new Agent({
       connections: CONNECTIONS_PER_ORIGIN,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      connect: { timeout: options.timeoutMs, ...(options.allowPrivateDestinations ? {} : { lookup: publicOnlyLookup }) },
+      // No redirects: undici's request never follows them, so a 3xx is the attempt's answer.
+      connect: {
+        timeout: options.timeoutMs,
+        ...(options.allowPrivateDestinations ? (options.resolve ? { lookup: options.resolve as unknown as LookupFunction } : {}) : { lookup: publicOnlyLookup(resolve) }),
+      },
     });
   }
 
