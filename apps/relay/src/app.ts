@@ -8,7 +8,7 @@ import { DeliverySender } from './delivery/sender.ts';
 import { LocalDelivery } from './delivery/worker.ts';
 import { requireApiKey } from './plugins/auth.ts';
 import { CallerAddresses, fastifyTrustProxy, requireAllowedAddress } from './plugins/ip-allowlist.ts';
-import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerOrm } from './plugins/orm.ts';
 import { limitApiRequestsPerKey, registerRateLimit } from './plugins/rate-limit.ts';
@@ -70,6 +70,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     bodyLimit: API_BODY_LIMIT_BYTES,
     genReqId: () => `req_${newUlid()}`,
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     // While closing, requests on connections still open get a problem+json 503 (below), not Fastify's plain one.
     return503OnClosing: false,
     trustProxy: fastifyTrustProxy(config.trustProxy),

@@ -102,6 +102,11 @@ export const URL_TOO_LONG = defineError(
   'A path segment of %s is longer than the relay accepts',
   "Check the URL; ingest URLs and ids are short, copy them exactly as the API returns them.",
 );
+export const HEADERS_TOO_LARGE = defineError(
+  'headers_too_large', 431, 'Request headers too large',
+  'The request line and headers together are longer than the relay reads (16 KiB)',
+  'Send a shorter URL and query and smaller headers (no large cookies); API keys, ids and ingest URLs are short.',
+);
 export const DESTINATION_NOT_ALLOWED = defineError(
   'destination_not_allowed', 422, 'Destination not allowed',
   "The destination %s points at %s, a private, loopback, link-local or metadata address",

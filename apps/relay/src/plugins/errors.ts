@@ -1,6 +1,8 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  BAD_REQUEST, HookError, INTERNAL_ERROR, MALFORMED_JSON, PAYLOAD_TOO_LARGE, REQUEST_TIMEOUT, ROUTE_NOT_FOUND,
+  BAD_REQUEST, HEADERS_TOO_LARGE, HookError, newUlid, INTERNAL_ERROR, MALFORMED_JSON, PAYLOAD_TOO_LARGE, REQUEST_TIMEOUT, ROUTE_NOT_FOUND,
   STORAGE_UNAVAILABLE, UNSUPPORTED_MEDIA_TYPE, URL_TOO_LONG, VALIDATION_FAILED, type FieldError,
 } from '@hook/core';
 
@@ -78,6 +80,19 @@ function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Text PostgreSQL cannot hold: U+0000 in a bound text parameter is refused as a malformed
+ * protocol message (08P01, a class-08 code that would otherwise read as "database down"),
+ * and in JSON as 22P05; 22021 is an invalid byte sequence. Retrying cannot help: it is bad input.
+ */
+function isUnstorableText(error: unknown): boolean {
+  for (let current = error as { code?: unknown; cause?: unknown; message?: unknown } | undefined, depth = 0; current && depth < 5; current = current.cause as typeof current, depth++) {
+    if (current.code === '08P01' && /invalid message format/i.test(String(current.message))) return true;
+    if (current.code === '22P05' || current.code === '22021') return true;
+  }
+  return false;
+}
+
 /** Maps anything thrown while handling a request to a registry error. */
 export function toHookError(error: FastifyError | Error, request: FastifyRequest): HookError {
   if (error instanceof HookError) return error;
@@ -96,6 +111,7 @@ export function toHookError(error: FastifyError | Error, request: FastifyRequest
   }
   if (fastifyError.statusCode === 408 || fastifyError.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new HookError(REQUEST_TIMEOUT);
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) return new HookError(BAD_REQUEST, [error.message]);
+  if (isUnstorableText(error)) return new HookError(BAD_REQUEST, ['a text value (a name, an id, a filter) contains a NUL character (\\u0000), which cannot be stored']);
   if (isDatabaseUnavailable(error)) return new HookError(STORAGE_UNAVAILABLE);
   return new HookError(INTERNAL_ERROR);
 }
@@ -131,6 +147,28 @@ export function sendProblem(reply: FastifyReply, error: HookError): FastifyReply
 /** Errors the router raises before any route runs (bad URL encoding, over-long path segment). */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   void sendProblem(reply, toHookError(error, request));
+}
+
+/**
+ * Fastify's `clientErrorHandler`: requests Node rejects before Fastify sees them (headers
+ * over Node's 16 KiB limit, a request line that is not HTTP, a body that never arrives)
+ * get the same problem+json as every other error instead of Fastify's plain JSON.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const hookError = error.code === 'HPE_HEADER_OVERFLOW' ? new HookError(HEADERS_TOO_LARGE)
+    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new HookError(REQUEST_TIMEOUT)
+    : new HookError(BAD_REQUEST, [error.message]);
+  const { definition } = hookError;
+  const requestId = `req_${newUlid()}`;
+  const body = JSON.stringify({
+    type: `urn:hook:error:${definition.code}`, title: definition.title, status: definition.status, detail: hookError.message,
+    code: definition.code, fix: definition.fix, request_id: requestId,
+  });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${definition.status} ${STATUS_CODES[definition.status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
 }
 
 /** One error handler and one not-found handler for the whole app. */

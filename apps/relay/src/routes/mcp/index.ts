@@ -9,9 +9,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHookMcpServer } from '@hook/mcp';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { CallerAddresses } from '../../plugins/ip-allowlist.ts';
-import { errorResponses } from '../../schemas.ts';
+import { errorResponses, Problem } from '../../schemas.ts';
 
 const security = [{ bearerAuth: [] }];
+
+/** A JSON-RPC 2.0 message (a result or an error), or a batch of them. */
+const JsonRpcMessage = {
+  anyOf: [
+    { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { const: '2.0' }, id: {}, result: {}, error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} } } } },
+    { type: 'array', items: { type: 'object', required: ['jsonrpc'] } },
+  ],
+};
 
 /** The caller's `hk_…` key (the auth hook has already checked it). */
 function bearerKey(request: FastifyRequest): string {
@@ -39,7 +47,14 @@ export async function mcpRoutes(app: FastifyInstance, options: { callerAddresses
       tags: ['mcp'],
       summary: 'MCP over Streamable HTTP (stateless): JSON-RPC in, JSON out; the tools of docs/agents.md',
       security,
-      response: errorResponses,
+      response: {
+        200: { description: 'The JSON-RPC response', content: { 'application/json': { schema: JsonRpcMessage } } },
+        202: { description: 'A notification or response was accepted (no body)', type: 'null' },
+        // The key check answers problem+json; the MCP transport answers its own refusals (406 without
+        // Accept: application/json, text/event-stream; 415; 400 not JSON-RPC) as JSON-RPC errors, as MCP clients expect.
+        '4XX': { description: 'A client error', content: { 'application/problem+json': { schema: Problem }, 'application/json': { schema: JsonRpcMessage } } },
+        '5XX': errorResponses['5XX'],
+      },
     },
   }, async (request, reply) => {
     // The loopback calls carry this request's address, so the account's allowed_ips judge the MCP caller, not 127.0.0.1.
