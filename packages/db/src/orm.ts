@@ -29,6 +29,10 @@ export function ormConfig(options: CreateOrmOptions): Options {
       silent: true,
     },
     pool: { min: 0, max: options.poolMax ?? 10 },
+    // node-postgres waits forever for a connection by default: a database host that drops
+    // packets (rather than refusing) would hang requests instead of answering 503. TCP
+    // keep-alive also notices connections that died silently.
+    driverOptions: { connectionTimeoutMillis: 5000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 },
     debug: options.debug ?? false,
     logger: options.logger ?? (() => undefined),
     // Every timestamp is UTC; the API renders them with a trailing Z.
