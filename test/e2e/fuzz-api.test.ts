@@ -382,7 +382,10 @@ function problemsWith(operation: Operation, request: FuzzRequest, response: Fuzz
   if (response.status >= 500) problems.push(`answered ${response.status}`);
   const hasBody = request.method !== 'HEAD' && response.status !== 204 && response.status !== 304;
   let body: any;
-  if (hasBody && response.body.length > 0) {
+  if (hasBody && response.body.length > 0 && !/json/.test(contentType)) {
+    // Text (GET /metrics): it must be a format the operation publishes.
+    body = response.body.toString('utf8');
+  } else if (hasBody && response.body.length > 0) {
     try {
       body = JSON.parse(response.body.toString('utf8'));
     } catch {

@@ -32,6 +32,7 @@ import { registerNotifier } from './jobs/notifier.ts';
 import { streamRoutes } from './routes/stream/index.ts';
 import { transformationRoutes } from './routes/transformations/index.ts';
 import { StreamHub } from './stream/hub.ts';
+import { StreamPeerLink } from './stream/peers.ts';
 import { createTransformRunner, type TransformRunner } from './transformations/index.ts';
 
 /** Bytes a JSON API request body may have (the ingest limit is HOOK_MAX_PAYLOAD). */
@@ -60,10 +61,12 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** How often the live stream pings its clients (tests shorten it). Default STREAM_HEARTBEAT_INTERVAL_MS. */
   streamHeartbeatIntervalMs?: number;
+  /** The database's URL, for the connection that shares the live stream with other relay processes (stream/peers.ts). Without it tails see this process only. */
+  databaseUrl?: string;
 }
 
 /** The relay's HTTP app, ready for `inject` or `listen`. It never listens by itself. */
-export async function buildApp({ config, orm, logger = false, streamHeartbeatIntervalMs }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, orm, logger = false, streamHeartbeatIntervalMs, databaseUrl }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -124,6 +127,12 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await sender.close();
     await transformRunner.close();
   });
+  // After the hook above: attempts recorded while draining still reach other processes' tails.
+  if (databaseUrl) {
+    const peers = new StreamPeerLink({ hub, orm, databaseUrl, onError: (error) => app.log.warn({ err: error }, 'live stream link to other processes failed') });
+    await peers.start();
+    app.addHook('onClose', () => peers.close());
+  }
 
   registerErrorHandling(app);
   registerValidation(app);

@@ -66,7 +66,7 @@ try {
   orm = await createOrm({ databaseUrl });
   const applied = await migrateToLatest(orm);
   if (applied.length > 0) process.stderr.write(`hook relay: applied migrations ${applied.join(', ')}\n`);
-  app = await buildApp({ config, orm, logger: { level: config.logLevel, stream: process.stderr } });
+  app = await buildApp({ config, orm, databaseUrl, logger: { level: config.logLevel, stream: process.stderr } });
   if (config.role !== 'api') {
     worker = new DeliveryWorker({
       context: app.delivery,

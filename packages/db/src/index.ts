@@ -9,6 +9,7 @@ export {
   type AttemptRecord, type ClaimedDelivery, type ClaimOptions, type FilteredRecord, type ListenAttemptRecord, type ListenEvent, type ReplayClaim, type ReplayFilter,
 } from './queue-sql.ts';
 export { listenForDueEvents, type DueListener } from './listener.ts';
+export { openStreamChannel, readStreamEvents, STREAM_CHANNEL, STREAM_PAYLOAD_MAX_BYTES, type StreamChannel, type StreamChannelOptions, type StreamEventRow } from './stream-channel.ts';
 export {
   clearNotificationUrl, drainNotificationOutbox, enqueueNotification, findNotificationEndpoint, notificationEndpointIds, setNotificationUrl,
   type NotificationEndpointRow, type NotificationInput,

@@ -4,48 +4,109 @@ import type { FinishedAttempt } from '../delivery/attempt.ts';
 /** Someone watching an account's events live: a tail or listen session. */
 export interface StreamSubscriber {
   accountId: string;
+  /** An event this process stored (with its body). */
   onEvent?(event: ListenEvent): void;
+  /** An event stored by any process, as the stream shows it. */
+  onEventSummary?(summary: EventSummary): void;
+  /** An attempt recorded by any process. */
   onAttempt?(finished: FinishedAttempt): void;
+}
+
+/** What one process tells the others (peers.ts): an event stored or an attempt recorded there. */
+export type StreamFact =
+  | { kind: 'event'; accountId: string; event: EventSummary }
+  | { kind: 'attempt'; finished: FinishedAttempt };
+
+/** The other relay processes, as the hub sees them (peers.ts). */
+export interface StreamPeers {
+  /** Whether a session on another process watches this account. */
+  watch(accountId: string): boolean;
+  /** Hands a fact to the other processes. */
+  publish(fact: StreamFact): void;
+  /** The set of accounts watched in this process changed. */
+  localWatchesChanged(): void;
 }
 
 /**
  * This process's live stream fan-out: ingest announces each stored event and the
  * delivery code each recorded attempt, and every session watching that account hears
- * it. In memory and per process; sessions catch up on what other processes stored from
- * the database (see ListenSession).
+ * it. With peers (peers.ts), facts for accounts watched in other processes go to them
+ * too, and theirs come here: tail sessions see every process. Listen sessions hear only
+ * this process's events (they need the body) and catch up on the others' from the
+ * database (see ListenSession).
  */
 export class StreamHub {
   readonly #byAccount = new Map<string, Set<StreamSubscriber>>();
+  #peers: StreamPeers | undefined;
 
-  /** Whether anyone watches this account (so ingest can skip building the announcement). */
+  /** Shares facts with the other relay processes from now on. */
+  connectPeers(peers: StreamPeers): void {
+    this.#peers = peers;
+  }
+
+  /** Whether anyone, here or in another process, watches this account (so ingest can skip building the announcement). */
   watches(accountId: string): boolean {
+    return this.#byAccount.has(accountId) || (this.#peers?.watch(accountId) ?? false);
+  }
+
+  /** Whether a session in this process watches this account. */
+  watchesHere(accountId: string): boolean {
     return this.#byAccount.has(accountId);
+  }
+
+  /** The accounts watched in this process. */
+  watchedAccounts(): string[] {
+    return [...this.#byAccount.keys()];
   }
 
   /** Starts announcing to a subscriber; returns the function that stops it. */
   subscribe(subscriber: StreamSubscriber): () => void {
     let subscribers = this.#byAccount.get(subscriber.accountId);
-    if (!subscribers) this.#byAccount.set(subscriber.accountId, (subscribers = new Set()));
+    if (!subscribers) {
+      this.#byAccount.set(subscriber.accountId, (subscribers = new Set()));
+      this.#peers?.localWatchesChanged();
+    }
     subscribers.add(subscriber);
     return () => {
       subscribers.delete(subscriber);
-      if (subscribers.size === 0 && this.#byAccount.get(subscriber.accountId) === subscribers) this.#byAccount.delete(subscriber.accountId);
+      if (subscribers.size === 0 && this.#byAccount.get(subscriber.accountId) === subscribers) {
+        this.#byAccount.delete(subscriber.accountId);
+        this.#peers?.localWatchesChanged();
+      }
     };
   }
 
-  /** An event was committed. */
+  /** An event was committed in this process. */
   eventStored(event: ListenEvent): void {
-    for (const subscriber of this.#byAccount.get(event.accountId) ?? []) subscriber.onEvent?.(event);
+    let summary: EventSummary | undefined;
+    for (const subscriber of this.#byAccount.get(event.accountId) ?? []) {
+      subscriber.onEvent?.(event);
+      if (subscriber.onEventSummary) subscriber.onEventSummary((summary ??= eventSummary(event)));
+    }
+    if (this.#peers?.watch(event.accountId)) this.#peers.publish({ kind: 'event', accountId: event.accountId, event: summary ?? eventSummary(event) });
   }
 
-  /** An attempt was recorded. */
+  /** An attempt was recorded in this process. */
   attemptFinished(finished: FinishedAttempt): void {
     for (const subscriber of this.#byAccount.get(finished.accountId) ?? []) subscriber.onAttempt?.(finished);
+    if (this.#peers?.watch(finished.accountId)) this.#peers.publish({ kind: 'attempt', finished });
+  }
+
+  /** A fact from another process: for this process's sessions only. */
+  receive(fact: StreamFact): void {
+    if (fact.kind === 'event') {
+      for (const subscriber of this.#byAccount.get(fact.accountId) ?? []) subscriber.onEventSummary?.(fact.event);
+    } else {
+      for (const subscriber of this.#byAccount.get(fact.finished.accountId) ?? []) subscriber.onAttempt?.(fact.finished);
+    }
   }
 }
 
+/** An event as tail sessions show it and peers carry it. */
+export type EventSummary = ReturnType<typeof eventSummary>;
+
 /** How the stream shows an event (no body). */
-export function eventSummary(event: ListenEvent) {
+export function eventSummary(event: Omit<ListenEvent, 'headers' | 'body' | 'attemptCount' | 'autoAttempts'>) {
   return {
     id: event.id,
     endpoint_id: event.endpointId,

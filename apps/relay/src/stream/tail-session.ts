@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
 import { HookError, newUlid, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION, STREAM_TOO_SLOW, type EventStatus } from '@hook/core';
-import { eventSummary, type StreamHub } from './hub.ts';
+import type { StreamHub } from './hub.ts';
 import { closeWithError, sendMessage } from './socket.ts';
 
 export interface TailSessionOptions {
@@ -17,7 +17,7 @@ export interface TailSessionOptions {
 /** Bytes a tail may fall behind by before it is closed (its client reconnects and carries on from the live edge). */
 const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 
-/** One `hook events tail` connection: the account's events and attempts as they happen in this process. */
+/** One `hook events tail` connection: the account's events and attempts as they happen, in every relay process sharing the database (peers.ts). */
 export class TailSession {
   readonly sessionId = `ses_${newUlid()}`;
   readonly #options: TailSessionOptions;
@@ -39,8 +39,8 @@ export class TailSession {
     };
     const unsubscribe = hub.subscribe({
       accountId,
-      onEvent: (event) => {
-        if (wanted(event.endpointId, event.status)) send({ type: 'event.received', version: STREAM_PROTOCOL_VERSION, event: eventSummary(event) });
+      onEventSummary: (event) => {
+        if (wanted(event.endpoint_id, event.status)) send({ type: 'event.received', version: STREAM_PROTOCOL_VERSION, event });
       },
       onAttempt: (finished) => {
         if (!wanted(finished.endpointId, finished.eventStatus)) return;

@@ -1,0 +1,229 @@
+import { newUlid } from '@hook/core';
+import { openStreamChannel, readStreamEvents, STREAM_PAYLOAD_MAX_BYTES, type Orm, type StreamChannel } from '@hook/db';
+import type { StreamFact, StreamHub, StreamPeers } from './hub.ts';
+
+/** How long facts wait to travel together: the added tail latency for another process's events and attempts. */
+export const STREAM_FLUSH_INTERVAL_MS = 50;
+/** How often a process repeats which accounts it watches (a process that joins, or missed a message, learns within this). */
+const WATCH_ANNOUNCE_INTERVAL_MS = 10_000;
+/** How long an account counts as watched elsewhere after the last announcement naming it (a process that died stops counting after this). */
+const WATCH_EXPIRY_MS = 3 * WATCH_ANNOUNCE_INTERVAL_MS;
+
+/**
+ * What travels on the channel. `p` is the sending process, so each one drops its own
+ * messages (it told its own sessions directly).
+ * - `hello`: a process (re)connected; everyone announces what they watch.
+ * - `watch`: the accounts the sender watches now (split over several messages when long).
+ * - `facts`: events stored and attempts recorded in the sender, in order. `ref` stands for
+ *   an event whose summary is too large for a payload: receivers read it from the database.
+ */
+type PeerMessage =
+  | { v: 1; p: string; k: 'hello' }
+  | { v: 1; p: string; k: 'watch'; a: string[] }
+  | { v: 1; p: string; k: 'facts'; f: WireFact[] };
+type WireFact = StreamFact | { kind: 'ref'; accountId: string; id: string };
+
+export interface StreamPeerOptions {
+  hub: StreamHub;
+  orm: Orm;
+  databaseUrl: string;
+  onError?: (error: Error) => void;
+}
+
+/**
+ * The live stream across relay processes on one database. Each process collects the facts
+ * (events stored, attempts recorded) for accounts that another process watches, and every
+ * STREAM_FLUSH_INTERVAL_MS sends them as one NOTIFY on `hook_stream` (split under
+ * PostgreSQL's 8000-byte payload limit); every process LISTENs and hands the others' facts
+ * to its hub. Nothing is sent for accounts nobody watches elsewhere, so ingest with no
+ * tail open costs one map lookup; the ingest statement itself never NOTIFYs per event.
+ *
+ * Best effort, like the stream itself: facts sent while a connection is re-established
+ * are lost to tails (the events and attempts are in the database).
+ */
+export class StreamPeerLink implements StreamPeers {
+  readonly processId = `proc_${newUlid()}`;
+  readonly #options: StreamPeerOptions;
+  /** Accounts watched by other processes → when that stops counting (ms since epoch). */
+  readonly #watchedElsewhere = new Map<string, number>();
+  #pending: StreamFact[] = [];
+  /** hello messages waiting for the next flush. */
+  #extraMessages: PeerMessage[] = [];
+  #announceWatches = false;
+  #flushTimer: NodeJS.Timeout | undefined;
+  #announceTimer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> = Promise.resolve();
+  /** Received facts are handed over one message at a time, in order (a `ref` waits for its read). */
+  #receiving: Promise<void> = Promise.resolve();
+  #channel: StreamChannel | undefined;
+  #closed = false;
+
+  constructor(options: StreamPeerOptions) {
+    this.#options = options;
+  }
+
+  async start(): Promise<void> {
+    this.#channel = await openStreamChannel({
+      databaseUrl: this.#options.databaseUrl,
+      onMessage: (payload) => this.#onMessage(payload),
+      onConnected: () => {
+        this.#queueMessage({ v: 1, p: this.processId, k: 'hello' });
+        this.localWatchesChanged();
+      },
+      onError: (error) => this.#options.onError?.(error),
+    });
+    this.#options.hub.connectPeers(this);
+    this.#announceTimer = setInterval(() => this.localWatchesChanged(), WATCH_ANNOUNCE_INTERVAL_MS);
+    this.#announceTimer.unref();
+  }
+
+  watch(accountId: string): boolean {
+    const until = this.#watchedElsewhere.get(accountId);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.#watchedElsewhere.delete(accountId);
+    return false;
+  }
+
+  publish(fact: StreamFact): void {
+    this.#pending.push(fact);
+    this.#scheduleFlush();
+  }
+
+  localWatchesChanged(): void {
+    this.#announceWatches = true;
+    this.#scheduleFlush();
+  }
+
+  /** Sends what is pending, then stops. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#announceTimer) clearInterval(this.#announceTimer);
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    await this.#flush();
+    await this.#receiving;
+    await this.#channel?.close();
+  }
+
+  #queueMessage(message: PeerMessage): void {
+    this.#extraMessages.push(message);
+    this.#scheduleFlush();
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushTimer || this.#closed) return;
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = undefined;
+      void this.#flush();
+    }, STREAM_FLUSH_INTERVAL_MS);
+    this.#flushTimer.unref();
+  }
+
+  /** One flush at a time, so payloads leave in the order the facts happened. */
+  #flush(): Promise<void> {
+    this.#flushing = this.#flushing.then(async () => {
+      const payloads = this.#takePayloads();
+      if (payloads.length === 0) return;
+      try {
+        await this.#channel?.send(payloads);
+      } catch (error) {
+        this.#options.onError?.(error as Error);
+      }
+    });
+    return this.#flushing;
+  }
+
+  #takePayloads(): string[] {
+    const payloads = this.#extraMessages.map((message) => JSON.stringify(message));
+    this.#extraMessages = [];
+    if (this.#announceWatches) {
+      this.#announceWatches = false;
+      payloads.push(...pack(this.#options.hub.watchedAccounts(), (a) => ({ v: 1, p: this.processId, k: 'watch', a })));
+    }
+    const facts = this.#pending.map(fitFact);
+    this.#pending = [];
+    payloads.push(...pack(facts, (f) => ({ v: 1, p: this.processId, k: 'facts', f })));
+    return payloads;
+  }
+
+  #onMessage(payload: string): void {
+    let message: PeerMessage;
+    try {
+      message = JSON.parse(payload) as PeerMessage;
+    } catch {
+      return;
+    }
+    if (message.v !== 1 || message.p === this.processId) return;
+    if (message.k === 'hello') {
+      this.localWatchesChanged();
+    } else if (message.k === 'watch') {
+      const until = Date.now() + WATCH_EXPIRY_MS;
+      for (const accountId of message.a) this.#watchedElsewhere.set(accountId, until);
+    } else if (message.k === 'facts') {
+      this.#receiving = this.#receiving.then(() => this.#receive(message.f)).catch((error: unknown) => this.#options.onError?.(error as Error));
+    }
+  }
+
+  async #receive(facts: WireFact[]): Promise<void> {
+    const { hub, orm } = this.#options;
+    const watched = facts.filter((fact) => hub.watchesHere(fact.kind === 'attempt' ? fact.finished.accountId : fact.accountId));
+    const refs = watched.flatMap((fact) => (fact.kind === 'ref' ? [fact.id] : []));
+    const read = refs.length === 0 ? new Map() : new Map((await readStreamEvents(orm, refs)).map((row) => [row.id, row]));
+    for (const fact of watched) {
+      if (fact.kind !== 'ref') {
+        hub.receive(fact);
+        continue;
+      }
+      const row = read.get(fact.id);
+      if (!row) continue; // removed meanwhile
+      hub.receive({
+        kind: 'event',
+        accountId: row.account_id,
+        event: {
+          id: row.id, endpoint_id: row.endpoint_id, type: row.type, method: row.method, path: row.path, query: row.query,
+          content_type: row.content_type, size: row.size, received_at: row.received_at.toISOString(), status: 'pending',
+        },
+      });
+    }
+  }
+}
+
+/** Room in a payload for the envelope around one fact. */
+const ENVELOPE_BYTES = 200;
+/** Characters of an attempt's error a payload carries when the whole would not fit. */
+const ATTEMPT_ERROR_MAX_CHARS = 1000;
+
+/**
+ * A fact that fits in a payload on its own: an event too large (a long path or query)
+ * travels as a reference, an attempt too large (a long error) with its error cut short.
+ */
+function fitFact(fact: StreamFact): WireFact {
+  if (byteLength(JSON.stringify(fact)) <= STREAM_PAYLOAD_MAX_BYTES - ENVELOPE_BYTES) return fact;
+  if (fact.kind === 'event') return { kind: 'ref', accountId: fact.accountId, id: fact.event.id };
+  const { attempt } = fact.finished;
+  return { kind: 'attempt', finished: { ...fact.finished, attempt: { ...attempt, error: attempt.error && `${attempt.error.slice(0, ATTEMPT_ERROR_MAX_CHARS)}…` } } };
+}
+
+/** Messages of `make(items)` under the payload limit, items in order. */
+function pack<T>(items: readonly T[], make: (items: T[]) => PeerMessage): string[] {
+  const payloads: string[] = [];
+  let batch: T[] = [];
+  let size = byteLength(JSON.stringify(make([])));
+  for (const item of items) {
+    const itemSize = byteLength(JSON.stringify(item)) + 1;
+    if (batch.length > 0 && size + itemSize > STREAM_PAYLOAD_MAX_BYTES) {
+      payloads.push(JSON.stringify(make(batch)));
+      batch = [];
+      size = byteLength(JSON.stringify(make([])));
+    }
+    batch.push(item);
+    size += itemSize;
+  }
+  if (batch.length > 0) payloads.push(JSON.stringify(make(batch)));
+  return payloads;
+}
+
+function byteLength(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
