@@ -197,7 +197,7 @@ describe('PostgreSQL stopped during ingest', () => {
     postgres = undefined;
     await waitUntil('ingest to answer 503', 15_000, () => outcomes.some((o) => o.at > stoppedAt && o.status === 503));
     await sleep(1500); // the outage goes on: every answer meanwhile must be a structured 503
-    const health = await fetch(`${relay.baseUrl}/healthz`);
+    const health = await fetch(`${relay.baseUrl}/readyz`); // not ready (/healthz, liveness, stays 200)
     expect(health.status).toBe(503);
     expect(((await health.json()) as { code: string }).code).toBe('storage_unavailable');
     const api = await fetch(`${relay.baseUrl}/v1/endpoints`, { headers: { authorization: `Bearer ${key}` } });

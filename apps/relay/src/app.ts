@@ -10,6 +10,7 @@ import { requireApiKey } from './plugins/auth.ts';
 import { CallerAddresses, fastifyTrustProxy, requireAllowedAddress } from './plugins/ip-allowlist.ts';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
+import { metricsRoutes, RelayMetrics } from './plugins/metrics.ts';
 import { registerOrm } from './plugins/orm.ts';
 import { limitApiRequestsPerKey, registerRateLimit } from './plugins/rate-limit.ts';
 import { registerValidation } from './plugins/validation.ts';
@@ -87,6 +88,8 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   const recorder = new AttemptRecorder(orm);
   const listenRecorder = new ListenAttemptRecorder(orm);
   const hub = new StreamHub();
+  // Counted on a registry of this app's own (HOOK_METRICS=off: nothing is counted or served).
+  const metrics = config.metrics ? new RelayMetrics(orm) : undefined;
   app.decorate('delivery', {
     orm,
     sender,
@@ -97,7 +100,11 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
       return app.hasDecorator('transformRunner') ? (app as unknown as { transformRunner: AttemptContext['transformRunner'] }).transformRunner : undefined;
     },
     onEndpointDisabled: (endpointId: string) => targets.invalidateEndpoint(endpointId),
-    onAttemptFinished: (finished) => hub.attemptFinished(finished),
+    onAttemptFinished: (finished) => {
+      metrics?.attemptFinished(finished.attempt);
+      hub.attemptFinished(finished);
+    },
+    onDeliveryFiltered: (durationMs) => metrics?.deliveryMeasured('filtered', durationMs),
   } satisfies AttemptContext);
   const localDelivery = new LocalDelivery();
   app.decorate('localDelivery', localDelivery);
@@ -140,7 +147,8 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   await registerOpenApi(app);
   await registerRateLimit(app);
 
-  await app.register(healthRoutes);
+  await app.register(healthRoutes, { orm });
+  if (metrics) await app.register(metricsRoutes, { metrics });
   // Events past their retention are removed at start, then every HOOK_RETENTION_INTERVAL,
   // by the processes that deliver (all, worker); docs/retention.md.
   if (config.role !== 'api') {
@@ -153,9 +161,14 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     });
   }
   if (config.role !== 'api') registerNotifier(app, orm); // account notifications: outbox rows become events (workers deliver them)
-  if (config.role === 'worker') return app; // a delivery-only process serves /healthz alone
+  if (config.role === 'worker') return app; // a delivery-only process serves /healthz, /readyz and /metrics alone
   await app.register(accountSignupRoutes, { signupsPerAddressPerHour: config.signupsPerAddressPerHour });
-  await app.register(ingestRoutes, { writer, targets, domains, local: localDelivery, hub, maxPayloadBytes: config.maxPayloadBytes });
+  await app.register(async (ingest) => {
+    metrics?.countIngest(ingest);
+    await ingest.register(ingestRoutes, { writer, targets, domains, local: localDelivery, hub, maxPayloadBytes: config.maxPayloadBytes });
+  });
+  // Before @fastify/websocket, so its onRoute hook sees the sockets' handlers already counted.
+  if (metrics) metrics.countStreamConnections(app);
   // On shutdown, stream clients hear 1001 (going away: reconnect) rather than a bare close.
   // Added before the plugin so it runs before the plugin's own close of every socket.
   app.addHook('preClose', (done) => {

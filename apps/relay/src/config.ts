@@ -54,6 +54,8 @@ export interface RelayConfig {
   transformTimeoutMs: number;
   /** HOOK_TRANSFORM_MEMORY: memory one transformation sandbox may use, in bytes (suffixes as HOOK_MAX_PAYLOAD). Default 16 MiB. */
   transformMemoryBytes: number;
+  /** HOOK_METRICS: serve Prometheus metrics at GET /metrics, unauthenticated (on or off). Default on. */
+  metrics: boolean;
 }
 
 /** Requests per API key per minute: the caller's plan's figure, or one number for every plan (0: no limit). */
@@ -193,6 +195,8 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   if (transformMemoryBytes < 1024 * 1024 || transformMemoryBytes > 512 * 1024 * 1024) {
     throw new ConfigError('HOOK_TRANSFORM_MEMORY', transformMemoryText!, 'a size from 1mb to 512mb, such as 16777216 or 16mb');
   }
+  const metricsText = set('HOOK_METRICS')?.toLowerCase() ?? 'on';
+  if (metricsText !== 'on' && metricsText !== 'off') throw new ConfigError('HOOK_METRICS', set('HOOK_METRICS')!, 'on or off');
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
@@ -214,5 +218,6 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     apiRateLimit,
     transformTimeoutMs,
     transformMemoryBytes,
+    metrics: metricsText === 'on',
   };
 }

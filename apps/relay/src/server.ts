@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, leaseMsFor } from './app.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { relayLoggerOptions } from './logging.ts';
 
 function fail(message: string, exitCode = 1): never {
   process.stderr.write(`hook relay: ${message}\n`);
@@ -66,7 +67,7 @@ try {
   orm = await createOrm({ databaseUrl });
   const applied = await migrateToLatest(orm);
   if (applied.length > 0) process.stderr.write(`hook relay: applied migrations ${applied.join(', ')}\n`);
-  app = await buildApp({ config, orm, databaseUrl, logger: { level: config.logLevel, stream: process.stderr } });
+  app = await buildApp({ config, orm, databaseUrl, logger: relayLoggerOptions(config.logLevel, process.stderr) });
   if (config.role !== 'api') {
     worker = new DeliveryWorker({
       context: app.delivery,

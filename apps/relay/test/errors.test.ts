@@ -85,8 +85,8 @@ describe('problem+json errors', () => {
       const { key: otherKey } = await signUp(other.baseUrl);
       const endpoint = await createEndpoint(other.baseUrl, otherKey);
       await setDatabaseReachable(other.database.name, false);
-      expectProblem(await api(other.baseUrl, 'GET', '/healthz'), 503, 'storage_unavailable');
-      expectProblem(await api(other.baseUrl, 'GET', '/healthz'), 503, 'storage_unavailable');
+      expectProblem(await api(other.baseUrl, 'GET', '/readyz'), 503, 'storage_unavailable');
+      expectProblem(await api(other.baseUrl, 'GET', '/readyz'), 503, 'storage_unavailable');
       expectProblem(await api(other.baseUrl, 'POST', new URL(endpoint.url).pathname, { rawBody: 'x' }), 503, 'storage_unavailable');
       expectProblem(await api(other.baseUrl, 'POST', '/v1/accounts'), 503, 'storage_unavailable');
       await setDatabaseReachable(other.database.name, true);

@@ -31,7 +31,7 @@ describe('/openapi.json', () => {
       'GET /v1/endpoints/{id}/secret', 'POST /v1/endpoints/{id}/rotate-secret',
       'POST /v1/ingest/{ingest_id}', 'PUT /v1/ingest/{ingest_id}', 'GET /v1/ingest/{ingest_id}',
       'GET /v1/events', 'GET /v1/events/{id}',
-      'GET /healthz',
+      'GET /healthz', 'GET /readyz', 'GET /metrics',
     ]) {
       expect(operations).toContain(expected);
     }

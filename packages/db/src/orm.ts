@@ -15,6 +15,9 @@ export interface CreateOrmOptions {
 
 export type Orm = MikroORM;
 
+/** The table where the MikroORM migrator records each applied migration by name. */
+export const MIGRATIONS_TABLE = 'hook_migrations';
+
 /** The ORM configuration shared by the app and its tests. */
 export function ormConfig(options: CreateOrmOptions): Options {
   return {
@@ -23,7 +26,7 @@ export function ormConfig(options: CreateOrmOptions): Options {
     extensions: [Migrator],
     migrations: {
       migrationsList: MIGRATIONS,
-      tableName: 'hook_migrations',
+      tableName: MIGRATIONS_TABLE,
       snapshot: false,
       snapshotOnMigrate: false,
       silent: true,

@@ -44,6 +44,7 @@ export const PATHS_WITHOUT_TOOLS: Readonly<Record<string, string>> = {
   '/v1/ingest/{ingest_id}/{*}': 'ingest with a path after the ingest id; send_test_event covers the plain URL',
   '/v1/stream': 'a WebSocket of live events: MCP tool calls are request/response (use list_events, or `hook events tail`)',
   '/healthz': 'operations, not the account API',
+  '/readyz': 'operations, not the account API',
   '/metrics': 'operations, not the account API',
   '/openapi.json': 'the API description itself',
   '/mcp': 'the MCP endpoint itself',

@@ -15,6 +15,8 @@ export interface AttemptContext {
   onEndpointDisabled: (endpointId: string) => void;
   /** Called after an attempt was recorded and moved its event on (the live stream shows it). */
   onAttemptFinished?: (finished: FinishedAttempt) => void;
+  /** Called when the endpoint's filter skipped a delivery (no attempt is recorded), with the time the filter took in ms. */
+  onDeliveryFiltered?: (durationMs: number) => void;
   now?: () => number;
   random?: () => number;
 }
@@ -60,6 +62,7 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
     : await prepareDelivery(context.transformRunner, delivery, delivery.trigger !== 'replay');
   if (prepared.kind === 'filtered') {
     await recordFiltered(context.orm, [{ eventId: delivery.id, leaseId: delivery.leaseId, ...(prepared.newType ? { newType: prepared.newType } : {}) }]);
+    context.onDeliveryFiltered?.(now() - startedAt.getTime());
     return {
       result: { status: null, body: null, error: null, retryAfterMs: null, durationMs: now() - startedAt.getTime() },
       next: { status: 'filtered', autoAttempts: delivery.autoAttempts, nextAttemptAtMs: null },

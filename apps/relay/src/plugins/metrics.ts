@@ -1,0 +1,174 @@
+/**
+ * Prometheus metrics (docs/deployment.md#metrics), on a registry of the app's own: no
+ * module-level state, so several apps in one process (tests) never share a count.
+ */
+import type { FastifyInstance, FastifyReply, RouteOptions } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { readQueueStatus, type Orm, type QueueStatus } from '@hook/db';
+import type { FinishedAttempt } from '../delivery/attempt.ts';
+
+/** Every metric name starts with this (prom-client's process metrics too). */
+export const METRICS_PREFIX = 'hook_';
+
+/** How long one reading of the queue (a count over the backlog) serves scrapes, in ms. */
+export const QUEUE_STATUS_CACHE_MS = 1000;
+
+/** What became of one ingest request, by its answer's status. */
+export type IngestOutcome = 'accepted' | 'quota_exceeded' | 'not_found' | 'disabled' | 'too_large' | 'error';
+
+/** What became of one delivery attempt. */
+export type DeliveryOutcome = 'delivered' | 'failed_status' | 'timeout' | 'network_error' | 'transformation_failed' | 'filtered';
+
+/** The kinds of live WebSocket connection. */
+export type StreamMode = 'tail' | 'listen' | 'playground';
+
+const INGEST_OUTCOME_BY_STATUS: Record<number, IngestOutcome> = { 404: 'not_found', 410: 'disabled', 413: 'too_large', 429: 'quota_exceeded' };
+
+export function ingestOutcome(statusCode: number): IngestOutcome {
+  if (statusCode >= 200 && statusCode < 300) return 'accepted';
+  return INGEST_OUTCOME_BY_STATUS[statusCode] ?? 'error';
+}
+
+/**
+ * A recorded attempt's outcome. The sender reports a timeout only in its error text
+ * (delivery/sender.ts: "no answer within … ms (HOOK_DELIVERY_TIMEOUT)"), and a failed
+ * transformation records its error, prefixed with its code, and no status (delivery/prepare.ts).
+ */
+export function deliveryOutcome(attempt: Pick<FinishedAttempt['attempt'], 'response_status' | 'error'>): DeliveryOutcome {
+  const status = attempt.response_status;
+  if (status !== null) return status >= 200 && status < 300 ? 'delivered' : 'failed_status';
+  if (attempt.error?.startsWith('transformation_failed:')) return 'transformation_failed';
+  if (attempt.error?.includes('(HOOK_DELIVERY_TIMEOUT)')) return 'timeout';
+  return 'network_error';
+}
+
+/** Latency buckets in seconds, from a fast local insert to a slow receiver. */
+const INGEST_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const DELIVERY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60];
+
+/** The relay's metrics: counted by the ingest routes, the delivery code and the stream sockets; the queue read at scrape time. */
+export class RelayMetrics {
+  readonly registry = new Registry();
+  readonly #ingestRequests = new Counter({
+    name: `${METRICS_PREFIX}ingest_requests_total`,
+    help: 'Requests to ingest URLs, by outcome (accepted, quota_exceeded, not_found, disabled, too_large, error).',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  readonly #ingestDuration = new Histogram({
+    name: `${METRICS_PREFIX}ingest_duration_seconds`,
+    help: 'Time from an ingest request arriving to its answer (an accepted event is committed by then), by outcome.',
+    labelNames: ['outcome'],
+    buckets: INGEST_BUCKETS_SECONDS,
+    registers: [this.registry],
+  });
+  readonly #deliveryAttempts = new Counter({
+    name: `${METRICS_PREFIX}delivery_attempts_total`,
+    help: 'Deliveries to URL destinations made by this process (automatic and replays; not hook listen), by outcome (delivered, failed_status, timeout, network_error, transformation_failed, filtered).',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  readonly #deliveryDuration = new Histogram({
+    name: `${METRICS_PREFIX}delivery_duration_seconds`,
+    help: 'How long a delivery attempt took, from sending to the whole answer (or the error), by outcome.',
+    labelNames: ['outcome'],
+    buckets: DELIVERY_BUCKETS_SECONDS,
+    registers: [this.registry],
+  });
+  readonly #streamConnections = new Gauge({
+    name: `${METRICS_PREFIX}stream_connections`,
+    help: 'Open live-stream WebSocket connections to this process, by mode (tail, listen, playground).',
+    labelNames: ['mode'],
+    registers: [this.registry],
+  });
+  #queueReading: { at: number; status: Promise<QueueStatus> } | undefined;
+
+  constructor(orm: Orm) {
+    collectDefaultMetrics({ register: this.registry, prefix: METRICS_PREFIX });
+    for (const outcome of ['accepted', 'quota_exceeded', 'not_found', 'disabled', 'too_large', 'error'] satisfies IngestOutcome[]) this.#ingestRequests.inc({ outcome }, 0);
+    for (const outcome of ['delivered', 'failed_status', 'timeout', 'network_error', 'transformation_failed', 'filtered'] satisfies DeliveryOutcome[]) this.#deliveryAttempts.inc({ outcome }, 0);
+    for (const mode of ['tail', 'listen', 'playground'] satisfies StreamMode[]) this.#streamConnections.set({ mode }, 0);
+    const queueStatus = (): Promise<QueueStatus> => this.#queueStatus(orm);
+    new Gauge({
+      name: `${METRICS_PREFIX}queue_depth`,
+      help: `Events due for delivery that no worker holds (paused endpoints' backlogs included), across every relay process on the database; read at most every ${QUEUE_STATUS_CACHE_MS} ms.`,
+      registers: [this.registry],
+      async collect() {
+        this.set((await queueStatus()).due);
+      },
+    });
+    new Gauge({
+      name: `${METRICS_PREFIX}queue_lag_seconds`,
+      help: 'How long the longest-waiting due event has been due, in seconds (0 when nothing waits).',
+      registers: [this.registry],
+      async collect() {
+        this.set((await queueStatus()).oldestDueSeconds);
+      },
+    });
+  }
+
+  /** One reading of the queue serves every scrape within QUEUE_STATUS_CACHE_MS (a failed one is not kept). */
+  #queueStatus(orm: Orm): Promise<QueueStatus> {
+    const now = Date.now();
+    if (this.#queueReading && now - this.#queueReading.at < QUEUE_STATUS_CACHE_MS) return this.#queueReading.status;
+    const status = readQueueStatus(orm);
+    this.#queueReading = { at: now, status };
+    status.catch(() => {
+      if (this.#queueReading?.status === status) this.#queueReading = undefined;
+    });
+    return status;
+  }
+
+  /** Counts every answer of the ingest routes registered in `scope` (an onResponse hook, so the handlers stay as they are). */
+  countIngest(scope: FastifyInstance): void {
+    scope.addHook('onResponse', async (_request, reply: FastifyReply) => {
+      const outcome = ingestOutcome(reply.statusCode);
+      this.#ingestRequests.inc({ outcome });
+      this.#ingestDuration.observe({ outcome }, reply.elapsedTime / 1000);
+    });
+  }
+
+  attemptFinished(attempt: Pick<FinishedAttempt['attempt'], 'response_status' | 'error' | 'duration_ms'>): void {
+    this.deliveryMeasured(deliveryOutcome(attempt), attempt.duration_ms);
+  }
+
+  deliveryMeasured(outcome: DeliveryOutcome, durationMs: number): void {
+    this.#deliveryAttempts.inc({ outcome });
+    this.#deliveryDuration.observe({ outcome }, durationMs / 1000);
+  }
+
+  /**
+   * Counts the WebSocket routes' connections: an onRoute hook (added to the app before
+   * @fastify/websocket, so it sees each route's own socket handler) wraps the handler
+   * to count the socket until it closes.
+   */
+  countStreamConnections(app: FastifyInstance): void {
+    const gauge = this.#streamConnections;
+    app.addHook('onRoute', (route: RouteOptions & { websocket?: boolean }) => {
+      if (!route.websocket) return;
+      const handler = route.handler as unknown as (this: FastifyInstance, socket: import('ws').WebSocket, request: { query: unknown }) => unknown;
+      const playground = route.url.startsWith('/playground');
+      route.handler = function countedSocket(this: FastifyInstance, socket: import('ws').WebSocket, request: { query: unknown }) {
+        const mode: StreamMode = playground ? 'playground' : (request.query as { mode?: string } | undefined)?.mode === 'listen' ? 'listen' : 'tail';
+        gauge.inc({ mode });
+        socket.once('close', () => gauge.dec({ mode }));
+        return handler.call(this, socket, request);
+      } as unknown as RouteOptions['handler'];
+    });
+  }
+}
+
+/** `GET /metrics`: the registry in Prometheus text format (no auth; see docs/deployment.md#metrics). */
+export async function metricsRoutes(app: FastifyInstance, options: { metrics: RelayMetrics }): Promise<void> {
+  const { registry } = options.metrics;
+  app.get('/metrics', {
+    schema: {
+      tags: ['ops'],
+      summary: 'Prometheus metrics (text exposition format); turned off with HOOK_METRICS=off',
+      response: { 200: { description: 'Prometheus text format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    },
+  }, async (_request, reply) => {
+    const text = await registry.metrics();
+    return reply.type(registry.contentType).send(text);
+  });
+}
