@@ -10,6 +10,7 @@ import { requireApiKey } from './plugins/auth.ts';
 import { CallerAddresses, fastifyTrustProxy, requireAllowedAddress } from './plugins/ip-allowlist.ts';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
+import { logRequests } from './logging.ts';
 import { metricsRoutes, RelayMetrics } from './plugins/metrics.ts';
 import { registerOrm } from './plugins/orm.ts';
 import { limitApiRequestsPerKey, registerRateLimit } from './plugins/rate-limit.ts';
@@ -141,6 +142,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     app.addHook('onClose', () => peers.close());
   }
 
+  logRequests(app);
   registerErrorHandling(app);
   registerValidation(app);
   registerOrm(app, orm);

@@ -5,7 +5,7 @@
  * is masked in every line before it is written, whatever wrote it (an error message
  * quoting a SQL statement, a library's debug line).
  */
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { LogLevel } from './config.ts';
 
 /** Header values that are credentials or signatures, at the paths where a log record can carry headers. */
@@ -30,4 +30,17 @@ export function relayLoggerOptions(level: LogLevel, destination: { write(line: s
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     stream: { write: (line: string) => destination.write(maskSecrets(line)) },
   };
+}
+
+/**
+ * One `debug` line per answered request (HOOK_LOG_LEVEL=debug or trace), with its reqId
+ * (the `request_id` of error bodies and `x-request-id`). The route's pattern stands in
+ * for the URL: an ingest URL's id is its secret, and the playground's WebSocket carries
+ * its token in the query string.
+ */
+export function logRequests(app: FastifyInstance): void {
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.log.level !== 'debug' && request.log.level !== 'trace') return;
+    request.log.debug({ method: request.method, route: request.routeOptions.url ?? '(no route)', statusCode: reply.statusCode, responseTimeMs: Math.round(reply.elapsedTime * 10) / 10 }, 'request answered');
+  });
 }
