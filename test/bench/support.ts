@@ -18,6 +18,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import type { Result } from 'autocannon';
+import { TEST_SECRET_KEY } from '../support/secret-key.ts';
 import { startEmbeddedPostgres } from '@hook/db';
 import { adminQuery, withDatabase } from '@hook/db/testing';
 
@@ -260,7 +261,7 @@ export async function listenOnLoopback(label: string, server: Server): Promise<n
 export function relayEnvironment(databaseUrl: string, dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('HOOK_')) env[name] = value;
-  return { ...env, HOOK_DATABASE_URL: databaseUrl, HOOK_DATA_DIR: dataDir, HOOK_HOST: '127.0.0.1', HOOK_PORT: '0', HOOK_LOG_LEVEL: 'warn', ...extra };
+  return { ...env, HOOK_DATABASE_URL: databaseUrl, HOOK_SECRET_KEY: TEST_SECRET_KEY, HOOK_DATA_DIR: dataDir, HOOK_HOST: '127.0.0.1', HOOK_PORT: '0', HOOK_LOG_LEVEL: 'warn', ...extra };
 }
 
 /**

@@ -4,7 +4,7 @@
  * clean restart, and recovery after the relay is killed with SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -81,6 +81,9 @@ describe('npm start', () => {
   let apiKey = '';
   let endpointUrl = '';
   let eventId = '';
+  let endpointSecretUrl = '';
+  let signingSecret = '';
+  let secretKeyFile = '';
 
   it('starts on an embedded PostgreSQL, says where, and serves the API', async () => {
     const relay = await npmStart();
@@ -97,7 +100,14 @@ describe('npm start', () => {
       body: JSON.stringify({ name: 'orders' }),
     });
     expect(created.status).toBe(201);
-    endpointUrl = (await json(created)).url;
+    const endpoint = await json(created);
+    endpointUrl = endpoint.url;
+    // No HOOK_SECRET_KEY: the key that encrypts signing secrets is generated into the data dir, owner-only.
+    secretKeyFile = readFileSync(join(dataDir, 'secret.key'), 'utf8');
+    expect(statSync(join(dataDir, 'secret.key')).mode & 0o777).toBe(0o600);
+    endpointSecretUrl = `/v1/endpoints/${endpoint.id}/secret`;
+    signingSecret = (await json(await fetch(`${relay.baseUrl}${endpointSecretUrl}`, { headers: { authorization: `Bearer ${apiKey}` } }))).secret;
+    expect(signingSecret).toMatch(/^whsec_/);
     const ingest = await fetch(endpointUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"order.created","n":1}' });
     expect(ingest.status).toBe(200);
     eventId = (await json(ingest)).id;
@@ -114,6 +124,9 @@ describe('npm start', () => {
     const event = await fetch(`${relay.baseUrl}/v1/events/${eventId}`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(event.status).toBe(200);
     expect(await json(event)).toMatchObject({ id: eventId, type: 'order.created', body: '{"type":"order.created","n":1}' });
+    // The same key file is reused, so the stored signing secret still decrypts to what was shown.
+    expect(readFileSync(join(dataDir, 'secret.key'), 'utf8')).toBe(secretKeyFile);
+    expect((await json(await fetch(`${relay.baseUrl}${endpointSecretUrl}`, { headers: { authorization: `Bearer ${apiKey}` } }))).secret).toBe(signingSecret);
     // The ingest URL keeps working (its base may have a new port, the ingest id is the same).
     const ingestPath = new URL(endpointUrl).pathname;
     expect((await fetch(`${relay.baseUrl}${ingestPath}`, { method: 'POST', body: 'again' })).status).toBe(200);

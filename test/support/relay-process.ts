@@ -1,5 +1,6 @@
 /** The relay as a separate process (`node apps/relay/src/server.ts`) on a given database. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { TEST_SECRET_KEY } from './secret-key.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 
@@ -15,7 +16,7 @@ export interface RelayProcess {
 export async function startRelayProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<RelayProcess> {
   const child = spawn(process.execPath, ['apps/relay/src/server.ts'], {
     cwd: repoRoot,
-    env: { ...process.env, HOOK_DATABASE_URL: databaseUrl, HOOK_PORT: '0', HOOK_LOG_LEVEL: 'warn', HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', HOOK_SIGNUP_RATE_LIMIT: '0', ...env },
+    env: { ...process.env, HOOK_DATABASE_URL: databaseUrl, HOOK_SECRET_KEY: TEST_SECRET_KEY, HOOK_PORT: '0', HOOK_LOG_LEVEL: 'warn', HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', HOOK_SIGNUP_RATE_LIMIT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -8,6 +8,7 @@ import type { Plan } from '@hook/core';
 import type { FastifyInstance } from 'fastify';
 import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from './database.ts';
+import { TEST_SECRET_KEY_BYTES } from './secret-key.ts';
 
 export interface TestRelay {
   baseUrl: string;
@@ -31,9 +32,9 @@ export interface TestRelayOptions {
 
 export async function startTestRelay(overrides: Partial<RelayConfig> = {}, options: TestRelayOptions = {}): Promise<TestRelay> {
   const database = await freshDatabase();
-  const orm = await createOrm({ databaseUrl: database.url });
+  const orm = await createOrm({ databaseUrl: database.url, secretKey: TEST_SECRET_KEY_BYTES });
   // Test files sign up many accounts (and playground sessions) from 127.0.0.1; a test of a limit sets its own.
-  const config: RelayConfig = { ...loadConfig({}), port: 0, signupsPerAddressPerHour: 0, playgroundSessionsPerAddressPerHour: 0, ...overrides, databaseUrl: database.url };
+  const config: RelayConfig = { ...loadConfig({}), secretKey: TEST_SECRET_KEY_BYTES, port: 0, signupsPerAddressPerHour: 0, playgroundSessionsPerAddressPerHour: 0, ...overrides, databaseUrl: database.url };
   const app = await buildApp({ config, orm, streamHeartbeatIntervalMs: options.streamHeartbeatIntervalMs, resolveDestination: options.resolveDestination });
   let worker: DeliveryWorker | undefined;
   if (options.workerPollMs !== undefined) {

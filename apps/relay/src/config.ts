@@ -4,7 +4,7 @@
  * the same variables.
  */
 import { isIP } from 'node:net';
-import { DEFAULT_RETRY_SCHEDULE_TEXT, parseDuration, parseRetrySchedule } from '@hook/core';
+import { DEFAULT_RETRY_SCHEDULE_TEXT, parseDuration, parseRetrySchedule, parseSecretKey, SECRET_KEY_BYTES } from '@hook/core';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -14,6 +14,12 @@ export interface RelayConfig {
   databaseUrl: string | undefined;
   /** HOOK_DATA_DIR: where the embedded PostgreSQL keeps its files. Default `.hook` in the working directory. */
   dataDir: string;
+  /**
+   * HOOK_SECRET_KEY: 32 random bytes, base64 or hex, that endpoint signing secrets are encrypted
+   * under (AES-256-GCM). Required with HOOK_DATABASE_URL; unset with the embedded database, the
+   * relay uses `<dataDir>/secret.key`, generating it on first start (see secret-key-file.ts).
+   */
+  secretKey: Buffer | undefined;
   /** HOOK_HOST: interface to listen on. Default 127.0.0.1; 0.0.0.0 to accept outside connections. */
   host: string;
   /** HOOK_PORT: TCP port; 0 picks a free one. Default 8080. */
@@ -72,6 +78,13 @@ export class ConfigError extends Error {
   constructor(variable: string, value: string, expected: string) {
     super(`${variable}=${JSON.stringify(value)} is not valid: expected ${expected}.`);
     this.name = 'ConfigError';
+  }
+
+  /** A setting that must be present (in this configuration) and is not. */
+  static missing(variable: string, why: string): ConfigError {
+    const error = new ConfigError(variable, '', '');
+    error.message = `${variable} is not set: ${why}.`;
+    return error;
   }
 }
 
@@ -142,6 +155,21 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   const logLevel = set('HOOK_LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) throw new ConfigError('HOOK_LOG_LEVEL', logLevel, LOG_LEVELS.join(', '));
   const databaseUrl = set('HOOK_DATABASE_URL');
+  const secretKeyText = set('HOOK_SECRET_KEY');
+  let secretKey: Buffer | undefined;
+  if (secretKeyText !== undefined) {
+    try {
+      secretKey = parseSecretKey(secretKeyText);
+    } catch {
+      // The value itself stays out of the message: it is a secret.
+      throw new ConfigError('HOOK_SECRET_KEY', `<${secretKeyText.length} characters>`, `${SECRET_KEY_BYTES} random bytes as base64 (44 characters) or hex (64 characters); generate one with: openssl rand -base64 32`);
+    }
+  } else if (databaseUrl !== undefined) {
+    parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']); // an unusable URL is the first thing to fix
+    throw ConfigError.missing('HOOK_SECRET_KEY', 'with HOOK_DATABASE_URL the relay needs a key to encrypt endpoint signing secrets at rest. ' +
+      'Generate one with `openssl rand -base64 32`, keep it with your other production secrets (losing it means replacing every endpoint secret), ' +
+      'and give the same value to every relay process on this database');
+  }
   const publicUrl = set('HOOK_PUBLIC_URL');
   const maxPayload = set('HOOK_MAX_PAYLOAD');
   const port = set('HOOK_PORT');
@@ -200,6 +228,7 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
+    secretKey,
     host: set('HOOK_HOST') ?? '127.0.0.1',
     port: port === undefined ? DEFAULT_PORT : parsePort(port),
     trustProxy: set('HOOK_TRUST_PROXY') === undefined ? false : parseTrustProxy(set('HOOK_TRUST_PROXY')!),

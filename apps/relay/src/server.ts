@@ -5,12 +5,13 @@
  * order on SIGINT/SIGTERM (stop taking requests, commit what was accepted, close the
  * database).
  */
-import { createOrm, migrateToLatest, startEmbeddedPostgres, type EmbeddedPostgres, type Orm } from '@hook/db';
+import { createOrm, migrateToLatest, prepareSigningSecrets, startEmbeddedPostgres, type EmbeddedPostgres, type Orm } from '@hook/db';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, leaseMsFor } from './app.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { relayLoggerOptions } from './logging.ts';
+import { loadOrCreateSecretKey } from './secret-key-file.ts';
 
 function fail(message: string, exitCode = 1): never {
   process.stderr.write(`hook relay: ${message}\n`);
@@ -60,13 +61,23 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 try {
   let databaseUrl = config.databaseUrl;
+  // loadConfig has refused an external database without HOOK_SECRET_KEY; the embedded one keeps its key in the data dir.
+  let secretKey = config.secretKey;
   if (!databaseUrl) {
+    if (!secretKey) {
+      const keyFile = await loadOrCreateSecretKey(config.dataDir);
+      if (keyFile.created) process.stderr.write(`hook relay: generated the key that encrypts signing secrets in ${keyFile.path} (back it up with the data dir)\n`);
+      secretKey = keyFile.key;
+    }
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (line) => process.stderr.write(`hook relay: ${line}\n`) });
     databaseUrl = embedded.url;
   }
-  orm = await createOrm({ databaseUrl });
+  orm = await createOrm({ databaseUrl, secretKey });
   const applied = await migrateToLatest(orm);
   if (applied.length > 0) process.stderr.write(`hook relay: applied migrations ${applied.join(', ')}\n`);
+  // Refuses a key that cannot open the stored secrets, and encrypts any stored before encryption.
+  const sealed = await prepareSigningSecrets(orm);
+  if (sealed > 0) process.stderr.write(`hook relay: encrypted the signing secrets of ${sealed} endpoints stored in plaintext\n`);
   app = await buildApp({ config, orm, databaseUrl, logger: relayLoggerOptions(config.logLevel, process.stderr) });
   if (config.role !== 'api') {
     worker = new DeliveryWorker({

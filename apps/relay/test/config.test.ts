@@ -1,11 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
+const SECRET_KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
+const SECRET_KEY_BASE64 = SECRET_KEY.toString('base64');
+const SECRET_KEY_HEX = SECRET_KEY.toString('hex');
+
 describe('loadConfig', () => {
+  it('reads HOOK_SECRET_KEY as base64 or hex and requires it with an external database', () => {
+    expect(loadConfig({ HOOK_SECRET_KEY: SECRET_KEY_BASE64 }).secretKey).toEqual(SECRET_KEY);
+    expect(loadConfig({ HOOK_SECRET_KEY: SECRET_KEY_HEX }).secretKey).toEqual(SECRET_KEY);
+    expect(loadConfig({}).secretKey).toBeUndefined(); // the embedded default keeps its key in the data dir
+    expect(() => loadConfig({ HOOK_DATABASE_URL: 'postgres://db/hook' })).toThrow(ConfigError);
+    expect(() => loadConfig({ HOOK_DATABASE_URL: 'postgres://db/hook' })).toThrow(/^HOOK_SECRET_KEY is not set: .*openssl rand -base64 32/);
+    // 16 bytes is not a 256-bit key; the message never repeats the value.
+    const short = Buffer.alloc(16, 1).toString('base64');
+    expect(() => loadConfig({ HOOK_SECRET_KEY: short })).toThrow(/^HOOK_SECRET_KEY=.*openssl rand -base64 32/);
+    expect(() => loadConfig({ HOOK_SECRET_KEY: short })).not.toThrow(short);
+  });
+
   it('has defaults for everything', () => {
     expect(loadConfig({})).toEqual({
       databaseUrl: undefined,
       dataDir: '.hook',
+      secretKey: undefined,
       host: '127.0.0.1',
       port: 8080,
       trustProxy: false,
@@ -27,8 +44,8 @@ describe('loadConfig', () => {
   });
 
   it('allows private destinations by default only with the embedded database', () => {
-    expect(loadConfig({ HOOK_DATABASE_URL: 'postgres://db/hook' }).allowPrivateDestinations).toBe(false);
-    expect(loadConfig({ HOOK_DATABASE_URL: 'postgres://db/hook', HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' }).allowPrivateDestinations).toBe(true);
+    expect(loadConfig({ HOOK_DATABASE_URL: 'postgres://db/hook', HOOK_SECRET_KEY: SECRET_KEY_HEX }).allowPrivateDestinations).toBe(false);
+    expect(loadConfig({ HOOK_DATABASE_URL: 'postgres://db/hook', HOOK_SECRET_KEY: SECRET_KEY_HEX, HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' }).allowPrivateDestinations).toBe(true);
     expect(loadConfig({ HOOK_ALLOW_PRIVATE_DESTINATIONS: 'false' }).allowPrivateDestinations).toBe(false);
   });
 
@@ -36,6 +53,7 @@ describe('loadConfig', () => {
     expect(
       loadConfig({
         HOOK_DATABASE_URL: 'postgres://u@db:5432/hook',
+        HOOK_SECRET_KEY: SECRET_KEY_BASE64,
         HOOK_DATA_DIR: '/var/lib/hook',
         HOOK_HOST: '0.0.0.0',
         HOOK_PORT: '0',
@@ -58,6 +76,7 @@ describe('loadConfig', () => {
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
       dataDir: '/var/lib/hook',
+      secretKey: SECRET_KEY,
       host: '0.0.0.0',
       port: 0,
       trustProxy: ['10.0.0.0/8', '127.0.0.1'],
@@ -103,6 +122,7 @@ describe('loadConfig', () => {
       HOOK_RETENTION_INTERVAL: '1',
       HOOK_TRANSFORM_TIMEOUT: '100',
       HOOK_TRANSFORM_MEMORY: '1kb',
+      HOOK_SECRET_KEY: 'c2hvcnQ=',
     };
     for (const [variable, value] of Object.entries(cases)) {
       expect(() => loadConfig({ [variable]: value }), variable).toThrow(ConfigError);

@@ -138,6 +138,19 @@ describe('endpoints', () => {
     expect(again.body).toEqual(rotated.body);
   });
 
+  it('stores signing secrets encrypted (HOOK_SECRET_KEY), never as the whsec_ value the API shows', async () => {
+    const endpoint = await createEndpoint(relay.baseUrl, key);
+    const rotated = await api(relay.baseUrl, 'POST', `/v1/endpoints/${endpoint.id}/rotate-secret`, { key });
+    const [row] = await relay.orm.em.fork().getConnection().execute('select secret, previous_secret from endpoint where id = ?', [endpoint.id]);
+    expect(row.secret).toMatch(/^enc:v1:[0-9a-f]{8}:/);
+    expect(row.previous_secret).toMatch(/^enc:v1:[0-9a-f]{8}:/);
+    for (const shown of [rotated.body.secret, rotated.body.previous_secret]) {
+      expect(JSON.stringify(row)).not.toContain(shown.slice('whsec_'.length));
+    }
+    const plaintext = await relay.orm.em.fork().getConnection().execute(`select id from endpoint where secret like 'whsec_%' or previous_secret like 'whsec_%'`);
+    expect(plaintext).toEqual([]);
+  });
+
   it('rejects bad ids and unknown fields on patch', async () => {
     const badId = expectProblem(await api(relay.baseUrl, 'GET', '/v1/endpoints/123', { key }), 400, 'validation_failed');
     expect(badId.errors[0]).toEqual({ field: 'params.id', message: expect.stringMatching(/^must be an id like ep_/) });

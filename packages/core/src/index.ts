@@ -1,5 +1,6 @@
 export * from './ids.ts';
 export * from './secrets.ts';
+export * from './secret-box.ts';
 export * from './signing.ts';
 export * from './errors.ts';
 export * from './events.ts';

@@ -1,6 +1,9 @@
 export * from './entities/index.ts';
 export { createOrm, migrateToLatest, MIGRATIONS_TABLE, ormConfig, type CreateOrmOptions, type Orm } from './orm.ts';
 export { pendingMigrations, QUEUE_STATUS_SQL, readQueueStatus, type QueueStatus } from './operations-sql.ts';
+export {
+  openSigningSecret, openSigningSecrets, prepareSigningSecrets, SEAL_BATCH_SIZE, sealSigningSecret, signingSecretBox, type SecretBoxOwner,
+} from './signing-secrets.ts';
 export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
 export { EventWriter, type EventWriterOptions, type InsertOutcome, type NewEvent } from './event-writer.ts';
 export { readAccountUsage, type AccountUsage } from './usage-sql.ts';

@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { generateSigningSecret, newId, newIngestId, type EndpointStatus, type NotificationData, type NotificationType } from '@hook/core';
 import type { Orm } from './orm.ts';
 import { DUE_CHANNEL } from './queue-sql.ts';
+import { openSigningSecret, sealSigningSecret } from './signing-secrets.ts';
 
 export interface NotificationInput<T extends NotificationType = NotificationType> {
   accountId: string;
@@ -50,9 +51,9 @@ interface EndpointRow {
   updated_at: string | Date;
 }
 
-function toEndpointRow(row: EndpointRow): NotificationEndpointRow {
+function toEndpointRow(em: EntityManager, row: EndpointRow): NotificationEndpointRow {
   // Timestamps arrive as text through the ORM's driver settings.
-  return { id: row.id, destinationUrl: row.destination_url, secret: row.secret, status: row.status, createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at) };
+  return { id: row.id, destinationUrl: row.destination_url, secret: openSigningSecret(em, row.secret), status: row.status, createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at) };
 }
 
 /**
@@ -68,8 +69,8 @@ export async function setNotificationUrl(em: EntityManager, accountId: string, u
     on conflict (account_id) where kind = 'notifications' and deleted_at is null
     do update set destination_url = excluded.destination_url, status = 'active', updated_at = now()
     returning id, destination_url, secret, status, created_at, updated_at`,
-  [newId('endpoint'), accountId, newIngestId(), url, generateSigningSecret()]);
-  return toEndpointRow(rows[0]!);
+  [newId('endpoint'), accountId, newIngestId(), url, sealSigningSecret(em, generateSigningSecret())]);
+  return toEndpointRow(em, rows[0]!);
 }
 
 /** The account's live notifications endpoint, or null. */
@@ -77,7 +78,7 @@ export async function findNotificationEndpoint(em: EntityManager, accountId: str
   const rows = await em.execute<EndpointRow[]>(`
     select id, destination_url, secret, status, created_at, updated_at from endpoint
     where account_id = ? and kind = 'notifications' and deleted_at is null`, [accountId]);
-  return rows[0] ? toEndpointRow(rows[0]) : null;
+  return rows[0] ? toEndpointRow(em, rows[0]) : null;
 }
 
 /** Stops notifications: deletes (softly) the live notifications endpoint. False when there was none. */

@@ -2,6 +2,7 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from './entities/index.ts';
 import { MIGRATIONS } from './migrations/index.ts';
+import { attachSecretBox } from './signing-secrets.ts';
 
 export interface CreateOrmOptions {
   /** A PostgreSQL connection URL, e.g. `postgres://postgres@127.0.0.1:5432/hook`. */
@@ -11,6 +12,12 @@ export interface CreateOrmOptions {
   /** Log every SQL statement through `logger`. */
   debug?: boolean;
   logger?: (message: string) => void;
+  /**
+   * HOOK_SECRET_KEY's 32 bytes: endpoint signing secrets are stored encrypted under it
+   * (signing-secrets.ts). Without it, secrets stored in plaintext are still read, but
+   * none can be stored or decrypted.
+   */
+  secretKey?: Buffer;
 }
 
 export type Orm = MikroORM;
@@ -51,7 +58,9 @@ export function ormConfig(options: CreateOrmOptions): Options {
  * is no module-level instance.
  */
 export async function createOrm(options: CreateOrmOptions): Promise<Orm> {
-  return MikroORM.init(ormConfig(options));
+  const orm = await MikroORM.init(ormConfig(options));
+  if (options.secretKey) attachSecretBox(orm, options.secretKey);
+  return orm;
 }
 
 /** Applies every pending migration, each in its own transaction. Returns the names applied. */

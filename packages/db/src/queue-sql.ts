@@ -7,6 +7,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { PLAN_LIMITS, PLANS, randomToken, USAGE_THRESHOLDS, usageMonth, type AttemptTrigger, type EndpointFilter, type EventStatus, type Plan } from '@hook/core';
 import type { Orm } from './orm.ts';
+import { openSigningSecrets } from './signing-secrets.ts';
 
 /** The channel that tells idle workers an event may be due. */
 export const DUE_CHANNEL = 'hook_events_due';
@@ -137,7 +138,7 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[]): Promi
         trigger: 'auto',
         leaseId: event.lease.id,
         destinationUrl: row.destination_url!,
-        secrets: row.previous_secret ? [row.secret!, row.previous_secret] : [row.secret!],
+        secrets: openSigningSecrets(orm, row.secret!, row.previous_secret),
         type: event.type,
         method: event.method,
         path: event.path,
@@ -321,7 +322,7 @@ const CLAIMED_COLUMNS = `e.id, e.account_id, e.endpoint_id, e.headers, e.body, e
   case when p.previous_secret_expires_at > now() then p.previous_secret end as previous_secret,
   e.type, e.method, e.path, e.query, e.content_type, p.name as endpoint_name, p.transformation_code, p.filter`;
 
-function toClaimed(row: ClaimedRow): ClaimedDelivery {
+function toClaimed(orm: Orm, row: ClaimedRow): ClaimedDelivery {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -334,7 +335,7 @@ function toClaimed(row: ClaimedRow): ClaimedDelivery {
     trigger: row.next_trigger,
     leaseId: row.lease_id,
     destinationUrl: row.destination_url,
-    secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
+    secrets: openSigningSecrets(orm, row.secret, row.previous_secret),
     type: row.type,
     method: row.method,
     path: row.path,
@@ -408,7 +409,7 @@ export async function claimDueEvents(orm: Orm, options: ClaimOptions): Promise<C
     where e.id = due.id and p.id = e.endpoint_id
     returning ${CLAIMED_COLUMNS}`,
     [options.limit, options.leaseMs, options.perEndpointLimit, randomToken(9)]);
-  return rows.map(toClaimed);
+  return rows.map((row) => toClaimed(orm, row));
 }
 
 export type ReplayClaim = { kind: 'claimed'; delivery: ClaimedDelivery } | { kind: 'not_found' } | { kind: 'not_url' } | { kind: 'in_flight' };
@@ -442,7 +443,7 @@ export async function claimEventForReplay(orm: Orm, eventId: string, accountId: 
     [eventId, accountId, leaseMs, randomToken(9)]);
   const row = rows[0];
   if (!row) return { kind: 'not_found' };
-  if (row.claimed) return { kind: 'claimed', delivery: toClaimed(row) };
+  if (row.claimed) return { kind: 'claimed', delivery: toClaimed(orm, row) };
   return row.destination_url ? { kind: 'in_flight' } : { kind: 'not_url' };
 }
 

@@ -2,7 +2,7 @@ import type { WebSocket } from 'ws';
 import {
   ENDPOINT_GONE, firstIdAt, HookError, idTimeMs, newId, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, stateAfterAttempt, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION, type ResultMessage,
 } from '@hook/core';
-import { Endpoint, listenBacklog, recordFiltered, type ListenAttemptRecorder, type ListenEvent, type Orm } from '@hook/db';
+import { Endpoint, listenBacklog, openSigningSecrets, recordFiltered, type ListenAttemptRecorder, type ListenEvent, type Orm } from '@hook/db';
 import type { EndpointFilter } from '@hook/core';
 import { deliveryHeaders } from '../delivery/attempt.ts';
 import { prepareDelivery, type PreparedDelivery } from '../delivery/prepare.ts';
@@ -145,7 +145,7 @@ export class ListenSession {
       return false;
     }
     const previousValid = endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt.getTime() > Date.now();
-    this.#secrets = previousValid ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
+    this.#secrets = openSigningSecrets(this.#options.orm, endpoint.secret, previousValid ? endpoint.previousSecret! : null);
     this.#transformationCode = endpoint.transformationCode ?? null;
     this.#filter = (endpoint.filter ?? null) as EndpointFilter | null;
     return true;

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import { LockMode } from '@mikro-orm/core';
 import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS, validateFilter, VALIDATION_FAILED, type FieldError } from '@hook/core';
-import { Account, Endpoint, notifyDue, scheduleUndelivered } from '@hook/db';
+import { Account, Endpoint, notifyDue, openSigningSecret, scheduleUndelivered, sealSigningSecret, type SecretBoxOwner } from '@hook/db';
 import { assertPublicDestination } from '../../delivery/destinations.ts';
 import {
   Destination, EndpointSchema, EndpointStatus, errorResponses, FilterInput, IdParams, Page, PageQuery, ResourceName, SecretSchema, TRANSFORMATION_CODE_MAX_BYTES, TransformationInput,
@@ -19,12 +19,12 @@ const EndpointParams = IdParams('endpoint', 'Endpoint id');
 
 type SecretRow = { secret: string; previousSecret?: string | null; previousSecretExpiresAt?: Date | null };
 
-/** The secrets that sign deliveries now: the rotated-out one only until its grace period ends. */
-function presentSecret(endpoint: SecretRow, now: Date) {
+/** The secrets that sign deliveries now, decrypted: the rotated-out one only until its grace period ends. */
+function presentSecret(em: SecretBoxOwner, endpoint: SecretRow, now: Date) {
   const previousLive = Boolean(endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now);
   return {
-    secret: endpoint.secret,
-    previous_secret: previousLive ? endpoint.previousSecret! : null,
+    secret: openSigningSecret(em, endpoint.secret),
+    previous_secret: previousLive ? openSigningSecret(em, endpoint.previousSecret!) : null,
     previous_secret_expires_at: previousLive ? endpoint.previousSecretExpiresAt!.toISOString() : null,
   };
 }
@@ -90,7 +90,7 @@ export async function endpointRoutes(
         throw new HookError(PLAN_LIMIT_REACHED, [`The ${account.plan} plan allows ${allowance} endpoints and this account has ${allowance}; delete one (DELETE /v1/endpoints/{id}) or upgrade`]);
       }
       return em.create(Endpoint, {
-        ...newEndpointColumns({ accountId: request.accountId, name: request.body.name, destination: request.body.destination ?? { type: 'cli' } }, now),
+        ...newEndpointColumns({ accountId: request.accountId, name: request.body.name, destination: request.body.destination ?? { type: 'cli' } }, now, request.em),
         transformationCode: request.body.transformation?.code ?? null,
         filter: (request.body.filter ?? null) as Record<string, unknown> | null,
       });
@@ -176,7 +176,7 @@ export async function endpointRoutes(
 
   api.get('/v1/endpoints/:id/secret', {
     schema: { tags: ['endpoints'], summary: 'The signing secret(s) of an endpoint', security, params: EndpointParams, response: { 200: SecretSchema, ...errorResponses } },
-  }, async (request) => presentSecret(await findEndpoint(request, request.params.id), new Date()));
+  }, async (request) => presentSecret(request.em, await findEndpoint(request, request.params.id), new Date()));
 
   api.post('/v1/endpoints/:id/rotate-secret', {
     schema: {
@@ -190,11 +190,11 @@ export async function endpointRoutes(
   }, async (request) => {
     const endpoint = await findEndpoint(request, request.params.id);
     const now = new Date();
-    endpoint.previousSecret = endpoint.secret;
+    endpoint.previousSecret = endpoint.secret; // stays sealed as it was
     endpoint.previousSecretExpiresAt = new Date(now.getTime() + SECRET_ROTATION_GRACE_MS);
-    endpoint.secret = generateSigningSecret();
+    endpoint.secret = sealSigningSecret(request.em, generateSigningSecret());
     endpoint.updatedAt = now;
     await request.em.flush();
-    return presentSecret(endpoint, now);
+    return presentSecret(request.em, endpoint, now);
   });
 }

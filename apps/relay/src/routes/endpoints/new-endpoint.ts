@@ -1,4 +1,5 @@
 import { generateSigningSecret, newId, newIngestId } from '@hook/core';
+import { sealSigningSecret, type SecretBoxOwner } from '@hook/db';
 
 /** Where a new endpoint's events go, as the API takes it. */
 export type DestinationInput = { type: 'url'; url?: string } | { type: 'cli'; url?: string } | { type: string; url?: string };
@@ -7,8 +8,8 @@ export function destinationColumns(destination: DestinationInput): { destination
   return destination.type === 'url' ? { destinationType: 'url', destinationUrl: destination.url! } : { destinationType: 'cli', destinationUrl: null };
 }
 
-/** The columns of a new, active endpoint: a fresh ingest id and signing secret, no rotation yet. */
-export function newEndpointColumns(fields: { id?: string; accountId: string; name: string; destination: DestinationInput }, now: Date) {
+/** The columns of a new, active endpoint: a fresh ingest id and signing secret (sealed with `em`'s key), no rotation yet. */
+export function newEndpointColumns(fields: { id?: string; accountId: string; name: string; destination: DestinationInput }, now: Date, em: SecretBoxOwner) {
   return {
     id: fields.id ?? newId('endpoint'),
     accountId: fields.accountId,
@@ -16,7 +17,7 @@ export function newEndpointColumns(fields: { id?: string; accountId: string; nam
     ingestId: newIngestId(),
     status: 'active' as const,
     ...destinationColumns(fields.destination),
-    secret: generateSigningSecret(),
+    secret: sealSigningSecret(em, generateSigningSecret()),
     previousSecret: null,
     previousSecretExpiresAt: null,
     createdAt: now,

@@ -155,7 +155,7 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
     await request.em.transactional(async (em) => {
       const { account } = createAccount(em, { email: null, now });
       session.accountId = account.id;
-      em.create(Endpoint, newEndpointColumns({ id: session.endpointId, accountId: session.accountId, name: 'playground', destination: { type: 'cli' } }, now));
+      em.create(Endpoint, newEndpointColumns({ id: session.endpointId, accountId: session.accountId, name: 'playground', destination: { type: 'cli' } }, now, em));
       await em.flush();
       await insertPlaygroundSession(em, { ...session, tokenHash: hashPlaygroundToken(token), expiresAt: session.expiresAt! });
     });
