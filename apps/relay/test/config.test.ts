@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       retentionIntervalMs: 3_600_000,
       transformTimeoutMs: 100,
       transformMemoryBytes: 16 * 1024 * 1024,
+      metrics: true,
     });
   });
 
@@ -72,6 +73,7 @@ describe('loadConfig', () => {
         HOOK_RETENTION_INTERVAL: '30m',
         HOOK_TRANSFORM_TIMEOUT: '250ms',
         HOOK_TRANSFORM_MEMORY: '32mb',
+        HOOK_METRICS: 'OFF',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -94,6 +96,7 @@ describe('loadConfig', () => {
       retentionIntervalMs: 1_800_000,
       transformTimeoutMs: 250,
       transformMemoryBytes: 32 * 1024 * 1024,
+      metrics: false,
     });
     expect(loadConfig({ HOOK_API_RATE_LIMIT: '0' }).apiRateLimit).toBe(0);
     expect(loadConfig({ HOOK_API_RATE_LIMIT: 'Plan' }).apiRateLimit).toBe('plan');
@@ -122,6 +125,7 @@ describe('loadConfig', () => {
       HOOK_RETENTION_INTERVAL: '1',
       HOOK_TRANSFORM_TIMEOUT: '100',
       HOOK_TRANSFORM_MEMORY: '1kb',
+      HOOK_METRICS: 'false',
       HOOK_SECRET_KEY: 'c2hvcnQ=',
     };
     for (const [variable, value] of Object.entries(cases)) {
