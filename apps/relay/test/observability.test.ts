@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { MIGRATIONS_TABLE, QUEUE_STATUS_SQL } from '@hook/db';
+import { maskSecrets } from '../src/logging.ts';
 import { setDatabaseReachable } from '../../../test/support/database.ts';
 import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
 import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
@@ -171,5 +172,14 @@ describe('/metrics', () => {
     } finally {
       await quiet.close();
     }
+  });
+});
+
+describe('the log filter', () => {
+  it('masks keys, secrets, tokens and credentials in any line, keeping what kind they were', () => {
+    const line = '{"msg":"insert into api_key values (\'hk_AbC123dEf456gHi789\')","secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+x/y=","t":"pgt_x-Y_z0123456789","h":"Bearer hk_zzzzzzzz","b":"Basic dXNlcjpwYXNz"}';
+    const masked = maskSecrets(line);
+    expect(masked).toBe('{"msg":"insert into api_key values (\'hk_[redacted]\')","secret":"whsec_[redacted]","t":"pgt_[redacted]","h":"Bearer [redacted]","b":"Basic [redacted]"}');
+    expect(maskSecrets('{"msg":"request answered","route":"/v1/endpoints/:id"}')).toBe('{"msg":"request answered","route":"/v1/endpoints/:id"}');
   });
 });
