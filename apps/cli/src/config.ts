@@ -58,6 +58,12 @@ export class ConfigStore {
     if (!file || typeof file !== 'object' || Array.isArray(file) || (file.profiles !== undefined && (typeof file.profiles !== 'object' || file.profiles === null))) {
       throw new UserError(CONFIG_INVALID, `${this.path} does not hold a Hook config ({"profiles": {…}})`, `Fix ${this.path} by hand or delete it, then log in again.`);
     }
+    for (const [name, profile] of Object.entries(file.profiles ?? {})) {
+      const fields = profile as Record<string, unknown> | null;
+      if (!fields || typeof fields !== 'object' || Array.isArray(fields) || ['api_url', 'api_key'].some((field) => fields[field] !== undefined && typeof fields[field] !== 'string')) {
+        throw new UserError(CONFIG_INVALID, `Profile '${name}' in ${this.path} is not {"api_url": "…", "api_key": "…"} with text values`, `Fix ${this.path} by hand or delete it, then log in again.`);
+      }
+    }
     return { ...file, profiles: { ...file.profiles } };
   }
 

@@ -27,6 +27,7 @@ export function allCliErrors(): CliErrorDefinition[] {
 
 export const USAGE_ERROR = defineCliError('usage_error', 'Invalid command line', 'Run the command with --help to see its arguments and options.');
 export const INVALID_API_URL = defineCliError('invalid_api_url', 'Invalid API URL', 'Pass the relay base URL with http:// or https://, e.g. --api-url http://127.0.0.1:8080.');
+export const MALFORMED_API_KEY = defineCliError('malformed_api_key', 'Malformed API key', 'Set the key again exactly as `hook signup` or POST /v1/api-keys printed it (hk_…), without line breaks or spaces.');
 export const RELAY_UNREACHABLE = defineCliError(
   'relay_unreachable', 'Relay unreachable',
   'Check that the relay is running (npm start) and that --api-url, HOOK_API_URL or the profile points at it.',

@@ -5,7 +5,7 @@
  */
 import { DEFAULT_PROFILE, PROFILE_NAME_PATTERN, type ConfigStore } from './config.ts';
 import type { CliEnvironment } from './environment.ts';
-import { INVALID_API_URL, UsageError, UserError } from './errors.ts';
+import { INVALID_API_URL, MALFORMED_API_KEY, UsageError, UserError } from './errors.ts';
 
 /** The relay `npm start` runs. */
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
@@ -42,6 +42,15 @@ export function checkApiUrl(url: string, source: SettingSource, profile: string)
   throw new UserError(INVALID_API_URL, detail);
 }
 
+/** Keys travel in an Authorization header, which cannot carry a line break, NUL or other control character (a paste gone wrong). */
+export function checkApiKey(key: string | undefined, source: SettingSource | undefined, profile: string): string | undefined {
+  if (key === undefined || !/[^\x21-\x7e]/.test(key)) return key;
+  const from = source === 'profile' ? `profile '${profile}'` : source === 'flag' ? '--api-key' : 'HOOK_API_KEY';
+  const detail = `The API key from ${from} contains a space, line break, NUL or other character an HTTP header cannot carry`;
+  if (source === 'flag') throw new UsageError(detail, MALFORMED_API_KEY.fix);
+  throw new UserError(MALFORMED_API_KEY, detail);
+}
+
 export function checkProfileName(name: string): string {
   if (!PROFILE_NAME_PATTERN.test(name)) {
     throw new UsageError(`'${name}' is not a valid profile name`, 'Use letters, digits, dots, dashes and underscores (at most 64), starting with a letter or digit.');
@@ -62,5 +71,5 @@ export function resolveSettings(flags: GlobalFlags, env: CliEnvironment, store: 
       : env.apiKey !== undefined ? [env.apiKey, 'env']
         : profile.api_key !== undefined ? [profile.api_key, 'profile']
           : [undefined, undefined];
-  return { profile: profileName, apiUrl: checkApiUrl(apiUrl, apiUrlSource, profileName), apiUrlSource, apiKey, apiKeySource };
+  return { profile: profileName, apiUrl: checkApiUrl(apiUrl, apiUrlSource, profileName), apiUrlSource, apiKey: checkApiKey(apiKey, apiKeySource, profileName), apiKeySource };
 }
