@@ -2,7 +2,8 @@
  * Scale-out (issue 8, item 6): three relay processes on one PostgreSQL — one `api`, two
  * `all` — take events round-robin. A tail on the `api` process sees every event, each
  * once, whichever process stored it, and the attempts the other processes made; the
- * receiver gets each event once per attempt while every process is healthy.
+ * receiver gets each event once per attempt while every process is healthy. An event too
+ * large for one NOTIFY reaches the tail too.
  */
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -31,7 +32,7 @@ afterAll(async () => {
 
 interface TailMessage {
   type: string;
-  event?: { id: string; endpoint_id: string };
+  event?: { id: string; endpoint_id: string; query: string };
   event_id?: string;
   attempt?: { n: number; trigger: string };
 }
@@ -107,5 +108,12 @@ describe('several relay processes on one database', () => {
     expect(receiver.requests).toHaveLength(EVENT_COUNT);
     expect([...perAttempt.values()].every((count) => count === 1)).toBe(true);
     expect(new Set(receiver.requests.map((request) => request.headers['webhook-id']))).toEqual(ids);
+
+    // An event whose summary is too large for one NOTIFY (a 9,000-character query) still reaches the tail, whole.
+    const query = `q=${'x'.repeat(9000)}`;
+    const large = (await (await fetch(`${relays[1]!.baseUrl}${ingestPath}?${query}`, { method: 'POST', body: 'large' })).json()) as { id: string };
+    await until(() => received().includes(large.id), 10_000, () => 'the large event never reached the tail');
+    const shown = messages.find((message) => message.type === 'event.received' && message.event!.id === large.id);
+    expect(shown!.event!.query).toContain(query);
   });
 });
