@@ -484,3 +484,27 @@ test('every operation in /openapi.json answers hostile input with a documented 2
   for (const [name, count] of counts) console.log(`  ${String(count).padStart(4)}  ${name.padEnd(44)} statuses ${JSON.stringify(Object.fromEntries(statuses.get(name) ?? []))}`);
   expect(failures, failures.join('\n\n')).toEqual([]);
 });
+
+test('what the fuzzer found stays fixed: NUL in stored text is 400, oversized headers are problem+json 431', async () => {
+  const { key } = await signUp(relay.baseUrl);
+  const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'nul' });
+  const nulCases: Array<[string, string, unknown]> = [
+    ['GET', '/v1/ingest/a%00b', undefined],
+    ['POST', '/v1/ingest/a%00b', undefined],
+    ['GET', '/v1/events?type=a%00b', undefined],
+    ['POST', '/v1/endpoints', { name: 'a\u0000b' }],
+    ['PATCH', `/v1/endpoints/${endpoint.id}`, { name: 'a\u0000b' }],
+    ['POST', '/v1/api-keys', { name: 'a\u0000b' }],
+  ];
+  for (const [method, path, json] of nulCases) {
+    const response = await api(relay.baseUrl, method, path, { key, json });
+    expect([400, 404], `${method} ${path}: ${JSON.stringify(response.body)}`).toContain(response.status);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  }
+  const oversized = await send({ method: 'GET', path: '/v1/account', headers: { authorization: `Bearer ${key}`, 'x-padding': 'p'.repeat(20_000) }, describe: '' });
+  expect(oversized.status).toBe(431);
+  expect(oversized.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(JSON.parse(oversized.body.toString())).toMatchObject({ status: 431, code: 'headers_too_large', fix: expect.any(String), request_id: expect.stringMatching(/^req_/) });
+  // The relay still answers on a new connection.
+  expect((await api(relay.baseUrl, 'GET', '/v1/account', { key })).status).toBe(200);
+});
