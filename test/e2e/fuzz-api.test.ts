@@ -508,3 +508,35 @@ test('what the fuzzer found stays fixed: NUL in stored text is 400, oversized he
   // The relay still answers on a new connection.
   expect((await api(relay.baseUrl, 'GET', '/v1/account', { key })).status).toBe(200);
 });
+
+test('ingest URLs take any method, body and headers: 200 or a structured 4xx', { timeout: 120_000 }, async () => {
+  const { key } = await signUp(relay.baseUrl, { plan: 'enterprise' });
+  const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'any method' });
+  const ingestPath = new URL(endpoint.url).pathname;
+  const methods = fc.oneof(
+    fc.constantFrom('POST', 'PUT', 'PATCH', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'MKCOL', 'PURGE', 'LINK', 'UNLINK', 'SEARCH', 'REPORT', 'M-SEARCH', 'NOTIFY', 'SUBSCRIBE', 'LOCK', 'COPY', 'MOVE', 'QUERY'),
+    fc.stringMatching(/^[A-Z]{1,12}$/),
+  );
+  const headerName = fc.stringMatching(/^[a-z][a-z0-9-]{0,30}$/).filter((name) => !['content-length', 'transfer-encoding', 'host', 'connection', 'expect', 'upgrade', 'content-encoding'].includes(name));
+  const headers = fc.dictionary(headerName, fc.string({ unit: 'binary-ascii', maxLength: 200 }).map((text) => text.replace(/[^\x20-\x7e]/g, '')), { maxKeys: 30 });
+  const body = fc.oneof(fc.constant(undefined), fc.uint8Array({ maxLength: 2000 }).map((bytes) => Buffer.from(bytes)), fc.jsonValue().map((value) => Buffer.from(JSON.stringify(value))), fc.constant(Buffer.alloc(1024 * 1024 + 1, 0x61)));
+  const statuses = new Map<number, number>();
+  let runs = 0;
+  await fc.assert(
+    fc.asyncProperty(methods, headers, body, fc.constantFrom('', '/nested/path', '/%00', '?a=1&a=2', '/x?%zz'), async (method, extra, bytes, suffix) => {
+      runs += 1;
+      const requestHeaders: Record<string, string> = { ...extra };
+      if (bytes) requestHeaders['content-length'] = String(bytes.length);
+      const request: FuzzRequest = { method, path: ingestPath + suffix, headers: requestHeaders, body: bytes, describe: `${method} ${suffix} ${JSON.stringify(extra).slice(0, 200)} ${bytes?.length ?? 0} bytes` };
+      const response = await send(request);
+      statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+      expect(response.status === 200 || (response.status >= 400 && response.status < 500), `${request.describe} → ${response.status} ${response.body.subarray(0, 300)}`).toBe(true);
+      if (response.status >= 400 && method !== 'HEAD') {
+        expect(response.headers['content-type'], request.describe).toMatch(/^application\/problem\+json/);
+        expect(JSON.parse(response.body.toString())).toMatchObject({ code: expect.any(String), fix: expect.any(String), request_id: expect.any(String) });
+      }
+    }),
+    { numRuns: FUZZ_RUNS * 2 },
+  );
+  console.log(`fuzz-api ingest: ${runs} requests with random methods, headers and bodies; statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+});
