@@ -141,9 +141,9 @@ describe('endpoints', () => {
   it('stores signing secrets encrypted (HOOK_SECRET_KEY), never as the whsec_ value the API shows', async () => {
     const endpoint = await createEndpoint(relay.baseUrl, key);
     const rotated = await api(relay.baseUrl, 'POST', `/v1/endpoints/${endpoint.id}/rotate-secret`, { key });
-    const [row] = await relay.orm.em.fork().getConnection().execute('select secret, previous_secret from endpoint where id = ?', [endpoint.id]);
-    expect(row.secret).toMatch(/^enc:v1:[0-9a-f]{8}:/);
-    expect(row.previous_secret).toMatch(/^enc:v1:[0-9a-f]{8}:/);
+    const [row] = await relay.orm.em.fork().getConnection().execute<{ secret: string; previous_secret: string }[]>('select secret, previous_secret from endpoint where id = ?', [endpoint.id]);
+    expect(row!.secret).toMatch(/^enc:v1:[0-9a-f]{8}:/);
+    expect(row!.previous_secret).toMatch(/^enc:v1:[0-9a-f]{8}:/);
     for (const shown of [rotated.body.secret, rotated.body.previous_secret]) {
       expect(JSON.stringify(row)).not.toContain(shown.slice('whsec_'.length));
     }

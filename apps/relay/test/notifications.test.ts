@@ -93,7 +93,7 @@ describe('account notifications', () => {
     expect(changed.body).toMatchObject({ url: 'https://example.com/b', secret: set.body.secret, created_at: set.body.created_at });
     expect((await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key })).body).toEqual(changed.body);
     // The hidden endpoint's secret is stored encrypted like any other.
-    const stored = await relay.orm.em.fork().getConnection().execute(`select secret from endpoint where kind = 'notifications' and destination_url = 'https://example.com/b'`);
+    const stored = await relay.orm.em.fork().getConnection().execute<{ secret: string }[]>(`select secret from endpoint where kind = 'notifications' and destination_url = 'https://example.com/b'`);
     expect(stored.map((row: { secret: string }) => row.secret)).toEqual([expect.stringMatching(/^enc:v1:[0-9a-f]{8}:/)]);
     expectProblem(await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: 'ftp://example.com' } }), 400, 'validation_failed');
     expect((await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key })).status).toBe(204);
