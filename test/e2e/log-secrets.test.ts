@@ -14,6 +14,7 @@ import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from '../support/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { startRelayProcess } from '../support/relay-process.ts';
+import { TEST_SECRET_KEY } from '../support/secret-key.ts';
 
 let child: ChildProcess | undefined;
 let database: TestDatabase | undefined;
@@ -51,6 +52,7 @@ describe('the relay log', () => {
       secrets.push(secret);
       return secret;
     };
+    keep(TEST_SECRET_KEY); // the HOOK_SECRET_KEY startRelayProcess gives the process
 
     const signup = await json(fetch(`${base}/v1/accounts`, { method: 'POST' }), 201);
     const key = keep(signup.api_key as string);
