@@ -5,7 +5,7 @@
  * (one JSON document with a code under --json), print nothing on stdout, and never show a
  * stack trace or "please report". Hand-picked cases plus fast-check's (FUZZ_RUNS / 5 runs).
  */
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import fc from 'fast-check';
