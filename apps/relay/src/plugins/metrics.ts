@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, RouteOptions } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { readQueueStatus, type Orm, type QueueStatus } from '@hook/db';
 import type { FinishedAttempt } from '../delivery/attempt.ts';
+import { errorResponses } from '../schemas.ts';
 
 /** Every metric name starts with this (prom-client's process metrics too). */
 export const METRICS_PREFIX = 'hook_';
@@ -165,7 +166,7 @@ export async function metricsRoutes(app: FastifyInstance, options: { metrics: Re
     schema: {
       tags: ['ops'],
       summary: 'Prometheus metrics (text exposition format); turned off with HOOK_METRICS=off',
-      response: { 200: { description: 'Prometheus text format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      response: { 200: { description: 'Prometheus text format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errorResponses },
     },
   }, async (_request, reply) => {
     const text = await registry.metrics();
