@@ -68,6 +68,33 @@ describe('DNS rebinding', () => {
   });
 });
 
+describe('private destinations in other spellings', () => {
+  let relay: TestRelay;
+  beforeAll(async () => {
+    relay = await startTestRelay({ allowPrivateDestinations: false });
+  });
+  afterAll(async () => relay.close());
+
+  it('refuses loopback, private, shared, link-local, metadata and NAT64 addresses however they are written', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    const spellings = [
+      'http://127.1/x', 'http://0177.0.0.1/x', 'http://2130706433/x', 'http://0x7f000001/x', 'http://0.0.0.0/x', 'http://localhost./x',
+      'http://evil@127.0.0.1/x', 'http://[::1]/x', 'http://[::ffff:127.0.0.1]/x', 'http://[::ffff:7f00:1]/x', 'http://100.64.0.1/x',
+      'http://172.16.5.4/x', 'http://192.168.1.1/x', 'http://169.254.169.254/latest/meta-data/', 'http://[fd00::1]/x', 'http://[fe80::1]/x',
+      'http://[64:ff9b::a9fe:a9fe]/x',
+    ];
+    for (const url of spellings) {
+      const response = await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, json: { name: 'x', destination: { type: 'url', url } } });
+      expect({ url, status: response.status, code: response.body.code }).toEqual({ url, status: 422, code: 'destination_not_allowed' });
+    }
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'public', destination: { type: 'url', url: 'https://example.com/hook' } });
+    for (const url of ['http://127.1/x', 'http://[::ffff:7f00:1]/x']) {
+      const response = await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { destination: { type: 'url', url } } });
+      expect(response.status).toBe(422);
+    }
+  });
+});
+
 describe('redirects', () => {
   let relay: TestRelay;
   let target: Receiver;

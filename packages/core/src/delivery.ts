@@ -150,7 +150,7 @@ export function isPrivateAddress(address: string): boolean {
   const lower = address.toLowerCase();
   const embedded = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
   if (embedded) return PRIVATE_RANGES.check(embedded[1]!, 'ipv4');
-  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  const mappedHex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
   if (mappedHex) {
     const high = parseInt(mappedHex[1]!, 16);
     const low = parseInt(mappedHex[2]!, 16);
