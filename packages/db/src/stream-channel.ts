@@ -10,6 +10,8 @@ export const STREAM_PAYLOAD_MAX_BYTES = 7900;
 
 /** Wait between reconnection attempts after the channel's connection fails. */
 const RECONNECT_DELAY_MS = 1000;
+/** The longest a send (or the LISTEN) may take. */
+const SEND_TIMEOUT_MS = 10_000;
 
 export interface StreamChannelOptions {
   databaseUrl: string;
@@ -40,7 +42,8 @@ export async function openStreamChannel(options: StreamChannelOptions): Promise<
   const onError = options.onError ?? (() => undefined);
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: options.databaseUrl });
+    // A send that hangs (a dropped connection not yet noticed) fails after SEND_TIMEOUT_MS rather than holding the facts behind it.
+    const next = new pg.Client({ connectionString: options.databaseUrl, keepAlive: true, query_timeout: SEND_TIMEOUT_MS });
     next.on('notification', (message) => {
       if (message.channel === STREAM_CHANNEL) options.onMessage(message.payload ?? '');
     });

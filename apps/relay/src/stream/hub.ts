@@ -37,6 +37,8 @@ export interface StreamPeers {
  */
 export class StreamHub {
   readonly #byAccount = new Map<string, Set<StreamSubscriber>>();
+  /** Accounts → how many of their sessions here want other processes' facts. */
+  readonly #wantingPeers = new Map<string, number>();
   #peers: StreamPeers | undefined;
 
   /** Shares facts with the other relay processes from now on. */
@@ -49,29 +51,42 @@ export class StreamHub {
     return this.#byAccount.has(accountId) || (this.#peers?.watch(accountId) ?? false);
   }
 
-  /** Whether a session in this process watches this account. */
+  /** Whether a session in this process wants other processes' facts for this account (a tail does; a listen session reads the database). */
   watchesHere(accountId: string): boolean {
-    return this.#byAccount.has(accountId);
+    return this.#wantingPeers.has(accountId);
   }
 
-  /** The accounts watched in this process. */
+  /** The accounts whose facts this process wants from the others. */
   watchedAccounts(): string[] {
-    return [...this.#byAccount.keys()];
+    return [...this.#wantingPeers.keys()];
   }
 
   /** Starts announcing to a subscriber; returns the function that stops it. */
   subscribe(subscriber: StreamSubscriber): () => void {
-    let subscribers = this.#byAccount.get(subscriber.accountId);
-    if (!subscribers) {
-      this.#byAccount.set(subscriber.accountId, (subscribers = new Set()));
-      this.#peers?.localWatchesChanged();
-    }
+    const { accountId } = subscriber;
+    let subscribers = this.#byAccount.get(accountId);
+    if (!subscribers) this.#byAccount.set(accountId, (subscribers = new Set()));
     subscribers.add(subscriber);
+    const wantsPeers = Boolean(subscriber.onEventSummary ?? subscriber.onAttempt);
+    if (wantsPeers) {
+      const count = this.#wantingPeers.get(accountId) ?? 0;
+      this.#wantingPeers.set(accountId, count + 1);
+      if (count === 0) this.#peers?.localWatchesChanged();
+    }
+    let subscribed = true;
     return () => {
+      if (!subscribed) return;
+      subscribed = false;
       subscribers.delete(subscriber);
-      if (subscribers.size === 0 && this.#byAccount.get(subscriber.accountId) === subscribers) {
-        this.#byAccount.delete(subscriber.accountId);
-        this.#peers?.localWatchesChanged();
+      if (subscribers.size === 0 && this.#byAccount.get(accountId) === subscribers) this.#byAccount.delete(accountId);
+      if (wantsPeers) {
+        const count = this.#wantingPeers.get(accountId)! - 1;
+        if (count > 0) {
+          this.#wantingPeers.set(accountId, count);
+        } else {
+          this.#wantingPeers.delete(accountId);
+          this.#peers?.localWatchesChanged();
+        }
       }
     };
   }

@@ -4,6 +4,8 @@ import type { StreamFact, StreamHub, StreamPeers } from './hub.ts';
 
 /** How long facts wait to travel together: the added tail latency for another process's events and attempts. */
 export const STREAM_FLUSH_INTERVAL_MS = 50;
+/** Facts waiting to be sent at the most (about 3 MB); more are dropped while the database does not take them. */
+const MAX_PENDING_FACTS = 10_000;
 /** How often a process repeats which accounts it watches (a process that joins, or missed a message, learns within this). */
 const WATCH_ANNOUNCE_INTERVAL_MS = 10_000;
 /** How long an account counts as watched elsewhere after the last announcement naming it (a process that died stops counting after this). */
@@ -52,7 +54,8 @@ export class StreamPeerLink implements StreamPeers {
   #announceWatches = false;
   #flushTimer: NodeJS.Timeout | undefined;
   #announceTimer: NodeJS.Timeout | undefined;
-  #flushing: Promise<void> = Promise.resolve();
+  /** The send in progress: one at a time, so payloads leave in the order the facts happened. */
+  #sending: Promise<void> | undefined;
   /** Received facts are handed over one message at a time, in order (a `ref` waits for its read). */
   #receiving: Promise<void> = Promise.resolve();
   #channel: StreamChannel | undefined;
@@ -86,6 +89,8 @@ export class StreamPeerLink implements StreamPeers {
   }
 
   publish(fact: StreamFact): void {
+    // While the database does not take them (a send hangs), facts wait up to a bound, then are dropped: tails are best effort.
+    if (this.#pending.length >= MAX_PENDING_FACTS) return;
     this.#pending.push(fact);
     this.#scheduleFlush();
   }
@@ -101,6 +106,7 @@ export class StreamPeerLink implements StreamPeers {
     if (this.#announceTimer) clearInterval(this.#announceTimer);
     if (this.#flushTimer) clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
+    await this.#sending;
     await this.#flush();
     await this.#receiving;
     await this.#channel?.close();
@@ -120,18 +126,22 @@ export class StreamPeerLink implements StreamPeers {
     this.#flushTimer.unref();
   }
 
-  /** One flush at a time, so payloads leave in the order the facts happened. */
+  /** Sends what is pending, unless a send is in progress: that one schedules the next flush when it ends. */
   #flush(): Promise<void> {
-    this.#flushing = this.#flushing.then(async () => {
-      const payloads = this.#takePayloads();
-      if (payloads.length === 0) return;
+    if (this.#sending) return this.#sending;
+    const payloads = this.#takePayloads();
+    if (payloads.length === 0) return Promise.resolve();
+    this.#sending = (async () => {
       try {
         await this.#channel?.send(payloads);
       } catch (error) {
         this.#options.onError?.(error as Error);
+      } finally {
+        this.#sending = undefined;
+        if (this.#pending.length > 0 || this.#extraMessages.length > 0 || this.#announceWatches) this.#scheduleFlush();
       }
-    });
-    return this.#flushing;
+    })();
+    return this.#sending;
   }
 
   #takePayloads(): string[] {
