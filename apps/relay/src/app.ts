@@ -65,10 +65,12 @@ export interface BuildAppOptions {
   streamHeartbeatIntervalMs?: number;
   /** The database's URL, for the connection that shares the live stream with other relay processes (stream/peers.ts). Without it tails see this process only. */
   databaseUrl?: string;
+  /** Resolves destination names for delivery instead of the system's dns.lookup (tests play DNS answers with it). */
+  resolveDestination?: ConstructorParameters<typeof DeliverySender>[0]['resolve'];
 }
 
 /** The relay's HTTP app, ready for `inject` or `listen`. It never listens by itself. */
-export async function buildApp({ config, orm, logger = false, streamHeartbeatIntervalMs, databaseUrl }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, orm, logger = false, streamHeartbeatIntervalMs, resolveDestination, databaseUrl }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     logController: new LogController({ disableRequestLogging: true }),
