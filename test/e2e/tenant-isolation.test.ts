@@ -284,8 +284,10 @@ beforeAll(async () => {
   }
   // And so do the account notifications those produced (event.failed, plan.changed), which are events of A too.
   await waitFor(async () => {
+    // Outbox rows not yet turned into notification events count as unsettled too.
     const unsettled = await sqlRows(relay, "select id from event where account_id = ? and status in ('pending', 'retrying') and endpoint_id <> ?", [a.accountId, a.cliEndpoint.id]);
-    return unsettled.length === 0 ? true : undefined;
+    const queued = await sqlRows(relay, 'select id from notification_outbox where account_id = ?', [a.accountId]);
+    return unsettled.length === 0 && queued.length === 0 ? true : undefined;
   }, 20_000);
 }, 60_000);
 
