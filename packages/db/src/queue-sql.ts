@@ -409,6 +409,9 @@ export async function claimDueEvents(orm: Orm, options: ClaimOptions): Promise<C
     where e.id = due.id and p.id = e.endpoint_id
     returning ${CLAIMED_COLUMNS}`,
     [options.limit, options.leaseMs, options.perEndpointLimit, randomToken(9)]);
+  // UPDATE … RETURNING gives rows in no set order: hand them out oldest first, so a
+  // worker starts one claim's deliveries in arrival order (e.g. a backlog on resume).
+  rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return rows.map((row) => toClaimed(orm, row));
 }
 
