@@ -325,3 +325,24 @@ describe('account notifications', () => {
     }
   });
 });
+
+describe('bulk replay', () => {
+  it('replays the account\'s own failed events, not its failed notifications', async () => {
+    const { key, accountId } = await notifiedAccount(() => ({ status: 500 }));
+    const failing = await receiver(() => ({ status: 500 }));
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'fails', destination: { type: 'url', url: failing.url } });
+    const id = await sendEvent(endpoint.url, '{"type":"x"}');
+    // The event fails after its retries; its event.failed notification then fails too.
+    await waitFor(
+      () => sqlRows(relay, "select count(*)::int as n from event where account_id = ? and status = 'failed'", [accountId]),
+      (rows) => rows[0].n === 2,
+      'the event and its notification failed',
+      20_000,
+    );
+    const replayed = await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { status: 'failed' } });
+    expect(replayed.status).toBe(202);
+    expect(replayed.body).toMatchObject({ replayed: 1 });
+    const queued = await sqlRows(relay, "select id from event where account_id = ? and next_trigger = 'replay'", [accountId]);
+    expect(queued.map((row) => row.id)).toEqual([id]);
+  });
+});

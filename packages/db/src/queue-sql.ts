@@ -741,6 +741,7 @@ export async function requestReplay(orm: Orm, filter: ReplayFilter): Promise<num
     with picked as (
       select e.id from event e join endpoint p on p.id = e.endpoint_id
       where e.account_id = $1 and p.destination_type = 'url' and p.deleted_at is null
+        and p.kind = 'user' -- account notifications are replayed one by one (docs/notifications.md)
         and (e.lease_id is null or e.locked_until < now()) -- one being delivered now is not queued again
         and ($2::text is null or e.endpoint_id = $2)
         and ($3::text is null or e.status = $3)
