@@ -4,7 +4,8 @@
  * these exist where the ORM cannot say it in one statement (CTEs with FOR UPDATE SKIP
  * LOCKED, UPDATE … RETURNING joined rows) or would cost a hot path dearly.
  */
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery, sql, type RawBuilder } from 'kysely';
+import type { Pool, QueryResultRow } from 'pg';
 import { PLAN_LIMITS, PLANS, randomToken, USAGE_THRESHOLDS, usageMonth, type AttemptTrigger, type EndpointFilter, type EventStatus, type Plan } from '@hook/core';
 import type { Orm } from './orm.ts';
 import { openSigningSecrets } from './signing-secrets.ts';
@@ -165,6 +166,23 @@ interface InsertResultRow {
   filter: EndpointFilter | null;
 }
 
+/** Each ORM's pg pool, for statements run as named prepared statements. */
+const nativePools = new WeakMap<Orm, Pool>();
+
+/**
+ * Runs a statement as a named prepared statement on the ORM's own pool: PostgreSQL plans
+ * it once per connection and reuses the plan. For the metered insert this saves about a
+ * millisecond of planning per batch, which is most of what metering costs. The text must
+ * be the same for every call with one `name` (the insert's depends only on the batch size).
+ */
+async function runPrepared<Row>(orm: Orm, name: string, query: RawBuilder<Row>): Promise<{ rows: Row[] }> {
+  let pool = nativePools.get(orm);
+  if (!pool) nativePools.set(orm, (pool = await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient()));
+  const compiled = query.compile(orm.em.getKysely());
+  const result = await pool.query<Row & QueryResultRow>({ name, text: compiled.sql, values: [...compiled.parameters] });
+  return { rows: result.rows };
+}
+
 async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
   const column = <T>(pick: (event: NewEvent) => T): T[] => events.map(pick);
   const bodies = sql.join(events.map((event) => sql`${event.body}`));
@@ -179,7 +197,7 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     return ++meter.count;
   });
   const meters = [...meterOf.values()].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.month < b.month ? -1 : 1));
-  const result = await sql<InsertResultRow>`
+  const result = await runPrepared<InsertResultRow>(orm, `hook_insert_events_${events.length}`, sql<InsertResultRow>`
     with batch as (
       select b.*, case when b.lease_id is not null and p.status = 'active' and p.destination_type = 'url' and p.deleted_at is null
                        then b.lease_id end as granted_lease
@@ -253,7 +271,7 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
            null, null, null
     from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
     where not exists (select 1 from accepted a where a.id = b.id)
-  `.execute(orm.em.getKysely());
+  `);
   const granted = new Map<string, InsertResultRow>();
   const rejected = new Map<string, InsertResultRow>();
   const unmetered = new Set<string>();
