@@ -1,5 +1,5 @@
 import { CompiledQuery } from 'kysely';
-import pg from 'pg';
+import { openListenConnection } from './listen-connection.ts';
 import type { Orm } from './orm.ts';
 
 /** The NOTIFY channel relay processes share their live stream on (apps/relay/src/stream/peers.ts). */
@@ -8,8 +8,6 @@ export const STREAM_CHANNEL = 'hook_stream';
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; senders stay under this. */
 export const STREAM_PAYLOAD_MAX_BYTES = 7900;
 
-/** Wait between reconnection attempts after the channel's connection fails. */
-const RECONNECT_DELAY_MS = 1000;
 /** The longest a send (or the LISTEN) may take. */
 const SEND_TIMEOUT_MS = 10_000;
 
@@ -36,56 +34,23 @@ export interface StreamChannel {
  * process's payloads leave in the order it sent them (a pool would interleave them).
  */
 export async function openStreamChannel(options: StreamChannelOptions): Promise<StreamChannel> {
-  let closed = false;
-  let client: pg.Client | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  const onError = options.onError ?? (() => undefined);
-
-  const connect = async (): Promise<void> => {
+  const connection = await openListenConnection({
+    databaseUrl: options.databaseUrl,
+    channel: STREAM_CHANNEL,
+    onNotification: options.onMessage,
+    onConnected: options.onConnected,
+    onError: options.onError,
     // A send that hangs (a dropped connection not yet noticed) fails after SEND_TIMEOUT_MS rather than holding the facts behind it.
-    const next = new pg.Client({ connectionString: options.databaseUrl, keepAlive: true, query_timeout: SEND_TIMEOUT_MS });
-    next.on('notification', (message) => {
-      if (message.channel === STREAM_CHANNEL) options.onMessage(message.payload ?? '');
-    });
-    next.on('error', (error) => {
-      onError(error);
-      void next.end().catch(() => undefined);
-      if (client === next) client = undefined;
-      scheduleReconnect();
-    });
-    await next.connect();
-    await next.query(`listen ${STREAM_CHANNEL}`);
-    if (closed) {
-      await next.end();
-      return;
-    }
-    client = next;
-    options.onConnected?.();
-  };
-
-  const scheduleReconnect = (): void => {
-    if (closed || retry) return;
-    retry = setTimeout(() => {
-      retry = undefined;
-      connect().catch((error: Error) => {
-        onError(error);
-        scheduleReconnect();
-      });
-    }, RECONNECT_DELAY_MS);
-  };
-
-  await connect();
+    clientOptions: { keepAlive: true, query_timeout: SEND_TIMEOUT_MS },
+  });
   return {
     async send(payloads) {
+      const client = connection.client;
       if (!client || payloads.length === 0) return;
       // pg_notify of several payloads in one statement: one round trip, delivered in `ordinality` order.
       await client.query('select pg_notify($1, payload) from unnest($2::text[]) with ordinality as sent(payload, n) order by n', [STREAM_CHANNEL, payloads]);
     },
-    async close() {
-      closed = true;
-      if (retry) clearTimeout(retry);
-      await client?.end().catch(() => undefined);
-    },
+    close: () => connection.close(),
   };
 }
 
