@@ -304,14 +304,23 @@ export class ListenSession {
         error: storable(prepared.error),
         next: { status: 'failed', autoAttempts: event.autoAttempts + 1, nextAttemptAt: null },
       }).then(() => undefined);
-    done
+    this.#settle(event.id, done);
+  }
+
+  /**
+   * Ends an offered event's turn once its outcome is recorded: it is no longer in flight,
+   * and the next one can be offered. If recording failed the event is as it was, maybe
+   * pending below the floor, so the backlog is read from the start again.
+   */
+  #settle(eventId: string, recorded: Promise<void>): void {
+    recorded
       .catch((error: unknown) => {
         this.#pendingFromId = '';
         this.#options.onError(error);
       })
       .finally(() => {
-        this.#offered.delete(event.id);
-        this.#answeredAtMs.set(event.id, performance.now());
+        this.#offered.delete(eventId);
+        this.#answeredAtMs.set(eventId, performance.now());
         this.#fill();
       });
   }
@@ -344,7 +353,7 @@ export class ListenSession {
       startedAt: new Date(nowMs - Math.round(result.duration_ms)),
       durationMs: result.duration_ms,
     };
-    this.#options.recorder
+    const recorded = this.#options.recorder
       .record({
         ...attempt,
         ...(offered.newType ? { newType: offered.newType } : {}),
@@ -371,17 +380,8 @@ export class ListenSession {
             error: storable(result.error),
           },
         });
-      })
-      .catch((error: unknown) => {
-        // Not recorded: the event is as it was, maybe pending below the floor; look from the start again.
-        this.#pendingFromId = '';
-        this.#options.onError(error);
-      })
-      .finally(() => {
-        this.#offered.delete(event.id);
-        this.#answeredAtMs.set(event.id, performance.now());
-        this.#fill();
       });
+    this.#settle(event.id, recorded);
   }
 
   #close(): void {
