@@ -152,7 +152,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   await registerRateLimit(app);
 
   await app.register(healthRoutes, { orm });
-  if (metrics) await app.register(metricsRoutes, { metrics });
+  if (metrics) await app.register(metricsRoutes, { metrics, token: config.metricsToken });
   // Events past their retention are removed at start, then every HOOK_RETENTION_INTERVAL,
   // by the processes that deliver (all, worker); docs/retention.md.
   if (config.role !== 'api') {

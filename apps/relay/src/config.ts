@@ -60,8 +60,10 @@ export interface RelayConfig {
   transformTimeoutMs: number;
   /** HOOK_TRANSFORM_MEMORY: memory one transformation sandbox may use, in bytes (suffixes as HOOK_MAX_PAYLOAD). Default 16 MiB. */
   transformMemoryBytes: number;
-  /** HOOK_METRICS: serve Prometheus metrics at GET /metrics, unauthenticated (on or off). Default on. */
+  /** HOOK_METRICS: serve Prometheus metrics at GET /metrics (on or off). Default on. */
   metrics: boolean;
+  /** HOOK_METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>`. Default unset (no auth). */
+  metricsToken: string | null;
 }
 
 /** Requests per API key per minute: the caller's plan's figure, or one number for every plan (0: no limit). */
@@ -225,6 +227,10 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   }
   const metricsText = set('HOOK_METRICS')?.toLowerCase() ?? 'on';
   if (metricsText !== 'on' && metricsText !== 'off') throw new ConfigError('HOOK_METRICS', set('HOOK_METRICS')!, 'on or off');
+  const metricsToken = set('HOOK_METRICS_TOKEN') ?? null;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
+    throw new ConfigError('HOOK_METRICS_TOKEN', '(not shown)', '16 to 256 printable characters without spaces, such as the output of `openssl rand -hex 24`');
+  }
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
@@ -248,5 +254,6 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     transformTimeoutMs,
     transformMemoryBytes,
     metrics: metricsText === 'on',
+    metricsToken,
   };
 }

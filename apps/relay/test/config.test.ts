@@ -41,6 +41,7 @@ describe('loadConfig', () => {
       transformTimeoutMs: 100,
       transformMemoryBytes: 16 * 1024 * 1024,
       metrics: true,
+      metricsToken: null,
     });
   });
 
@@ -74,6 +75,7 @@ describe('loadConfig', () => {
         HOOK_TRANSFORM_TIMEOUT: '250ms',
         HOOK_TRANSFORM_MEMORY: '32mb',
         HOOK_METRICS: 'OFF',
+        HOOK_METRICS_TOKEN: 'abcdef0123456789abcdef',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -97,6 +99,7 @@ describe('loadConfig', () => {
       transformTimeoutMs: 250,
       transformMemoryBytes: 32 * 1024 * 1024,
       metrics: false,
+      metricsToken: 'abcdef0123456789abcdef',
     });
     expect(loadConfig({ HOOK_API_RATE_LIMIT: '0' }).apiRateLimit).toBe(0);
     expect(loadConfig({ HOOK_API_RATE_LIMIT: 'Plan' }).apiRateLimit).toBe('plan');
@@ -126,6 +129,7 @@ describe('loadConfig', () => {
       HOOK_TRANSFORM_TIMEOUT: '100',
       HOOK_TRANSFORM_MEMORY: '1kb',
       HOOK_METRICS: 'false',
+      HOOK_METRICS_TOKEN: 'short',
       HOOK_SECRET_KEY: 'c2hvcnQ=',
     };
     for (const [variable, value] of Object.entries(cases)) {
@@ -133,6 +137,8 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ [variable]: value }), variable).toThrow(new RegExp(`^${variable}=`));
     }
     expect(() => loadConfig({ HOOK_PORT: '70000' })).toThrow(/0 to 65535/);
+    expect(() => loadConfig({ HOOK_METRICS_TOKEN: 'has a space in it somewhere' })).toThrow(/^HOOK_METRICS_TOKEN=\(not shown\)/);
+    expect(() => loadConfig({ HOOK_METRICS_TOKEN: 'has a space in it somewhere' })).not.toThrow(/has a space/);
   });
 
   it('reads HOOK_TRUST_PROXY as a boolean, a hop count or proxy addresses', () => {

@@ -175,6 +175,26 @@ describe('/metrics', () => {
   });
 });
 
+describe('/metrics with HOOK_METRICS_TOKEN', () => {
+  it('answers only the bearer of the token', async () => {
+    const token = 'metrics-token-0123456789abcdef';
+    const guarded = await startTestRelay({ metricsToken: token });
+    try {
+      expectProblem(await api(guarded.baseUrl, 'GET', '/metrics'), 401, 'metrics_token_required');
+      for (const authorization of [`Bearer ${token}x`, `Bearer ${token.slice(0, -1)}`, `Basic ${token}`, token]) {
+        const refused = await fetch(`${guarded.baseUrl}/metrics`, { headers: { authorization } });
+        expect(refused.status).toBe(401);
+        await refused.arrayBuffer();
+      }
+      const allowed = await fetch(`${guarded.baseUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect(allowed.status).toBe(200);
+      expect(await allowed.text()).toContain('hook_ingest_requests_total');
+    } finally {
+      await guarded.close();
+    }
+  });
+});
+
 describe('the log filter', () => {
   it('masks keys, secrets, tokens and credentials in any line, keeping what kind they were', () => {
     const line = '{"msg":"insert into api_key values (\'hk_AbC123dEf456gHi789\')","secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+x/y=","t":"pgt_x-Y_z0123456789","h":"Bearer hk_zzzzzzzz","b":"Basic dXNlcjpwYXNz"}';

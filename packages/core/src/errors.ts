@@ -257,6 +257,11 @@ export const NOTIFICATIONS_NOT_CONFIGURED = defineError(
   'This account has no notification URL',
   'Set one with PUT /v1/account/notifications {"url": "https://…"} (hook account notifications set <url>).',
 );
+export const METRICS_TOKEN_REQUIRED = defineError(
+  'metrics_token_required', 401, 'Metrics token required',
+  'GET /metrics on this relay needs the token its operator set in HOOK_METRICS_TOKEN',
+  'Send Authorization: Bearer <HOOK_METRICS_TOKEN> (in Prometheus: authorization: {credentials: …} in the scrape config).',
+);
 export const PAYLOAD_TOO_LARGE = defineError(
   'payload_too_large', 413, 'Payload too large',
   'The body is larger than the %s byte limit',

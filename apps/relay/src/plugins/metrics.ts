@@ -2,7 +2,9 @@
  * Prometheus metrics (docs/deployment.md#metrics), on a registry of the app's own: no
  * module-level state, so several apps in one process (tests) never share a count.
  */
-import type { FastifyInstance, FastifyReply, RouteOptions } from 'fastify';
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { HookError, METRICS_TOKEN_REQUIRED } from '@hook/core';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { readQueueStatus, type Orm, type QueueStatus } from '@hook/db';
 import type { FinishedAttempt } from '../delivery/attempt.ts';
@@ -159,10 +161,26 @@ export class RelayMetrics {
   }
 }
 
-/** `GET /metrics`: the registry in Prometheus text format (no auth; see docs/deployment.md#metrics). */
-export async function metricsRoutes(app: FastifyInstance, options: { metrics: RelayMetrics }): Promise<void> {
+/** Whether an Authorization header carries `Bearer <token>`, compared in constant time. */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(/^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1] ?? '');
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * `GET /metrics`: the registry in Prometheus text format. Open unless `token` is given
+ * (HOOK_METRICS_TOKEN), then only with `Authorization: Bearer <token>` (docs/deployment.md#metrics).
+ */
+export async function metricsRoutes(app: FastifyInstance, options: { metrics: RelayMetrics; token: string | null }): Promise<void> {
   const { registry } = options.metrics;
+  const { token } = options;
   app.get('/metrics', {
+    ...(token === null ? {} : {
+      onRequest: async (request: FastifyRequest) => {
+        if (!bearerMatches(request.headers.authorization, token)) throw new HookError(METRICS_TOKEN_REQUIRED);
+      },
+    }),
     schema: {
       tags: ['ops'],
       summary: 'Prometheus metrics (text exposition format); turned off with HOOK_METRICS=off',
