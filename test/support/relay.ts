@@ -28,14 +28,30 @@ export interface TestRelayOptions {
   streamHeartbeatIntervalMs?: number;
   /** Plays DNS for delivery destinations instead of the system resolver. */
   resolveDestination?: BuildAppOptions['resolveDestination'];
+  /** How often listen sessions read their backlog unwoken (ms). */
+  listenPollIntervalMs?: number;
+  /** Share the live stream with other relay processes on the database (stream/peers.ts), as the server does. */
+  peers?: boolean;
+  /**
+   * Run on this relay's database instead of a fresh one: a second relay "process" on the
+   * same PostgreSQL. Its close() leaves the database to its owner.
+   */
+  sharing?: TestRelay;
 }
 
 export async function startTestRelay(overrides: Partial<RelayConfig> = {}, options: TestRelayOptions = {}): Promise<TestRelay> {
-  const database = await freshDatabase();
+  const database = options.sharing?.database ?? await freshDatabase();
   const orm = await createOrm({ databaseUrl: database.url, secretKey: TEST_SECRET_KEY_BYTES });
   // Test files sign up many accounts (and playground sessions) from 127.0.0.1; a test of a limit sets its own.
   const config: RelayConfig = { ...loadConfig({}), secretKey: TEST_SECRET_KEY_BYTES, port: 0, signupsPerAddressPerHour: 0, playgroundSessionsPerAddressPerHour: 0, ...overrides, databaseUrl: database.url };
-  const app = await buildApp({ config, orm, streamHeartbeatIntervalMs: options.streamHeartbeatIntervalMs, resolveDestination: options.resolveDestination });
+  const app = await buildApp({
+    config,
+    orm,
+    streamHeartbeatIntervalMs: options.streamHeartbeatIntervalMs,
+    listenPollIntervalMs: options.listenPollIntervalMs,
+    resolveDestination: options.resolveDestination,
+    ...(options.peers ? { databaseUrl: database.url } : {}),
+  });
   let worker: DeliveryWorker | undefined;
   if (options.workerPollMs !== undefined) {
     worker = new DeliveryWorker({
@@ -61,7 +77,7 @@ export async function startTestRelay(overrides: Partial<RelayConfig> = {}, optio
       await worker?.stop();
       await app.close();
       await orm.close();
-      await database.drop();
+      if (!options.sharing) await database.drop();
     },
   };
 }

@@ -65,12 +65,14 @@ export interface BuildAppOptions {
   streamHeartbeatIntervalMs?: number;
   /** The database's URL, for the connection that shares the live stream with other relay processes (stream/peers.ts). Without it tails see this process only. */
   databaseUrl?: string;
+  /** How often a `hook listen` session reads its endpoint's backlog when nothing woke it (tests lengthen it). Default 1 s. */
+  listenPollIntervalMs?: number;
   /** Resolves destination names for delivery instead of the system's dns.lookup (tests play DNS answers with it). */
   resolveDestination?: ConstructorParameters<typeof DeliverySender>[0]['resolve'];
 }
 
 /** The relay's HTTP app, ready for `inject` or `listen`. It never listens by itself. */
-export async function buildApp({ config, orm, logger = false, streamHeartbeatIntervalMs, resolveDestination, databaseUrl }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, orm, logger = false, streamHeartbeatIntervalMs, listenPollIntervalMs, resolveDestination, databaseUrl }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -193,7 +195,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(transformationRoutes);
     await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
-    await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs, heartbeatIntervalMs: streamHeartbeatIntervalMs });
+    await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });
   await app.register(playgroundRoutes, { hub, publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour });
   // Expired playground accounts are removed at start, then every 10 minutes.

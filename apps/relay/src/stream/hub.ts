@@ -6,7 +6,10 @@ export interface StreamSubscriber {
   accountId: string;
   /** An event this process stored (with its body). */
   onEvent?(event: ListenEvent): void;
-  /** An event stored by any process, as the stream shows it. */
+  /**
+   * An event stored by any process, as the stream shows it. A subscriber with `onEvent`
+   * as well gets this only for events stored by other processes.
+   */
   onEventSummary?(summary: EventSummary): void;
   /** An attempt recorded by any process. */
   onAttempt?(finished: FinishedAttempt): void;
@@ -31,9 +34,9 @@ export interface StreamPeers {
  * This process's live stream fan-out: ingest announces each stored event and the
  * delivery code each recorded attempt, and every session watching that account hears
  * it. With peers (peers.ts), facts for accounts watched in other processes go to them
- * too, and theirs come here: tail sessions see every process. Listen sessions hear only
- * this process's events (they need the body) and catch up on the others' from the
- * database (see ListenSession).
+ * too, and theirs come here: tail sessions see every process. Listen sessions get this
+ * process's events whole (they need the body); another process's event wakes them to
+ * read it from the database at once (see ListenSession).
  */
 export class StreamHub {
   readonly #byAccount = new Map<string, Set<StreamSubscriber>>();
@@ -51,7 +54,7 @@ export class StreamHub {
     return this.#byAccount.has(accountId) || (this.#peers?.watch(accountId) ?? false);
   }
 
-  /** Whether a session in this process wants other processes' facts for this account (a tail does; a listen session reads the database). */
+  /** Whether a session in this process wants other processes' facts for this account (tail and listen sessions do). */
   watchesHere(accountId: string): boolean {
     return this.#wantingPeers.has(accountId);
   }
@@ -95,8 +98,9 @@ export class StreamHub {
   eventStored(event: ListenEvent): void {
     let summary: EventSummary | undefined;
     for (const subscriber of this.#byAccount.get(event.accountId) ?? []) {
-      subscriber.onEvent?.(event);
-      if (subscriber.onEventSummary) subscriber.onEventSummary((summary ??= eventSummary(event)));
+      // A subscriber that takes whole events here hears summaries only of other processes' events.
+      if (subscriber.onEvent) subscriber.onEvent(event);
+      else if (subscriber.onEventSummary) subscriber.onEventSummary((summary ??= eventSummary(event)));
     }
     if (this.#peers?.watch(event.accountId)) this.#peers.publish({ kind: 'event', accountId: event.accountId, event: summary ?? eventSummary(event) });
   }

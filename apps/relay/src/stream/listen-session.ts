@@ -8,7 +8,7 @@ import { deliveryHeaders } from '../delivery/attempt.ts';
 import { prepareDelivery, type PreparedDelivery } from '../delivery/prepare.ts';
 import type { TransformRunner } from '../transformations/types.ts';
 import { RESPONSE_BODY_MAX_BYTES } from '../delivery/sender.ts';
-import { eventSummary, type StreamHub } from './hub.ts';
+import { eventSummary, type EventSummary, type StreamHub } from './hub.ts';
 import { closeWithError, sendMessage } from './socket.ts';
 
 /** The endpoint a session listens on, as loaded when it connected. */
@@ -111,7 +111,13 @@ export class ListenSession {
     socket.on('message', (data, isBinary) => this.#onMessage(isBinary ? null : data.toString()));
     socket.on('close', () => this.#close());
     socket.on('error', () => this.#close());
-    this.#unsubscribe = this.#options.hub.subscribe({ accountId: this.#endpoint.accountId, onEvent: (event) => this.#onEventStored(event) });
+    this.#unsubscribe = this.#options.hub.subscribe({
+      accountId: this.#endpoint.accountId,
+      onEvent: (event) => this.#onEventStored(event),
+      // Another process stored an event: read the backlog now rather than at the next poll.
+      // (A mirror shows only this process's new events, whose bodies it has.)
+      ...(this.#mirror ? {} : { onEventSummary: (summary: EventSummary) => this.#onEventElsewhere(summary) }),
+    });
     if (!(await this.#refreshEndpoint())) return;
     sendMessage(socket, {
       type: 'hello',
@@ -176,6 +182,11 @@ export class ListenSession {
     }
     // A new event goes out at once when there is room; otherwise the backlog read finds it when there is.
     if (this.#room > 0) this.#offer(event);
+  }
+
+  #onEventElsewhere(summary: EventSummary): void {
+    if (summary.endpoint_id !== this.#endpoint.id || this.#closed || this.#room <= 0) return;
+    this.#fill();
   }
 
   #pumpMirror(): void {
