@@ -176,11 +176,8 @@ const nativePools = new WeakMap<Orm, Pool>();
  * be the same for every call with one `name` (the insert's depends only on the batch size).
  */
 async function runPrepared<Row>(orm: Orm, name: string, query: RawBuilder<Row>): Promise<{ rows: Row[] }> {
-  let pool = nativePools.get(orm);
-  if (!pool) nativePools.set(orm, (pool = await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient()));
   const compiled = query.compile(orm.em.getKysely());
-  const result = await pool.query<Row & QueryResultRow>({ name, text: compiled.sql, values: [...compiled.parameters] });
-  return { rows: result.rows };
+  return { rows: await runNamed<Row>(orm, name, compiled.sql, compiled.parameters) };
 }
 
 /**
