@@ -12,6 +12,13 @@
  *
  *   1. Durable ingest: autocannon at 50 connections, 1 KiB JSON bodies, to an endpoint
  *      without a URL destination (events are stored only), after a warm-up → req/s.
+ *   1b. Ceiling: forwarder.ts, the relay's send path (signature headers, pooled undici
+ *      POST, answer read) with no database, as its own process at the relay's default
+ *      concurrency: first alone, then beside phase 1's load → forwards/s. Ingest and
+ *      delivery share the machine's CPUs, so a relay that delivers every event it stores
+ *      reaches at most 1 / (1/ingest + 1/forward) events/s, however cheap its queue: the
+ *      ratio's ceiling on this machine. The shared run checks that premise (the two
+ *      shares of the machine add up to about 1).
  *   2. Sustained delivery: the same load to an endpoint whose destination is the
  *      receiver, then a wait until every acknowledged event id has arrived →
  *      deliveries/s = events delivered / (first ingest → last delivery), and its ratio
@@ -42,9 +49,11 @@
  *   HOOK_DELIVERY_CONCURRENCY  passed on to the relay (its default otherwise)
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import pg from 'pg';
 import {
   acknowledgedIds,
@@ -62,14 +71,17 @@ import {
   log,
   machineLine,
   ms,
+  onCleanup,
   onInterrupt,
   percentile,
+  REPO_ROOT,
   positiveNumber,
   resultLines,
   round,
   runBench,
   runLoad,
   runPaced,
+  sampleCpu,
   seconds,
   startRelay,
   writeReport,
@@ -251,6 +263,45 @@ async function startReceiver(): Promise<Receiver> {
 }
 
 // ---------------------------------------------------------------------------------
+// Ceiling: the relay's send path with no database (forwarder.ts, its own process)
+
+interface ForwardRun {
+  sent: number;
+  ok: number;
+  seconds: number;
+}
+
+/** Starts a forwarder to `url` and waits until it is ready; `run` then forwards for that long (once). */
+async function startForwarder(url: string): Promise<{ run(seconds: number): Promise<ForwardRun> }> {
+  const child = spawn(process.execPath, [resolve(REPO_ROOT, 'test/bench/forwarder.ts')], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, FORWARD_URL: url, FORWARD_BODY_BYTES: String(BODY_SIZE_BYTES) },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  onCleanup('forwarder', async () => void child.kill('SIGKILL'));
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const nextLine = async (): Promise<string> => {
+    const line = await lines.next();
+    if (line.done) throw new Error(`the forwarder exited (code ${child.exitCode}) without an answer`);
+    return line.value;
+  };
+  const first = await nextLine();
+  if (first !== 'ready') throw new Error(`the forwarder printed ${JSON.stringify(first)} where "ready" was expected`);
+  return {
+    async run(seconds) {
+      child.stdin!.end(`go ${seconds}\n`);
+      return JSON.parse(await nextLine()) as ForwardRun;
+    },
+  };
+}
+
+/** CPU ms per event between two samples: PostgreSQL's and the relay's; null without /proc or events. */
+function cpuPerEvent(before: ReturnType<typeof sampleCpu>, after: ReturnType<typeof sampleCpu>, relayPid: number, events: number): { postgres: number; relay: number } | null {
+  if (!before || !after || events === 0) return null;
+  return { postgres: (after.postgresMs - before.postgresMs) / events, relay: (after.byPid.get(relayPid)! - before.byPid.get(relayPid)!) / events };
+}
+
+// ---------------------------------------------------------------------------------
 // Figures
 
 interface Distribution {
@@ -367,9 +418,35 @@ async function main(): Promise<number> {
     ingestRuns.push(await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS: warmupS, body }));
   }
   log(`ingest: measuring ${durationS} s (store only)`);
+  const storeCpuBefore = sampleCpu([relay.pid]);
   const ingestRun = await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS, body });
+  const storeCpu = cpuPerEvent(storeCpuBefore, sampleCpu([relay.pid]), relay.pid, ingestRun.acknowledged.length);
   ingestRuns.push(ingestRun);
   const ingest = figures(ingestRun.result);
+
+  // 1b. The ceiling: how fast the relay's send path alone forwards on this machine, and
+  // how it and store-only ingest share the machine when both run at once.
+  const ceilingTrack = receiver.track('ceiling', (delivered) => delivered.equals(body));
+  const ceilingUrl = `${receiver.url}${ceilingTrack.path}`;
+  log(`ceiling: forwarding ${durationS} s with the relay's send path and no database`);
+  const forwardAlone = await (await startForwarder(ceilingUrl)).run(durationS);
+  log(`ceiling: forwarding and store-only ingest at once, ${durationS} s`);
+  const sharedForwarder = await startForwarder(ceilingUrl);
+  const [forwardShared, sharedIngestRun] = await Promise.all([sharedForwarder.run(durationS), runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS, body })]);
+  ingestRuns.push(sharedIngestRun);
+  const sharedIngest = figures(sharedIngestRun.result);
+  const forwardAloneRate = forwardAlone.ok / forwardAlone.seconds;
+  const forwardSharedRate = forwardShared.ok / forwardShared.seconds;
+  // Ingest and forwarding compete for the same CPUs: a relay that delivers every event it
+  // stores, at x events/s, needs x/ingest + x/forward <= 1 of the machine, so even with
+  // a queue that cost nothing x <= 1 / (1/ingest + 1/forward). The shared run checks the
+  // premise: its two shares add up to about 1 when both draw on one budget.
+  const ceilingRate = ingest.requestsPerSecond > 0 && forwardAloneRate > 0 ? 1 / (1 / ingest.requestsPerSecond + 1 / forwardAloneRate) : 0;
+  const ceilingRatio = ingest.requestsPerSecond > 0 ? ceilingRate / ingest.requestsPerSecond : 0;
+  const sharedSum = ingest.requestsPerSecond > 0 && forwardAloneRate > 0
+    ? sharedIngest.requestsPerSecond / ingest.requestsPerSecond + forwardSharedRate / forwardAloneRate
+    : 0;
+  const forwardFailures = forwardAlone.sent - forwardAlone.ok + forwardShared.sent - forwardShared.ok;
 
   // Delivery warm-up: the same load briefly, waited for, not counted.
   const warmupTrack = receiver.track('warmup', (delivered) => delivered.equals(body));
@@ -387,6 +464,7 @@ async function main(): Promise<number> {
   const throughputTrack = receiver.track('throughput', (delivered) => delivered.equals(body));
   const throughputEndpoint = await urlEndpoint('bench-throughput', throughputTrack);
   log(`delivery: ingesting ${durationS} s to an endpoint with a URL destination`);
+  const deliveryCpuBefore = sampleCpu([relay.pid]);
   const throughputStartMs = performance.now();
   const throughputRun = await runLoad({ url: throughputEndpoint.url, connections: CONNECTIONS, durationS, body });
   const ingestEndMs = performance.now();
@@ -394,6 +472,7 @@ async function main(): Promise<number> {
   const throughputAcks = acknowledgedIds([throughputRun]);
   log(`delivery: ${deliveredDuringIngest} of ${throughputAcks.ids.size} acknowledged events delivered when ingest ended; waiting for the rest`);
   const throughputWait = await throughputTrack.waitForAll('delivery', throughputAcks.ids, waitLimits);
+  const deliveryCpu = cpuPerEvent(deliveryCpuBefore, sampleCpu([relay.pid]), relay.pid, throughputWait.delivered);
   const whileDelivering = figures(throughputRun.result);
   const deliverySpanS = (throughputWait.atMs - throughputStartMs) / 1000;
   const deliveriesPerSecond = deliverySpanS > 0 ? throughputWait.delivered / deliverySpanS : 0;
@@ -479,6 +558,7 @@ async function main(): Promise<number> {
     problems.push(`${missing.length} acknowledged event(s) not delivered (${phases}); waits ended ${[...new Set(endings)].join(', ')}; e.g.`);
     problems.push(...missingDescribed.map((line) => `  ${line}`));
   }
+  if (forwardFailures > 0) problems.push(`${forwardFailures} forwarded request(s) of the ceiling phase were not answered 2xx`);
   if (badBodies > 0) problems.push(`${badBodies} delivery(ies) carried a body other than the one sent`);
   if (receiver.stray() > 0) problems.push(`${receiver.stray()} request(s) reached the receiver on an unknown path or without webhook-id`);
   if (ingestNon2xx > 0) problems.push(`relay answered ${ingestNon2xx} ingest request(s) with a non-2xx status`);
@@ -500,14 +580,24 @@ async function main(): Promise<number> {
     '',
     figuresHeader('ingest', widths),
     figuresRow('1. store only', ingest, widths),
+    figuresRow('1b. with forwarder', sharedIngest, widths),
     figuresRow('2. URL destination', whileDelivering, widths),
     '',
+    `1b. ceiling: the relay's send path (sign, pooled POST, answer read) with no database forwards ${forwardAloneRate.toFixed(1)}/s alone, ${forwardSharedRate.toFixed(1)}/s next to store-only ingest`,
+    `   shares of the machine in the shared run: ingest ${(sharedIngest.requestsPerSecond / ingest.requestsPerSecond).toFixed(2)} + forwarding ${(forwardSharedRate / forwardAloneRate).toFixed(2)} = ${sharedSum.toFixed(2)} (about 1: both draw on one budget)`,
+    `   → storing and delivering every event, this machine reaches at most ${ceilingRate.toFixed(1)} events/s even with a queue that costs nothing: ratio ceiling ${ceilingRatio.toFixed(2)}`,
     `2. delivery: ${throughputWait.delivered} events delivered in ${deliverySpanS.toFixed(2)} s from first ingest to last delivery → ${deliveriesPerSecond.toFixed(1)} deliveries/s`,
     ...(throughputWait.missing.length > 0
       ? [`   INCOMPLETE: the wait ended ${ending(throughputWait)} with ${throughputWait.missing.length} of ${throughputAcks.ids.size} acknowledged events undelivered; the rate is over what arrived`]
       : []),
     `   while ingesting: ${deliveriesPerSecondDuringIngest.toFixed(1)} deliveries/s (${deliveredDuringIngest} of ${throughputAcks.ids.size} acknowledged delivered when the ${ingestSpanS.toFixed(1)} s of load ended); backlog ${throughputWait.missing.length > 0 ? 'not drained' : `drained in ${drainS.toFixed(2)} s`}`,
-    `   ratio (deliveries/s ÷ store-only ingest req/s): ${ratio.toFixed(2)}`,
+    `   ratio (deliveries/s ÷ store-only ingest req/s): ${ratio.toFixed(2)}, ${ceilingRatio > 0 ? (ratio / ceilingRatio).toFixed(2) : '—'} of the ceiling`,
+    ...(storeCpu && deliveryCpu
+      ? [
+        `   CPU per event (user + system, /proc): stored only: PostgreSQL ${storeCpu.postgres.toFixed(3)} ms, relay ${storeCpu.relay.toFixed(3)} ms; stored and delivered: PostgreSQL ${deliveryCpu.postgres.toFixed(3)} ms, relay ${deliveryCpu.relay.toFixed(3)} ms`,
+        `   (delivering adds PostgreSQL ${(deliveryCpu.postgres - storeCpu.postgres).toFixed(3)} ms = ${(deliveryCpu.postgres / storeCpu.postgres - 1).toFixed(2)}× storing's, relay ${(deliveryCpu.relay - storeCpu.relay).toFixed(3)} ms = ${(deliveryCpu.relay / storeCpu.relay - 1).toFixed(2)}×)`,
+      ]
+      : []),
     `3. latency at ${achievedRate.toFixed(1)} events/s (${paced.sent} sent, ${paced.acknowledged.size} acknowledged), ingest send → arrival at the receiver:`,
     ...(backlogAtLatencyStart > 0 ? [`   (started with ${backlogAtLatencyStart} undelivered events of the earlier phases still queued: not an unsaturated relay)`] : []),
     latency.count === 0
@@ -543,6 +633,14 @@ async function main(): Promise<number> {
     throughput_wait: throughputWait.ending,
     latency_wait: latencyWait.ending,
     ratio: round(ratio, 3),
+    cpu_ms_per_event_stored: storeCpu && { postgres: round(storeCpu.postgres, 4), relay: round(storeCpu.relay, 4) },
+    cpu_ms_per_event_delivered: deliveryCpu && { postgres: round(deliveryCpu.postgres, 4), relay: round(deliveryCpu.relay, 4) },
+    ingest_with_forwarder: figuresJson(sharedIngest),
+    forward_alone_per_second: round(forwardAloneRate, 1),
+    forward_shared_per_second: round(forwardSharedRate, 1),
+    shared_sum: round(sharedSum, 3),
+    ceiling_per_second: round(ceilingRate, 1),
+    ceiling_ratio: round(ceilingRatio, 3),
     target_ratio: TARGET_DELIVERY_RATIO,
     ratio_pass: ratioPass,
     latency_rate: round(achievedRate, 1),

@@ -10,7 +10,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
@@ -150,6 +150,7 @@ export async function runBench(main: () => Promise<number>): Promise<never> {
 export interface ServerProcess {
   /** The URL the server printed as its first stdout line. */
   url: string;
+  pid: number;
   /** Lines the server wrote to stderr between being ready and being asked to stop (at warn level: problems). */
   stderrLinesWhileServing(): number;
   /** SIGTERM, then SIGKILL after STOP_TIMEOUT_MS. Resolves with how it ended. */
@@ -238,7 +239,7 @@ export async function startServer(name: string, entry: string, env: NodeJS.Proce
     });
   });
   readyAtLine = stderrLines;
-  return { url, stderrLinesWhileServing: () => Math.max(0, (stderrLinesAtStop ?? stderrLines) - readyAtLine), stop };
+  return { url, pid: child.pid!, stderrLinesWhileServing: () => Math.max(0, (stderrLinesAtStop ?? stderrLines) - readyAtLine), stop };
 }
 
 /**
@@ -274,6 +275,57 @@ export async function startRelay(databaseUrl: string, extraEnv: Record<string, s
   onCleanup(`temporary directory ${relayDataDir}`, async () => rmSync(relayDataDir, { recursive: true, force: true }));
   log('starting the relay');
   return startServer('relay', RELAY_ENTRY, relayEnvironment(databaseUrl, relayDataDir, extraEnv), /^Hook relay listening on (\S+)$/, RELAY_START_TIMEOUT_MS, nodeArgs);
+}
+
+// ---------------------------------------------------------------------------------
+// CPU time, from /proc (Linux)
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux in use). */
+const CLOCK_TICKS_PER_S = 100;
+
+/** Command name and user + system CPU time (ms) of one process, from /proc/<pid>/stat; null once it is gone. */
+function processCpu(pid: string): { name: string; ms: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = stat.lastIndexOf(')');
+    const name = stat.slice(stat.indexOf('(') + 1, close);
+    const fields = stat.slice(close + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the line; fields[0] here is field 3 (state)
+    return { name, ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S };
+  } catch {
+    return null;
+  }
+}
+
+export interface CpuSample {
+  /** Every running process named `postgres` (the server and its backends). */
+  postgresMs: number;
+  /** The processes asked for, by pid. */
+  byPid: Map<number, number>;
+}
+
+/**
+ * CPU time used so far by PostgreSQL (every process named `postgres`: backends that
+ * exit between two samples take their time with them) and by `pids`; null without
+ * /proc. Differences of two samples give a phase's CPU cost, which, unlike a rate,
+ * hardly moves when other work slows the machine down.
+ */
+export function sampleCpu(pids: readonly number[]): CpuSample | null {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  let postgresMs = 0;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cpu = processCpu(entry);
+    if (cpu?.name === 'postgres') postgresMs += cpu.ms;
+  }
+  const byPid = new Map<number, number>();
+  for (const pid of pids) byPid.set(pid, processCpu(String(pid))?.ms ?? Number.NaN);
+  return { postgresMs, byPid };
 }
 
 // ---------------------------------------------------------------------------------
