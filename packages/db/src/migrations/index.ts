@@ -4,6 +4,7 @@ import { PlanHistory } from './003-plan-history.ts';
 import { Playground } from './004-playground.ts';
 import { PlansEnforced } from './005-plans-enforced.ts';
 import { Transformations } from './006-transformations.ts';
+import { LeasedIndex } from './007-leased-index.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   { name: '004-playground', class: Playground },
   { name: '005-plans-enforced', class: PlansEnforced },
   { name: '006-transformations', class: Transformations },
+  { name: '007-leased-index', class: LeasedIndex },
 ];
