@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { firstIdAt, newId } from '@hook/core';
 import pg from 'pg';
 import { claimDueEvents, createOrm, DUE_CHANNEL, EventWriter, listenBacklog, recordAttempts, type NewEvent, type Orm } from '../src/index.ts';
+import { CLAIM_DUE } from '../src/queue-sql.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 
@@ -9,6 +10,8 @@ let database: TestDatabase;
 let orm: Orm;
 const accountId = newId('account');
 const endpointId = newId('endpoint');
+/** An endpoint whose events are only stored (a CLI destination nobody listens to). */
+const otherEndpointId = newId('endpoint');
 
 async function sql(text: string, params: unknown[] = []): Promise<any[]> {
   return orm.em.fork().getConnection().execute(text, params);
@@ -22,6 +25,11 @@ beforeAll(async () => {
     `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, destination_url, secret, created_at, updated_at)
      values (?, ?, 'q', 'ingest-q', 'active', 'url', 'http://127.0.0.1:9/x', 'whsec_AAAA', now(), now())`,
     [endpointId, accountId],
+  );
+  await sql(
+    `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, destination_url, secret, created_at, updated_at)
+     values (?, ?, 'o', 'ingest-o', 'active', 'cli', null, 'whsec_AAAA', now(), now())`,
+    [otherEndpointId, accountId],
   );
 });
 afterAll(async () => {
@@ -182,5 +190,59 @@ describe('listenBacklog', () => {
     const floor = firstIdAt('event', newPending.receivedAt.getTime() - 1000);
     expect(await read(floor)).toEqual([oldRetry.id, newPending.id]); // below the floor only the due retry
     expect(await read('', [oldRetry.id, oldPending.id])).toEqual([newPending.id]);
+  });
+});
+
+/** Every node of an EXPLAIN (FORMAT JSON) plan. */
+function planNodes(node: Record<string, any>): Record<string, any>[] {
+  return [node, ...((node.Plans as Record<string, any>[] | undefined) ?? []).flatMap(planNodes)];
+}
+
+describe('the claim statement plan', () => {
+  it('with statistics older than the backlog: counts live leases in their index, walks the due index once, in order, and re-finds candidates by primary key', async () => {
+    // Statistics taken while the table held 5,000 events of another endpoint and none of
+    // this one's, then a backlog of 3,000 due events behind a history of 2,000 delivered
+    // ones whose claimed versions are dead: what a claim meets when a backlog built up
+    // faster than the statistics are refreshed (bench:delivery's throughput phase).
+    await sql(
+      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, status, next_attempt_at)
+       select 'evt_o' || lpad(g::text, 8, '0'), ?, ?, 'POST', '', '', '{}', '\\x00', 1, now(), 'pending', null
+       from generate_series(1, 5000) g`,
+      [accountId, otherEndpointId],
+    );
+    await sql('analyze event');
+    await sql(
+      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, status, next_attempt_at, lease_id, locked_until)
+       select 'evt_h' || lpad(g::text, 8, '0'), ?, ?, 'POST', '', '', '{}', '\\x00', 1, now(), 'pending', now(), 'l' || g, now() + interval '30 s'
+       from generate_series(1, 2000) g`,
+      [accountId, endpointId],
+    );
+    await sql(`update event set status = 'delivered', next_attempt_at = null, lease_id = null, locked_until = null where endpoint_id = ?`, [endpointId]);
+    await sql(
+      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, status, next_attempt_at)
+       select 'evt_w' || lpad(g::text, 8, '0'), ?, ?, 'POST', '', '', '{}', '\\x00', 1, now(), 'pending', now() - interval '1 min'
+       from generate_series(1, 3000) g`,
+      [accountId, endpointId],
+    );
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const settings = Object.entries(CLAIM_DUE.planner).map(([setting, value]) => `set local ${setting} = ${value}`).join('; ');
+      await client.query(`begin; ${settings}`);
+      await client.query(`prepare claim_plan as ${CLAIM_DUE.text}`);
+      const explained = await client.query(`explain (format json) execute claim_plan(16, 30000, 32, 'lease')`);
+      const nodes = planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
+      const onEvent = nodes.filter((node) => node['Relation Name'] === 'event');
+      expect(nodes.filter((node) => String(node['Node Type']).startsWith('Bitmap'))).toEqual([]);
+      expect(onEvent.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);
+      // no walk of a whole index either: every index scan on event has a condition
+      expect(onEvent.filter((node) => String(node['Node Type']).startsWith('Index') && !node['Index Cond'])).toEqual([]);
+      expect(onEvent.filter((node) => node['Index Name'] === 'event_leased_idx')).toHaveLength(1);
+      expect(onEvent.filter((node) => node['Index Name'] === 'event_due_idx')).toHaveLength(1);
+      expect(onEvent.filter((node) => node['Index Name'] === 'event_pkey').length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await client.query('rollback');
+      await client.end();
+    }
   });
 });
