@@ -14,11 +14,11 @@
  *      without a URL destination (events are stored only), after a warm-up → req/s.
  *   1b. Ceiling: forwarder.ts, the relay's send path (signature headers, pooled undici
  *      POST, answer read) with no database, as its own process at the relay's default
- *      concurrency: first alone, then beside phase 1's load → forwards/s. Ingest and
- *      delivery share the machine's CPUs, so a relay that delivers every event it stores
- *      reaches at most 1 / (1/ingest + 1/forward) events/s, however cheap its queue: the
- *      ratio's ceiling on this machine. The shared run checks that premise (the two
- *      shares of the machine add up to about 1).
+ *      concurrency: first alone for phase 1's duration (→ forwards/s), then phase 1's
+ *      load again with the forwarder sending one delivery for each event acknowledged,
+ *      as the acknowledgements come in. That second run is a relay whose queue costs
+ *      nothing at all (and which has a second process for its sends): its deliveries/s
+ *      over phase 1's req/s is the most the ratio can be on this machine.
  *   2. Sustained delivery: the same load to an endpoint whose destination is the
  *      receiver, then a wait until every acknowledged event id has arrived →
  *      deliveries/s = events delivered / (first ingest → last delivery), and its ratio
@@ -46,6 +46,7 @@
  *   BENCH_STALL_S              stop waiting earlier when no delivery at all reached the phase's endpoint for this long (default 30)
  *   BENCH_JSON=1               also print a one-line JSON summary as the last stdout line
  *   BENCH_RELAY_CPU_PROF=<dir> run the relay with --cpu-prof, profile written to <dir> on stop
+ *   BENCH_SEPARATE_WORKER=1    two relay processes: HOOK_ROLE=api takes the ingest, HOOK_ROLE=worker delivers
  *   HOOK_DELIVERY_CONCURRENCY  passed on to the relay (its default otherwise)
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
@@ -271,8 +272,18 @@ interface ForwardRun {
   seconds: number;
 }
 
-/** Starts a forwarder to `url` and waits until it is ready; `run` then forwards for that long (once). */
-async function startForwarder(url: string): Promise<{ run(seconds: number): Promise<ForwardRun> }> {
+/** A forwarder process, ready: give it one of `run` or `credit`… `end`. */
+interface Forwarder {
+  /** Forwards as fast as it can for `seconds`. */
+  run(seconds: number): Promise<ForwardRun>;
+  /** `n` more deliveries to send. */
+  credit(n: number): void;
+  /** Resolves once every credited delivery was answered. */
+  end(): Promise<ForwardRun>;
+}
+
+/** Starts a forwarder to `url` and waits until it is ready. */
+async function startForwarder(url: string): Promise<Forwarder> {
   const child = spawn(process.execPath, [resolve(REPO_ROOT, 'test/bench/forwarder.ts')], {
     cwd: REPO_ROOT,
     env: { ...process.env, FORWARD_URL: url, FORWARD_BODY_BYTES: String(BODY_SIZE_BYTES) },
@@ -287,18 +298,30 @@ async function startForwarder(url: string): Promise<{ run(seconds: number): Prom
   };
   const first = await nextLine();
   if (first !== 'ready') throw new Error(`the forwarder printed ${JSON.stringify(first)} where "ready" was expected`);
+  const answer = async (): Promise<ForwardRun> => JSON.parse(await nextLine()) as ForwardRun;
   return {
     async run(seconds) {
       child.stdin!.end(`go ${seconds}\n`);
-      return JSON.parse(await nextLine()) as ForwardRun;
+      return answer();
+    },
+    credit(n) {
+      child.stdin!.write(`credit ${n}\n`);
+    },
+    async end() {
+      child.stdin!.end('end\n');
+      return answer();
     },
   };
 }
 
+/** How often the ceiling run passes the acknowledged count on to the forwarder. */
+const CREDIT_EVERY_MS = 10;
+
 /** CPU ms per event between two samples: PostgreSQL's and the relay's; null without /proc or events. */
-function cpuPerEvent(before: ReturnType<typeof sampleCpu>, after: ReturnType<typeof sampleCpu>, relayPid: number, events: number): { postgres: number; relay: number } | null {
+function cpuPerEvent(before: ReturnType<typeof sampleCpu>, after: ReturnType<typeof sampleCpu>, relayPids: readonly number[], events: number): { postgres: number; relay: number } | null {
   if (!before || !after || events === 0) return null;
-  return { postgres: (after.postgresMs - before.postgresMs) / events, relay: (after.byPid.get(relayPid)! - before.byPid.get(relayPid)!) / events };
+  const relayMs = relayPids.reduce((sum, pid) => sum + after.byPid.get(pid)! - before.byPid.get(pid)!, 0);
+  return { postgres: (after.postgresMs - before.postgresMs) / events, relay: relayMs / events };
 }
 
 // ---------------------------------------------------------------------------------
@@ -393,6 +416,7 @@ async function main(): Promise<number> {
   const stallMs = seconds('BENCH_STALL_S', DEFAULT_STALL_S, false) * 1000;
   const waitLimits: WaitLimits = { timeoutMs: deliveryTimeoutMs, stallMs };
   const cpuProfileDir = process.env.BENCH_RELAY_CPU_PROF?.trim() || undefined;
+  const separateWorker = process.env.BENCH_SEPARATE_WORKER?.trim() === '1';
   const concurrency = process.env.HOOK_DELIVERY_CONCURRENCY?.trim() || undefined;
   const serverUrl = databaseServerUrl();
   const body = jsonBody(BODY_SIZE_BYTES);
@@ -401,11 +425,11 @@ async function main(): Promise<number> {
 
   const receiver = await startReceiver();
   const database = await createBenchDatabase(serverUrl);
-  const relay = await startRelay(
-    database.url,
-    { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', ...(concurrency ? { HOOK_DELIVERY_CONCURRENCY: concurrency } : {}) },
-    cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(cpuProfileDir)] : [],
-  );
+  const relayEnv = { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', ...(concurrency ? { HOOK_DELIVERY_CONCURRENCY: concurrency } : {}) };
+  const profileArgs = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(cpuProfileDir)] : [];
+  const relay = await startRelay(database.url, separateWorker ? { ...relayEnv, HOOK_ROLE: 'api' } : relayEnv, profileArgs);
+  const worker = separateWorker ? await startRelay(database.url, { ...relayEnv, HOOK_ROLE: 'worker' }, profileArgs) : undefined;
+  const relayPids = worker ? [relay.pid, worker.pid] : [relay.pid];
   const apiKey = await createAccount(relay.url);
   const urlEndpoint = async (name: string, track: Track) =>
     createEndpoint(relay.url, apiKey, { name, destination: { type: 'url', url: `${receiver.url}${track.path}` } });
@@ -418,35 +442,46 @@ async function main(): Promise<number> {
     ingestRuns.push(await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS: warmupS, body }));
   }
   log(`ingest: measuring ${durationS} s (store only)`);
-  const storeCpuBefore = sampleCpu([relay.pid]);
+  const storeCpuBefore = sampleCpu(relayPids);
   const ingestRun = await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS, body });
-  const storeCpu = cpuPerEvent(storeCpuBefore, sampleCpu([relay.pid]), relay.pid, ingestRun.acknowledged.length);
+  const storeCpu = cpuPerEvent(storeCpuBefore, sampleCpu(relayPids), relayPids, ingestRun.acknowledged.length);
   ingestRuns.push(ingestRun);
   const ingest = figures(ingestRun.result);
 
-  // 1b. The ceiling: how fast the relay's send path alone forwards on this machine, and
-  // how it and store-only ingest share the machine when both run at once.
+  // 1b. The ceiling: how fast the relay's send path alone forwards on this machine, then
+  // phase 1's load with one forwarded delivery per acknowledged event: delivering
+  // everything stored with a queue that costs nothing.
   const ceilingTrack = receiver.track('ceiling', (delivered) => delivered.equals(body));
   const ceilingUrl = `${receiver.url}${ceilingTrack.path}`;
   log(`ceiling: forwarding ${durationS} s with the relay's send path and no database`);
   const forwardAlone = await (await startForwarder(ceilingUrl)).run(durationS);
-  log(`ceiling: forwarding and store-only ingest at once, ${durationS} s`);
-  const sharedForwarder = await startForwarder(ceilingUrl);
-  const [forwardShared, sharedIngestRun] = await Promise.all([sharedForwarder.run(durationS), runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS, body })]);
-  ingestRuns.push(sharedIngestRun);
-  const sharedIngest = figures(sharedIngestRun.result);
+  log(`ceiling: store-only ingest ${durationS} s, forwarding one delivery per acknowledged event`);
+  const creditedForwarder = await startForwarder(ceilingUrl);
+  let acknowledgedSoFar = 0;
+  let credited = 0;
+  const creditTimer = setInterval(() => {
+    if (acknowledgedSoFar > credited) {
+      creditedForwarder.credit(acknowledgedSoFar - credited);
+      credited = acknowledgedSoFar;
+    }
+  }, CREDIT_EVERY_MS);
+  const ceilingStartMs = performance.now();
+  let ceilingIngestRun: LoadRun;
+  try {
+    ceilingIngestRun = await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS, body, onAcknowledged: () => void acknowledgedSoFar++ });
+  } finally {
+    clearInterval(creditTimer);
+  }
+  if (acknowledgedSoFar > credited) creditedForwarder.credit(acknowledgedSoFar - credited);
+  const forwardCredited = await creditedForwarder.end();
+  ingestRuns.push(ceilingIngestRun);
+  const ceilingIngest = figures(ceilingIngestRun.result);
   const forwardAloneRate = forwardAlone.ok / forwardAlone.seconds;
-  const forwardSharedRate = forwardShared.ok / forwardShared.seconds;
-  // Ingest and forwarding compete for the same CPUs: a relay that delivers every event it
-  // stores, at x events/s, needs x/ingest + x/forward <= 1 of the machine, so even with
-  // a queue that cost nothing x <= 1 / (1/ingest + 1/forward). The shared run checks the
-  // premise: its two shares add up to about 1 when both draw on one budget.
-  const ceilingRate = ingest.requestsPerSecond > 0 && forwardAloneRate > 0 ? 1 / (1 / ingest.requestsPerSecond + 1 / forwardAloneRate) : 0;
+  // As phase 2 counts: deliveries over the time from the first ingest to the last delivery.
+  const ceilingSpanS = (performance.now() - ceilingStartMs) / 1000;
+  const ceilingRate = forwardCredited.ok / Math.max(ceilingSpanS, durationS);
   const ceilingRatio = ingest.requestsPerSecond > 0 ? ceilingRate / ingest.requestsPerSecond : 0;
-  const sharedSum = ingest.requestsPerSecond > 0 && forwardAloneRate > 0
-    ? sharedIngest.requestsPerSecond / ingest.requestsPerSecond + forwardSharedRate / forwardAloneRate
-    : 0;
-  const forwardFailures = forwardAlone.sent - forwardAlone.ok + forwardShared.sent - forwardShared.ok;
+  const forwardFailures = forwardAlone.sent - forwardAlone.ok + forwardCredited.sent - forwardCredited.ok;
 
   // Delivery warm-up: the same load briefly, waited for, not counted.
   const warmupTrack = receiver.track('warmup', (delivered) => delivered.equals(body));
@@ -464,7 +499,7 @@ async function main(): Promise<number> {
   const throughputTrack = receiver.track('throughput', (delivered) => delivered.equals(body));
   const throughputEndpoint = await urlEndpoint('bench-throughput', throughputTrack);
   log(`delivery: ingesting ${durationS} s to an endpoint with a URL destination`);
-  const deliveryCpuBefore = sampleCpu([relay.pid]);
+  const deliveryCpuBefore = sampleCpu(relayPids);
   const throughputStartMs = performance.now();
   const throughputRun = await runLoad({ url: throughputEndpoint.url, connections: CONNECTIONS, durationS, body });
   const ingestEndMs = performance.now();
@@ -472,7 +507,7 @@ async function main(): Promise<number> {
   const throughputAcks = acknowledgedIds([throughputRun]);
   log(`delivery: ${deliveredDuringIngest} of ${throughputAcks.ids.size} acknowledged events delivered when ingest ended; waiting for the rest`);
   const throughputWait = await throughputTrack.waitForAll('delivery', throughputAcks.ids, waitLimits);
-  const deliveryCpu = cpuPerEvent(deliveryCpuBefore, sampleCpu([relay.pid]), relay.pid, throughputWait.delivered);
+  const deliveryCpu = cpuPerEvent(deliveryCpuBefore, sampleCpu(relayPids), relayPids, throughputWait.delivered);
   const whileDelivering = figures(throughputRun.result);
   const deliverySpanS = (throughputWait.atMs - throughputStartMs) / 1000;
   const deliveriesPerSecond = deliverySpanS > 0 ? throughputWait.delivered / deliverySpanS : 0;
@@ -527,6 +562,7 @@ async function main(): Promise<number> {
   // 4. Verification, after a graceful stop (it finishes and records the deliveries in flight).
   log('stopping the relay');
   const relayExit = await relay.stop();
+  const workerExit = worker ? await worker.stop() : undefined;
   const relayWarnings = relay.stderrLinesWhileServing();
   const tracks = [warmupTrack, throughputTrack, latencyTrack];
   const deliveryEndpointIds = [warmupEndpoint.id, throughputEndpoint.id, latencyEndpoint.id];
@@ -564,6 +600,7 @@ async function main(): Promise<number> {
   if (ingestNon2xx > 0) problems.push(`relay answered ${ingestNon2xx} ingest request(s) with a non-2xx status`);
   if (ingestErrors > 0) problems.push(`relay left ${ingestErrors} ingest request(s) without an answer (connection errors or timeouts)`);
   if (unreadable > 0) problems.push(`${unreadable} 2xx ingest answer(s) without an event id`);
+  if (workerExit && workerExit.code !== 0) problems.push(`delivery worker process did not shut down cleanly (exit code ${workerExit.code}, signal ${workerExit.signal})`);
   if (relayExit.code !== 0) problems.push(`relay did not shut down cleanly (exit code ${relayExit.code}, signal ${relayExit.signal}${relayExit.killed ? ', killed after timeout' : ''})`);
 
   const ratioPass = ratio >= TARGET_DELIVERY_RATIO;
@@ -576,16 +613,16 @@ async function main(): Promise<number> {
     machineLine(loadBefore),
     `Relay database: ${database.description}`,
     ...(code ? [`Relay code: ${code}`] : []),
-    `Relay: one process, HOOK_ROLE=all, HOOK_DELIVERY_CONCURRENCY=${concurrency ?? 'default'}; receiver in the bench process (shares its CPU with the load generator)`,
+    `Relay: ${worker ? 'two processes, HOOK_ROLE=api and HOOK_ROLE=worker (BENCH_SEPARATE_WORKER=1)' : 'one process, HOOK_ROLE=all'}, HOOK_DELIVERY_CONCURRENCY=${concurrency ?? 'default'}; receiver in the bench process (shares its CPU with the load generator)`,
     '',
     figuresHeader('ingest', widths),
     figuresRow('1. store only', ingest, widths),
-    figuresRow('1b. with forwarder', sharedIngest, widths),
+    figuresRow('1b. + forwarding', ceilingIngest, widths),
     figuresRow('2. URL destination', whileDelivering, widths),
     '',
-    `1b. ceiling: the relay's send path (sign, pooled POST, answer read) with no database forwards ${forwardAloneRate.toFixed(1)}/s alone, ${forwardSharedRate.toFixed(1)}/s next to store-only ingest`,
-    `   shares of the machine in the shared run: ingest ${(sharedIngest.requestsPerSecond / ingest.requestsPerSecond).toFixed(2)} + forwarding ${(forwardSharedRate / forwardAloneRate).toFixed(2)} = ${sharedSum.toFixed(2)} (about 1: both draw on one budget)`,
-    `   → storing and delivering every event, this machine reaches at most ${ceilingRate.toFixed(1)} events/s even with a queue that costs nothing: ratio ceiling ${ceilingRatio.toFixed(2)}`,
+    `1b. ceiling: the relay's send path (sign, pooled POST, answer read) with no database forwards ${forwardAloneRate.toFixed(1)}/s alone;`,
+    `   store-only ingest with one such delivery per acknowledged event: ${forwardCredited.ok} delivered in ${ceilingSpanS.toFixed(2)} s → ${ceilingRate.toFixed(1)} deliveries/s,`,
+    `   a queue that costs nothing: ratio ceiling on this machine ${ceilingRatio.toFixed(2)}`,
     `2. delivery: ${throughputWait.delivered} events delivered in ${deliverySpanS.toFixed(2)} s from first ingest to last delivery → ${deliveriesPerSecond.toFixed(1)} deliveries/s`,
     ...(throughputWait.missing.length > 0
       ? [`   INCOMPLETE: the wait ended ${ending(throughputWait)} with ${throughputWait.missing.length} of ${throughputAcks.ids.size} acknowledged events undelivered; the rate is over what arrived`]
@@ -623,6 +660,7 @@ async function main(): Promise<number> {
     database: serverUrl ? 'server' : 'embedded',
     code: code ?? null,
     delivery_concurrency: concurrency ?? 'default',
+    separate_worker: separateWorker,
     ingest: figuresJson(ingest),
     ingest_while_delivering: figuresJson(whileDelivering),
     delivered: throughputWait.delivered,
@@ -635,10 +673,8 @@ async function main(): Promise<number> {
     ratio: round(ratio, 3),
     cpu_ms_per_event_stored: storeCpu && { postgres: round(storeCpu.postgres, 4), relay: round(storeCpu.relay, 4) },
     cpu_ms_per_event_delivered: deliveryCpu && { postgres: round(deliveryCpu.postgres, 4), relay: round(deliveryCpu.relay, 4) },
-    ingest_with_forwarder: figuresJson(sharedIngest),
+    ingest_with_forwarding: figuresJson(ceilingIngest),
     forward_alone_per_second: round(forwardAloneRate, 1),
-    forward_shared_per_second: round(forwardSharedRate, 1),
-    shared_sum: round(sharedSum, 3),
     ceiling_per_second: round(ceilingRate, 1),
     ceiling_ratio: round(ceilingRatio, 3),
     target_ratio: TARGET_DELIVERY_RATIO,

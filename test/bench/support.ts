@@ -375,6 +375,8 @@ export interface LoadOptions {
   connections: number;
   durationS: number;
   body: Buffer;
+  /** Called on each 2xx answer, as it comes. */
+  onAcknowledged?: () => void;
 }
 
 /** One autocannon run of POSTs with a JSON body; stopped early by a signal. */
@@ -385,7 +387,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
     body: options.body,
     headers: { 'content-type': 'application/json' },
     onResponse: (status: number, responseBody: string): void => {
-      if (status >= 200 && status < 300) acknowledged.push(responseBody);
+      if (status >= 200 && status < 300) {
+        acknowledged.push(responseBody);
+        options.onAcknowledged?.();
+      }
     },
   };
   let forget = (): void => undefined;
