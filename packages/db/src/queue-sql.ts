@@ -743,9 +743,17 @@ export async function recordListenAttempts(orm: Orm, records: readonly ListenAtt
  * ordered index probe per endpoint) depends on them; a fresh or fast-growing table, or
  * a server with autovacuum off, would otherwise be planned as if nearly empty and read
  * whole backlogs per claim.
+ *
+ * A table without a live row is left alone (returns false). Analysed then, a table
+ * emptied by retention while its pages are still there would be taken for empty however
+ * much it refilled until the next refresh, and with no row to go by the planner may
+ * then walk a whole index to find one event (seen in a plan of the claim statement).
  */
-export async function refreshQueueStatistics(orm: Orm): Promise<void> {
+export async function refreshQueueStatistics(orm: Orm): Promise<boolean> {
+  const [table] = await run<{ has_rows: boolean }>(orm, 'select exists (select 1 from event) as has_rows');
+  if (!table?.has_rows) return false;
   await run(orm, 'analyze event');
+  return true;
 }
 
 /** Gives a claimed delivery back untried (a worker shutting down before sending it). */
