@@ -24,6 +24,8 @@ export interface TestRelay {
 export interface TestRelayOptions {
   /** Run a delivery worker too, polling this often (ms). */
   workerPollMs?: number;
+  /** How often that worker refreshes the queue's planner statistics (ms; its default otherwise). */
+  workerStatisticsIntervalMs?: number;
   /** How often the live stream pings its clients. */
   streamHeartbeatIntervalMs?: number;
   /** Plays DNS for delivery destinations instead of the system resolver. */
@@ -60,6 +62,7 @@ export async function startTestRelay(overrides: Partial<RelayConfig> = {}, optio
       concurrency: config.deliveryConcurrency,
       leaseMs: leaseMsFor(config),
       pollIntervalMs: options.workerPollMs,
+      ...(options.workerStatisticsIntervalMs !== undefined ? { statisticsIntervalMs: options.workerStatisticsIntervalMs } : {}),
       local: app.localDelivery,
     });
     await worker.start();

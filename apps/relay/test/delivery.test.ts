@@ -12,7 +12,7 @@ let key: string;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  relay = await startTestRelay({ retryScheduleMs: FAST_SCHEDULE, deliveryTimeoutMs: 1000 }, { workerPollMs: 20 });
+  relay = await startTestRelay({ retryScheduleMs: FAST_SCHEDULE, deliveryTimeoutMs: 1000 }, { workerPollMs: 20, workerStatisticsIntervalMs: 200 });
   // One account for the whole file, with more endpoints than free allows.
   ({ key } = await signUp(relay.baseUrl, { plan: 'pro' }));
   receiver = await startReceiver();
@@ -259,9 +259,14 @@ describe('delivery', () => {
 });
 
 describe('queue statistics', () => {
-  it('are refreshed by the worker, so the claim is planned as an index probe even where autovacuum is off', async () => {
-    const rows = await sqlRows(relay, "select last_analyze from pg_stat_user_tables where relname = 'event'");
-    expect(rows[0].last_analyze).not.toBeNull();
+  it('are refreshed by the worker once the table has rows, so the claim is planned as an index probe even where autovacuum is off', async () => {
+    const endpoint = await urlEndpoint();
+    await send(endpoint.url, '{"statistics":1}');
+    const lastAnalyze = async (): Promise<Date | null> =>
+      (await sqlRows(relay, "select last_analyze from pg_stat_user_tables where relname = 'event'"))[0].last_analyze;
+    const deadline = Date.now() + 10_000;
+    while ((await lastAnalyze()) === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await lastAnalyze()).not.toBeNull();
   });
 });
 
