@@ -479,7 +479,7 @@ async function main(): Promise<number> {
   const forwardAloneRate = forwardAlone.ok / forwardAlone.seconds;
   // As phase 2 counts: deliveries over the time from the first ingest to the last delivery.
   const ceilingSpanS = (performance.now() - ceilingStartMs) / 1000;
-  const ceilingRate = forwardCredited.ok / Math.max(ceilingSpanS, durationS);
+  const ceilingRate = forwardCredited.ok / ceilingSpanS;
   const ceilingRatio = ingest.requestsPerSecond > 0 ? ceilingRate / ingest.requestsPerSecond : 0;
   const forwardFailures = forwardAlone.sent - forwardAlone.ok + forwardCredited.sent - forwardCredited.ok;
 

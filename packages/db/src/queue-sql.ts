@@ -462,10 +462,10 @@ export const CLAIM_DUE: { name: string; text: string; planner: PlannerSettings }
   // Every step must be an index probe that stops early: the live leases in
   // event_leased_idx, each endpoint's oldest due events in an ordered walk of
   // event_due_idx, each candidate by primary key. Planned from statistics older than the
-  // backlog (they are refreshed every 30 s, and a table emptied by retention looks empty
-  // until then), PostgreSQL would rather bitmap-scan and sort the endpoint's whole
-  // backlog, or walk a whole index, on every claim: in bench:delivery PostgreSQL then
-  // spent 1.3-1.5 ms per delivered event instead of 0.44 ms, in about half the runs.
+  // backlog (they are refreshed every 30 s), PostgreSQL would rather bitmap-scan and sort
+  // the endpoint's whole backlog, or walk a whole index, on every claim: in
+  // bench:delivery PostgreSQL then spent 1.3-1.5 ms per delivered event instead of
+  // 0.44 ms, in about half the runs.
   planner: { enable_bitmapscan: 'off', enable_seqscan: 'off' },
 };
 

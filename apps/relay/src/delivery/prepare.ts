@@ -4,24 +4,13 @@
  * filter, and say what goes out. An endpoint with neither skips all of it: the stored
  * bytes go as they are, signed as they are (docs/delivery.md).
  */
-import { EVENT_TYPE_MAX_CHARS, forwardableHeaders, isJsonContentType, matchesFilter, parseFilterQuery, type EndpointFilter, type FilterRequest } from '@hook/core';
+import { EVENT_TYPE_MAX_CHARS, forwardableHeaders, isJsonContentType, matchesFilter, parseFilterQuery, type FilterRequest } from '@hook/core';
+import type { ClaimedDelivery } from '@hook/db';
 import type { TransformRequest, TransformRunner } from '../transformations/types.ts';
 
-/** The stored request and its endpoint's rules: what prepareDelivery reads. */
-export interface StoredDelivery {
-  id: string;
-  type: string | null;
-  method: string;
-  path: string;
-  query: string;
-  headers: Record<string, string>;
-  body: Buffer;
-  contentType: string | null;
-  endpointId: string;
-  endpointName: string;
-  transformationCode: string | null;
-  filter: EndpointFilter | null;
-}
+/** The stored request and its endpoint's rules: what prepareDelivery reads of a delivery. */
+export type StoredDelivery = Pick<ClaimedDelivery,
+  'id' | 'type' | 'method' | 'path' | 'query' | 'headers' | 'body' | 'contentType' | 'endpointId' | 'endpointName' | 'transformationCode' | 'filter'>;
 
 /** The request a transformation returned, ready to send. */
 export interface TransformedRequest {
