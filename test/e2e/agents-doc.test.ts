@@ -2,7 +2,8 @@
  * docs/agents.md promises three runnable examples (MCP over HTTP with curl, `hook --json`,
  * REST only). This runs each `sh` block of that page with bash against a real relay with a
  * delivery worker, the relay's address put in place of the documented 127.0.0.1:8080,
- * and checks what each prints against what the page says it prints.
+ * and checks what each prints against what the page says it prints. `jq` there is the real
+ * jq compiled to WebAssembly (support/bin/jq, from npm), so no jq need be installed.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
+const SUPPORT_BIN = resolve(import.meta.dirname, '..', 'support', 'bin');
 const PAGE = readFileSync(join(REPO_ROOT, 'docs', 'agents.md'), 'utf8');
 const SCRIPTS = [...PAGE.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
 
@@ -31,7 +33,7 @@ function runScript(script: string): Promise<{ code: number; stdout: string; stde
   return new Promise((resolvePromise) => {
     const child = execFile('bash', ['-euo', 'pipefail', '-c', script.replaceAll('http://127.0.0.1:8080', relay.baseUrl)], {
       cwd: REPO_ROOT,
-      env: { PATH: `${join(REPO_ROOT, 'node_modules', '.bin')}:${process.env.PATH}`, HOME: home, XDG_CONFIG_HOME: join(home, 'config') },
+      env: { PATH: `${SUPPORT_BIN}:${join(REPO_ROOT, 'node_modules', '.bin')}:${process.env.PATH}`, HOME: home, XDG_CONFIG_HOME: join(home, 'config') },
       timeout: 60_000,
     }, (error, stdout, stderr) => resolvePromise({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }));
     child.stdin?.end();
@@ -60,6 +62,11 @@ describe('docs/agents.md examples', () => {
     expect(SCRIPTS[0]).toContain('/mcp');
     expect(SCRIPTS[1]).toContain('hook signup --json');
     expect(SCRIPTS[2]).toContain('/v1/events/replay/');
+  });
+
+  it('runs them with the jq from npm, not one the machine must have', async () => {
+    const result = await runScript('command -v jq; echo \'{"a": [1, 2]}\' | jq -c \'.a | map(. * 2)\'');
+    expect(result.stdout.split('\n')).toEqual([join(SUPPORT_BIN, 'jq'), '[2,4]', '']);
   });
 
   it.each([

@@ -1,26 +1,36 @@
 /**
- * The playground in a real browser: Debian's headless Chromium, driven by playwright-core,
- * against a real relay. The screenshot is kept in test/artifacts/ (not committed).
+ * The playground in a real browser: headless Chromium from npm (@sparticuz/chromium, see
+ * support/browser.ts), driven by playwright-core, against a real relay. The screenshot is
+ * kept in test/artifacts/ (not committed).
  */
 import { mkdir } from 'node:fs/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser } from '../support/browser.ts';
 import { api, sendEvent, startTestRelay, type TestRelay } from '../support/relay.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('../artifacts/', import.meta.url);
 
 let relay: TestRelay;
-let browser: Browser;
+let browser: Browser | undefined;
 let page: Page;
+/** Why the browser did not start: each test then fails with it (a failed beforeAll would only mark them skipped). */
+let launchError: unknown;
 /** Uncaught errors in the page's script: any fails the test that caused it. */
 const pageErrors: Error[] = [];
 
 beforeAll(async () => {
   relay = await startTestRelay();
-  browser = await chromium.launch({ executablePath: CHROMIUM });
-  page = await browser.newPage();
-  page.on('pageerror', (error) => pageErrors.push(error));
+  try {
+    browser = await launchBrowser();
+    page = await browser.newPage();
+    page.on('pageerror', (error) => pageErrors.push(error));
+  } catch (error) {
+    launchError = error;
+  }
+});
+beforeEach(() => {
+  if (launchError) throw launchError;
 });
 afterEach(() => {
   expect(pageErrors.splice(0)).toEqual([]);
