@@ -1,17 +1,20 @@
 /**
  * The relay as a user runs it: `npm start` in the repo, embedded PostgreSQL, real HTTP.
  * Covers the README's promise (start, get a key, send an event), data kept across a
- * clean restart, and recovery after the relay is killed with SIGKILL.
+ * clean restart, recovery after the relay is killed with SIGKILL, and a clone in a
+ * directory only its owner can enter (as root, the one the embedded PostgreSQL's OS user
+ * `postgres` cannot).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), 'hook-e2e-'));
 const running = new Set<ChildProcess>();
+const removeAfterwards: string[] = [dataDir];
 
 interface StartedRelay {
   child: ChildProcess;
@@ -20,12 +23,18 @@ interface StartedRelay {
   stderr: () => string;
 }
 
-/** `npm start` in its own process group, so a signal reaches npm, the shell and node alike. */
-async function npmStart(): Promise<StartedRelay> {
+/**
+ * `npm start` in its own process group, so a signal reaches npm, the shell and node alike;
+ * in the repository with the test's data dir, unless given another clone (which then uses
+ * its own default data dir).
+ */
+async function npmStart(clone?: string): Promise<StartedRelay> {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOOK_DATA_DIR: dataDir, HOOK_PORT: '0', HOOK_DATABASE_URL: '', HOOK_LOG_LEVEL: 'warn' };
+  if (clone) delete env.HOOK_DATA_DIR;
   const child = spawn('npm', ['start', '--silent'], {
-    cwd: repoRoot,
+    cwd: clone ?? repoRoot,
     detached: true,
-    env: { ...process.env, HOOK_DATA_DIR: dataDir, HOOK_PORT: '0', HOOK_DATABASE_URL: '', HOOK_LOG_LEVEL: 'warn' },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -70,7 +79,7 @@ afterAll(async () => {
       // already gone
     }
   }
-  rmSync(dataDir, { recursive: true, force: true });
+  for (const dir of removeAfterwards) rmSync(dir, { recursive: true, force: true });
 });
 
 async function json(response: Response): Promise<any> {
@@ -141,4 +150,59 @@ describe('npm start', () => {
     expect(bodies).toEqual([5, 30]);
     await stop(relay, 'SIGTERM');
   });
+});
+
+/** `source` again at `target` as hard links (same file system): a clone of the working tree in a second or two. */
+function linkTree(source: string, target: string): void {
+  const stat = lstatSync(source);
+  if (stat.isSymbolicLink()) return symlinkSync(readlinkSync(source), target);
+  if (!stat.isDirectory()) return linkSync(source, target);
+  mkdirSync(target);
+  for (const entry of readdirSync(source)) linkTree(join(source, entry), join(target, entry));
+}
+
+describe('npm start in a directory only its owner can enter', () => {
+  it('serves on the embedded PostgreSQL (as root: its build and cluster go where the postgres user can reach them)', async () => {
+    // Inside the repository, so hard links work; mkdtemp makes it mode 0700, as `mktemp -d` and /root are.
+    mkdirSync(join(repoRoot, 'test', 'artifacts'), { recursive: true });
+    const privateDir = mkdtempSync(join(repoRoot, 'test', 'artifacts', 'private-'));
+    removeAfterwards.push(privateDir);
+    expect(statSync(privateDir).mode & 0o777).toBe(0o700);
+    const clone = join(privateDir, 'hook');
+    mkdirSync(clone);
+    for (const entry of ['package.json', 'scripts', 'apps', 'packages', 'node_modules']) linkTree(join(repoRoot, entry), join(clone, entry));
+
+    const relay = await npmStart(clone);
+    const clusterDir = /Database: embedded PostgreSQL on 127\.0\.0\.1:\d+ \(data in (\S+)\)/.exec(relay.stdout())?.[1];
+    expect(clusterDir).toBeDefined();
+    if (process.getuid?.() === 0) {
+      // The postgres user cannot enter privateDir: the cluster lives under /var/lib/hook, and the data dir says where.
+      removeAfterwards.push(dirname(clusterDir!));
+      expect(clusterDir).toMatch(/^\/var\/lib\/hook\/clusters\/[0-9a-f]{16}\/postgres$/);
+      expect(readFileSync(join(clone, '.hook', 'postgres-location'), 'utf8').trim()).toBe(clusterDir);
+    } else {
+      expect(clusterDir).toBe(join(clone, '.hook', 'postgres'));
+    }
+
+    const signup = await fetch(`${relay.baseUrl}/v1/accounts`, { method: 'POST' });
+    expect(signup.status).toBe(201);
+    const apiKey = (await json(signup)).api_key;
+    const created = await fetch(`${relay.baseUrl}/v1/endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'private' }),
+    });
+    const ingest = await fetch((await json(created)).url, { method: 'POST', body: '{"kept":true}' });
+    expect(ingest.status).toBe(200);
+    const eventId = (await json(ingest)).id;
+    await stop(relay, 'SIGTERM');
+    expect(relay.stderr()).not.toContain('shutdown failed');
+
+    // Started again from the same clone, it finds the same cluster and the stored event.
+    const again = await npmStart(clone);
+    expect(again.stdout()).toContain(`(data in ${clusterDir})`);
+    const event = await fetch(`${again.baseUrl}/v1/events/${eventId}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(await json(event)).toMatchObject({ id: eventId, body: '{"kept":true}' });
+    await stop(again, 'SIGTERM');
+  }, 120_000);
 });

@@ -7,11 +7,11 @@
  * port or clean up a server left by a relay that was killed.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readFileSync, closeSync, writeFileSync, chownSync, rmSync, statSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 
 export interface EmbeddedPostgresOptions {
@@ -23,6 +23,12 @@ export interface EmbeddedPostgresOptions {
   log?: (message: string) => void;
   /** Database to create if missing and connect `url` to. Default `hook`. */
   database?: string;
+  /**
+   * Running as root, the server runs as the OS user `postgres`. Whatever of it that user
+   * cannot reach where it is (the PostgreSQL build inside a private repository, a cluster
+   * under a private data directory) goes here instead. Default `/var/lib/hook`.
+   */
+  rootFallbackDir?: string;
 }
 
 export interface EmbeddedPostgres {
@@ -43,6 +49,9 @@ const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
 const POLL_INTERVAL_MS = 100;
 const SUPERUSER = 'postgres';
+const DEFAULT_ROOT_FALLBACK_DIR = '/var/lib/hook';
+/** In the data directory: where the cluster lives when it could not live there (running as root). */
+const CLUSTER_LOCATION_FILE = 'postgres-location';
 
 interface Binaries {
   initdb: string;
@@ -132,8 +141,13 @@ async function stopStaleServer(clusterDir: string, log: (message: string) => voi
   }
 }
 
+interface ServerUser {
+  uid: number;
+  gid: number;
+}
+
 /** PostgreSQL refuses to run as root; as root the server runs as the OS user `postgres`, created if missing. */
-function serverUser(): { uid: number; gid: number } | undefined {
+function serverUser(): ServerUser | undefined {
   if (userInfo().uid !== 0) return undefined;
   const idOf = (flag: string): number => Number(execFileSync('id', [flag, SUPERUSER], { encoding: 'utf8' }).trim());
   try {
@@ -144,19 +158,100 @@ function serverUser(): { uid: number; gid: number } | undefined {
   }
 }
 
+/** Whether the mode bits let `user` search (enter) a directory. ACLs and supplementary groups are not read. */
+function canSearch(stat: Stats, user: ServerUser): boolean {
+  if (stat.uid === user.uid) return (stat.mode & 0o100) !== 0;
+  if (stat.gid === user.gid) return (stat.mode & 0o010) !== 0;
+  return (stat.mode & 0o001) !== 0;
+}
+
+/** The first directory from `dir` up to `/` that `user` cannot enter, if any. */
+function firstUnenterable(dir: string, user: ServerUser): string | undefined {
+  for (let current = dir; ; current = dirname(current)) {
+    if (!canSearch(statSync(current), user)) return current;
+    if (current === dirname(current)) return undefined;
+  }
+}
+
 /**
- * Running as root, the server runs as `postgres`: it must own the data directory and be
- * able to reach it through every parent directory.
+ * The root-owned directory for what `postgres` cannot reach in place. It must not be
+ * writable by anyone but root: the server's binaries are run from it.
  */
-function grantDataDirTo(dataDir: string, user: { uid: number; gid: number }): void {
-  chownSync(dataDir, user.uid, user.gid);
-  for (let dir = dirname(dataDir); dir !== dirname(dir); dir = dirname(dir)) {
-    const stat = statSync(dir);
-    const reachable = (stat.mode & 0o001) !== 0 || (stat.uid === user.uid && (stat.mode & 0o100) !== 0) || (stat.gid === user.gid && (stat.mode & 0o010) !== 0);
-    if (!reachable) {
-      throw new Error(`The embedded PostgreSQL runs as the OS user '${SUPERUSER}', which cannot enter ${dir}. Set HOOK_DATA_DIR to a directory under a path it can reach (e.g. /var/lib/hook), or run: chmod o+x ${dir}`);
+function prepareRootFallbackDir(fallbackDir: string, user: ServerUser, blocked: string): void {
+  const refuse = (why: string): never => {
+    throw new Error(
+      `The embedded PostgreSQL runs as the OS user '${SUPERUSER}', which cannot enter ${blocked}, and ${why}. ` +
+        `Run: chmod o+x ${blocked}; or set HOOK_DATABASE_URL to a PostgreSQL server you run yourself.`,
+    );
+  };
+  try {
+    mkdirSync(fallbackDir, { recursive: true, mode: 0o755 });
+  } catch (error) {
+    refuse(`${fallbackDir}, where its files would go instead, cannot be created (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  const stat = statSync(fallbackDir);
+  if (stat.uid !== 0 || (stat.mode & 0o022) !== 0) refuse(`${fallbackDir}, where its files would go instead, is not a directory only root can write to`);
+  const unenterable = firstUnenterable(fallbackDir, user);
+  if (unenterable) refuse(`it cannot enter ${unenterable} either, where its files would go instead`);
+}
+
+/**
+ * The PostgreSQL build where `user` can run it: in place, or, when the build sits in a
+ * directory that user cannot enter (a repository in /root, say), a copy under the
+ * fallback directory, made once per build (named by a hash of the server binary) and
+ * renamed into place whole.
+ */
+function reachableBinaries(binaries: Binaries, user: ServerUser, fallbackDir: string, log: (message: string) => void): Binaries {
+  const blocked = firstUnenterable(dirname(binaries.postgres), user);
+  if (!blocked) return binaries;
+  const build = createHash('sha256').update(readFileSync(binaries.postgres)).digest('hex').slice(0, 16);
+  const copy = join(fallbackDir, `postgres-${build}`);
+  const inCopy = (binary: string): string => join(copy, 'bin', basename(binary));
+  if (!existsSync(inCopy(binaries.postgres))) {
+    prepareRootFallbackDir(fallbackDir, user, blocked);
+    const staging = mkdtempSync(join(fallbackDir, '.partial-postgres-'));
+    try {
+      cpSync(dirname(dirname(binaries.postgres)), staging, { recursive: true, verbatimSymlinks: true });
+      chmodSync(staging, 0o755);
+      renameSync(staging, copy);
+      log(`copied the embedded PostgreSQL build to ${copy}: the OS user '${SUPERUSER}' it runs as cannot enter ${blocked}`);
+    } catch (error) {
+      rmSync(staging, { recursive: true, force: true });
+      if (!existsSync(inCopy(binaries.postgres))) throw error; // else another relay made the same copy first
     }
   }
+  return { initdb: inCopy(binaries.initdb), postgres: inCopy(binaries.postgres) };
+}
+
+/**
+ * Where the cluster lives. In the data directory, owned by `postgres` when running as
+ * root, as long as that user can reach it; otherwise (root, a data directory inside a
+ * private one) under the fallback directory, in a folder named by a hash of the data
+ * directory's path, and the data directory records where (so the repository can move).
+ * A cluster already in an unreachable data directory is refused, never replaced.
+ */
+function clusterDirFor(dataDir: string, user: ServerUser | undefined, fallbackDir: string): string {
+  const inPlace = join(dataDir, 'postgres');
+  if (!user) return inPlace;
+  const locationFile = join(dataDir, CLUSTER_LOCATION_FILE);
+  if (existsSync(locationFile)) return readFileSync(locationFile, 'utf8').trim();
+  const blocked = firstUnenterable(dirname(dataDir), user);
+  if (!blocked) {
+    chownSync(dataDir, user.uid, user.gid);
+    return inPlace;
+  }
+  if (existsSync(join(inPlace, 'PG_VERSION'))) {
+    throw new Error(`The embedded PostgreSQL runs as the OS user '${SUPERUSER}', which cannot enter ${blocked}, where its data is (${inPlace}). Run: chmod o+x ${blocked}`);
+  }
+  prepareRootFallbackDir(fallbackDir, user, blocked);
+  const clusters = join(fallbackDir, 'clusters');
+  mkdirSync(clusters, { recursive: true, mode: 0o755 });
+  const home = join(clusters, createHash('sha256').update(realpathSync(dataDir)).digest('hex').slice(0, 16));
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  chownSync(home, user.uid, user.gid);
+  const clusterDir = join(home, 'postgres');
+  writeFileSync(locationFile, `${clusterDir}\n`);
+  return clusterDir;
 }
 
 async function freePort(): Promise<number> {
@@ -170,12 +265,20 @@ async function freePort(): Promise<number> {
   });
 }
 
-function runInitdb(binaries: Binaries, clusterDir: string, passwordFile: string, user: { uid: number; gid: number } | undefined): void {
-  execFileSync(
-    binaries.initdb,
-    [`--pgdata=${clusterDir}`, `--username=${SUPERUSER}`, `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C', '--no-instructions'],
-    { stdio: ['ignore', 'ignore', 'pipe'], ...user, env: { ...process.env, LC_ALL: 'C' } },
-  );
+/** initdb, running as `user`, reads the superuser's password from a file beside the cluster, removed once read. */
+function runInitdb(binaries: Binaries, clusterDir: string, password: string, user: ServerUser | undefined): void {
+  const passwordFile = join(dirname(clusterDir), 'initdb-password');
+  writeFileSync(passwordFile, password, { mode: 0o600 });
+  try {
+    if (user) chownSync(passwordFile, user.uid, user.gid);
+    execFileSync(
+      binaries.initdb,
+      [`--pgdata=${clusterDir}`, `--username=${SUPERUSER}`, `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C', '--no-instructions'],
+      { stdio: ['ignore', 'ignore', 'pipe'], ...user, env: { ...process.env, LC_ALL: 'C' } },
+    );
+  } finally {
+    rmSync(passwordFile, { force: true });
+  }
 }
 
 function lastLines(file: string, count: number): string {
@@ -217,24 +320,25 @@ async function createDatabaseIfMissing(adminUrl: string, database: string): Prom
 /** Starts (initialising on first use) the embedded PostgreSQL under `options.dataDir`. */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const log = options.log ?? (() => undefined);
+  const fallbackDir = options.rootFallbackDir ?? DEFAULT_ROOT_FALLBACK_DIR;
   const dataDir = resolve(options.dataDir);
-  const clusterDir = join(dataDir, 'postgres');
   const passwordFile = join(dataDir, 'postgres-password');
   const logFile = join(dataDir, 'postgres.log');
   const ownerFile = join(dataDir, 'owner.pid');
-  const binaries = await loadBinaries();
   const user = serverUser();
+  let binaries = await loadBinaries();
+  if (user) binaries = reachableBinaries(binaries, user, fallbackDir, log);
 
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
-  if (user) grantDataDirTo(dataDir, user);
+  const clusterDir = clusterDirFor(dataDir, user, fallbackDir);
   if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
     rmSync(clusterDir, { recursive: true, force: true }); // a half-made cluster from an interrupted first start
     mkdirSync(clusterDir, { mode: 0o700 });
     if (user) chownSync(clusterDir, user.uid, user.gid);
-    writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
-    if (user) chownSync(passwordFile, user.uid, user.gid); // initdb, running as that user, reads it
+    const password = randomBytes(24).toString('base64url');
+    writeFileSync(passwordFile, password, { mode: 0o600 });
     log(`initialising embedded PostgreSQL in ${clusterDir}`);
-    runInitdb(binaries, clusterDir, passwordFile, user);
+    runInitdb(binaries, clusterDir, password, user);
   } else {
     refuseIfOwnedByAnother(ownerFile, dataDir);
     await stopStaleServer(clusterDir, log);
