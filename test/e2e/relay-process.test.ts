@@ -176,9 +176,9 @@ describe('npm start in a directory only its owner can enter', () => {
     const clusterDir = /Database: embedded PostgreSQL on 127\.0\.0\.1:\d+ \(data in (\S+)\)/.exec(relay.stdout())?.[1];
     expect(clusterDir).toBeDefined();
     if (process.getuid?.() === 0) {
-      // The postgres user cannot enter privateDir: the cluster lives under /var/lib/hook, and the data dir says where.
+      // The postgres user cannot enter privateDir: the cluster lives under /var/lib/hook-embedded-postgres, and the data dir says where.
       removeAfterwards.push(dirname(clusterDir!));
-      expect(clusterDir).toMatch(/^\/var\/lib\/hook\/clusters\/[0-9a-f]{16}\/postgres$/);
+      expect(clusterDir).toMatch(/^\/var\/lib\/hook-embedded-postgres\/clusters\/[0-9a-f]{16}\/postgres$/);
       expect(readFileSync(join(clone, '.hook', 'postgres-location'), 'utf8').trim()).toBe(clusterDir);
     } else {
       expect(clusterDir).toBe(join(clone, '.hook', 'postgres'));

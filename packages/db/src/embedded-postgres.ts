@@ -26,7 +26,7 @@ export interface EmbeddedPostgresOptions {
   /**
    * Running as root, the server runs as the OS user `postgres`. Whatever of it that user
    * cannot reach where it is (the PostgreSQL build inside a private repository, a cluster
-   * under a private data directory) goes here instead. Default `/var/lib/hook`.
+   * under a private data directory) goes here instead. Default `/var/lib/hook-embedded-postgres`.
    */
   rootFallbackDir?: string;
 }
@@ -49,7 +49,7 @@ const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
 const POLL_INTERVAL_MS = 100;
 const SUPERUSER = 'postgres';
-const DEFAULT_ROOT_FALLBACK_DIR = '/var/lib/hook';
+const DEFAULT_ROOT_FALLBACK_DIR = '/var/lib/hook-embedded-postgres';
 /** In the data directory: where the cluster lives when it could not live there (running as root). */
 const CLUSTER_LOCATION_FILE = 'postgres-location';
 
