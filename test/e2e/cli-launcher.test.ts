@@ -3,8 +3,8 @@
  * Node 24 when the Node on PATH is too old (passing stdio, exit code and signals
  * through), and a terminal gets ink's rendering while pipes get plain text.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOOK_BIN, HookUser, repoRoot } from '../support/cli.ts';
@@ -17,6 +17,32 @@ const LAUNCHER = realpathSync(HOOK_BIN);
 /** Preloads for the launcher's own process: one pretends to be Node 20, one marks what this process itself writes to stdout. */
 const PRETEND_OLD_NODE = "Object.defineProperty(process.versions, 'node', { value: '20.0.0' });";
 const MARK_OWN_STDOUT = "const write = process.stdout.write.bind(process.stdout); process.stdout.write = (chunk, ...rest) => write('LAUNCHER:' + chunk, ...rest);";
+
+/** The first child process of `parent` (0 if none), from /proc: no `ps` needed. */
+function childPidOf(parent: number): number {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // pid (comm) state ppid …; comm may hold spaces and parentheses, so read after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === parent) return Number(entry);
+  }
+  return 0;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function preload(code: string): string[] {
   return ['--import', `data:text/javascript,${encodeURIComponent(code)}`];
@@ -85,25 +111,12 @@ describe('the launcher', () => {
       stdio: ['pipe', 'pipe', 'pipe'], // stdin stays open: the CLI waits for the body
     });
     const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-    let cliPid = 0;
-    for (let tries = 0; tries < 100 && !cliPid; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      cliPid = Number(execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).trim().split('\n')[0] || 0);
-    }
-    expect(cliPid).toBeGreaterThan(0);
+    await expect.poll(() => childPidOf(child.pid!), { timeout: 5000 }).toBeGreaterThan(0);
+    const cliPid = childPidOf(child.pid!);
     child.kill('SIGTERM');
     expect(await closed).toEqual({ code: null, signal: 'SIGTERM' });
     // The CLI process is gone too (allowing a moment for the system to reap it).
-    let alive = true;
-    for (let tries = 0; tries < 40 && alive; tries++) {
-      try {
-        process.kill(cliPid, 0);
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      } catch {
-        alive = false;
-      }
-    }
-    expect(alive).toBe(false);
+    await expect.poll(() => isAlive(cliPid), { timeout: 1000 }).toBe(false);
   });
 });
 
