@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { HookError, newUlid, SERVICE_UNAVAILABLE, STREAM_CLOSE_CODES } from '@hook/core';
+import { HookError, isPlan, newUlid, PLAN_LIMITS, SERVICE_UNAVAILABLE, STREAM_CLOSE_CODES } from '@hook/core';
 import websocket from '@fastify/websocket';
-import { AttemptRecorder, EventWriter, ListenAttemptRecorder, type Orm } from '@hook/db';
+import { Account, AttemptRecorder, EventWriter, ListenAttemptRecorder, recordTransformationThrottled, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
 import { type AttemptContext } from './delivery/attempt.ts';
 import { DeliverySender } from './delivery/sender.ts';
@@ -35,7 +35,7 @@ import { streamRoutes } from './routes/stream/index.ts';
 import { transformationRoutes } from './routes/transformations/index.ts';
 import { StreamHub } from './stream/hub.ts';
 import { StreamPeerLink } from './stream/peers.ts';
-import { createTransformRunner, type TransformRunner } from './transformations/index.ts';
+import { TransformationMeter, TransformPool } from './transformations/index.ts';
 
 /** Bytes a JSON API request body may have (the ingest limit is HOOK_MAX_PAYLOAD). */
 const API_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -46,8 +46,8 @@ declare module 'fastify' {
     delivery: AttemptContext;
     /** This process's delivery worker, for ingest to hand new events to (attached by the worker when it starts). */
     localDelivery: LocalDelivery;
-    /** This process's transformation sandbox (docs/transformations.md), for delivery and the test route. */
-    transformRunner: TransformRunner;
+    /** This process's transformation threads (docs/transformations.md), for delivery and the test route. */
+    transformRunner: TransformPool;
   }
 }
 
@@ -113,8 +113,28 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   } satisfies AttemptContext);
   const localDelivery = new LocalDelivery();
   app.decorate('localDelivery', localDelivery);
-  const transformRunner = createTransformRunner({ timeoutMs: config.transformTimeoutMs, memoryBytes: config.transformMemoryBytes });
+  const transformMeter = new TransformationMeter(orm, (error) => app.log.warn({ err: error }, 'could not record transformation CPU usage'));
+  const transformRunner = new TransformPool({
+    timeoutMs: config.transformTimeoutMs,
+    memoryBytes: config.transformMemoryBytes,
+    threads: config.transformThreads,
+    // A delivery's lease outlasts its wait for a thread plus its send (see leaseMsFor).
+    maxQueueWaitMs: config.deliveryTimeoutMs,
+    allowanceFor: async (accountId) => {
+      const account = await orm.em.fork().findOne(Account, { id: accountId }, { fields: ['plan'] });
+      return account && isPlan(account.plan) ? PLAN_LIMITS[account.plan].transformationCpuMsPerMinute : null;
+    },
+    onCpuUsed: (accountId, cpuMs) => {
+      transformMeter.add(accountId, cpuMs);
+      metrics?.transformationCpuUsed(cpuMs);
+    },
+    onThrottled: (accountId) => {
+      metrics?.transformationThrottled();
+      recordTransformationThrottled(orm, accountId, new Date()).catch((error: unknown) => app.log.warn({ err: error }, 'could not record a transformation throttle'));
+    },
+  });
   app.decorate('transformRunner', transformRunner);
+  metrics?.watchTransformPool(transformRunner);
 
   let closing = false;
   app.addHook('preClose', (done) => {
@@ -138,6 +158,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await listenRecorder.drain();
     await sender.close();
     await transformRunner.close();
+    await transformMeter.close();
   });
   // After the hook above: attempts recorded while draining still reach other processes' tails.
   if (databaseUrl) {

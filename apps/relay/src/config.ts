@@ -4,6 +4,7 @@
  * the same variables.
  */
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { DEFAULT_RETRY_SCHEDULE_TEXT, parseDuration, parseRetrySchedule, parseSecretKey, SECRET_KEY_BYTES } from '@hook/core';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -60,6 +61,12 @@ export interface RelayConfig {
   transformTimeoutMs: number;
   /** HOOK_TRANSFORM_MEMORY: memory one transformation sandbox may use, in bytes (suffixes as HOOK_MAX_PAYLOAD). Default 16 MiB. */
   transformMemoryBytes: number;
+  /**
+   * HOOK_TRANSFORM_THREADS: worker threads that run transformations (and filters over large
+   * bodies), off the event loop. Default: one fewer than the machine's cores, at least 1, so
+   * ingest and delivery always keep a core.
+   */
+  transformThreads: number;
   /** HOOK_METRICS: serve Prometheus metrics at GET /metrics (on or off). Default on. */
   metrics: boolean;
   /** HOOK_METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>`. Default unset (no auth). */
@@ -99,6 +106,11 @@ export const DEFAULT_PLAYGROUND_SESSIONS_PER_ADDRESS_PER_HOUR = 10;
 export const DEFAULT_RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 100;
 export const DEFAULT_TRANSFORM_MEMORY_BYTES = 16 * 1024 * 1024;
+
+/** One fewer transformation thread than the machine has cores, at least 1 (1 on a 2-core machine). */
+export function defaultTransformThreads(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2, gb: 1024 ** 3, gib: 1024 ** 3 };
 
@@ -225,6 +237,11 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   if (transformMemoryBytes < 1024 * 1024 || transformMemoryBytes > 512 * 1024 * 1024) {
     throw new ConfigError('HOOK_TRANSFORM_MEMORY', transformMemoryText!, 'a size from 1mb to 512mb, such as 16777216 or 16mb');
   }
+  const transformThreadsText = set('HOOK_TRANSFORM_THREADS');
+  const transformThreads = transformThreadsText === undefined ? defaultTransformThreads() : Number(transformThreadsText);
+  if (transformThreadsText !== undefined && (!/^\d+$/.test(transformThreadsText) || transformThreads < 1 || transformThreads > 64)) {
+    throw new ConfigError('HOOK_TRANSFORM_THREADS', transformThreadsText, 'a whole number of threads from 1 to 64, such as 1');
+  }
   const metricsText = set('HOOK_METRICS')?.toLowerCase() ?? 'on';
   if (metricsText !== 'on' && metricsText !== 'off') throw new ConfigError('HOOK_METRICS', set('HOOK_METRICS')!, 'on or off');
   const metricsToken = set('HOOK_METRICS_TOKEN') ?? null;
@@ -253,6 +270,7 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     apiRateLimit,
     transformTimeoutMs,
     transformMemoryBytes,
+    transformThreads,
     metrics: metricsText === 'on',
     metricsToken,
   };

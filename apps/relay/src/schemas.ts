@@ -58,6 +58,7 @@ export const PlanLimitsSchema = Type.Object({
   members: Limit('Team members, the first admin included'),
   retention_days: Type.Integer({ minimum: 1, description: "Days an event's history is kept after it is received (the account's own setting on enterprise)" }),
   api_requests_per_minute: Type.Integer({ minimum: 1, description: 'API requests each key may make per minute (ingest URLs are not counted)' }),
+  transformation_cpu_ms_per_minute: Type.Integer({ minimum: 1, description: "CPU time (ms) the account's transformations may use per minute in one relay process; past it they run only as fast as the allowance refills (docs/plans.md)" }),
   ip_allowlist: Type.Boolean({ description: 'Whether allowed_ips may be set' }),
   custom_domain: Type.Boolean({ description: 'Whether custom_domain may be set' }),
   custom_retention: Type.Boolean({ description: 'Whether retention_days may be set' }),
@@ -72,6 +73,7 @@ export const UsageSchema = Type.Object({
   resets_at: Timestamp,
   endpoints: Type.Integer({ minimum: 0, description: 'Endpoints the account has now' }),
   members: Type.Integer({ minimum: 0, description: 'Members the account has now' }),
+  transformation_cpu_ms: Type.Integer({ minimum: 0, description: "CPU time this month's transformations used, in ms (each relay process adds what it measured every few seconds)" }),
 }, { description: 'Usage, read from one snapshot' });
 
 export const PlanChangeSchema = Type.Object({

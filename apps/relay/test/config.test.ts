@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
@@ -40,6 +41,7 @@ describe('loadConfig', () => {
       retentionIntervalMs: 3_600_000,
       transformTimeoutMs: 100,
       transformMemoryBytes: 16 * 1024 * 1024,
+      transformThreads: Math.max(1, availableParallelism() - 1),
       metrics: true,
       metricsToken: null,
     });
@@ -74,6 +76,7 @@ describe('loadConfig', () => {
         HOOK_RETENTION_INTERVAL: '30m',
         HOOK_TRANSFORM_TIMEOUT: '250ms',
         HOOK_TRANSFORM_MEMORY: '32mb',
+        HOOK_TRANSFORM_THREADS: '3',
         HOOK_METRICS: 'OFF',
         HOOK_METRICS_TOKEN: 'abcdef0123456789abcdef',
       }),
@@ -98,6 +101,7 @@ describe('loadConfig', () => {
       retentionIntervalMs: 1_800_000,
       transformTimeoutMs: 250,
       transformMemoryBytes: 32 * 1024 * 1024,
+      transformThreads: 3,
       metrics: false,
       metricsToken: 'abcdef0123456789abcdef',
     });
@@ -128,6 +132,7 @@ describe('loadConfig', () => {
       HOOK_RETENTION_INTERVAL: '1',
       HOOK_TRANSFORM_TIMEOUT: '100',
       HOOK_TRANSFORM_MEMORY: '1kb',
+      HOOK_TRANSFORM_THREADS: '0',
       HOOK_METRICS: 'false',
       HOOK_METRICS_TOKEN: 'short',
       HOOK_SECRET_KEY: 'c2hvcnQ=',

@@ -25,13 +25,13 @@ describe('GET /v1/account', () => {
     await Promise.all(Array.from({ length: 7 }, () => ingest(endpoint.url)));
     const me = await api(relay.baseUrl, 'GET', '/v1/account', { key });
     expect(me.body.limits).toEqual({
-      events_per_month: 10_000, endpoints: 3, members: 3, retention_days: 7, api_requests_per_minute: 1_200,
+      events_per_month: 10_000, endpoints: 3, members: 3, retention_days: 7, api_requests_per_minute: 1_200, transformation_cpu_ms_per_minute: 10_000,
       ip_allowlist: false, custom_domain: false, custom_retention: false, price_usd_per_month: 0, support: 'community',
     });
     const now = new Date();
     expect(me.body.usage).toEqual({
       month: month().slice(0, 7), events_accepted: 7, events_remaining: 9_993,
-      resets_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(), endpoints: 1, members: 1,
+      resets_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(), endpoints: 1, members: 1, transformation_cpu_ms: 0,
     });
   });
 });

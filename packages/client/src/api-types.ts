@@ -70,6 +70,8 @@ export interface PlanLimits {
   members: number | null;
   retention_days: number;
   api_requests_per_minute: number;
+  /** CPU time (ms) the account's transformations may use per minute in one relay process. */
+  transformation_cpu_ms_per_minute: number;
   ip_allowlist: boolean;
   custom_domain: boolean;
   custom_retention: boolean;
@@ -88,6 +90,8 @@ export interface AccountUsage {
   resets_at: string;
   endpoints: number;
   members: number;
+  /** CPU time this month's transformations used, in ms. */
+  transformation_cpu_ms: number;
 }
 
 /** One change of plan. */

@@ -4,7 +4,7 @@
  */
 
 /** Every notification type; each is both the event `type` and the `type` field of the JSON body. */
-export const NOTIFICATION_TYPES = ['usage.threshold', 'plan.changed', 'endpoint.disabled', 'event.failed'] as const;
+export const NOTIFICATION_TYPES = ['usage.threshold', 'plan.changed', 'endpoint.disabled', 'event.failed', 'transformation.throttled'] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 /** Each type's `data` object. */
@@ -16,6 +16,8 @@ export interface NotificationData {
   'endpoint.disabled': { endpoint_id: string; reason: 'gone_410'; disabled_at: string };
   /** An event spent its automatic retries. `last_status`/`last_error` describe its last attempt, when there was one. */
   'event.failed': { event_id: string; endpoint_id: string; attempts: number; last_status?: number; last_error?: string };
+  /** The account's transformations ran past the plan's CPU allowance (once a month): its deliveries with a transformation now slow down to the allowance. */
+  'transformation.throttled': { month: string; plan: string; cpu_ms_per_minute: number; throttled_at: string };
 }
 
 /** A notification's JSON body, as its receiver gets it. */

@@ -19,6 +19,12 @@ export interface PlanLimits {
   readonly members: number | null;
   /** API requests each key may make per minute (ingest URLs are not counted). */
   readonly apiRequestsPerMinute: number;
+  /**
+   * Transformation CPU time, in ms, an account's transformations may use per minute in one
+   * relay process (a minute's worth may be spent at once). Past it they run only as fast
+   * as the allowance refills: the account's deliveries slow down, nobody else's.
+   */
+  readonly transformationCpuMsPerMinute: number;
   /** Whether `allowed_ips` may be set. */
   readonly ipAllowlist: boolean;
   /** Whether `custom_domain` may be set. */
@@ -38,15 +44,15 @@ export interface PlanLimits {
  */
 export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
   free: {
-    eventsPerMonth: 10_000, endpoints: 3, retentionDays: 7, members: 3, apiRequestsPerMinute: 1_200,
+    eventsPerMonth: 10_000, endpoints: 3, retentionDays: 7, members: 3, apiRequestsPerMinute: 1_200, transformationCpuMsPerMinute: 10_000,
     ipAllowlist: false, customDomain: false, customRetention: false, priceUsdPerMonth: 0, support: 'community',
   },
   pro: {
-    eventsPerMonth: 2_000_000, endpoints: null, retentionDays: 90, members: 25, apiRequestsPerMinute: 12_000,
+    eventsPerMonth: 2_000_000, endpoints: null, retentionDays: 90, members: 25, apiRequestsPerMinute: 12_000, transformationCpuMsPerMinute: 30_000,
     ipAllowlist: true, customDomain: true, customRetention: false, priceUsdPerMonth: 79, support: 'priority',
   },
   enterprise: {
-    eventsPerMonth: null, endpoints: null, retentionDays: 365, members: null, apiRequestsPerMinute: 60_000,
+    eventsPerMonth: null, endpoints: null, retentionDays: 365, members: null, apiRequestsPerMinute: 60_000, transformationCpuMsPerMinute: 120_000,
     ipAllowlist: true, customDomain: true, customRetention: true, priceUsdPerMonth: null, support: 'dedicated',
   },
 };

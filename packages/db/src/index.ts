@@ -6,9 +6,9 @@ export {
 } from './signing-secrets.ts';
 export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
 export { EventWriter, type EventWriterOptions, type InsertOutcome, type NewEvent } from './event-writer.ts';
-export { readAccountUsage, type AccountUsage } from './usage-sql.ts';
+export { addTransformationCpu, readAccountUsage, recordTransformationThrottled, type AccountUsage } from './usage-sql.ts';
 export {
-  claimDueEvents, claimEventForReplay, disableEndpoint, DUE_CHANNEL, listenBacklog, notifyDue, recordAttempts, recordFiltered, recordListenAttempts, refreshQueueStatistics,
+  claimDueEvents, claimEventForReplay, deferDelivery, disableEndpoint, DUE_CHANNEL, listenBacklog, notifyDue, recordAttempts, recordFiltered, recordListenAttempts, refreshQueueStatistics,
   releaseLease, requestReplay, scheduleUndelivered,
   type AttemptRecord, type ClaimedDelivery, type ClaimOptions, type FilteredRecord, type ListenAttemptRecord, type ListenEvent, type ReplayClaim, type ReplayFilter,
 } from './queue-sql.ts';

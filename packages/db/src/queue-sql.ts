@@ -762,6 +762,14 @@ export async function releaseLease(orm: Orm, delivery: ClaimedDelivery): Promise
 }
 
 /**
+ * Gives a claimed delivery back untried, due again at `dueAt` (its transformation found no
+ * free thread in time): no attempt is counted, and the lease cannot run out meanwhile.
+ */
+export async function deferDelivery(orm: Orm, delivery: Pick<ClaimedDelivery, 'id' | 'leaseId'>, dueAt: Date): Promise<void> {
+  await run(orm, 'update event set lease_id = null, locked_until = null, next_attempt_at = $3 where id = $1 and lease_id = $2', [delivery.id, delivery.leaseId, dueAt]);
+}
+
+/**
  * A receiver answered 410 Gone: the endpoint stops receiving (DESIGN.md §3). The same
  * statement queues the account's `endpoint.disabled` notification, once (only the
  * statement that changed the status does). A notifications endpoint answering 410 is

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { usageMonth } from '@hook/core';
+import { PLAN_LIMITS, PLANS, usageMonth } from '@hook/core';
+import type { Orm } from './orm.ts';
 
 /** An account's usage: this month's accepted events and what it has now. */
 export interface AccountUsage {
@@ -9,6 +10,8 @@ export interface AccountUsage {
   /** Live endpoints, not counting the hidden notifications endpoint. */
   endpoints: number;
   members: number;
+  /** CPU time this month's transformations used, in ms, as the relay processes have flushed it (every few seconds). */
+  transformationCpuMs: number;
 }
 
 /**
@@ -17,11 +20,58 @@ export interface AccountUsage {
  */
 export async function readAccountUsage(em: EntityManager, accountId: string, now: Date): Promise<AccountUsage> {
   const month = usageMonth(now);
-  const [row] = await em.getConnection().execute<{ events_accepted: string | null; endpoints: string; members: string }[]>(
+  const [row] = await em.getConnection().execute<{ events_accepted: string | null; transformation_cpu_ms: string | null; endpoints: string; members: string }[]>(
     `select (select events_accepted from account_usage where account_id = ? and month = ?) as events_accepted,
+            (select transformation_cpu_ms from account_usage where account_id = ? and month = ?) as transformation_cpu_ms,
             (select count(*) from endpoint where account_id = ? and deleted_at is null and kind = 'user') as endpoints,
             (select count(*) from member where account_id = ?) as members`,
-    [accountId, month, accountId, accountId],
+    [accountId, month, accountId, month, accountId, accountId],
   );
-  return { month: month.slice(0, 7), eventsAccepted: Number(row?.events_accepted ?? 0), endpoints: Number(row?.endpoints ?? 0), members: Number(row?.members ?? 0) };
+  return { month: month.slice(0, 7), eventsAccepted: Number(row?.events_accepted ?? 0), endpoints: Number(row?.endpoints ?? 0), members: Number(row?.members ?? 0), transformationCpuMs: Number(row?.transformation_cpu_ms ?? 0) };
+}
+
+/**
+ * Adds transformation CPU time to each account's usage for the month of `now`, in one
+ * statement (a relay process flushes what it metered every few seconds).
+ */
+export async function addTransformationCpu(orm: Orm, cpuMsByAccount: ReadonlyMap<string, number>, now: Date): Promise<void> {
+  if (cpuMsByAccount.size === 0) return;
+  const accounts = [...cpuMsByAccount.keys()];
+  const cpuMs = accounts.map((account) => Math.round(cpuMsByAccount.get(account)!));
+  await orm.em.getConnection().execute(
+    `insert into account_usage (account_id, month, transformation_cpu_ms)
+     select a.account_id, ?::date, a.cpu_ms from unnest(?::text[], ?::bigint[]) as a (account_id, cpu_ms)
+     join account on account.id = a.account_id
+     on conflict (account_id, month) do update set transformation_cpu_ms = account_usage.transformation_cpu_ms + excluded.transformation_cpu_ms`,
+    [usageMonth(now), accounts, cpuMs],
+  );
+}
+
+/**
+ * Marks that an account's transformations ran past its plan's CPU allowance this month
+ * and, the first time in the month only (whichever relay process gets there first),
+ * queues its `transformation.throttled` notification in the same statement. Returns
+ * whether this call queued it.
+ */
+export async function recordTransformationThrottled(orm: Orm, accountId: string, now: Date): Promise<boolean> {
+  const rows = await orm.em.getConnection().execute<{ queued: boolean }[]>(
+    `with marked as (
+       insert into account_usage (account_id, month, transformation_throttled_at)
+       select id, ?::date, ?::timestamptz from account where id = ?
+       on conflict (account_id, month) do update set transformation_throttled_at = excluded.transformation_throttled_at
+         where account_usage.transformation_throttled_at is null
+       returning account_id, month, transformation_throttled_at
+     ), queued as (
+       insert into notification_outbox (account_id, type, data)
+       select m.account_id, 'transformation.throttled', jsonb_build_object(
+                'month', to_char(m.month, 'YYYY-MM'), 'plan', a.plan, 'cpu_ms_per_minute', p.cpu_ms_per_minute,
+                'throttled_at', to_char(m.transformation_throttled_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+       from marked m join account a on a.id = m.account_id
+       join (values ${PLANS.map(() => '(?::text, ?::int)').join(', ')}) as p (plan, cpu_ms_per_minute) on p.plan = a.plan
+       returning 1
+     )
+     select exists (select 1 from queued) as queued`,
+    [usageMonth(now), now.toISOString(), accountId, ...PLANS.flatMap((plan) => [plan, PLAN_LIMITS[plan].transformationCpuMsPerMinute])],
+  );
+  return rows[0]?.queued === true;
 }

@@ -1,7 +1,7 @@
 import { forwardableHeaders, newId, signPayloadWithSecrets, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt } from '@hook/core';
-import { disableEndpoint, recordFiltered, type AttemptRecorder, type ClaimedDelivery, type Orm } from '@hook/db';
-import type { TransformRunner } from '../transformations/types.ts';
-import { prepareDelivery, transformedUrl, type PreparedDelivery } from './prepare.ts';
+import { deferDelivery, disableEndpoint, recordFiltered, type AttemptRecorder, type ClaimedDelivery, type Orm } from '@hook/db';
+import { prepareWith, type TransformPool } from '../transformations/pool.ts';
+import { transformedUrl, type PreparedDelivery } from './prepare.ts';
 import type { DeliverySender, SendResult } from './sender.ts';
 
 export interface AttemptContext {
@@ -9,8 +9,8 @@ export interface AttemptContext {
   sender: DeliverySender;
   recorder: AttemptRecorder;
   retryScheduleMs: readonly number[];
-  /** Runs endpoints' transformations (absent: an endpoint with one fails its deliveries with transformation_failed). */
-  transformRunner?: TransformRunner | undefined;
+  /** Runs endpoints' transformations off the event loop (absent: an endpoint with one fails its deliveries with transformation_failed). */
+  transformRunner?: TransformPool | undefined;
   /** Called when a receiver answered 410 and its endpoint was disabled. */
   onEndpointDisabled: (endpointId: string) => void;
   /** Called after an attempt was recorded and moved its event on (the live stream shows it). */
@@ -45,6 +45,8 @@ export function deliveryHeaders(delivery: Pick<ClaimedDelivery, 'id' | 'headers'
 }
 
 const UNTOUCHED: PreparedDelivery = { kind: 'send', request: null };
+/** How long a delivery whose transformation found no free thread in time waits before it is claimed again. */
+export const DEFERRED_DELIVERY_DELAY_MS = 5_000;
 
 /**
  * Makes one attempt of a claimed delivery: prepare it (the endpoint's transformation and
@@ -59,7 +61,18 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
   const startedAt = new Date(now());
   const prepared = delivery.transformationCode === null && delivery.filter === null
     ? UNTOUCHED
-    : await prepareDelivery(context.transformRunner, delivery, delivery.trigger !== 'replay');
+    : await prepareWith(context.transformRunner, delivery, delivery.trigger !== 'replay', delivery.accountId);
+  if (prepared.kind === 'deferred') {
+    // Its account's transformations are backed up (or past their CPU allowance): the
+    // delivery goes back to the queue untried, due a little later, so its lease never
+    // runs out while it waits.
+    const retryAtMs = now() + DEFERRED_DELIVERY_DELAY_MS;
+    await deferDelivery(context.orm, delivery, new Date(retryAtMs));
+    return {
+      result: { status: null, body: null, error: null, retryAfterMs: null, durationMs: now() - startedAt.getTime() },
+      next: { status: delivery.status, autoAttempts: delivery.autoAttempts, nextAttemptAtMs: retryAtMs },
+    };
+  }
   if (prepared.kind === 'filtered') {
     await recordFiltered(context.orm, [{ eventId: delivery.id, leaseId: delivery.leaseId, ...(prepared.newType ? { newType: prepared.newType } : {}) }]);
     context.onDeliveryFiltered?.(now() - startedAt.getTime());
@@ -72,7 +85,9 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
   let next: NextState;
   if (prepared.kind === 'failed') {
     result = { status: null, body: null, error: prepared.error, retryAfterMs: null, durationMs: now() - startedAt.getTime() };
-    next = { status: 'failed', autoAttempts: delivery.autoAttempts + (delivery.trigger === 'auto' ? 1 : 0), nextAttemptAtMs: null };
+    next = prepared.retryable
+      ? stateAfterAttempt({ status: delivery.status, autoAttempts: delivery.autoAttempts }, delivery.trigger, { ok: false, retryAfterMs: null }, context.retryScheduleMs, now(), context.random ?? Math.random)
+      : { status: 'failed', autoAttempts: delivery.autoAttempts + (delivery.trigger === 'auto' ? 1 : 0), nextAttemptAtMs: null };
   } else {
     const timestampSeconds = Math.floor(startedAt.getTime() / 1000);
     const sent = prepared.request;

@@ -26,8 +26,14 @@ export type PreparedDelivery =
   | { kind: 'send'; request: TransformedRequest | null; newType?: { type: string | null } }
   /** The filter did not match: mark the event filtered, send nothing. */
   | { kind: 'filtered'; newType?: { type: string | null } }
-  /** The transformation failed (threw, ran too long, used too much memory): the event fails at once, an attempt records `error`. */
-  | { kind: 'failed'; error: string };
+  /**
+   * The transformation failed (threw, ran too long, used too much memory): the event fails
+   * at once, an attempt records `error`. `retryable`: the sandbox failed, not the code (its
+   * thread was lost): the attempt fails and the event is retried as after a failed send.
+   */
+  | { kind: 'failed'; error: string; retryable?: true }
+  /** No transformation thread was free in time: nothing happened; try the delivery again later (transformations/pool.ts). */
+  | { kind: 'deferred' };
 
 const UNTOUCHED: PreparedDelivery = { kind: 'send', request: null };
 

@@ -84,6 +84,16 @@ export class RelayMetrics {
     labelNames: ['mode'],
     registers: [this.registry],
   });
+  readonly #transformationCpu = new Counter({
+    name: `${METRICS_PREFIX}transformation_cpu_seconds_total`,
+    help: "CPU time transformations (and filters over large bodies) used on this process's transformation threads, in seconds.",
+    registers: [this.registry],
+  });
+  readonly #transformationThrottles = new Counter({
+    name: `${METRICS_PREFIX}transformation_throttles_total`,
+    help: "Times an account's transformations ran past its plan's CPU allowance in this process (its deliveries then wait for the allowance to refill).",
+    registers: [this.registry],
+  });
   #queueReading: { at: number; status: Promise<QueueStatus> } | undefined;
 
   constructor(orm: Orm) {
@@ -133,6 +143,36 @@ export class RelayMetrics {
 
   attemptFinished(attempt: Pick<FinishedAttempt['attempt'], 'response_status' | 'error' | 'duration_ms'>): void {
     this.deliveryMeasured(deliveryOutcome(attempt), attempt.duration_ms);
+  }
+
+  transformationCpuUsed(cpuMs: number): void {
+    this.#transformationCpu.inc(cpuMs / 1000);
+  }
+
+  transformationThrottled(): void {
+    this.#transformationThrottles.inc();
+  }
+
+  /** Gauges read from the transformation threads at scrape time. */
+  watchTransformPool(pool: { readonly queuedTasks: number; readonly runningTasks: number; readonly deferredTasks: number }): void {
+    new Gauge({
+      name: `${METRICS_PREFIX}transformation_tasks`,
+      help: 'Transformation tasks in this process, by state (queued: waiting for a thread; running).',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        this.set({ state: 'queued' }, pool.queuedTasks);
+        this.set({ state: 'running' }, pool.runningTasks);
+      },
+    });
+    new Gauge({
+      name: `${METRICS_PREFIX}transformation_deferred_total`,
+      help: 'Deliveries given back untried because no transformation thread was free within HOOK_DELIVERY_TIMEOUT (tried again 5 s later).',
+      registers: [this.registry],
+      collect() {
+        this.set(pool.deferredTasks);
+      },
+    });
   }
 
   deliveryMeasured(outcome: DeliveryOutcome, durationMs: number): void {

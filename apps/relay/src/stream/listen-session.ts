@@ -3,10 +3,10 @@ import {
   ENDPOINT_GONE, firstIdAt, HookError, idTimeMs, newId, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, stateAfterAttempt, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION, type ResultMessage,
 } from '@hook/core';
 import { Endpoint, listenBacklog, openSigningSecrets, recordFiltered, type ListenAttemptRecorder, type ListenEvent, type Orm } from '@hook/db';
-import type { EndpointFilter } from '@hook/core';
+import type { EndpointFilter, EventStatus } from '@hook/core';
 import { deliveryHeaders } from '../delivery/attempt.ts';
-import { prepareDelivery, type PreparedDelivery } from '../delivery/prepare.ts';
-import type { TransformRunner } from '../transformations/types.ts';
+import type { PreparedDelivery } from '../delivery/prepare.ts';
+import { prepareWith, type TransformPool } from '../transformations/pool.ts';
 import { RESPONSE_BODY_MAX_BYTES } from '../delivery/sender.ts';
 import { eventSummary, type EventSummary, type StreamHub } from './hub.ts';
 import { closeWithError, sendMessage } from './socket.ts';
@@ -34,7 +34,7 @@ export interface ListenSessionOptions {
   /** How often to look in the database for due retries and events other processes stored. */
   pollIntervalMs: number;
   /** Runs the endpoint's transformation, if it has one (read when used). */
-  transformRunner?: () => TransformRunner | undefined;
+  transformRunner?: () => TransformPool | undefined;
   onError: (error: unknown) => void;
 }
 
@@ -252,12 +252,14 @@ export class ListenSession {
     this.#offered.add(event.id);
     this.#preparing += 1;
     const endpoint = { endpointId: this.#endpoint.id, endpointName: this.#endpoint.name, transformationCode: this.#transformationCode, filter: this.#filter };
-    prepareDelivery(this.#options.transformRunner?.(), { ...event, ...endpoint }, true)
+    prepareWith(this.#options.transformRunner?.(), { ...event, ...endpoint }, true, this.#endpoint.accountId)
       .then((prepared) => {
         this.#preparing -= 1;
         this.#offered.delete(event.id);
         if (this.#closed) return;
-        if (prepared.kind === 'send') this.#send(event, prepared);
+        // No transformation thread was free in time: offered again when the backlog is next read from the start.
+        if (prepared.kind === 'deferred') this.#pendingFromId = '';
+        else if (prepared.kind === 'send') this.#send(event, prepared);
         else if (!this.#mirror) this.#settleUnsent(event, prepared);
         else this.#pumpMirror();
       })
@@ -298,7 +300,7 @@ export class ListenSession {
    * An event that will not be sent: its filter did not match (marked filtered, no attempt)
    * or its transformation failed (failed at once, with the attempt that says why).
    */
-  #settleUnsent(event: ListenEvent, prepared: Exclude<PreparedDelivery, { kind: 'send' }>): void {
+  #settleUnsent(event: ListenEvent, prepared: Exclude<PreparedDelivery, { kind: 'send' | 'deferred' }>): void {
     this.#offered.add(event.id);
     const nowMs = Date.now();
     const done = prepared.kind === 'filtered'
@@ -313,9 +315,16 @@ export class ListenSession {
         responseStatus: null,
         responseBody: null,
         error: storable(prepared.error),
-        next: { status: 'failed', autoAttempts: event.autoAttempts + 1, nextAttemptAt: null },
+        next: this.#unsentNext(event, prepared, nowMs),
       }).then(() => undefined);
     this.#settle(event.id, done);
+  }
+
+  /** A failed transformation fails the event at once; a lost sandbox thread (retryable) is retried on the schedule. */
+  #unsentNext(event: ListenEvent, prepared: Extract<PreparedDelivery, { kind: 'failed' }>, nowMs: number): { status: EventStatus; autoAttempts: number; nextAttemptAt: Date | null } {
+    if (!prepared.retryable) return { status: 'failed', autoAttempts: event.autoAttempts + 1, nextAttemptAt: null };
+    const next = stateAfterAttempt({ status: event.status, autoAttempts: event.autoAttempts }, 'listen', { ok: false }, this.#options.retryScheduleMs, nowMs, Math.random);
+    return { status: next.status, autoAttempts: next.autoAttempts, nextAttemptAt: next.nextAttemptAtMs === null ? null : new Date(next.nextAttemptAtMs) };
   }
 
   /**

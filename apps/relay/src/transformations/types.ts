@@ -49,7 +49,8 @@ export interface TransformLimits {
 /** Runs user code in a sandbox. One instance per relay process (a pool of runtimes inside). */
 export interface TransformRunner {
   /** Compiles `code` and reports a syntax error or a missing `addHandler('transform', …)` without running a request. */
-  check(code: string): Promise<TransformError | null>;
-  run(code: string, request: TransformRequest, context: TransformContext): Promise<TransformOutcome>;
+  check(code: string, accountId?: string): Promise<TransformError | null>;
+  /** `accountId`: whose CPU it is (the pool meters it and keeps accounts' shares fair). */
+  run(code: string, request: TransformRequest, context: TransformContext, accountId?: string): Promise<TransformOutcome>;
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@ import { Playground } from './004-playground.ts';
 import { PlansEnforced } from './005-plans-enforced.ts';
 import { Transformations } from './006-transformations.ts';
 import { LeasedIndex } from './007-leased-index.ts';
+import { TransformationCpu } from './008-transformation-cpu.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   { name: '005-plans-enforced', class: PlansEnforced },
   { name: '006-transformations', class: Transformations },
   { name: '007-leased-index', class: LeasedIndex },
+  { name: '008-transformation-cpu', class: TransformationCpu },
 ];

@@ -31,6 +31,7 @@ function presentLimits(plan: Plan, accountRetentionDays: number | null = null) {
     members: limits.members,
     retention_days: retentionDaysOf(plan, accountRetentionDays),
     api_requests_per_minute: limits.apiRequestsPerMinute,
+    transformation_cpu_ms_per_minute: limits.transformationCpuMsPerMinute,
     ip_allowlist: limits.ipAllowlist,
     custom_domain: limits.customDomain,
     custom_retention: limits.customRetention,
@@ -48,6 +49,7 @@ function presentUsage(plan: Plan, usage: AccountUsage, now: Date) {
     resets_at: nextUsageMonthStart(now).toISOString(),
     endpoints: usage.endpoints,
     members: usage.members,
+    transformation_cpu_ms: usage.transformationCpuMs,
   };
 }
 

@@ -80,7 +80,7 @@ export async function transformationRoutes(app: FastifyInstance): Promise<void> 
       input = { ...GIVEN_REQUEST_DEFAULTS, ...fields, method: (fields.method ?? 'POST').toUpperCase() };
       context = { ...GIVEN_CONTEXT, type: type ?? null };
     }
-    const outcome = await app.transformRunner.run(code, input, context);
+    const outcome = await app.transformRunner.run(code, input, context, request.accountId);
     return outcome.ok
       ? { ok: true, request: outcome.request, ...(outcome.type !== undefined ? { type: outcome.type } : {}), logs: outcome.logs }
       : { ok: false, logs: outcome.logs, error: outcome.error };

@@ -1,0 +1,49 @@
+/**
+ * Transformation CPU, metered per account: what the pool measured on its threads is
+ * added up here and written to the account's monthly usage every few seconds (one
+ * statement for all accounts), and once more when the relay stops.
+ */
+import { addTransformationCpu, type Orm } from '@hook/db';
+
+/** How often metered CPU is written to the database. */
+export const METER_FLUSH_INTERVAL_MS = 5_000;
+
+export class TransformationMeter {
+  readonly #orm: Orm;
+  readonly #onError: (error: unknown) => void;
+  #pending = new Map<string, number>();
+  #timer: NodeJS.Timeout;
+  #flushing: Promise<void> = Promise.resolve();
+
+  constructor(orm: Orm, onError: (error: unknown) => void, flushIntervalMs = METER_FLUSH_INTERVAL_MS) {
+    this.#orm = orm;
+    this.#onError = onError;
+    this.#timer = setInterval(() => void this.flush(), flushIntervalMs);
+    this.#timer.unref();
+  }
+
+  add(accountId: string, cpuMs: number): void {
+    this.#pending.set(accountId, (this.#pending.get(accountId) ?? 0) + cpuMs);
+  }
+
+  /** Writes what was metered since the last flush; on failure it is kept for the next one. */
+  flush(): Promise<void> {
+    this.#flushing = this.#flushing.then(async () => {
+      if (this.#pending.size === 0) return;
+      const batch = this.#pending;
+      this.#pending = new Map();
+      try {
+        await addTransformationCpu(this.#orm, batch, new Date());
+      } catch (error) {
+        for (const [account, cpuMs] of batch) this.add(account, cpuMs);
+        this.#onError(error);
+      }
+    });
+    return this.#flushing;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.flush();
+  }
+}

@@ -1,0 +1,348 @@
+/**
+ * Transformations off the event loop: a pool of worker threads (thread.ts), each with
+ * its own QuickJS runner, that prepares deliveries (body parse, filter, transformation,
+ * serialisation) and runs transformation tests and checks. See docs/transformations.md.
+ *
+ * Our own pool on node:worker_threads rather than piscina: what it must do beyond
+ * handing tasks to threads is decide WHICH task goes next (per-account queues served in
+ * turn, accounts past their CPU allowance held back) and what a lost thread means (only
+ * its own task fails, a new thread takes its place), and a general pool's single queue
+ * would have to be rebuilt around that anyway. The rest is ~100 lines.
+ *
+ * - Fair shares: each account has its own queue; a free thread takes the oldest task of
+ *   the next account in turn, so an account with a thousand slow tasks waiting delays
+ *   another account's task by at most one task per thread.
+ * - CPU allowance: each task's CPU time (measured on its thread) is metered per account
+ *   against a token bucket holding a minute of the plan's allowance. An account past it
+ *   waits until the bucket refills, so its deliveries slow down and nobody else's do;
+ *   `onThrottled` fires each time an account runs out (the database sends the account's
+ *   notification once a month).
+ * - Waiting, not failing: a task that waits longer than `maxQueueWaitMs` for a thread is
+ *   given back (`deferred`): its delivery is tried again later, with no attempt counted,
+ *   so its lease never runs out while it waits.
+ */
+import { Worker } from 'node:worker_threads';
+import { transformationFailedError, prepareDelivery, type PreparedDelivery, type StoredDelivery } from '../delivery/prepare.ts';
+import type { ThreadReply, ThreadSettings, ThreadTask } from './thread-protocol.ts';
+import type { TransformContext, TransformError, TransformLimits, TransformOutcome, TransformRequest, TransformRunner } from './types.ts';
+
+/** Filter-only deliveries with a body up to this size are prepared on the event loop: parsing them costs less than the trip to a thread. */
+export const INLINE_FILTER_MAX_BODY_BYTES = 64 * 1024;
+/** How long the allowance of an account is remembered before it is read again (a plan change takes effect within this). */
+const ALLOWANCE_TTL_MS = 60_000;
+const MINUTE_MS = 60_000;
+
+export interface TransformPoolOptions extends TransformLimits {
+  /** Worker threads (at least 1). */
+  threads: number;
+  /** Longest a task waits for a thread before it is given back (deferred). */
+  maxQueueWaitMs: number;
+  /** An account's transformation CPU allowance in ms per minute; null: not metered. Default: none metered. */
+  allowanceFor?: (accountId: string) => Promise<number | null>;
+  /** An account ran out of its CPU allowance (called at each time it runs out). */
+  onThrottled?: (accountId: string) => void;
+  /** CPU an account's task used, in ms (for usage metering). */
+  onCpuUsed?: (accountId: string, cpuMs: number) => void;
+  /** Sandboxes each thread keeps warm (see runner.ts). */
+  maxCachedSandboxes?: number;
+  /** Memory each thread's cached sandboxes may hold beyond their base (see runner.ts). */
+  poolMemoryBytes?: number;
+  /** How long a task may hold its thread before the thread is taken for stuck and replaced. Default 10 × timeoutMs + 5 s. */
+  stuckAfterMs?: number;
+}
+
+type TaskMessage = ThreadTask extends infer T ? (T extends ThreadTask ? Omit<T, 'id'> : never) : never;
+
+/** How a task ended: its thread's reply, given back unrun, or lost with its thread. */
+type TaskEnd = { kind: 'reply'; reply: ThreadReply } | { kind: 'deferred' } | { kind: 'lost'; reason: string };
+
+interface Task {
+  message: TaskMessage;
+  account: string;
+  settle: (end: TaskEnd) => void;
+  waitTimer: NodeJS.Timeout;
+}
+
+interface Thread {
+  worker: Worker;
+  running?: { id: number; task: Task; stuckTimer: NodeJS.Timeout };
+  /** Why it stopped, once known (an uncaught error, or taken for stuck). */
+  stopReason?: string;
+}
+
+interface Bucket {
+  perMinuteMs: number | null;
+  tokensMs: number;
+  updatedAtMs: number;
+  fetchedAtMs: number;
+  outOfAllowance: boolean;
+}
+
+export class TransformPool implements TransformRunner {
+  readonly #options: TransformPoolOptions;
+  readonly #settings: ThreadSettings;
+  readonly #threads = new Set<Thread>();
+  /** Per account, its tasks waiting for a thread, oldest first; the Map's order is the turn order. */
+  readonly #queues = new Map<string, Task[]>();
+  readonly #buckets = new Map<string, Bucket>();
+  #nextTaskId = 0;
+  #wakeTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+  /** Tasks given back unrun because they waited too long (for metrics and tests). */
+  deferredTasks = 0;
+  /** Threads replaced after dying or getting stuck (for metrics and tests). */
+  replacedThreads = 0;
+
+  constructor(options: TransformPoolOptions) {
+    this.#options = options;
+    this.#settings = {
+      timeoutMs: options.timeoutMs,
+      memoryBytes: options.memoryBytes,
+      ...(options.maxCachedSandboxes !== undefined ? { maxCachedSandboxes: options.maxCachedSandboxes } : {}),
+      ...(options.poolMemoryBytes !== undefined ? { poolMemoryBytes: options.poolMemoryBytes } : {}),
+    };
+    for (let i = 0; i < Math.max(1, options.threads); i++) this.#startThread();
+  }
+
+  /** The threads' workers (for tests: a test may terminate one to see it replaced). */
+  get workers(): Worker[] {
+    return [...this.#threads].map((thread) => thread.worker);
+  }
+
+  /** Tasks waiting for a thread, across accounts. */
+  get queuedTasks(): number {
+    let queued = 0;
+    for (const queue of this.#queues.values()) queued += queue.length;
+    return queued;
+  }
+
+  /** Tasks running on a thread now. */
+  get runningTasks(): number {
+    let running = 0;
+    for (const thread of this.#threads) if (thread.running) running += 1;
+    return running;
+  }
+
+  /**
+   * What to do with one delivery (see prepareDelivery): on a thread when the endpoint has
+   * a transformation, or a filter over a large body; on the event loop when it has
+   * neither, or only a filter over a small body. `deferred`: no thread was free in time,
+   * try the delivery again later.
+   */
+  async prepare(delivery: StoredDelivery, applyFilter: boolean, accountId: string): Promise<PreparedDelivery> {
+    const filter = applyFilter ? delivery.filter : null;
+    if (delivery.transformationCode === null && (filter === null || delivery.body.length <= INLINE_FILTER_MAX_BODY_BYTES)) {
+      return prepareDelivery(undefined, delivery, applyFilter);
+    }
+    const { id, type, method, path, query, headers, body, contentType, endpointId, endpointName, transformationCode } = delivery;
+    const end = await this.#submit(accountId, {
+      kind: 'prepare',
+      delivery: { id, type, method, path, query, headers, body, contentType, endpointId, endpointName, transformationCode, filter: delivery.filter },
+      applyFilter,
+    });
+    if (end.kind === 'deferred') return { kind: 'deferred' };
+    if (end.kind === 'lost') return { kind: 'failed', retryable: true, error: transformationFailedError(`Sandbox error: ${end.reason}`, null) };
+    if (!end.reply.ok) return { kind: 'failed', retryable: true, error: transformationFailedError(`Sandbox error: ${end.reply.error}`, null) };
+    const prepared = end.reply.value as PreparedDelivery;
+    if (prepared.kind === 'send' && prepared.request) prepared.request.body = Buffer.from(prepared.request.body.buffer, prepared.request.body.byteOffset, prepared.request.body.byteLength);
+    return prepared;
+  }
+
+  async run(code: string, request: TransformRequest, context: TransformContext, accountId = ''): Promise<TransformOutcome> {
+    const end = await this.#submit(accountId, { kind: 'run', code, request, context });
+    if (end.kind === 'reply' && end.reply.ok) return end.reply.value as TransformOutcome;
+    return { ok: false, error: this.#unfinished(end), logs: [] };
+  }
+
+  async check(code: string, accountId = ''): Promise<TransformError | null> {
+    const end = await this.#submit(accountId, { kind: 'check', code });
+    if (end.kind === 'reply' && end.reply.ok) return end.reply.value as TransformError | null;
+    return this.#unfinished(end);
+  }
+
+  /** Stops the threads; tasks still waiting are given back (deferred). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
+    for (const queue of this.#queues.values()) for (const task of queue.splice(0)) this.#settle(task, { kind: 'deferred' });
+    this.#queues.clear();
+    await Promise.all([...this.#threads].map((thread) => thread.worker.terminate()));
+  }
+
+  #unfinished(end: TaskEnd): TransformError {
+    if (end.kind === 'deferred') return { message: 'The transformation sandbox is busy; try again in a moment', line: null };
+    if (end.kind === 'lost') return { message: `Sandbox error: ${end.reason}`, line: null };
+    return { message: `Sandbox error: ${(end.reply as { error: string }).error}`, line: null };
+  }
+
+  async #submit(accountId: string, message: TaskMessage): Promise<TaskEnd> {
+    if (this.#closed) return { kind: 'deferred' };
+    if (accountId !== '') await this.#loadAllowance(accountId);
+    return new Promise<TaskEnd>((resolve) => {
+      const task: Task = {
+        message,
+        account: accountId,
+        settle: resolve,
+        waitTimer: setTimeout(() => {
+          const queue = this.#queues.get(task.account);
+          const index = queue?.indexOf(task) ?? -1;
+          if (index < 0) return;
+          queue!.splice(index, 1);
+          if (queue!.length === 0) this.#queues.delete(task.account);
+          this.deferredTasks += 1;
+          resolve({ kind: 'deferred' });
+        }, this.#options.maxQueueWaitMs),
+      };
+      const queue = this.#queues.get(accountId);
+      if (queue) queue.push(task);
+      else this.#queues.set(accountId, [task]);
+      this.#dispatch();
+    });
+  }
+
+  /** Reads the account's allowance when first seen and after ALLOWANCE_TTL_MS (in the background once known). */
+  async #loadAllowance(accountId: string): Promise<void> {
+    const lookup = this.#options.allowanceFor;
+    if (!lookup) return;
+    const now = performance.now();
+    const bucket = this.#buckets.get(accountId);
+    if (bucket && now - bucket.fetchedAtMs < ALLOWANCE_TTL_MS) return;
+    const fetched = lookup(accountId).then((perMinuteMs) => {
+      const current = this.#buckets.get(accountId);
+      if (current) {
+        this.#refill(current, performance.now());
+        current.perMinuteMs = perMinuteMs;
+        current.fetchedAtMs = performance.now();
+        if (perMinuteMs !== null) current.tokensMs = Math.min(current.tokensMs, perMinuteMs);
+      } else {
+        this.#buckets.set(accountId, { perMinuteMs, tokensMs: perMinuteMs ?? 0, updatedAtMs: performance.now(), fetchedAtMs: performance.now(), outOfAllowance: false });
+      }
+    });
+    if (bucket) {
+      bucket.fetchedAtMs = now; // one refresh at a time
+      fetched.catch(() => undefined);
+    } else {
+      await fetched.catch(() => undefined); // unknown: not metered until it can be read
+    }
+  }
+
+  #refill(bucket: Bucket, now: number): void {
+    if (bucket.perMinuteMs === null) return;
+    bucket.tokensMs = Math.min(bucket.perMinuteMs, bucket.tokensMs + ((now - bucket.updatedAtMs) * bucket.perMinuteMs) / MINUTE_MS);
+    bucket.updatedAtMs = now;
+  }
+
+  /** ms until the account may run again (0: now). */
+  #heldForMs(account: string, now: number): number {
+    const bucket = this.#buckets.get(account);
+    if (!bucket || bucket.perMinuteMs === null) return 0;
+    this.#refill(bucket, now);
+    if (bucket.tokensMs >= 0) return 0;
+    return bucket.perMinuteMs > 0 ? (-bucket.tokensMs * MINUTE_MS) / bucket.perMinuteMs : Infinity;
+  }
+
+  /** Gives free threads the next tasks: accounts in turn, skipping those past their allowance. */
+  #dispatch(): void {
+    if (this.#closed) return;
+    const now = performance.now();
+    let soonestMs = Infinity;
+    for (const thread of this.#threads) {
+      if (thread.running) continue;
+      let chosen: string | undefined;
+      for (const account of this.#queues.keys()) {
+        const heldMs = this.#heldForMs(account, now);
+        if (heldMs === 0) {
+          chosen = account;
+          break;
+        }
+        soonestMs = Math.min(soonestMs, heldMs);
+      }
+      if (chosen === undefined) break;
+      const queue = this.#queues.get(chosen)!;
+      const task = queue.shift()!;
+      // Its turn is over: the account goes to the back of the line.
+      this.#queues.delete(chosen);
+      if (queue.length > 0) this.#queues.set(chosen, queue);
+      this.#runOn(thread, task);
+    }
+    if (soonestMs !== Infinity && this.queuedTasks > 0) {
+      if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
+      this.#wakeTimer = setTimeout(() => {
+        this.#wakeTimer = undefined;
+        this.#dispatch();
+      }, Math.ceil(soonestMs) + 1);
+      this.#wakeTimer.unref();
+    }
+  }
+
+  #runOn(thread: Thread, task: Task): void {
+    clearTimeout(task.waitTimer);
+    const id = ++this.#nextTaskId;
+    const stuckAfterMs = this.#options.stuckAfterMs ?? this.#options.timeoutMs * 10 + 5_000;
+    const stuckTimer = setTimeout(() => {
+      thread.stopReason = `the transformation thread did not finish within ${stuckAfterMs} ms and was replaced`;
+      void thread.worker.terminate();
+    }, stuckAfterMs);
+    thread.running = { id, task, stuckTimer };
+    thread.worker.postMessage({ ...task.message, id } as ThreadTask);
+  }
+
+  #startThread(): void {
+    const worker = new Worker(new URL('./thread.ts', import.meta.url), { workerData: this.#settings });
+    worker.unref();
+    const thread: Thread = { worker };
+    this.#threads.add(thread);
+    worker.on('message', (reply: ThreadReply) => {
+      const running = thread.running;
+      if (!running || running.id !== reply.id) return;
+      clearTimeout(running.stuckTimer);
+      thread.running = undefined;
+      this.#meter(running.task.account, reply.cpuMs);
+      this.#settle(running.task, { kind: 'reply', reply });
+      this.#dispatch();
+    });
+    worker.on('error', (error) => {
+      thread.stopReason ??= `the transformation thread stopped (${error.message})`;
+    });
+    worker.on('exit', (code) => {
+      this.#threads.delete(thread);
+      const running = thread.running;
+      thread.running = undefined;
+      if (running) {
+        clearTimeout(running.stuckTimer);
+        this.#settle(running.task, { kind: 'lost', reason: thread.stopReason ?? `the transformation thread exited (code ${code})` });
+      }
+      if (this.#closed) return;
+      // Only the task it was running is lost; the others go to its replacement.
+      this.replacedThreads += 1;
+      this.#startThread();
+      this.#dispatch();
+    });
+  }
+
+  #meter(account: string, cpuMs: number): void {
+    if (account === '') return;
+    this.#options.onCpuUsed?.(account, cpuMs);
+    const bucket = this.#buckets.get(account);
+    if (!bucket || bucket.perMinuteMs === null) return;
+    this.#refill(bucket, performance.now());
+    bucket.tokensMs -= cpuMs;
+    const out = bucket.tokensMs < 0;
+    if (out && !bucket.outOfAllowance) this.#options.onThrottled?.(account);
+    bucket.outOfAllowance = out;
+  }
+
+  #settle(task: Task, end: TaskEnd): void {
+    clearTimeout(task.waitTimer);
+    task.settle(end);
+  }
+}
+
+/**
+ * prepareDelivery, wherever it is cheapest to run: through the pool when there is one;
+ * without one, on the event loop (an endpoint with a transformation then fails with
+ * transformation_failed, see prepareDelivery).
+ */
+export function prepareWith(pool: TransformPool | undefined, delivery: StoredDelivery, applyFilter: boolean, accountId: string): Promise<PreparedDelivery> {
+  return pool ? pool.prepare(delivery, applyFilter, accountId) : prepareDelivery(undefined, delivery, applyFilter);
+}

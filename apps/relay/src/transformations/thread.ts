@@ -1,0 +1,49 @@
+/**
+ * A transformation thread (see pool.ts): one QuickJS sandbox runner of its own, one task
+ * at a time. A delivery's whole preparation happens here (parsing the stored body,
+ * the filter, the transformation, serialising what it returned), so none of it holds the
+ * relay's event loop. Each answer carries the CPU time the task took on this thread.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { prepareDelivery, type PreparedDelivery } from '../delivery/prepare.ts';
+import { QuickJsTransformRunner } from './runner.ts';
+import type { ThreadReply, ThreadSettings, ThreadTask } from './thread-protocol.ts';
+
+const settings = workerData as ThreadSettings;
+const runner = new QuickJsTransformRunner(
+  { timeoutMs: settings.timeoutMs, memoryBytes: settings.memoryBytes },
+  { ...(settings.maxCachedSandboxes !== undefined ? { maxCachedSandboxes: settings.maxCachedSandboxes } : {}), ...(settings.poolMemoryBytes !== undefined ? { poolMemoryBytes: settings.poolMemoryBytes } : {}) },
+);
+const port = parentPort!;
+
+/** A Buffer over what structured cloning delivered as a plain Uint8Array (no copy). */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+async function perform(task: ThreadTask): Promise<unknown> {
+  switch (task.kind) {
+    case 'prepare': {
+      const prepared: PreparedDelivery = await prepareDelivery(runner, { ...task.delivery, body: asBuffer(task.delivery.body) }, task.applyFilter);
+      return prepared;
+    }
+    case 'run':
+      return runner.run(task.code, task.request, task.context);
+    case 'check':
+      return runner.check(task.code);
+  }
+}
+
+port.on('message', (task: ThreadTask) => {
+  const started = process.threadCpuUsage();
+  void perform(task).then(
+    (value) => {
+      const used = process.threadCpuUsage(started);
+      port.postMessage({ id: task.id, ok: true, value, cpuMs: (used.user + used.system) / 1000 } satisfies ThreadReply);
+    },
+    (error: unknown) => {
+      const used = process.threadCpuUsage(started);
+      port.postMessage({ id: task.id, ok: false, error: error instanceof Error ? error.message : String(error), cpuMs: (used.user + used.system) / 1000 } satisfies ThreadReply);
+    },
+  );
+});
