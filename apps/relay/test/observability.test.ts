@@ -126,6 +126,27 @@ describe('/metrics', () => {
     receiver.respond = () => ({ status: 200 });
   });
 
+  it("exports the event loop's delay (monitorEventLoopDelay) and the transformation threads' work", async () => {
+    const samples = await scrape();
+    // prom-client's default metrics read perf_hooks.monitorEventLoopDelay (reset at each scrape, so a quiet interval reads 0).
+    for (const name of ['hook_nodejs_eventloop_lag_p50_seconds', 'hook_nodejs_eventloop_lag_p99_seconds', 'hook_nodejs_eventloop_lag_max_seconds']) {
+      expect(samples.get(name), name).toBeGreaterThanOrEqual(0);
+    }
+    expect(samples.get('hook_transformation_tasks{state="queued"}')).toBe(0);
+    const endpoint = await createEndpoint(relay.baseUrl, key, {
+      name: 'transformed', destination: { type: 'url', url: receiver.url },
+      // 5 ms of CPU at least: usage counts whole milliseconds.
+      transformation: { code: "addHandler('transform', (request) => { const end = Date.now() + 5; while (Date.now() < end) {} request.headers['x-seen'] = '1'; return request; });" },
+    });
+    const before = samples.get('hook_transformation_cpu_seconds_total')!;
+    const arrived = receiver.requests.length;
+    await sendEvent(endpoint.url, '{"type":"order.paid"}');
+    await receiver.waitFor(arrived + 1);
+    await eventually('transformation CPU counted', scrape, (after) => after.get('hook_transformation_cpu_seconds_total')! > before);
+    // The account's usage counts it too, once the meter has flushed (every 5 s).
+    await eventually('usage.transformation_cpu_ms', async () => (await api(relay.baseUrl, 'GET', '/v1/account', { key })).body.usage.transformation_cpu_ms, (cpuMs: number) => cpuMs > 0, 15_000);
+  });
+
   it('shows a paused endpoint\'s backlog as queue depth and lag', async () => {
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'paused', destination: { type: 'url', url: receiver.url } });
     await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'paused' } });

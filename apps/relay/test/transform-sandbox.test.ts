@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTransformRunner, type TransformContext, type TransformOutcome, type TransformRequest } from '../src/transformations/index.ts';
+import { createTransformRunner, TransformPool, type TransformContext, type TransformOutcome, type TransformRequest } from '../src/transformations/index.ts';
 
-const runner = createTransformRunner({ timeoutMs: 100, memoryBytes: 16 * 1024 * 1024 });
+// The guarantees are checked where the relay runs transformations: on a pool thread (pool.ts,
+// around the same QuickJS runner); the tests that tune the runner's own limits use one directly.
+const runner = new TransformPool({ timeoutMs: 100, memoryBytes: 16 * 1024 * 1024, threads: 1, maxQueueWaitMs: 30_000 });
 afterAll(() => runner.close());
 
 const request = (overrides: Partial<TransformRequest> = {}): TransformRequest => ({

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
+import { CompiledQuery } from 'kysely';
 import { PLAN_LIMITS, PLANS, usageMonth } from '@hook/core';
 import type { Orm } from './orm.ts';
 
@@ -38,13 +39,13 @@ export async function addTransformationCpu(orm: Orm, cpuMsByAccount: ReadonlyMap
   if (cpuMsByAccount.size === 0) return;
   const accounts = [...cpuMsByAccount.keys()];
   const cpuMs = accounts.map((account) => Math.round(cpuMsByAccount.get(account)!));
-  await orm.em.getConnection().execute(
+  await orm.em.getKysely().executeQuery(CompiledQuery.raw(
     `insert into account_usage (account_id, month, transformation_cpu_ms)
-     select a.account_id, ?::date, a.cpu_ms from unnest(?::text[], ?::bigint[]) as a (account_id, cpu_ms)
+     select a.account_id, $1::date, a.cpu_ms from unnest($2::text[], $3::bigint[]) as a (account_id, cpu_ms)
      join account on account.id = a.account_id
      on conflict (account_id, month) do update set transformation_cpu_ms = account_usage.transformation_cpu_ms + excluded.transformation_cpu_ms`,
     [usageMonth(now), accounts, cpuMs],
-  );
+  ));
 }
 
 /**
@@ -54,10 +55,10 @@ export async function addTransformationCpu(orm: Orm, cpuMsByAccount: ReadonlyMap
  * whether this call queued it.
  */
 export async function recordTransformationThrottled(orm: Orm, accountId: string, now: Date): Promise<boolean> {
-  const rows = await orm.em.getConnection().execute<{ queued: boolean }[]>(
+  const { rows } = await orm.em.getKysely().executeQuery<{ queued: boolean }>(CompiledQuery.raw(
     `with marked as (
        insert into account_usage (account_id, month, transformation_throttled_at)
-       select id, ?::date, ?::timestamptz from account where id = ?
+       select id, $1::date, $2::timestamptz from account where id = $3
        on conflict (account_id, month) do update set transformation_throttled_at = excluded.transformation_throttled_at
          where account_usage.transformation_throttled_at is null
        returning account_id, month, transformation_throttled_at
@@ -67,11 +68,11 @@ export async function recordTransformationThrottled(orm: Orm, accountId: string,
                 'month', to_char(m.month, 'YYYY-MM'), 'plan', a.plan, 'cpu_ms_per_minute', p.cpu_ms_per_minute,
                 'throttled_at', to_char(m.transformation_throttled_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
        from marked m join account a on a.id = m.account_id
-       join (values ${PLANS.map(() => '(?::text, ?::int)').join(', ')}) as p (plan, cpu_ms_per_minute) on p.plan = a.plan
+       join (values ${PLANS.map((_plan, i) => `($${4 + 2 * i}::text, $${5 + 2 * i}::int)`).join(', ')}) as p (plan, cpu_ms_per_minute) on p.plan = a.plan
        returning 1
      )
      select exists (select 1 from queued) as queued`,
     [usageMonth(now), now.toISOString(), accountId, ...PLANS.flatMap((plan) => [plan, PLAN_LIMITS[plan].transformationCpuMsPerMinute])],
-  );
+  ));
   return rows[0]?.queued === true;
 }

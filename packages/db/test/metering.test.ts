@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newId, usageMonth } from '@hook/core';
-import { createOrm, EventWriter, readAccountUsage, type InsertOutcome, type NewEvent, type Orm } from '../src/index.ts';
+import { addTransformationCpu, createOrm, EventWriter, readAccountUsage, recordTransformationThrottled, type InsertOutcome, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 
@@ -123,5 +123,23 @@ describe('metered ingest', () => {
     await sql('delete from account_usage where account_id = ?', [accountId]);
     expect((await writer.write(event())).stored).toBe(true);
     expect((await usage()).eventsAccepted).toBe(1);
+  });
+});
+
+describe('transformation CPU', () => {
+  it('adds each flush to the month, and queues transformation.throttled once a month whatever the number of calls', async () => {
+    const now = new Date();
+    await addTransformationCpu(orms[0]!, new Map([[accountId, 120], ['acct_gone', 5]]), now);
+    await addTransformationCpu(orms[1]!, new Map([[accountId, 30]]), now);
+    expect((await readAccountUsage(orms[0]!.em.fork(), accountId, now)).transformationCpuMs).toBe(150);
+
+    const calls = await Promise.all(orms.map((orm) => recordTransformationThrottled(orm, accountId, now)));
+    expect(calls.filter(Boolean)).toHaveLength(1);
+    expect(await recordTransformationThrottled(orms[0]!, accountId, now)).toBe(false);
+    const queued = await sql(`select type, data from notification_outbox where account_id = ? and type = 'transformation.throttled'`, [accountId]);
+    expect(queued).toEqual([{ type: 'transformation.throttled', data: { month: usageMonth(now).slice(0, 7), plan: 'free', cpu_ms_per_minute: 10_000, throttled_at: now.toISOString() } }]);
+    // Next month it can be sent again.
+    const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 2));
+    expect(await recordTransformationThrottled(orms[0]!, accountId, nextMonth)).toBe(true);
   });
 });

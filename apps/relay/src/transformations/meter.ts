@@ -29,9 +29,16 @@ export class TransformationMeter {
   /** Writes what was metered since the last flush; on failure it is kept for the next one. */
   flush(): Promise<void> {
     this.#flushing = this.#flushing.then(async () => {
-      if (this.#pending.size === 0) return;
-      const batch = this.#pending;
-      this.#pending = new Map();
+      // Whole milliseconds are written; what is left over waits for the next flush.
+      const batch = new Map<string, number>();
+      for (const [account, cpuMs] of this.#pending) {
+        const whole = Math.floor(cpuMs);
+        if (whole === 0) continue;
+        batch.set(account, whole);
+        if (cpuMs - whole > 0) this.#pending.set(account, cpuMs - whole);
+        else this.#pending.delete(account);
+      }
+      if (batch.size === 0) return;
       try {
         await addTransformationCpu(this.#orm, batch, new Date());
       } catch (error) {

@@ -1,0 +1,116 @@
+/**
+ * The transformation pool (transformations/pool.ts) on real worker threads: a lost thread
+ * fails only its own task and is replaced, accounts past their CPU allowance wait while
+ * others go on, a task that waits too long is given back, and deliveries are prepared on
+ * a thread (or on the event loop when that is cheaper).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { StoredDelivery } from '../src/delivery/prepare.ts';
+import { INLINE_FILTER_MAX_BODY_BYTES, TransformPool, type TransformPoolOptions } from '../src/transformations/index.ts';
+import type { TransformContext, TransformRequest } from '../src/transformations/index.ts';
+
+const pools: TransformPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.close()));
+});
+
+function pool(options: Partial<TransformPoolOptions> = {}): TransformPool {
+  const created = new TransformPool({ timeoutMs: 100, memoryBytes: 16 * 1024 * 1024, threads: 1, maxQueueWaitMs: 30_000, ...options });
+  pools.push(created);
+  return created;
+}
+
+const request: TransformRequest = { method: 'POST', path: '/', query: '', headers: { 'content-type': 'application/json' }, body: { n: 1 } };
+const context: TransformContext = { event_id: 'evt_01', type: null, endpoint: { id: 'ep_01', name: 'shop' } };
+const busy = (ms: number) => `addHandler('transform', (request) => { const end = Date.now() + ${ms}; while (Date.now() < end) {} request.headers['x-done'] = '1'; return request; });`;
+
+function delivery(overrides: Partial<StoredDelivery> = {}): StoredDelivery {
+  return {
+    id: 'evt_01', type: 'order.paid', method: 'POST', path: '', query: '', headers: { 'content-type': 'application/json' },
+    body: Buffer.from('{"amount": 100}'), contentType: 'application/json', endpointId: 'ep_01', endpointName: 'shop',
+    transformationCode: null, filter: null, ...overrides,
+  };
+}
+
+describe('TransformPool', () => {
+  it('replaces a thread that dies; only the task it was running fails', async () => {
+    const threads = pool();
+    const first = threads.run(busy(90), request, context, 'acct_a');
+    const queued = threads.run(busy(10), request, context, 'acct_b');
+    await expect.poll(() => threads.runningTasks).toBe(1);
+    await threads.workers[0]!.terminate();
+    const lost = await first;
+    expect(lost.ok).toBe(false);
+    expect(lost.ok === false && lost.error.message).toMatch(/^Sandbox error: the transformation thread exited/);
+    // The queued task runs on the replacement thread.
+    const next = await queued;
+    expect(next.ok && next.request.headers['x-done']).toBe('1');
+    expect(threads.replacedThreads).toBe(1);
+    expect(threads.workers).toHaveLength(1);
+  });
+
+  it('a lost thread makes a delivery fail retryably, with the reason', async () => {
+    const threads = pool();
+    const prepared = threads.prepare(delivery({ transformationCode: busy(90) }), true, 'acct_a');
+    await expect.poll(() => threads.runningTasks).toBe(1);
+    await threads.workers[0]!.terminate();
+    expect(await prepared).toEqual({ kind: 'failed', retryable: true, error: expect.stringMatching(/^transformation_failed: Sandbox error: the transformation thread exited/) });
+  });
+
+  it('holds back an account past its CPU allowance while another account goes on, and says so once', async () => {
+    const throttled: string[] = [];
+    const used = new Map<string, number>();
+    const threads = pool({
+      allowanceFor: async (accountId) => (accountId === 'acct_small' ? 100 : null), // 100 ms of CPU per minute
+      onThrottled: (accountId) => throttled.push(accountId),
+      onCpuUsed: (accountId, cpuMs) => used.set(accountId, (used.get(accountId) ?? 0) + cpuMs),
+      maxQueueWaitMs: 1_500,
+    });
+    // 80 ms runs spend the minute's 100 ms in two or so (CPU time, which a busy machine may make less than 80 ms a run).
+    for (let runs = 0; runs < 10 && throttled.length === 0; runs++) expect((await threads.run(busy(80), request, context, 'acct_small')).ok).toBe(true);
+    expect(throttled).toEqual(['acct_small']);
+    expect(used.get('acct_small')).toBeGreaterThan(100);
+    const held = threads.run(busy(80), request, context, 'acct_small');
+    const started = performance.now();
+    const other = await threads.run(busy(20), request, context, 'acct_other');
+    expect(other.ok).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    // Still out of allowance when its wait ran out (it refills at 1.7 ms a second): given back, not run.
+    const outcome = await held;
+    expect(outcome.ok === false && outcome.error.message).toBe('The transformation sandbox is busy; try again in a moment');
+    expect(threads.deferredTasks).toBe(1);
+  });
+
+  it('gives a delivery back (deferred) when no thread is free in time', async () => {
+    const threads = pool({ maxQueueWaitMs: 100 });
+    const running = threads.prepare(delivery({ transformationCode: busy(90) }), true, 'acct_a');
+    const waiting = threads.prepare(delivery({ transformationCode: busy(90) }), true, 'acct_a');
+    const late = threads.prepare(delivery({ transformationCode: busy(90) }), true, 'acct_a');
+    const outcomes = await Promise.all([running, waiting, late]);
+    expect(outcomes[0]!.kind).toBe('send');
+    expect(outcomes.filter((outcome) => outcome.kind === 'deferred').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('prepares a transformed delivery on a thread: parsed body in, bytes out', async () => {
+    const threads = pool();
+    const prepared = await threads.prepare(delivery({
+      transformationCode: "addHandler('transform', (request) => { request.body = { total: request.body.amount * 2 }; return request; });",
+    }), true, 'acct_a');
+    expect(prepared.kind).toBe('send');
+    const sent = prepared.kind === 'send' ? prepared.request : null;
+    expect(Buffer.isBuffer(sent?.body)).toBe(true);
+    expect(sent?.body.toString()).toBe('{"total":200}');
+  });
+
+  it('applies a filter over a small body on the event loop, and over a large one on a thread', async () => {
+    let threadTasks = 0; // each task a thread runs is metered
+    const threads = pool({ onCpuUsed: () => (threadTasks += 1) });
+    const filter = { body: { type: 'order.paid' } };
+    const small = delivery({ body: Buffer.from('{"type": "order.refunded"}'), filter });
+    expect(await threads.prepare(small, true, 'acct_a')).toEqual({ kind: 'filtered' });
+    expect(threadTasks).toBe(0);
+    const large = delivery({ body: Buffer.from(JSON.stringify({ type: 'order.paid', pad: 'x'.repeat(INLINE_FILTER_MAX_BODY_BYTES) })), filter });
+    expect(await threads.prepare(large, true, 'acct_a')).toEqual({ kind: 'send', request: null });
+    expect(threadTasks).toBe(1);
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * One account's slow transformation must not stall the relay for everyone (issue 15):
+ * a real relay process, real receivers, load over real HTTP. Transformations run on the
+ * relay's transformation thread (one on a 2-core machine), so a transformation that
+ * busy-waits 90 ms at 20 events/s keeps that thread busy but not the event loop, where
+ * ingest, deliveries and the API run. The figures are printed so each run reports them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase } from '../support/database.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
+import { createEndpoint, signUp } from '../support/relay.ts';
+import type { TestDatabase } from '@hook/db/testing';
+
+/** Busy-waits `ms` on every event (inside the 100 ms limit), then marks the request. */
+function busyTransformation(ms: number, mark: string): string {
+  return `addHandler('transform', (request) => {
+  const end = Date.now() + ${ms};
+  while (Date.now() < end) {}
+  request.headers['x-transformed-by'] = '${mark}';
+  return request;
+});`;
+}
+
+let database: TestDatabase;
+let relay: RelayProcess;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  relay = await startRelayProcess(database.url, { HOOK_TRANSFORM_THREADS: '1' });
+});
+afterAll(async () => {
+  relay?.child.kill('SIGKILL');
+  await Promise.all(receivers.map((receiver) => receiver.close()));
+  await database?.drop();
+});
+
+async function receiver(): Promise<Receiver> {
+  const started = await startReceiver();
+  receivers.push(started);
+  return started;
+}
+
+/** Sends `count` requests to `url` at `perSecond`, each timed from send to answer; resolves with the latencies (ms) and statuses. */
+async function paced(url: string, perSecond: number, count: number): Promise<{ latenciesMs: number[]; statuses: number[] }> {
+  const latenciesMs: number[] = [];
+  const statuses: number[] = [];
+  const started = performance.now();
+  const sends: Promise<void>[] = [];
+  for (let i = 0; i < count; i++) {
+    const due = started + (i * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const sentAt = performance.now();
+    sends.push(fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'order.paid', n: i }), signal: AbortSignal.timeout(10_000) })
+      .then(async (response) => {
+        await response.arrayBuffer();
+        statuses.push(response.status);
+      }, () => statuses.push(0))
+      .finally(() => latenciesMs.push(performance.now() - sentAt)));
+  }
+  await Promise.all(sends);
+  return { latenciesMs, statuses };
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+describe('a slow transformation next door', () => {
+  it("leaves another account's ingest fast, and every one of its own events is still delivered, transformed", async () => {
+    const busy = await signUp(relay.baseUrl, { plan: 'enterprise' }); // an allowance that covers the run: this test is about the event loop
+    const busyReceiver = await receiver();
+    const busyEndpoint = await createEndpoint(relay.baseUrl, busy.key, {
+      name: 'busy', destination: { type: 'url', url: busyReceiver.url }, transformation: { code: busyTransformation(90, 'busy') },
+    });
+    const quiet = await signUp(relay.baseUrl);
+    const quietReceiver = await receiver();
+    const quietEndpoint = await createEndpoint(relay.baseUrl, quiet.key, { name: 'quiet', destination: { type: 'url', url: quietReceiver.url } });
+
+    const alone = await paced(quietEndpoint.url, 50, 100);
+    const [withBusy, busyRun] = await Promise.all([paced(quietEndpoint.url, 50, 400), paced(busyEndpoint.url, 20, 160)]);
+    const figures = {
+      alone: { p50: percentile(alone.latenciesMs, 50), p99: percentile(alone.latenciesMs, 99) },
+      beside_busy_transformation: { p50: percentile(withBusy.latenciesMs, 50), p99: percentile(withBusy.latenciesMs, 99) },
+    };
+    console.log(`neighbour ingest latency (ms): ${JSON.stringify(figures)}`);
+    expect(withBusy.statuses.every((status) => status === 200)).toBe(true);
+    expect(busyRun.statuses.every((status) => status === 200)).toBe(true);
+    expect(figures.beside_busy_transformation.p99).toBeLessThan(60);
+
+    // 160 events × 90 ms is more than the run's ~8 s on one thread: the rest waits, then arrives.
+    await quietReceiver.waitFor(500, 30_000);
+    const delivered = await busyReceiver.waitFor(160, 60_000);
+    expect(delivered.every((request) => request.headers['x-transformed-by'] === 'busy')).toBe(true);
+    expect(new Set(delivered.map((request) => request.headers['webhook-id'])).size).toBe(160);
+  }, 120_000);
+
+  it('shares the transformation thread fairly between two accounts with busy transformations', async () => {
+    const endpoints = [];
+    const fairReceiver = await receiver();
+    for (const mark of ['a', 'b']) {
+      const account = await signUp(relay.baseUrl, { plan: 'enterprise' });
+      endpoints.push(await createEndpoint(relay.baseUrl, account.key, {
+        name: `fair-${mark}`, destination: { type: 'url', url: fairReceiver.url }, transformation: { code: busyTransformation(40, mark) },
+      }));
+    }
+    // Account a's backlog is queued first, all of it; b's follows straight after.
+    await paced(endpoints[0].url, 1000, 100);
+    await paced(endpoints[1].url, 1000, 100);
+    const delivered = await fairReceiver.waitFor(80, 60_000);
+    const counts = { a: 0, b: 0 };
+    for (const request of delivered.slice(0, 80)) counts[request.headers['x-transformed-by'] as 'a' | 'b'] += 1;
+    console.log(`first 80 deliveries by account: ${JSON.stringify(counts)}`);
+    expect(Math.abs(counts.a - counts.b)).toBeLessThanOrEqual(0.2 * Math.max(counts.a, counts.b));
+    await fairReceiver.waitFor(200, 60_000);
+  }, 120_000);
+});
