@@ -57,7 +57,9 @@ async function paced(url: string, perSecond: number, count: number): Promise<{ l
       .then(async (response) => {
         await response.arrayBuffer();
         statuses.push(response.status);
-      }, () => statuses.push(0))
+      }, () => {
+        statuses.push(0);
+      })
       .finally(() => latenciesMs.push(performance.now() - sentAt)));
   }
   await Promise.all(sends);
