@@ -31,7 +31,11 @@ beforeAll(async () => {
   relay = await startRelayProcess(database.url, { HOOK_TRANSFORM_THREADS: '1' });
 });
 afterAll(async () => {
-  relay?.child.kill('SIGKILL');
+  if (relay) {
+    const exited = new Promise((resolve) => relay.child.once('exit', resolve));
+    relay.child.kill('SIGTERM');
+    await exited;
+  }
   await Promise.all(receivers.map((receiver) => receiver.close()));
   await database?.drop();
 });
