@@ -17,6 +17,11 @@
  *   waits until the bucket refills, so its deliveries slow down and nobody else's do;
  *   `onThrottled` fires each time an account runs out (the database sends the account's
  *   notification once a month).
+ * - Pipelined when cheap: a thread is handed its next task while it still has work that
+ *   is expected (from each account's recent CPU per task) to take under
+ *   PIPELINE_BUDGET_MS, so a thread running small transformations never sits idle
+ *   waiting for the event loop to send the next one; a slow task is never queued behind
+ *   another on a thread, so fairness holds to within that budget.
  * - Waiting, not failing: a task that waits longer than `maxQueueWaitMs` for a thread is
  *   given back (`deferred`): its delivery is tried again later, with no attempt counted,
  *   so its lease never runs out while it waits.
@@ -31,6 +36,12 @@ export const INLINE_FILTER_MAX_BODY_BYTES = 64 * 1024;
 /** How long the allowance of an account is remembered before it is read again (a plan change takes effect within this). */
 const ALLOWANCE_TTL_MS = 60_000;
 const MINUTE_MS = 60_000;
+/** How much expected work (ms of CPU) a thread may hold before it gets no more (see the pipelining note above). */
+const PIPELINE_BUDGET_MS = 2;
+/** Most tasks sent to one thread and not yet answered. */
+const PIPELINE_MAX_TASKS = 8;
+/** The weight of the newest run in an account's average CPU per task. */
+const COST_SMOOTHING = 0.2;
 
 export interface TransformPoolOptions extends TransformLimits {
   /** Worker threads (at least 1). */
@@ -60,12 +71,23 @@ interface Task {
   message: TaskMessage;
   account: string;
   settle: (end: TaskEnd) => void;
-  waitTimer: NodeJS.Timeout;
+  /** While it waits in its account's queue: gives it back (deferred) after maxQueueWaitMs. */
+  waitTimer?: NodeJS.Timeout;
+}
+
+interface Sent {
+  task: Task;
+  stuckTimer: NodeJS.Timeout;
+  /** The CPU it was expected to take (its account's average). */
+  expectedMs: number;
 }
 
 interface Thread {
   worker: Worker;
-  running?: { id: number; task: Task; stuckTimer: NodeJS.Timeout };
+  /** Tasks sent and not answered, by id, in the order the thread runs them: the first is running. */
+  sent: Map<number, Sent>;
+  /** Sum of the sent tasks' expected CPU. */
+  loadMs: number;
   /** Why it stopped, once known (an uncaught error, or taken for stuck). */
   stopReason?: string;
 }
@@ -85,6 +107,8 @@ export class TransformPool implements TransformRunner {
   /** Per account, its tasks waiting for a thread, oldest first; the Map's order is the turn order. */
   readonly #queues = new Map<string, Task[]>();
   readonly #buckets = new Map<string, Bucket>();
+  /** Per account, the average CPU of its recent tasks in ms (unknown: taken as the time limit, so a new account's first task is never pipelined). */
+  readonly #costs = new Map<string, number>();
   #nextTaskId = 0;
   #wakeTimer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -116,10 +140,10 @@ export class TransformPool implements TransformRunner {
     return queued;
   }
 
-  /** Tasks running on a thread now. */
+  /** Tasks sent to a thread and not answered yet (running, or next in line on it). */
   get runningTasks(): number {
     let running = 0;
-    for (const thread of this.#threads) if (thread.running) running += 1;
+    for (const thread of this.#threads) running += thread.sent.size;
     return running;
   }
 
@@ -179,25 +203,26 @@ export class TransformPool implements TransformRunner {
     if (this.#closed) return { kind: 'deferred' };
     if (accountId !== '') await this.#loadAllowance(accountId);
     return new Promise<TaskEnd>((resolve) => {
-      const task: Task = {
-        message,
-        account: accountId,
-        settle: resolve,
-        waitTimer: setTimeout(() => {
-          const queue = this.#queues.get(task.account);
-          const index = queue?.indexOf(task) ?? -1;
-          if (index < 0) return;
-          queue!.splice(index, 1);
-          if (queue!.length === 0) this.#queues.delete(task.account);
-          this.deferredTasks += 1;
-          resolve({ kind: 'deferred' });
-        }, this.#options.maxQueueWaitMs),
-      };
-      const queue = this.#queues.get(accountId);
-      if (queue) queue.push(task);
-      else this.#queues.set(accountId, [task]);
+      this.#enqueue({ message, account: accountId, settle: resolve }, 'back');
       this.#dispatch();
     });
+  }
+
+  /** Puts a task in its account's queue (at the front: one sent to a thread that died before starting it). */
+  #enqueue(task: Task, end: 'front' | 'back'): void {
+    task.waitTimer = setTimeout(() => {
+      const queue = this.#queues.get(task.account);
+      const index = queue?.indexOf(task) ?? -1;
+      if (index < 0) return;
+      queue!.splice(index, 1);
+      if (queue!.length === 0) this.#queues.delete(task.account);
+      this.deferredTasks += 1;
+      task.settle({ kind: 'deferred' });
+    }, this.#options.maxQueueWaitMs);
+    const queue = this.#queues.get(task.account);
+    if (!queue) this.#queues.set(task.account, [task]);
+    else if (end === 'front') queue.unshift(task);
+    else queue.push(task);
   }
 
   /** Reads the account's allowance when first seen and after ALLOWANCE_TTL_MS (in the background once known). */
@@ -246,16 +271,25 @@ export class TransformPool implements TransformRunner {
     if (this.#closed) return;
     const now = performance.now();
     let soonestMs = Infinity;
-    for (const thread of this.#threads) {
-      if (thread.running) continue;
+    for (;;) {
+      // The least loaded thread that can take more: an idle one, or one whose work is cheap.
+      let thread: Thread | undefined;
+      for (const candidate of this.#threads) {
+        if (candidate.sent.size >= PIPELINE_MAX_TASKS || (candidate.sent.size > 0 && candidate.loadMs >= PIPELINE_BUDGET_MS)) continue;
+        if (!thread || candidate.loadMs < thread.loadMs) thread = candidate;
+      }
+      if (!thread) break;
       let chosen: string | undefined;
       for (const account of this.#queues.keys()) {
         const heldMs = this.#heldForMs(account, now);
-        if (heldMs === 0) {
-          chosen = account;
-          break;
+        if (heldMs > 0) {
+          soonestMs = Math.min(soonestMs, heldMs);
+          continue;
         }
-        soonestMs = Math.min(soonestMs, heldMs);
+        // Behind other work only a task expected to be cheap.
+        if (thread.sent.size > 0 && thread.loadMs + this.#expectedMs(account) > PIPELINE_BUDGET_MS) continue;
+        chosen = account;
+        break;
       }
       if (chosen === undefined) break;
       const queue = this.#queues.get(chosen)!;
@@ -263,7 +297,7 @@ export class TransformPool implements TransformRunner {
       // Its turn is over: the account goes to the back of the line.
       this.#queues.delete(chosen);
       if (queue.length > 0) this.#queues.set(chosen, queue);
-      this.#runOn(thread, task);
+      this.#send(thread, task);
     }
     if (soonestMs !== Infinity && this.queuedTasks > 0) {
       if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
@@ -275,30 +309,41 @@ export class TransformPool implements TransformRunner {
     }
   }
 
-  #runOn(thread: Thread, task: Task): void {
+  #expectedMs(account: string): number {
+    return this.#costs.get(account) ?? this.#options.timeoutMs;
+  }
+
+  #send(thread: Thread, task: Task): void {
     clearTimeout(task.waitTimer);
     const id = ++this.#nextTaskId;
+    // Timed from when it was sent; anything queued ahead of it on the thread is cheap (see #dispatch).
     const stuckAfterMs = this.#options.stuckAfterMs ?? this.#options.timeoutMs * 10 + 5_000;
     const stuckTimer = setTimeout(() => {
       thread.stopReason = `the transformation thread did not finish within ${stuckAfterMs} ms and was replaced`;
       void thread.worker.terminate();
     }, stuckAfterMs);
-    thread.running = { id, task, stuckTimer };
+    const expectedMs = this.#expectedMs(task.account);
+    thread.sent.set(id, { task, stuckTimer, expectedMs });
+    thread.loadMs += expectedMs;
     thread.worker.postMessage({ ...task.message, id } as ThreadTask);
   }
 
   #startThread(): void {
     const worker = new Worker(new URL('./thread.ts', import.meta.url), { workerData: this.#settings });
     worker.unref();
-    const thread: Thread = { worker };
+    const thread: Thread = { worker, sent: new Map(), loadMs: 0 };
     this.#threads.add(thread);
     worker.on('message', (reply: ThreadReply) => {
-      const running = thread.running;
-      if (!running || running.id !== reply.id) return;
-      clearTimeout(running.stuckTimer);
-      thread.running = undefined;
-      this.#meter(running.task.account, reply.cpuMs);
-      this.#settle(running.task, { kind: 'reply', reply });
+      const sent = thread.sent.get(reply.id);
+      if (!sent) return;
+      clearTimeout(sent.stuckTimer);
+      thread.sent.delete(reply.id);
+      thread.loadMs = thread.sent.size === 0 ? 0 : thread.loadMs - sent.expectedMs;
+      const account = sent.task.account;
+      const cost = this.#costs.get(account);
+      this.#costs.set(account, cost === undefined ? reply.cpuMs : cost + COST_SMOOTHING * (reply.cpuMs - cost));
+      this.#meter(account, reply.cpuMs);
+      this.#settle(sent.task, { kind: 'reply', reply });
       this.#dispatch();
     });
     worker.on('error', (error) => {
@@ -306,11 +351,14 @@ export class TransformPool implements TransformRunner {
     });
     worker.on('exit', (code) => {
       this.#threads.delete(thread);
-      const running = thread.running;
-      thread.running = undefined;
-      if (running) {
-        clearTimeout(running.stuckTimer);
-        this.#settle(running.task, { kind: 'lost', reason: thread.stopReason ?? `the transformation thread exited (code ${code})` });
+      const [running, ...behind] = thread.sent.values();
+      thread.sent.clear();
+      for (const sent of [running, ...behind]) if (sent) clearTimeout(sent.stuckTimer);
+      if (running) this.#settle(running.task, { kind: 'lost', reason: thread.stopReason ?? `the transformation thread exited (code ${code})` });
+      // The tasks sent behind it never started: back to the front of their accounts' queues.
+      for (const sent of behind.reverse()) {
+        if (this.#closed) this.#settle(sent.task, { kind: 'deferred' });
+        else this.#enqueue(sent.task, 'front');
       }
       if (this.#closed) return;
       // Only the task it was running is lost; the others go to its replacement.

@@ -2,7 +2,9 @@
  * A transformation thread (see pool.ts): one QuickJS sandbox runner of its own, one task
  * at a time. A delivery's whole preparation happens here (parsing the stored body,
  * the filter, the transformation, serialising what it returned), so none of it holds the
- * relay's event loop. Each answer carries the CPU time the task took on this thread.
+ * relay's event loop. Tasks run strictly one after another, in the order they came (the
+ * pool may send the next before this one is done, so the thread never waits for it), and
+ * each answer carries the CPU time its task took on this thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { prepareDelivery, type PreparedDelivery } from '../delivery/prepare.ts';
@@ -34,16 +36,28 @@ async function perform(task: ThreadTask): Promise<unknown> {
   }
 }
 
+const waiting: ThreadTask[] = [];
+let draining = false;
+
+async function drain(): Promise<void> {
+  draining = true;
+  for (let task = waiting.shift(); task; task = waiting.shift()) {
+    const started = process.threadCpuUsage();
+    let reply: ThreadReply;
+    try {
+      const value = await perform(task);
+      const used = process.threadCpuUsage(started);
+      reply = { id: task.id, ok: true, value, cpuMs: (used.user + used.system) / 1000 };
+    } catch (error) {
+      const used = process.threadCpuUsage(started);
+      reply = { id: task.id, ok: false, error: error instanceof Error ? error.message : String(error), cpuMs: (used.user + used.system) / 1000 };
+    }
+    port.postMessage(reply);
+  }
+  draining = false;
+}
+
 port.on('message', (task: ThreadTask) => {
-  const started = process.threadCpuUsage();
-  void perform(task).then(
-    (value) => {
-      const used = process.threadCpuUsage(started);
-      port.postMessage({ id: task.id, ok: true, value, cpuMs: (used.user + used.system) / 1000 } satisfies ThreadReply);
-    },
-    (error: unknown) => {
-      const used = process.threadCpuUsage(started);
-      port.postMessage({ id: task.id, ok: false, error: error instanceof Error ? error.message : String(error), cpuMs: (used.user + used.system) / 1000 } satisfies ThreadReply);
-    },
-  );
+  waiting.push(task);
+  if (!draining) void drain();
 });
