@@ -271,6 +271,8 @@ export class TransformPool implements TransformRunner {
     if (this.#closed) return;
     const now = performance.now();
     let soonestMs = Infinity;
+    // What each thread is given in this pass goes in one message.
+    const outbox = new Map<Thread, ThreadTask[]>();
     for (;;) {
       // The least loaded thread that can take more: an idle one, or one whose work is cheap.
       let thread: Thread | undefined;
@@ -297,8 +299,12 @@ export class TransformPool implements TransformRunner {
       // Its turn is over: the account goes to the back of the line.
       this.#queues.delete(chosen);
       if (queue.length > 0) this.#queues.set(chosen, queue);
-      this.#send(thread, task);
+      const message = this.#send(thread, task);
+      const batch = outbox.get(thread);
+      if (batch) batch.push(message);
+      else outbox.set(thread, [message]);
     }
+    for (const [thread, batch] of outbox) thread.worker.postMessage(batch);
     if (soonestMs !== Infinity && this.queuedTasks > 0) {
       if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
       this.#wakeTimer = setTimeout(() => {
@@ -313,7 +319,8 @@ export class TransformPool implements TransformRunner {
     return this.#costs.get(account) ?? this.#options.timeoutMs;
   }
 
-  #send(thread: Thread, task: Task): void {
+  /** Records `task` as sent to `thread`; returns the message to send it with. */
+  #send(thread: Thread, task: Task): ThreadTask {
     clearTimeout(task.waitTimer);
     const id = ++this.#nextTaskId;
     // Timed from when it was sent; anything queued ahead of it on the thread is cheap (see #dispatch).
@@ -325,7 +332,7 @@ export class TransformPool implements TransformRunner {
     const expectedMs = this.#expectedMs(task.account);
     thread.sent.set(id, { task, stuckTimer, expectedMs });
     thread.loadMs += expectedMs;
-    thread.worker.postMessage({ ...task.message, id } as ThreadTask);
+    return { ...task.message, id } as ThreadTask;
   }
 
   #startThread(): void {
@@ -333,17 +340,19 @@ export class TransformPool implements TransformRunner {
     worker.unref();
     const thread: Thread = { worker, sent: new Map(), loadMs: 0 };
     this.#threads.add(thread);
-    worker.on('message', (reply: ThreadReply) => {
-      const sent = thread.sent.get(reply.id);
-      if (!sent) return;
-      clearTimeout(sent.stuckTimer);
-      thread.sent.delete(reply.id);
-      thread.loadMs = thread.sent.size === 0 ? 0 : thread.loadMs - sent.expectedMs;
-      const account = sent.task.account;
-      const cost = this.#costs.get(account);
-      this.#costs.set(account, cost === undefined ? reply.cpuMs : cost + COST_SMOOTHING * (reply.cpuMs - cost));
-      this.#meter(account, reply.cpuMs);
-      this.#settle(sent.task, { kind: 'reply', reply });
+    worker.on('message', (replies: ThreadReply[]) => {
+      for (const reply of replies) {
+        const sent = thread.sent.get(reply.id);
+        if (!sent) continue;
+        clearTimeout(sent.stuckTimer);
+        thread.sent.delete(reply.id);
+        thread.loadMs = thread.sent.size === 0 ? 0 : thread.loadMs - sent.expectedMs;
+        const account = sent.task.account;
+        const cost = this.#costs.get(account);
+        this.#costs.set(account, cost === undefined ? reply.cpuMs : cost + COST_SMOOTHING * (reply.cpuMs - cost));
+        this.#meter(account, reply.cpuMs);
+        this.#settle(sent.task, { kind: 'reply', reply });
+      }
       this.#dispatch();
     });
     worker.on('error', (error) => {

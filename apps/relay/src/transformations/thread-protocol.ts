@@ -1,4 +1,4 @@
-/** The messages between the transformation pool (pool.ts) and its threads (thread.ts). */
+/** The messages between the transformation pool (pool.ts) and its threads (thread.ts): each message is an array of tasks, or of replies. */
 import type { StoredDelivery } from '../delivery/prepare.ts';
 import type { TransformContext, TransformLimits, TransformRequest } from './types.ts';
 

@@ -17,6 +17,8 @@ const runner = new QuickJsTransformRunner(
   { ...(settings.maxCachedSandboxes !== undefined ? { maxCachedSandboxes: settings.maxCachedSandboxes } : {}), ...(settings.poolMemoryBytes !== undefined ? { poolMemoryBytes: settings.poolMemoryBytes } : {}) },
 );
 const port = parentPort!;
+/** Most answers held back to go in one message (the pool sends a thread only cheap work ahead, see pool.ts). */
+const MAX_REPLIES_PER_MESSAGE = 8;
 
 /** A Buffer over what structured cloning delivered as a plain Uint8Array (no copy). */
 function asBuffer(bytes: Uint8Array): Buffer {
@@ -39,6 +41,9 @@ async function perform(task: ThreadTask): Promise<unknown> {
 const waiting: ThreadTask[] = [];
 let draining = false;
 
+/** Answers not yet posted: they go together when the thread has nothing more to do (one message, one wake-up of the event loop). */
+let replies: ThreadReply[] = [];
+
 async function drain(): Promise<void> {
   draining = true;
   for (let task = waiting.shift(); task; task = waiting.shift()) {
@@ -52,12 +57,16 @@ async function drain(): Promise<void> {
       const used = process.threadCpuUsage(started);
       reply = { id: task.id, ok: false, error: error instanceof Error ? error.message : String(error), cpuMs: (used.user + used.system) / 1000 };
     }
-    port.postMessage(reply);
+    replies.push(reply);
+    if (waiting.length === 0 || replies.length >= MAX_REPLIES_PER_MESSAGE) {
+      port.postMessage(replies);
+      replies = [];
+    }
   }
   draining = false;
 }
 
-port.on('message', (task: ThreadTask) => {
-  waiting.push(task);
+port.on('message', (tasks: ThreadTask[]) => {
+  waiting.push(...tasks);
   if (!draining) void drain();
 });
