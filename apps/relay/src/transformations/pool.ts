@@ -37,9 +37,9 @@ export const INLINE_FILTER_MAX_BODY_BYTES = 64 * 1024;
 const ALLOWANCE_TTL_MS = 60_000;
 const MINUTE_MS = 60_000;
 /** How much expected work (ms of CPU) a thread may hold before it gets no more (see the pipelining note above). */
-const PIPELINE_BUDGET_MS = 2;
+const PIPELINE_BUDGET_MS = 4;
 /** Most tasks sent to one thread and not yet answered. */
-const PIPELINE_MAX_TASKS = 8;
+const PIPELINE_MAX_TASKS = 32;
 /** The weight of the newest run in an account's average CPU per task. */
 const COST_SMOOTHING = 0.2;
 

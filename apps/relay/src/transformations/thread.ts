@@ -18,7 +18,7 @@ const runner = new QuickJsTransformRunner(
 );
 const port = parentPort!;
 /** Most answers held back to go in one message (the pool sends a thread only cheap work ahead, see pool.ts). */
-const MAX_REPLIES_PER_MESSAGE = 8;
+const MAX_REPLIES_PER_MESSAGE = 32;
 
 /** A Buffer over what structured cloning delivered as a plain Uint8Array (no copy). */
 function asBuffer(bytes: Uint8Array): Buffer {
