@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { HookError, isPlan, newUlid, PLAN_LIMITS, SERVICE_UNAVAILABLE, STREAM_CLOSE_CODES } from '@hook/core';
 import websocket from '@fastify/websocket';
-import { Account, AttemptRecorder, EventWriter, ListenAttemptRecorder, recordTransformationThrottled, type Orm } from '@hook/db';
+import { Account, AttemptRecorder, EventWriter, recordTransformationThrottled, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
 import { type AttemptContext } from './delivery/attempt.ts';
 import { DeliverySender } from './delivery/sender.ts';
@@ -18,6 +18,7 @@ import { registerValidation } from './plugins/validation.ts';
 import { accountRoutes, accountSignupRoutes } from './routes/accounts/index.ts';
 import { accountSettingsRoutes } from './routes/accounts/settings.ts';
 import { apiKeyRoutes } from './routes/api-keys/index.ts';
+import { destinationRoutes } from './routes/destinations/index.ts';
 import { endpointRoutes } from './routes/endpoints/index.ts';
 import { eventRoutes } from './routes/events/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
@@ -32,6 +33,7 @@ import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { startRetention } from './jobs/retention.ts';
 import { registerNotifier } from './jobs/notifier.ts';
 import { streamRoutes } from './routes/stream/index.ts';
+import { ListenerRegistry } from './stream/listeners.ts';
 import { transformationRoutes } from './routes/transformations/index.ts';
 import { StreamHub } from './stream/hub.ts';
 import { StreamPeerLink } from './stream/peers.ts';
@@ -90,9 +92,10 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   const domains = new CustomDomainCache(orm, { ownHosts: config.publicUrl ? [new URL(config.publicUrl).hostname] : [] });
   const callerAddresses = new CallerAddresses();
   const sender = new DeliverySender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateDestinations: config.allowPrivateDestinations, resolve: resolveDestination });
-  const recorder = new AttemptRecorder(orm);
-  const listenRecorder = new ListenAttemptRecorder(orm);
+  // An endpoint whose every destination was disabled (410, failing) refuses events from now on.
+  const recorder = new AttemptRecorder(orm, { onEndpointsDisabled: (endpointIds) => endpointIds.forEach((id) => targets.invalidateEndpoint(id)) });
   const hub = new StreamHub();
+  const listeners = new ListenerRegistry();
   // Counted on a registry of this app's own (HOOK_METRICS=off: nothing is counted or served).
   const metrics = config.metrics ? new RelayMetrics(orm) : undefined;
   app.decorate('delivery', {
@@ -104,7 +107,6 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     get transformRunner() {
       return app.hasDecorator('transformRunner') ? (app as unknown as { transformRunner: AttemptContext['transformRunner'] }).transformRunner : undefined;
     },
-    onEndpointDisabled: (endpointId: string) => targets.invalidateEndpoint(endpointId),
     onAttemptFinished: (finished) => {
       metrics?.attemptFinished(finished.attempt);
       hub.attemptFinished(finished);
@@ -155,7 +157,6 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   app.addHook('onClose', async () => {
     await writer.drain();
     await recorder.drain();
-    await listenRecorder.drain();
     await sender.close();
     await transformRunner.close();
     await transformMeter.close();
@@ -212,11 +213,12 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(apiKeyRoutes);
     await authenticated.register(memberRoutes);
     await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
-    await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config) });
+    await authenticated.register(destinationRoutes, { targets, allowPrivateDestinations: config.allowPrivateDestinations });
+    await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config), listeners });
     await authenticated.register(transformationRoutes);
     await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
-    await authenticated.register(streamRoutes, { hub, recorder: listenRecorder, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
+    await authenticated.register(streamRoutes, { hub, listeners, leaseMs: leaseMsFor(config), publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });
   await app.register(playgroundRoutes, { hub, publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour });
   // Expired playground accounts are removed at start, then every 10 minutes.

@@ -148,14 +148,43 @@ export const FilterInput = Type.Union([
   Type.Null(),
 ], { description: 'Which events are delivered (docs/filters.md); others are stored as filtered. null removes it' });
 
+const TransformationSchema = Type.Union([Type.Object({ code: Type.String() }), Type.Null()], { description: 'The transformation run before each delivery, or null' });
+const FilterSchema = Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'The filter deliveries must match, or null' });
+
+/** A destination's limits as the API takes them; null removes one. */
+export const RatePerSecondInput = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), Type.Null()], { description: 'Most deliveries started per second (1 to 10000); null: no limit' });
+export const MaxInFlightInput = Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], { description: 'Most deliveries in flight at once (1 to 1000, never more than the relay\'s per-destination share); null: the share' });
+
+export const DestinationStatus = Type.Enum([...ENDPOINT_STATUSES], { description: 'active delivers; paused holds deliveries until active again; disabled: stopped by the relay (410 Gone, or failing too long) or by you' });
+
+export const DestinationSchema = Type.Object({
+  id: IdOf('destination', 'Destination id'),
+  endpoint_id: IdOf('endpoint', 'Its endpoint'),
+  position: Type.Integer({ minimum: 0, description: 'Order among the endpoint\'s destinations; the lowest is its first, which the endpoint\'s own destination, transformation, filter and secret fields read and write' }),
+  destination: Destination,
+  status: DestinationStatus,
+  disabled_reason: Type.Union([Type.Enum(['gone_410', 'failing', 'user']), Type.Null()], { description: 'Why it is disabled: gone_410, failing (docs/delivery.md#destination-health) or user' }),
+  transformation: TransformationSchema,
+  filter: FilterSchema,
+  rate_per_second: Type.Union([Type.Integer(), Type.Null()]),
+  max_in_flight: Type.Union([Type.Integer(), Type.Null()]),
+  health: Type.Object({
+    consecutive_failures: Type.Integer({ description: 'Attempts that failed in a row; 0 after any 2xx' }),
+    failing_since: Type.Union([Timestamp, Type.Null()], { description: 'When the current run of failures began' }),
+  }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
 export const EndpointSchema = Type.Object({
   id: IdOf('endpoint', 'Endpoint id'),
   name: Type.String(),
   url: Type.String({ description: 'The ingest URL: send events here' }),
   status: EndpointStatus,
-  destination: Destination,
-  transformation: Type.Union([Type.Object({ code: Type.String() }), Type.Null()], { description: 'The transformation run before each delivery, or null' }),
-  filter: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'The filter deliveries must match, or null' }),
+  destination: { ...Destination, description: 'Where events go: the first destination\'s' },
+  transformation: TransformationSchema,
+  filter: FilterSchema,
+  destinations: Type.Array(DestinationSchema, { description: 'Every destination, first first: each event is delivered to each' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -170,6 +199,7 @@ export const EventStatus = Type.Enum([...EVENT_STATUSES]);
 
 export const AttemptSchema = Type.Object({
   id: IdOf('attempt', 'Attempt id'),
+  destination_id: Type.Union([IdOf('destination', 'The destination it went to'), Type.Null()]),
   n: Type.Integer({ minimum: 1 }),
   trigger: Type.Enum([...ATTEMPT_TRIGGERS]),
   started_at: Timestamp,
@@ -178,6 +208,15 @@ export const AttemptSchema = Type.Object({
   response_body: Type.Union([Type.String(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
 });
+
+export const DeliverySchema = Type.Object({
+  destination_id: IdOf('destination', 'Destination id'),
+  destination: Destination,
+  status: EventStatus,
+  attempt_count: Type.Integer(),
+  next_attempt_at: NullableTimestamp,
+  next_trigger: Type.Enum(['auto', 'replay'], { description: 'replay: a replay is queued for it' }),
+}, { description: 'The event on its way to one destination' });
 
 const eventSummaryProperties = {
   id: IdOf('event', 'Event id'),
@@ -201,7 +240,8 @@ export const EventSchema = Type.Object({
   ...eventSummaryProperties,
   body: Type.String({ description: 'The exact body: text when valid UTF-8, else base64' }),
   body_encoding: Type.Enum(['utf8', 'base64']),
-  attempts: Type.Array(AttemptSchema),
+  attempts: Type.Array(AttemptSchema, { description: 'Every attempt to every destination, oldest first' }),
+  deliveries: Type.Array(DeliverySchema, { description: 'One per destination: its own status, attempts and retries' }),
 });
 
 export const IngestAccepted = Type.Object({

@@ -77,7 +77,7 @@ try {
   if (applied.length > 0) process.stderr.write(`hook relay: applied migrations ${applied.join(', ')}\n`);
   // Refuses a key that cannot open the stored secrets, and encrypts any stored before encryption.
   const sealed = await prepareSigningSecrets(orm);
-  if (sealed > 0) process.stderr.write(`hook relay: encrypted the signing secrets of ${sealed} endpoints stored in plaintext\n`);
+  if (sealed > 0) process.stderr.write(`hook relay: encrypted the signing secrets of ${sealed} destinations stored in plaintext\n`);
   app = await buildApp({ config, orm, databaseUrl, logger: relayLoggerOptions(config.logLevel, process.stderr) });
   if (config.role !== 'api') {
     worker = new DeliveryWorker({

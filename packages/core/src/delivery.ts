@@ -12,6 +12,23 @@ export const DEFAULT_RETRY_SCHEDULE_TEXT = '30s,2m,8m,32m,2h8m,8h32m';
 /** Each retry waits its scheduled delay ± this fraction, so retries of many events spread out. */
 export const RETRY_JITTER_FRACTION = 0.1;
 
+/**
+ * When the relay disables a destination that keeps failing (docs/delivery.md#destination-health):
+ * at least `attempts` attempts in a row failed, the first of them at least `spanMs` ago.
+ * (A 410 Gone disables it at once.)
+ */
+export const DESTINATION_FAILURE_LIMIT = { attempts: 10, spanMs: 24 * 60 * 60 * 1000 } as const;
+
+/**
+ * An event's status from its deliveries' (docs/delivery.md#event-status): `retrying` while
+ * any delivery is, else `pending` while any is, else `failed` if any failed, else
+ * `delivered` if any was, else `filtered` (every destination's filter skipped it).
+ */
+export function summarizeDeliveries(statuses: readonly EventStatus[]): EventStatus {
+  for (const status of ['retrying', 'pending', 'failed', 'delivered'] as const) if (statuses.includes(status)) return status;
+  return statuses.length === 0 ? 'pending' : 'filtered';
+}
+
 /** The longest wait a receiver's Retry-After can ask for; beyond it the header is capped. */
 export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 

@@ -117,10 +117,25 @@ export const EVENT_IN_FLIGHT = defineError(
   "Event '%s' is being delivered right now",
   'Wait for the attempt in progress to finish (at most HOOK_DELIVERY_TIMEOUT), then replay again if needed.',
 );
-export const REPLAY_NEEDS_URL_DESTINATION = defineError(
-  'replay_needs_url_destination', 409, 'Nowhere to replay to',
-  "Event '%s' belongs to an endpoint without a URL destination (or one that was deleted)",
-  'Give the endpoint a destination with PATCH /v1/endpoints/{id} {"destination":{"type":"url","url":"https://…"}}, then replay.',
+export const REPLAY_NOWHERE = defineError(
+  'replay_nowhere', 409, 'Nowhere to replay to',
+  "Event '%s' has no live destination to replay to: %s",
+  'Give the endpoint a destination (POST /v1/endpoints/{id}/destinations, or PATCH /v1/endpoints/{id} {"destination":…}); new events go there. Past events stay with the destinations they had.',
+);
+export const DESTINATION_NOT_FOUND = defineError(
+  'destination_not_found', 404, 'Destination not found',
+  "No destination '%s' in this account%s",
+  'List an endpoint\'s destinations with GET /v1/endpoints/{id}/destinations; ids start with dst_.',
+);
+export const LAST_DESTINATION = defineError(
+  'last_destination', 409, 'Cannot delete the last destination',
+  "Destination '%s' is the only destination of endpoint '%s'",
+  'Add another destination first (POST /v1/endpoints/{id}/destinations), change this one (PATCH /v1/destinations/{id}), or delete the endpoint.',
+);
+export const DESTINATION_LIMIT_REACHED = defineError(
+  'destination_limit_reached', 409, 'Too many destinations',
+  "Endpoint '%s' already has %s destinations, the most one endpoint can have",
+  'Delete a destination you no longer need (DELETE /v1/destinations/{id}), or use another endpoint.',
 );
 export const LAST_API_KEY = defineError(
   'last_api_key', 409, 'Cannot revoke the last key',

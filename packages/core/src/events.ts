@@ -6,6 +6,10 @@ export type EventStatus = (typeof EVENT_STATUSES)[number];
 export const ENDPOINT_STATUSES = ['active', 'paused', 'disabled'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 
+/** Where a destination sends: a URL, or `cli` (a `hook listen` session). */
+export const DESTINATION_TYPES = ['url', 'cli'] as const;
+export type DestinationType = (typeof DESTINATION_TYPES)[number];
+
 /** What caused a delivery attempt. */
 export const ATTEMPT_TRIGGERS = ['auto', 'replay', 'listen'] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];

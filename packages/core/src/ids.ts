@@ -5,6 +5,7 @@ export const ID_PREFIXES = {
   account: 'acct',
   apiKey: 'key',
   endpoint: 'ep',
+  destination: 'dst',
   event: 'evt',
   attempt: 'att',
   planChange: 'plch',

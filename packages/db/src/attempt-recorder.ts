@@ -1,40 +1,46 @@
+import type { EventStatus } from '@hook/core';
 import { BatchQueue } from './batch-queue.ts';
 import type { Orm } from './orm.ts';
-import type { EventStatus } from '@hook/core';
-import { recordAttempts, recordListenAttempts, type AttemptRecord, type ListenAttemptRecord } from './queue-sql.ts';
+import { recordResults, refreshEventSummaries, type RecordInput } from './queue/index.ts';
 
-/**
- * Records finished attempts with group commit (see BatchQueue): every attempt that
- * finished while the previous statement was in flight is recorded by the next one.
- */
-export class AttemptRecorder {
-  readonly #queue: BatchQueue<AttemptRecord, boolean>;
-
-  constructor(orm: Orm) {
-    this.#queue = new BatchQueue<AttemptRecord, boolean>({ flush: (records) => recordAttempts(orm, records) });
-  }
-
-  /** Records one attempt; resolves with whether its delivery still held the lease. */
-  record(record: AttemptRecord): Promise<boolean> {
-    return this.#queue.add(record);
-  }
-
-  async drain(): Promise<void> {
-    await this.#queue.drain();
-  }
+export interface RecordedDelivery {
+  /** The delivery still held its lease, so it moved on (the attempt is recorded either way). */
+  held: boolean;
+  /** The event's status after (its summary over all its deliveries); null when the delivery no longer held its lease. */
+  eventStatus: EventStatus | null;
 }
 
-/** Records `hook listen` answers with group commit, like AttemptRecorder. */
-export class ListenAttemptRecorder {
-  readonly #queue: BatchQueue<ListenAttemptRecord, EventStatus>;
+/**
+ * Records what became of deliveries, whatever made them, with group commit (see
+ * BatchQueue): every result that came in while the previous statement was in flight is
+ * recorded by the next one (record-results.ts). Events with several deliveries then get
+ * their summary status (refresh-event-summaries.ts) before their results resolve.
+ */
+export class AttemptRecorder {
+  readonly #orm: Orm;
+  readonly #queue: BatchQueue<RecordInput, RecordedDelivery>;
+  readonly #onEndpointsDisabled: (endpointIds: string[]) => void;
 
-  constructor(orm: Orm) {
-    this.#queue = new BatchQueue<ListenAttemptRecord, EventStatus>({ flush: (records) => recordListenAttempts(orm, records) });
+  constructor(orm: Orm, options: { onEndpointsDisabled?: (endpointIds: string[]) => void } = {}) {
+    this.#orm = orm;
+    this.#onEndpointsDisabled = options.onEndpointsDisabled ?? (() => undefined);
+    this.#queue = new BatchQueue<RecordInput, RecordedDelivery>({ flush: (inputs) => this.#flush(inputs) });
   }
 
-  /** Records one answer; resolves with the event's status after it. */
-  record(record: ListenAttemptRecord): Promise<EventStatus> {
-    return this.#queue.add(record);
+  async #flush(inputs: RecordInput[]): Promise<RecordedDelivery[]> {
+    const outcome = await recordResults(this.#orm, inputs);
+    if (outcome.disabledEndpoints.length > 0) this.#onEndpointsDisabled(outcome.disabledEndpoints);
+    const fannedOut = inputs.filter((input, i) => outcome.results[i]!.held && outcome.results[i]!.deliveryCount > 1).map((input) => input.delivery.id);
+    const summaries = await refreshEventSummaries(this.#orm, fannedOut);
+    return inputs.map((input, i) => {
+      const result = outcome.results[i]!;
+      return { held: result.held, eventStatus: result.held ? (summaries.get(input.delivery.id) ?? result.eventStatus) : null };
+    });
+  }
+
+  /** Records one result; resolves once it is committed. */
+  record(input: RecordInput): Promise<RecordedDelivery> {
+    return this.#queue.add(input);
   }
 
   async drain(): Promise<void> {

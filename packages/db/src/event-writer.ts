@@ -1,24 +1,27 @@
 import { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';
 import type { Orm } from './orm.ts';
-import { insertEvents, type InsertOutcome, type NewEvent } from './queue-sql.ts';
+import { insertEvents, type InsertOutcome, type KnownUsageRows, type NewEvent } from './queue/index.ts';
 
-export type { InsertOutcome, NewEvent } from './queue-sql.ts';
+export type { InsertOutcome, NewEvent } from './queue/index.ts';
 
 export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'sizeOf'>;
 
 /**
  * Stores received events with group commit (see BatchQueue): one INSERT carries every
- * event that arrived while the previous one was in flight. `write` resolves only after
- * the row is committed, so a caller can acknowledge it.
+ * event that arrived while the previous one was in flight, with their deliveries
+ * (insert-events.ts). `write` resolves only after the row is committed, so a caller can
+ * acknowledge it.
  */
 export class EventWriter {
   readonly #queue: BatchQueue<NewEvent, InsertOutcome>;
+  /** Usage rows known to exist, so each batch need not make sure of them. */
+  readonly #knownUsageRows: KnownUsageRows = new Set();
 
   constructor(orm: Orm, options: EventWriterOptions = {}) {
     this.#queue = new BatchQueue<NewEvent, InsertOutcome>({
       ...options,
       sizeOf: (event) => event.size,
-      flush: (events) => insertEvents(orm, events),
+      flush: (events) => insertEvents(orm, events, this.#knownUsageRows),
     });
   }
 

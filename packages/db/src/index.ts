@@ -7,18 +7,14 @@ export {
 export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
 export { EventWriter, type EventWriterOptions, type InsertOutcome, type NewEvent } from './event-writer.ts';
 export { addTransformationCpu, readAccountUsage, recordTransformationThrottled, type AccountUsage } from './usage-sql.ts';
-export {
-  claimDueEvents, claimEventForReplay, deferDelivery, disableEndpoint, DUE_CHANNEL, listenBacklog, notifyDue, recordAttempts, recordFiltered, recordListenAttempts, refreshQueueStatistics,
-  releaseLease, requestReplay, scheduleUndelivered,
-  type AttemptRecord, type ClaimedDelivery, type ClaimOptions, type FilteredRecord, type ListenAttemptRecord, type ListenEvent, type ReplayClaim, type ReplayFilter,
-} from './queue-sql.ts';
+export * from './queue/index.ts';
 export { listenForDueEvents, type DueListener } from './listener.ts';
 export { openStreamChannel, readStreamEvents, STREAM_CHANNEL, STREAM_PAYLOAD_MAX_BYTES, type StreamChannel, type StreamChannelOptions, type StreamEventRow } from './stream-channel.ts';
 export {
   clearNotificationUrl, drainNotificationOutbox, enqueueNotification, findNotificationEndpoint, notificationEndpointIds, setNotificationUrl,
   type NotificationEndpointRow, type NotificationInput,
 } from './notifications.ts';
-export { AttemptRecorder, ListenAttemptRecorder } from './attempt-recorder.ts';
+export { AttemptRecorder, type RecordedDelivery } from './attempt-recorder.ts';
 export { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';
 export {
   claimPlaygroundSession, findPlaygroundSession, insertPlaygroundSession, PLAYGROUND_REMOVAL_GRACE_MS, removeExpiredPlaygrounds, type PlaygroundSession,

@@ -1,5 +1,5 @@
 import { openListenConnection } from './listen-connection.ts';
-import { DUE_CHANNEL } from './queue-sql.ts';
+import { DUE_CHANNEL } from './queue/types.ts';
 
 export interface DueListener {
   close(): Promise<void>;

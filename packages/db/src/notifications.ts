@@ -10,7 +10,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
 import { generateSigningSecret, newId, newIngestId, type EndpointStatus, type NotificationData, type NotificationType } from '@hook/core';
 import type { Orm } from './orm.ts';
-import { DUE_CHANNEL } from './queue-sql.ts';
+import { DUE_CHANNEL } from './queue/types.ts';
 import { openSigningSecret, sealSigningSecret } from './signing-secrets.ts';
 
 export interface NotificationInput<T extends NotificationType = NotificationType> {
@@ -64,11 +64,21 @@ function toEndpointRow(em: EntityManager, row: EndpointRow): NotificationEndpoin
  */
 export async function setNotificationUrl(em: EntityManager, accountId: string, url: string): Promise<NotificationEndpointRow> {
   const rows = await em.execute<EndpointRow[]>(`
-    insert into endpoint (id, account_id, kind, name, ingest_id, status, destination_type, destination_url, secret, created_at, updated_at)
-    values (?, ?, 'notifications', 'notifications', ?, 'active', 'url', ?, ?, now(), now())
-    on conflict (account_id) where kind = 'notifications' and deleted_at is null
-    do update set destination_url = excluded.destination_url, status = 'active', updated_at = now()
-    returning id, destination_url, secret, status, created_at, updated_at`,
+    with ep as (
+      insert into endpoint (id, account_id, kind, name, ingest_id, status, created_at, updated_at)
+      values (?, ?, 'notifications', 'notifications', ?, 'active', now(), now())
+      on conflict (account_id) where kind = 'notifications' and deleted_at is null
+      do update set status = 'active', updated_at = now()
+      returning id, account_id, status, created_at, updated_at
+    ),
+    dst as (
+      insert into destination (id, account_id, endpoint_id, position, type, url, secret, status, created_at, updated_at)
+      select 'dst_' || substr(ep.id, 4), ep.account_id, ep.id, 0, 'url', ?, ?, 'active', now(), now() from ep
+      on conflict (id) do update
+      set url = excluded.url, status = 'active', disabled_reason = null, consecutive_failures = 0, failing_since = null, updated_at = now()
+      returning url, secret
+    )
+    select ep.id, dst.url as destination_url, dst.secret, ep.status, ep.created_at, ep.updated_at from ep, dst`,
   [newId('endpoint'), accountId, newIngestId(), url, sealSigningSecret(em, generateSigningSecret())]);
   return toEndpointRow(em, rows[0]!);
 }
@@ -76,8 +86,9 @@ export async function setNotificationUrl(em: EntityManager, accountId: string, u
 /** The account's live notifications endpoint, or null. */
 export async function findNotificationEndpoint(em: EntityManager, accountId: string): Promise<NotificationEndpointRow | null> {
   const rows = await em.execute<EndpointRow[]>(`
-    select id, destination_url, secret, status, created_at, updated_at from endpoint
-    where account_id = ? and kind = 'notifications' and deleted_at is null`, [accountId]);
+    select p.id, d.url as destination_url, d.secret, p.status, p.created_at, p.updated_at
+    from endpoint p join destination d on d.endpoint_id = p.id and d.position = 0 and d.deleted_at is null
+    where p.account_id = ? and p.kind = 'notifications' and p.deleted_at is null`, [accountId]);
   return rows[0] ? toEndpointRow(em, rows[0]) : null;
 }
 
@@ -140,17 +151,25 @@ export async function drainNotificationOutbox(orm: Orm, limit: number): Promise<
       with removed as (
         delete from notification_outbox where id = any(${taken.map((row) => row.id)}::bigint[])
       ),
+      input as (
+        select * from unnest(${column((e) => e.id)}::text[], ${column((e) => e.row.account_id)}::text[], ${column((e) => e.row.endpoint_id)}::text[],
+                             ${column((e) => e.row.type)}::text[], ${bodies}, ${column((e) => e.body.length)}::int[])
+          as n(id, account_id, endpoint_id, type, body, size)
+      ),
       inserted as (
         insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
                            content_type, size, received_at, status, attempt_count, next_attempt_at)
         select n.id, n.account_id, n.endpoint_id, n.type, 'POST', '', '', '{"content-type":"application/json"}'::jsonb, n.body,
                'application/json', n.size, now(), 'pending', 0, now()
-        from unnest(${column((e) => e.id)}::text[], ${column((e) => e.row.account_id)}::text[], ${column((e) => e.row.endpoint_id)}::text[],
-                    ${column((e) => e.row.type)}::text[], ${bodies}, ${column((e) => e.body.length)}::int[])
-          as n(id, account_id, endpoint_id, type, body, size)
+        from input n
+      ),
+      deliveries as (
+        insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at)
+        select n.id, d.id, n.account_id, n.endpoint_id, 'pending', now()
+        from input n join destination d on d.endpoint_id = n.endpoint_id and d.position = 0 and d.deleted_at is null
         returning 1
       )
-      select pg_notify(${DUE_CHANNEL}, '') from (select 1 from inserted limit 1) as due
+      select pg_notify(${DUE_CHANNEL}, '') from (select 1 from deliveries limit 1) as due
     `.execute(em.getKysely());
     return taken.length;
   });

@@ -22,17 +22,18 @@ export async function pendingMigrations(orm: Orm): Promise<string[]> {
 }
 
 export interface QueueStatus {
-  /** Events due for an automatic delivery (or a queued replay) that no worker holds a live lease on. */
+  /** URL deliveries due for an automatic attempt (or a queued replay) that no worker holds a live lease on. */
   due: number;
   /** Seconds the longest-waiting of those has been due (0 when none is). */
   oldestDueSeconds: number;
 }
 
 /**
- * The delivery queue's backlog, for the metrics endpoint. Only rows with a
- * next_attempt_at are in the queue, and event_due_idx is partial on exactly those, so
- * the scan reads the backlog (a bitmap or index scan of that index), never the stored
- * history. Paused endpoints' due events count: they are the backlog a resume releases.
+ * The delivery queue's backlog to URL destinations, for the metrics endpoint. Only rows
+ * with a next_attempt_at are in the queue, and delivery_due_idx is partial on exactly
+ * those, so the scan reads the backlog (a bitmap or index scan of that index), never the
+ * stored history. Paused destinations' due deliveries count: they are the backlog a
+ * resume releases. (`cli` deliveries wait for a listener, so they are not a backlog.)
  */
 export async function readQueueStatus(orm: Orm): Promise<QueueStatus> {
   const [row] = await run<{ due: string; oldest_due_seconds: number | null }>(orm, QUEUE_STATUS_SQL);
@@ -41,8 +42,8 @@ export async function readQueueStatus(orm: Orm): Promise<QueueStatus> {
 
 /** readQueueStatus's statement (exported for the test that checks its plan). */
 export const QUEUE_STATUS_SQL = `
-    select count(*) as due, extract(epoch from now() - min(e.next_attempt_at))::float8 as oldest_due_seconds
-    from event e
-    where e.next_attempt_at is not null and e.next_attempt_at <= now()
-      and (e.status in ('pending', 'retrying') or e.next_trigger = 'replay')
-      and (e.lease_id is null or e.locked_until < now())`;
+    select count(*) as due, extract(epoch from now() - min(l.next_attempt_at))::float8 as oldest_due_seconds
+    from delivery l join destination d on d.id = l.destination_id and d.type = 'url'
+    where l.next_attempt_at is not null and l.next_attempt_at <= now()
+      and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
+      and (l.lease_id is null or l.locked_until < now())`;

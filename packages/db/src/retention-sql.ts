@@ -1,6 +1,6 @@
 /**
  * Event history retention (docs/retention.md): events older than their retention are
- * removed, with their attempts, in small batches that never hold a lock ingest waits on.
+ * removed, with their attempts and deliveries, in small batches that never hold a lock ingest waits on.
  *
  * How long an event is kept is the LONGER of (a) the retention of the plan its account
  * was on when it was received (from `plan_change`) and (b) the account's current
@@ -117,7 +117,7 @@ export interface ExpiredBatch {
 }
 
 /**
- * Removes at most `limit` expired events of one account and their attempts; returns how
+ * Removes at most `limit` expired events of one account with their attempts and deliveries; returns how
  * many events and the last id removed (the next batch starts there). One statement, its
  * own short transaction:
  * - the ids come from one bounded range scan of `(account_id, id)` (`id < firstIdAt(cutoff)`;
@@ -126,7 +126,7 @@ export interface ExpiredBatch {
  *   row, so an event younger than its retention is never removed whatever its id says;
  * - `FOR UPDATE SKIP LOCKED`: a row a delivery claim (or another process pruning at the
  *   same time) holds is skipped, not waited for, and taken by a later pass;
- * - attempts are deleted in the same statement through `attempt_event_idx`, so the
+ * - attempts and deliveries are deleted in the same statement through `attempt_event_idx`, so the
  *   foreign key's cascade finds nothing left to do.
  * Row locks only: ingest (INSERT) never waits on it.
  */
@@ -149,6 +149,8 @@ export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredB
        for update skip locked
      ), removed_attempts as (
        delete from attempt where event_id in (select id from expired)
+     ), removed_deliveries as (
+       delete from delivery where event_id in (select id from expired)
      ), removed_events as (
        delete from event where id in (select id from expired) returning id
      )

@@ -1,5 +1,5 @@
 /**
- * Endpoint signing secrets are stored sealed (AES-256-GCM, packages/core secret-box.ts)
+ * Destination signing secrets are stored sealed (AES-256-GCM, packages/core secret-box.ts)
  * under the key the ORM was created with (CreateOrmOptions.secretKey). The ORM carries its
  * SecretBox as a MikroORM extension, so every EntityManager fork and raw query mapping
  * reaches the same key without a module-level singleton.
@@ -42,7 +42,7 @@ export function openSigningSecrets(owner: SecretBoxOwner, secret: string, previo
   return previousSecret ? [openSigningSecret(owner, secret), openSigningSecret(owner, previousSecret)] : [openSigningSecret(owner, secret)];
 }
 
-/** Endpoints sealed per statement by sealPlaintextSigningSecrets. */
+/** Destinations sealed per statement by prepareSigningSecrets. */
 export const SEAL_BATCH_SIZE = 500;
 
 /**
@@ -53,7 +53,7 @@ export const SEAL_BATCH_SIZE = 500;
  * the relay must refuse to start rather than sign deliveries with garbage. The sealing is
  * one keyset pass over the table in batches; each row is updated only if it still holds
  * the value read, so relays starting together (or a rotation meanwhile) never overwrite
- * each other. Returns how many endpoints were sealed.
+ * each other. Returns how many destinations were sealed.
  */
 export async function prepareSigningSecrets(orm: Orm, batchSize = SEAL_BATCH_SIZE): Promise<number> {
   const box = signingSecretBox(orm);
@@ -61,7 +61,7 @@ export async function prepareSigningSecrets(orm: Orm, batchSize = SEAL_BATCH_SIZ
   const query = async <Row>(text: string, params: unknown[]): Promise<Row[]> => [...(await kysely.executeQuery<Row>(CompiledQuery.raw(text, params))).rows];
 
   const samples = await query<{ secret: string }>(
-    `select distinct on (split_part(secret, ':', 3)) secret from endpoint where secret like 'enc:%' order by split_part(secret, ':', 3), id`,
+    `select distinct on (split_part(secret, ':', 3)) secret from destination where secret like 'enc:%' order by split_part(secret, ':', 3), id`,
     [],
   );
   for (const { secret } of samples) {
@@ -77,7 +77,7 @@ export async function prepareSigningSecrets(orm: Orm, batchSize = SEAL_BATCH_SIZ
   let after = '';
   for (;;) {
     const rows = await query<{ id: string; secret: string; previous_secret: string | null }>(
-      `select id, secret, previous_secret from endpoint
+      `select id, secret, previous_secret from destination
        where id > $1 and (secret not like 'enc:%' or previous_secret not like 'enc:%')
        order by id limit $2`,
       [after, batchSize],
@@ -86,7 +86,7 @@ export async function prepareSigningSecrets(orm: Orm, batchSize = SEAL_BATCH_SIZ
     after = rows[rows.length - 1]!.id;
     const seal = (value: string | null) => (value === null || isSealedSecret(value) ? value : box.seal(value));
     const updated = await query<{ id: string }>(
-      `update endpoint e set secret = v.secret, previous_secret = v.previous_secret
+      `update destination e set secret = v.secret, previous_secret = v.previous_secret
        from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as v(id, old_secret, old_previous_secret, secret, previous_secret)
        where e.id = v.id and e.secret = v.old_secret and e.previous_secret is not distinct from v.old_previous_secret
        returning e.id`,

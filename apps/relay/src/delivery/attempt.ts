@@ -1,21 +1,44 @@
+/**
+ * The one module that makes a delivery attempt, whatever started it (a worker's claim,
+ * ingest's shortcut, a replay, a `hook listen` session) and wherever it goes (a URL, or a
+ * listener through its session): prepare it (the destination's transformation and
+ * filter, see prepare.ts), sign the bytes sent, hand them to the destination's
+ * transport, and record the result with the delivery's next state in one statement
+ * (AttemptRecorder, record-results.ts).
+ */
 import { forwardableHeaders, newId, signPayloadWithSecrets, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt } from '@hook/core';
-import { deferDelivery, disableEndpoint, recordFiltered, type AttemptRecorder, type ClaimedDelivery, type Orm } from '@hook/db';
+import { releaseLease, type AttemptRecorder, type ClaimedDelivery, type DestinationHealth, type Orm } from '@hook/db';
 import { prepareWith, type TransformPool } from '../transformations/pool.ts';
-import { transformedUrl, type PreparedDelivery } from './prepare.ts';
+import { transformedUrl, type PreparedDelivery, type TransformedRequest } from './prepare.ts';
 import type { DeliverySender, SendResult } from './sender.ts';
+
+/** A delivery ready to go out: signed headers and the bytes to send. */
+export interface OutgoingDelivery {
+  delivery: ClaimedDelivery;
+  headers: Record<string, string>;
+  body: Buffer;
+  /** What the transformation made of the request (null: the stored one, untouched). */
+  request: TransformedRequest | null;
+  newType?: { type: string | null };
+}
+
+/**
+ * Takes an outgoing delivery to its destination and brings back the answer. Null: it
+ * reached nobody (a listener that went away before answering): the delivery is given
+ * back untried, for the next claim.
+ */
+export type Transport = (outgoing: OutgoingDelivery) => Promise<SendResult | null>;
 
 export interface AttemptContext {
   orm: Orm;
   sender: DeliverySender;
   recorder: AttemptRecorder;
   retryScheduleMs: readonly number[];
-  /** Runs endpoints' transformations off the event loop (absent: an endpoint with one fails its deliveries with transformation_failed). */
+  /** Runs destinations' transformations off the event loop (absent: a destination with one fails its deliveries with transformation_failed). */
   transformRunner?: TransformPool | undefined;
-  /** Called when a receiver answered 410 and its endpoint was disabled. */
-  onEndpointDisabled: (endpointId: string) => void;
-  /** Called after an attempt was recorded and moved its event on (the live stream shows it). */
+  /** Called after an attempt was recorded and moved its delivery on (the live stream shows it). */
   onAttemptFinished?: (finished: FinishedAttempt) => void;
-  /** Called when the endpoint's filter skipped a delivery (no attempt is recorded), with the time the filter took in ms. */
+  /** Called when the destination's filter skipped a delivery (no attempt is recorded), with the time the filter took in ms. */
   onDeliveryFiltered?: (durationMs: number) => void;
   now?: () => number;
   random?: () => number;
@@ -26,8 +49,16 @@ export interface FinishedAttempt {
   accountId: string;
   endpointId: string;
   eventId: string;
+  destinationId: string;
+  /** The event's status after (the summary of its deliveries). */
   eventStatus: EventStatus;
   attempt: StreamAttempt;
+}
+
+/** What an attempt came to: the answer (null: none was sent) and the delivery's next state. */
+export interface AttemptOutcome {
+  result: SendResult | null;
+  next: NextState;
 }
 
 /** The headers of one delivery: the original ones that may travel, plus the signature headers. */
@@ -44,61 +75,64 @@ export function deliveryHeaders(delivery: Pick<ClaimedDelivery, 'id' | 'headers'
   };
 }
 
+/** The transport of URL destinations: a signed POST (to the URL a transformation may have extended). */
+export function urlTransport(sender: DeliverySender): Transport {
+  return ({ delivery, headers, body, request }) =>
+    sender.send(request === null ? delivery.destinationUrl! : transformedUrl(delivery.destinationUrl!, request), headers, body);
+}
+
 const UNTOUCHED: PreparedDelivery = { kind: 'send', request: null };
 /** How long a delivery whose transformation found no free thread in time waits before it is claimed again. */
 export const DEFERRED_DELIVERY_DELAY_MS = 5_000;
 
 /**
- * Makes one attempt of a claimed delivery: prepare it (the endpoint's transformation and
- * filter, see prepare.ts), sign the bytes sent (the exact stored bytes when there is no
- * transformation), POST them, record the attempt and the event's next state in one
- * statement. A 410 disables the endpoint. A failed transformation fails the event at
- * once (it would fail the same way again) with its attempt recorded; a filter that does
- * not match marks it filtered with no attempt. Replays skip the filter.
+ * Makes one attempt of a claimed delivery (see above). A failed transformation fails the
+ * delivery at once (it would fail the same way again) with its attempt recorded; a
+ * filter that does not match marks it filtered with no attempt; replays skip the filter.
+ * A 410 disables the destination (record-results.ts).
  */
-export async function attemptDelivery(context: AttemptContext, delivery: ClaimedDelivery): Promise<{ result: SendResult; next: NextState }> {
+export async function attemptDelivery(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport = urlTransport(context.sender)): Promise<AttemptOutcome> {
   const now = context.now ?? Date.now;
   const startedAt = new Date(now());
   const prepared = delivery.transformationCode === null && delivery.filter === null
     ? UNTOUCHED
     : await prepareWith(context.transformRunner, delivery, delivery.trigger !== 'replay', delivery.accountId);
+  const unchanged = { status: delivery.status, autoAttempts: delivery.autoAttempts, nextAttemptAtMs: null };
   if (prepared.kind === 'deferred') {
     // Its account's transformations are backed up (or past their CPU allowance): the
     // delivery goes back to the queue untried, due a little later, so its lease never
     // runs out while it waits.
     const retryAtMs = now() + DEFERRED_DELIVERY_DELAY_MS;
-    await deferDelivery(context.orm, delivery, new Date(retryAtMs));
-    return {
-      result: { status: null, body: null, error: null, retryAfterMs: null, durationMs: now() - startedAt.getTime() },
-      next: { status: delivery.status, autoAttempts: delivery.autoAttempts, nextAttemptAtMs: retryAtMs },
-    };
+    await releaseLease(context.orm, delivery, new Date(retryAtMs));
+    return { result: null, next: { ...unchanged, nextAttemptAtMs: retryAtMs } };
   }
   if (prepared.kind === 'filtered') {
-    await recordFiltered(context.orm, [{ eventId: delivery.id, leaseId: delivery.leaseId, ...(prepared.newType ? { newType: prepared.newType } : {}) }]);
+    const next: NextState = { status: 'filtered', autoAttempts: delivery.autoAttempts, nextAttemptAtMs: null };
+    await record(context, delivery, { attempt: null, next, health: null, ...(prepared.newType ? { newType: prepared.newType } : {}) });
     context.onDeliveryFiltered?.(now() - startedAt.getTime());
-    return {
-      result: { status: null, body: null, error: null, retryAfterMs: null, durationMs: now() - startedAt.getTime() },
-      next: { status: 'filtered', autoAttempts: delivery.autoAttempts, nextAttemptAtMs: null },
-    };
+    return { result: null, next };
   }
   let result: SendResult;
   let next: NextState;
+  let health: DestinationHealth = null;
   if (prepared.kind === 'failed') {
     result = { status: null, body: null, error: prepared.error, retryAfterMs: null, durationMs: now() - startedAt.getTime() };
     next = prepared.retryable
       ? stateAfterAttempt({ status: delivery.status, autoAttempts: delivery.autoAttempts }, delivery.trigger, { ok: false, retryAfterMs: null }, context.retryScheduleMs, now(), context.random ?? Math.random)
-      : { status: 'failed', autoAttempts: delivery.autoAttempts + (delivery.trigger === 'auto' ? 1 : 0), nextAttemptAtMs: null };
+      : { status: 'failed', autoAttempts: delivery.autoAttempts + (delivery.trigger === 'replay' ? 0 : 1), nextAttemptAtMs: null };
   } else {
     const timestampSeconds = Math.floor(startedAt.getTime() / 1000);
     const sent = prepared.request;
-    result = sent === null
-      ? await context.sender.send(delivery.destinationUrl, deliveryHeaders(delivery, timestampSeconds), delivery.body)
-      : await context.sender.send(
-        transformedUrl(delivery.destinationUrl, sent),
-        deliveryHeaders({ id: delivery.id, headers: sent.headers, body: sent.body, secrets: delivery.secrets, attemptCount: delivery.attemptCount }, timestampSeconds),
-        sent.body,
-      );
+    const body = sent?.body ?? delivery.body;
+    const headers = deliveryHeaders({ id: delivery.id, headers: sent?.headers ?? delivery.headers, body, secrets: delivery.secrets, attemptCount: delivery.attemptCount }, timestampSeconds);
+    const answer = await transport({ delivery, headers, body, request: sent, ...(prepared.newType ? { newType: prepared.newType } : {}) });
+    if (answer === null) {
+      await releaseLease(context.orm, delivery);
+      return { result: null, next: unchanged };
+    }
+    result = answer;
     const ok = result.status !== null && result.status >= 200 && result.status < 300;
+    health = ok ? 'ok' : 'failed';
     next = stateAfterAttempt(
       { status: delivery.status, autoAttempts: delivery.autoAttempts },
       delivery.trigger,
@@ -109,23 +143,19 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
     );
   }
   const attemptId = newId('attempt');
-  const held = await context.recorder.record({
+  const recorded = await record(context, delivery, {
     ...(prepared.kind === 'send' && prepared.newType ? { newType: prepared.newType } : {}),
-    id: attemptId,
-    delivery,
-    startedAt,
-    durationMs: result.durationMs,
-    responseStatus: result.status,
-    responseBody: result.body,
-    error: result.error,
-    next: { status: next.status, autoAttempts: next.autoAttempts, nextAttemptAt: next.nextAttemptAtMs === null ? null : new Date(next.nextAttemptAtMs) },
+    attempt: { id: attemptId, startedAt, durationMs: result.durationMs, responseStatus: result.status, responseBody: result.body, error: result.error },
+    next,
+    health,
   });
-  if (held) {
+  if (recorded.held) {
     context.onAttemptFinished?.({
       accountId: delivery.accountId,
       endpointId: delivery.endpointId,
       eventId: delivery.id,
-      eventStatus: next.status,
+      destinationId: delivery.destinationId,
+      eventStatus: recorded.eventStatus!,
       attempt: {
         id: attemptId,
         n: delivery.attemptCount + 1,
@@ -137,9 +167,19 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
       },
     });
   }
-  if (result.status === 410) {
-    await disableEndpoint(context.orm, delivery.endpointId);
-    context.onEndpointDisabled(delivery.endpointId);
-  }
   return { result, next };
+}
+
+function record(
+  context: AttemptContext,
+  delivery: ClaimedDelivery,
+  outcome: { attempt: { id: string; startedAt: Date; durationMs: number; responseStatus: number | null; responseBody: string | null; error: string | null } | null; next: NextState; health: DestinationHealth; newType?: { type: string | null } },
+) {
+  return context.recorder.record({
+    delivery,
+    attempt: outcome.attempt,
+    next: { status: outcome.next.status, autoAttempts: outcome.next.autoAttempts, nextAttemptAt: outcome.next.nextAttemptAtMs === null ? null : new Date(outcome.next.nextAttemptAtMs) },
+    health: outcome.health,
+    ...(outcome.newType ? { newType: outcome.newType } : {}),
+  });
 }

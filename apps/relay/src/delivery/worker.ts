@@ -1,5 +1,5 @@
 import { randomToken } from '@hook/core';
-import { claimDueEvents, listenForDueEvents, refreshQueueStatistics, releaseLease, type ClaimedDelivery, type DueListener, type Orm } from '@hook/db';
+import { claimDue, listenForDueEvents, refreshQueueStatistics, releaseLease, type ClaimedDelivery, type DueListener, type Orm } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from './attempt.ts';
 
 export interface DeliveryWorkerOptions {
@@ -7,8 +7,8 @@ export interface DeliveryWorkerOptions {
   databaseUrl: string;
   /** Most deliveries in flight in this worker. */
   concurrency: number;
-  /** Most deliveries in flight to one endpoint across all workers. Default: half of `concurrency`, at least 1, so a slow destination leaves the other half to everyone else. */
-  perEndpointLimit?: number;
+  /** Most deliveries in flight to one destination across all workers. Default: half of `concurrency`, at least 1, so a slow destination leaves the other half to everyone else. */
+  perDestinationLimit?: number;
   /** How long a claim holds; must outlast an attempt (timeout) with margin. */
   leaseMs: number;
   /** How often to look for due events without a notification (retries come due this way). Default 1000 ms. */
@@ -47,9 +47,9 @@ export class LocalDelivery {
     if (this.#worker === worker) this.#worker = undefined;
   }
 
-  /** A slot for a new event of this endpoint, or null when the worker has none to spare. */
-  reserve(endpointId: string, eventId: string): ReservedSlot | null {
-    return this.#worker?.reserve(endpointId, eventId) ?? null;
+  /** A slot for a new event's delivery to this destination, or null when the worker has none to spare. */
+  reserve(destinationId: string, eventId: string): ReservedSlot | null {
+    return this.#worker?.reserve(destinationId, eventId) ?? null;
   }
 }
 
@@ -57,19 +57,19 @@ export class LocalDelivery {
 const BACKLOG_CLAIM_DELAY_MS = 5;
 
 /**
- * Delivers due events: claims as many as it has free slots, sends each without waiting
- * for the others, and claims again as slots free up. Wakes on NOTIFY (new events),
- * on its poll timer (retries coming due) and when a delivery it made schedules a retry
- * sooner than the next poll.
+ * Delivers due deliveries to URL destinations: claims as many as it has free slots, sends
+ * each without waiting for the others (attempt.ts), and claims again as slots free up.
+ * Wakes on NOTIFY (new events), on its poll timer (retries coming due) and when a
+ * delivery it made schedules a retry sooner than the next poll.
  */
 export class DeliveryWorker {
   readonly #options: DeliveryWorkerOptions;
-  readonly #perEndpointLimit: number;
+  readonly #perDestinationLimit: number;
   readonly #pollIntervalMs: number;
   #listener: DueListener | undefined;
   #inFlight = new Set<Promise<void>>();
-  /** Deliveries in flight or reserved, per endpoint, in this worker. */
-  #perEndpoint = new Map<string, number>();
+  /** Deliveries in flight or reserved, per destination, in this worker. */
+  #perDestination = new Map<string, number>();
   /** Slots reserved by ingest whose events are not committed yet. */
   #reserved = 0;
   /**
@@ -92,9 +92,9 @@ export class DeliveryWorker {
 
   constructor(options: DeliveryWorkerOptions) {
     this.#options = options;
-    this.#perEndpointLimit = options.perEndpointLimit ?? Math.max(1, Math.ceil(options.concurrency / 2));
+    this.#perDestinationLimit = options.perDestinationLimit ?? Math.max(1, Math.ceil(options.concurrency / 2));
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
-    this.#minClaim = Math.max(1, Math.floor(this.#perEndpointLimit / 4));
+    this.#minClaim = Math.max(1, Math.floor(this.#perDestinationLimit / 4));
   }
 
   get orm(): Orm {
@@ -120,23 +120,23 @@ export class DeliveryWorker {
   /**
    * Reserves a slot for an event ingest is about to store, so it can be stored claimed
    * and delivered at once. None while due events may be waiting in the queue, while every
-   * slot is taken, or while the endpoint has its share in flight here.
+   * slot is taken, or while the destination has its share in flight here.
    */
-  reserve(endpointId: string, eventId: string): ReservedSlot | null {
+  reserve(destinationId: string, eventId: string): ReservedSlot | null {
     if (!this.#running || this.#backlogged || this.#free <= 0) return null;
-    if ((this.#perEndpoint.get(endpointId) ?? 0) >= this.#perEndpointLimit) return null;
+    if ((this.#perDestination.get(destinationId) ?? 0) >= this.#perDestinationLimit) return null;
     this.#reserved += 1;
-    this.#countEndpoint(endpointId, 1);
+    this.#countDestination(destinationId, 1);
     let settled = false;
     const settle = (): boolean => {
       if (settled) return false;
       settled = true;
       this.#reserved -= 1;
-      this.#countEndpoint(endpointId, -1);
+      this.#countDestination(destinationId, -1);
       return true;
     };
     return {
-      lease: { id: `${this.#leaseToken}.${eventId}`, ms: this.#options.leaseMs },
+      lease: { id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: this.#options.leaseMs },
       deliver: (delivery) => {
         if (settle()) this.#start(delivery);
       },
@@ -146,10 +146,10 @@ export class DeliveryWorker {
     };
   }
 
-  #countEndpoint(endpointId: string, change: number): void {
-    const count = (this.#perEndpoint.get(endpointId) ?? 0) + change;
-    if (count > 0) this.#perEndpoint.set(endpointId, count);
-    else this.#perEndpoint.delete(endpointId);
+  #countDestination(destinationId: string, change: number): void {
+    const count = (this.#perDestination.get(destinationId) ?? 0) + change;
+    if (count > 0) this.#perDestination.set(destinationId, count);
+    else this.#perDestination.delete(destinationId);
   }
 
   /** Looks for due events now. Safe to call any time; calls made during a claim coalesce into one more claim. */
@@ -180,10 +180,10 @@ export class DeliveryWorker {
           break;
         }
         this.#freedSinceClaim = 0;
-        const claimed = await claimDueEvents(this.orm, { limit: free, leaseMs: this.#options.leaseMs, perEndpointLimit: this.#perEndpointLimit });
+        const claimed = await claimDue(this.orm, { limit: free, leaseMs: this.#options.leaseMs, perDestinationLimit: this.#perDestinationLimit });
         for (const delivery of claimed) this.#start(delivery);
-        // More may be due: every free slot was filled, or an endpoint reached its share (its next events wait).
-        this.#backlogged = claimed.length === free || claimed.some((delivery) => (this.#perEndpoint.get(delivery.endpointId) ?? 0) >= this.#perEndpointLimit);
+        // More may be due: every free slot was filled, or a destination reached its share (its next deliveries wait).
+        this.#backlogged = claimed.length === free || claimed.some((delivery) => (this.#perDestination.get(delivery.destinationId) ?? 0) >= this.#perDestinationLimit);
         if (this.#backlogged) this.#wakeAgain = true; // there may be more due
       } while (this.#wakeAgain && this.#running);
     } catch (error) {
@@ -196,7 +196,7 @@ export class DeliveryWorker {
 
   /** Sends a claimed delivery without waiting for it; a shutting-down worker gives it back untried. */
   #start(delivery: ClaimedDelivery): void {
-    this.#countEndpoint(delivery.endpointId, 1);
+    this.#countDestination(delivery.destinationId, 1);
     const attempt = this.#running
       ? attemptDelivery(this.#options.context, delivery).then(({ next }) => {
         // A retry due before the next poll: wake for it rather than make it wait.
@@ -207,7 +207,7 @@ export class DeliveryWorker {
       .catch((error: unknown) => this.#options.onError?.(error))
       .finally(() => {
         this.#inFlight.delete(work);
-        this.#countEndpoint(delivery.endpointId, -1);
+        this.#countDestination(delivery.destinationId, -1);
         this.#freedSinceClaim += 1;
         this.wake(); // a slot is free
       });

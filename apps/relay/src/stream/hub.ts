@@ -1,11 +1,15 @@
-import type { ListenEvent } from '@hook/db';
+import type { EventStatus } from '@hook/core';
+import type { ReceivedEvent } from '@hook/db';
 import type { FinishedAttempt } from '../delivery/attempt.ts';
 
 /** Someone watching an account's events live: a tail or listen session. */
+/** A request just stored, as ingest hands it to the live stream. */
+export type StoredEvent = ReceivedEvent & { status: EventStatus };
+
 export interface StreamSubscriber {
   accountId: string;
   /** An event this process stored (with its body). */
-  onEvent?(event: ListenEvent): void;
+  onEvent?(event: StoredEvent): void;
   /**
    * An event stored by any process, as the stream shows it. A subscriber with `onEvent`
    * as well gets this only for events stored by other processes.
@@ -95,7 +99,7 @@ export class StreamHub {
   }
 
   /** An event was committed in this process. */
-  eventStored(event: ListenEvent): void {
+  eventStored(event: StoredEvent): void {
     let summary: EventSummary | undefined;
     for (const subscriber of this.#byAccount.get(event.accountId) ?? []) {
       // A subscriber that takes whole events here hears summaries only of other processes' events.
@@ -125,7 +129,7 @@ export class StreamHub {
 export type EventSummary = ReturnType<typeof eventSummary>;
 
 /** How the stream shows an event (no body). */
-export function eventSummary(event: Omit<ListenEvent, 'headers' | 'body' | 'attemptCount' | 'autoAttempts'>) {
+export function eventSummary(event: Omit<StoredEvent, 'headers' | 'body'>) {
   return {
     id: event.id,
     endpoint_id: event.endpointId,

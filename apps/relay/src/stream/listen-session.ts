@@ -1,111 +1,103 @@
 import type { WebSocket } from 'ws';
 import {
-  ENDPOINT_GONE, firstIdAt, HookError, idTimeMs, newId, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, stateAfterAttempt, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION, type ResultMessage,
+  ENDPOINT_GONE, firstIdAt, HookError, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
+  type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
-import { Endpoint, listenBacklog, openSigningSecrets, recordFiltered, type ListenAttemptRecorder, type ListenEvent, type Orm } from '@hook/db';
-import type { EndpointFilter, EventStatus } from '@hook/core';
-import { deliveryHeaders } from '../delivery/attempt.ts';
-import type { PreparedDelivery } from '../delivery/prepare.ts';
-import { prepareWith, type TransformPool } from '../transformations/pool.ts';
-import { RESPONSE_BODY_MAX_BYTES } from '../delivery/sender.ts';
-import { eventSummary, type EventSummary, type StreamHub } from './hub.ts';
+import { claimForListener, Destination, Endpoint, makeDestinationsDue, type ClaimedDelivery, type Orm } from '@hook/db';
+import { attemptDelivery, type AttemptContext, type OutgoingDelivery } from '../delivery/attempt.ts';
+import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
+import { eventSummary, type StoredEvent, type StreamHub } from './hub.ts';
+import { LISTENER_PRESENCE_MS, type ListenerHandle, type ListenerRegistry } from './listeners.ts';
 import { closeWithError, sendMessage } from './socket.ts';
 
-/** The endpoint a session listens on, as loaded when it connected. */
+/** The endpoint a session listens on, as found when it connected. */
 export interface ListenEndpoint {
   id: string;
   accountId: string;
   name: string;
   url: string;
-  destinationType: 'cli' | 'url';
+  /** The endpoint's first `cli` destination, which the session serves; null: it has none, so the session mirrors. */
+  destinationId: string | null;
 }
 
 export interface ListenSessionOptions {
   socket: WebSocket;
   orm: Orm;
   hub: StreamHub;
-  recorder: ListenAttemptRecorder;
+  listeners: ListenerRegistry;
+  /** How deliveries are prepared, signed and recorded: the same as every other attempt's (attempt.ts). */
+  delivery: AttemptContext;
   endpoint: ListenEndpoint;
   maxInFlight: number;
-  /** Offer only events received from now on. */
+  /** Take only deliveries of events received from now on. */
   skipMissed: boolean;
-  retryScheduleMs: readonly number[];
+  leaseMs: number;
   heartbeatIntervalMs: number;
-  /** How often to look in the database for due retries and events other processes stored. */
+  /** How often to claim without being woken (retries coming due). */
   pollIntervalMs: number;
-  /** Runs the endpoint's transformation, if it has one (read when used). */
-  transformRunner?: () => TransformPool | undefined;
   onError: (error: unknown) => void;
 }
 
-interface Offered {
-  event: ListenEvent;
-  attempt: number;
-  startedAtMs: number;
-  /** A type the endpoint's transformation set, stored with the answer. */
-  newType?: { type: string | null };
+/** Most new events a mirroring session queues while its listener is busy; more are dropped. */
+const MIRROR_QUEUE_MAX = 10_000;
+
+interface Waiting {
+  resolve: (result: SendResult | null) => void;
 }
 
 /**
- * How far behind the newest event it has offered a session looks again for pending ones:
- * events are stored in batches, so one may commit a little after a newer one.
- */
-const PENDING_SCAN_OVERLAP_MS = 2_000;
-/** How often a session reads pending events from the very start again, for any that committed later still. */
-const PENDING_FULL_RESCAN_MS = 30_000;
-/** How long to remember when an event's answer was recorded; longer than any backlog read takes. */
-const ANSWERED_MEMORY_MS = 60_000;
-/** Most new events a mirroring session queues while its listener is busy; more are dropped and said so. */
-const MIRROR_QUEUE_MAX = 10_000;
-
-/**
- * One `hook listen` connection. For an endpoint with a CLI destination the listener is
- * the delivery: the session offers pending and due events oldest first (or only new
- * ones, with skip_missed), at most `maxInFlight` unanswered, and records each answer as
- * an attempt that moves the event on (delivered, retrying on the schedule, failed).
- * Nothing is claimed, so several listeners each get every event, and a listener that
- * vanishes leaves its unanswered events as they were, to be offered again.
- * For an endpoint with a URL destination the session mirrors new events and records nothing.
+ * One `hook listen` connection. It only moves messages: for an endpoint with a `cli`
+ * destination, the session claims that destination's due deliveries from the queue
+ * under leases, like a worker (claim-listen.ts), at most `maxInFlight` at once, and
+ * hands each to the one attempt module (attempt.ts) with itself as the transport: the
+ * signed delivery goes out as a `delivery` message and the listener's `result` comes
+ * back as the answer, recorded like any attempt (trigger `listen`, or `replay`). A
+ * listener that disconnects before answering gives its deliveries back untried, and the
+ * next listener claims them.
+ *
+ * Several sessions on one destination are competing claimers; each delivery one of them
+ * sends is also shown to the others in this process as a mirror copy (results ignored),
+ * so each listener still sees every event (docs/listen.md#several-listeners).
+ *
+ * On connect the destination's retrying deliveries become due at once: a developer who
+ * restarts `hook listen` after fixing their server gets the backlog now, not at the
+ * next scheduled retry.
+ *
+ * For an endpoint without a `cli` destination the session mirrors this process's new
+ * events and records nothing.
  */
 export class ListenSession {
   readonly #options: ListenSessionOptions;
   readonly #endpoint: ListenEndpoint;
-  readonly #mirror: boolean;
-  readonly #since: Date | null;
-  readonly #inFlight = new Map<string, Offered>();
-  /** Event ids offered and not yet recorded. */
-  readonly #offered = new Set<string>();
-  /**
-   * Event ids recently answered, with when the answer was recorded. A backlog read that
-   * started before that may still show the event as it was, so its copy is not offered.
-   */
-  readonly #answeredAtMs = new Map<string, number>();
-  readonly #mirrorQueue: ListenEvent[] = [];
-  #secrets: string[] = [];
-  /** The endpoint's transformation and filter, reloaded with its secrets (see #refreshEndpoint). */
-  #transformationCode: string | null = null;
-  #filter: EndpointFilter | null = null;
-  /** Offers whose transformation or filter is still running: they hold a slot. */
-  #preparing = 0;
-  /** Every pending event below this id has been offered in this session (see listenBacklog). */
-  #pendingFromId = '';
-  #lastFullRescanMs = performance.now();
+  readonly #fromEventId: string;
+  /** Deliveries this session claimed and has not settled. */
+  #claimed = 0;
+  readonly #waiting = new Map<string, Waiting>();
+  readonly #mirrorQueue: DeliveryMessage[] = [];
+  #mirrorsOut = 0;
+  readonly #mirrorIds = new Set<string>();
   #deliveryCounter = 0;
   #filling = false;
   #fillAgain = false;
   #closed = false;
-  #timer: NodeJS.Timeout | undefined;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #presenceTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
+  #unregister: (() => void) | undefined;
+  readonly #handle: ListenerHandle = { wake: () => this.#fill(), mirror: (message) => this.#mirror(message) };
   readonly sessionId = `ses_${newUlid()}`;
 
   constructor(options: ListenSessionOptions) {
     this.#options = options;
     this.#endpoint = options.endpoint;
-    this.#mirror = options.endpoint.destinationType === 'url';
-    this.#since = options.skipMissed || this.#mirror ? new Date() : null;
+    this.#fromEventId = options.skipMissed ? firstIdAt('event', Date.now()) : '';
   }
 
-  /** Says hello and starts offering. Call once, right after the socket opened. */
+  get #serving(): boolean {
+    return this.#endpoint.destinationId !== null;
+  }
+
+  /** Says hello and starts claiming (or mirroring). Call once, right after the socket opened. */
   async start(): Promise<void> {
     const { socket } = this.#options;
     socket.on('message', (data, isBinary) => this.#onMessage(isBinary ? null : data.toString()));
@@ -114,11 +106,10 @@ export class ListenSession {
     this.#unsubscribe = this.#options.hub.subscribe({
       accountId: this.#endpoint.accountId,
       onEvent: (event) => this.#onEventStored(event),
-      // Another process stored an event: read the backlog now rather than at the next poll.
-      // (A mirror shows only this process's new events, whose bodies it has.)
-      ...(this.#mirror ? {} : { onEventSummary: (summary: EventSummary) => this.#onEventElsewhere(summary) }),
+      // Another process stored an event: claim now rather than at the next poll.
+      ...(this.#serving ? { onEventSummary: (summary: { endpoint_id: string }) => summary.endpoint_id === this.#endpoint.id && this.#fill() } : {}),
     });
-    if (!(await this.#refreshEndpoint())) return;
+    if (!(await this.#stillThere())) return;
     sendMessage(socket, {
       type: 'hello',
       version: STREAM_PROTOCOL_VERSION,
@@ -126,76 +117,77 @@ export class ListenSession {
       account_id: this.#endpoint.accountId,
       session_id: this.sessionId,
       heartbeat_interval_ms: this.#options.heartbeatIntervalMs,
-      endpoint: { id: this.#endpoint.id, name: this.#endpoint.name, url: this.#endpoint.url, destination_type: this.#endpoint.destinationType, mirror: this.#mirror },
+      endpoint: { id: this.#endpoint.id, name: this.#endpoint.name, url: this.#endpoint.url, destination_type: this.#serving ? 'cli' : 'url', mirror: !this.#serving },
       max_in_flight: this.#options.maxInFlight,
     });
+    if (!this.#serving) return;
+    this.#unregister = this.#options.listeners.add(this.#endpoint.destinationId!, this.#handle);
+    // The destination is back: what was waiting for its retry is due now.
+    await makeDestinationsDue(this.#options.orm, [this.#endpoint.destinationId!]);
     this.#schedulePoll();
+    this.#presenceTimer = setInterval(() => {
+      this.#stillThere().catch((error: unknown) => this.#options.onError(error));
+    }, LISTENER_PRESENCE_MS);
+    this.#presenceTimer.unref();
     this.#fill();
   }
 
-  get #room(): number {
-    return this.#options.maxInFlight - this.#inFlight.size - this.#preparing;
-  }
-
-  /** Reloads the endpoint's secrets and checks it is still there to listen on; closes the session if not. */
-  async #refreshEndpoint(): Promise<boolean> {
-    const endpoint = await this.#options.orm.em.fork().findOne(Endpoint, { id: this.#endpoint.id, deletedAt: null });
+  /**
+   * Checks that the endpoint (and the destination served) is still there to listen on,
+   * closing the session if not, and says the destination has a listener
+   * (destination.listener_seen_at, read by replays in other processes).
+   */
+  async #stillThere(): Promise<boolean> {
+    const em = this.#options.orm.em.fork();
+    const endpoint = await em.findOne(Endpoint, { id: this.#endpoint.id, deletedAt: null }, { fields: ['status'] });
+    const destination = this.#serving ? await em.findOne(Destination, { id: this.#endpoint.destinationId!, deletedAt: null }) : null;
     if (this.#closed) return false;
     if (!endpoint || endpoint.status === 'disabled') {
       closeWithError(this.#options.socket, STREAM_CLOSE_CODES.endpointGone, new HookError(ENDPOINT_GONE, [this.#endpoint.id]));
       return false;
     }
-    if (endpoint.destinationType !== this.#endpoint.destinationType) {
+    const firstCli = this.#serving ? destination : await em.findOne(Destination, { endpointId: this.#endpoint.id, type: 'cli', deletedAt: null });
+    if (this.#serving ? !destination || destination.type !== 'cli' : firstCli !== null) {
       // Listening changes meaning (deliver vs mirror): the client reconnects and gets the new mode.
       this.#options.socket.close(1012, 'destination changed');
       return false;
     }
-    const previousValid = endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt.getTime() > Date.now();
-    this.#secrets = openSigningSecrets(this.#options.orm, endpoint.secret, previousValid ? endpoint.previousSecret! : null);
-    this.#transformationCode = endpoint.transformationCode ?? null;
-    this.#filter = (endpoint.filter ?? null) as EndpointFilter | null;
+    if (destination) {
+      destination.listenerSeenAt = new Date();
+      await em.flush();
+    }
     return true;
   }
 
   #schedulePoll(): void {
     if (this.#closed) return;
-    this.#timer = setTimeout(() => {
-      if (performance.now() - this.#lastFullRescanMs >= PENDING_FULL_RESCAN_MS) {
-        this.#lastFullRescanMs = performance.now();
-        this.#pendingFromId = '';
-      }
-      this.#refreshEndpoint()
-        .then((open) => open && this.#fill())
-        .catch((error: unknown) => this.#options.onError(error))
-        .finally(() => this.#schedulePoll());
+    this.#pollTimer = setTimeout(() => {
+      this.#fill();
+      this.#schedulePoll();
     }, this.#options.pollIntervalMs);
-    this.#timer.unref();
+    this.#pollTimer.unref();
   }
 
-  #onEventStored(event: ListenEvent): void {
+  #onEventStored(event: StoredEvent): void {
     if (event.endpointId !== this.#endpoint.id || this.#closed) return;
-    if (this.#mirror) {
-      if (this.#mirrorQueue.length >= MIRROR_QUEUE_MAX) return;
-      this.#mirrorQueue.push(event);
-      this.#pumpMirror();
+    if (this.#serving) {
+      this.#fill();
       return;
     }
-    // A new event goes out at once when there is room; otherwise the backlog read finds it when there is.
-    if (this.#room > 0) this.#offer(event);
+    this.#mirror({
+      type: 'delivery',
+      version: STREAM_PROTOCOL_VERSION,
+      delivery_id: '',
+      attempt: 1,
+      event: eventSummary(event),
+      headers: event.headers,
+      body_base64: event.body.toString('base64'),
+    });
   }
 
-  #onEventElsewhere(summary: EventSummary): void {
-    if (summary.endpoint_id !== this.#endpoint.id || this.#closed || this.#room <= 0) return;
-    this.#fill();
-  }
-
-  #pumpMirror(): void {
-    while (this.#room > 0 && this.#mirrorQueue.length > 0) this.#offer(this.#mirrorQueue.shift()!);
-  }
-
-  /** Offers pending and due events from the database while there is room. Calls coalesce. */
+  /** Claims due deliveries while there is room. Calls coalesce. */
   #fill(): void {
-    if (this.#mirror || this.#closed) return;
+    if (!this.#serving || this.#closed) return;
     if (this.#filling) {
       this.#fillAgain = true;
       return;
@@ -205,34 +197,16 @@ export class ListenSession {
       try {
         do {
           this.#fillAgain = false;
-          const room = this.#room;
+          const room = this.#options.maxInFlight - this.#claimed;
           if (room <= 0) break;
-          const readStartedAtMs = performance.now();
-          for (const [id, atMs] of this.#answeredAtMs) if (atMs < readStartedAtMs - ANSWERED_MEMORY_MS) this.#answeredAtMs.delete(id);
-          const excludeIds = [...this.#offered];
-          const events = await listenBacklog(this.#options.orm, {
-            endpointId: this.#endpoint.id,
-            since: this.#since,
-            pendingFromId: this.#pendingFromId,
-            excludeIds,
+          const claimed = await claimForListener(this.#options.orm, {
+            destinationId: this.#endpoint.destinationId!,
+            fromEventId: this.#fromEventId,
             limit: room,
+            leaseMs: this.#options.leaseMs,
           });
-          // Every pending event from the floor up to the newest pending one this read
-          // returned is offered now (or already was); after a short read, up to the newest
-          // in flight too. Move the floor there, less a margin for batches that committed
-          // out of order (and a full rescan now and then catches any later still).
-          const pendingRead = events.filter((event) => event.status === 'pending').map((event) => event.id);
-          const covered = events.length < room ? [...excludeIds, ...pendingRead] : pendingRead;
-          const newest = covered.reduce((max, id) => (id > max ? id : max), '');
-          if (newest) {
-            const floor = firstIdAt('event', idTimeMs(newest) - PENDING_SCAN_OVERLAP_MS);
-            if (floor > this.#pendingFromId) this.#pendingFromId = floor;
-          }
-          for (const event of events) {
-            if ((this.#answeredAtMs.get(event.id) ?? -Infinity) >= readStartedAtMs) continue; // read before its answer was recorded
-            this.#offer(event);
-          }
-          if (events.length === room) this.#fillAgain = true;
+          for (const delivery of claimed) this.#deliver(delivery);
+          if (claimed.length === room) this.#fillAgain = true;
         } while (this.#fillAgain && !this.#closed);
       } catch (error) {
         this.#options.onError(error);
@@ -242,107 +216,63 @@ export class ListenSession {
     })();
   }
 
-  #offer(event: ListenEvent): void {
-    if (this.#offered.has(event.id) || this.#room <= 0) return;
-    if (this.#transformationCode === null && this.#filter === null) {
-      this.#send(event, null);
-      return;
-    }
-    // The endpoint's transformation and filter run first (docs/transformations.md); the slot is held meanwhile.
-    this.#offered.add(event.id);
-    this.#preparing += 1;
-    const endpoint = { endpointId: this.#endpoint.id, endpointName: this.#endpoint.name, transformationCode: this.#transformationCode, filter: this.#filter };
-    prepareWith(this.#options.transformRunner?.(), { ...event, ...endpoint }, true, this.#endpoint.accountId)
-      .then((prepared) => {
-        this.#preparing -= 1;
-        this.#offered.delete(event.id);
-        if (this.#closed) return;
-        // No transformation thread was free in time: offered again when the backlog is next read from the start.
-        if (prepared.kind === 'deferred') this.#pendingFromId = '';
-        else if (prepared.kind === 'send') this.#send(event, prepared);
-        else if (!this.#mirror) this.#settleUnsent(event, prepared);
-        else this.#pumpMirror();
-      })
-      .catch((error: unknown) => {
-        this.#preparing -= 1;
-        this.#offered.delete(event.id);
-        this.#options.onError(error);
+  #deliver(delivery: ClaimedDelivery): void {
+    this.#claimed += 1;
+    attemptDelivery(this.#options.delivery, delivery, (outgoing) => this.#send(outgoing))
+      .catch((error: unknown) => this.#options.onError(error))
+      .finally(() => {
+        this.#claimed -= 1;
+        this.#fill();
       });
   }
 
-  /** Sends one delivery message: the stored request, or what the transformation made of it. */
-  #send(event: ListenEvent, prepared: Extract<PreparedDelivery, { kind: 'send' }> | null): void {
+  /** The transport: one `delivery` message out, the listener's `result` back (null if it went away first). */
+  #send(outgoing: OutgoingDelivery): Promise<SendResult | null> {
+    if (this.#closed) return Promise.resolve(null);
+    const { delivery, request } = outgoing;
     const deliveryId = `${this.sessionId}.${++this.#deliveryCounter}`;
-    const attempt = event.attemptCount + 1;
-    const request = prepared?.request ?? null;
-    const body = request?.body ?? event.body;
-    const headers = deliveryHeaders({ id: event.id, headers: request?.headers ?? event.headers, body, secrets: this.#secrets, attemptCount: event.attemptCount }, Math.floor(Date.now() / 1000));
-    const summary = eventSummary(event);
-    const sent = sendMessage(this.#options.socket, {
+    const summary = eventSummary({ ...delivery, status: delivery.status });
+    const message: DeliveryMessage = {
       type: 'delivery',
       version: STREAM_PROTOCOL_VERSION,
       delivery_id: deliveryId,
-      attempt,
+      attempt: delivery.attemptCount + 1,
       event: request === null ? summary : {
         ...summary,
-        ...(prepared?.newType ? { type: prepared.newType.type } : {}),
-        path: request.path, query: request.query, content_type: request.headers['content-type'] ?? null, size: body.length,
+        ...(outgoing.newType ? { type: outgoing.newType.type } : {}),
+        path: request.path, query: request.query, content_type: request.headers['content-type'] ?? null, size: outgoing.body.length,
       },
-      headers,
-      body_base64: body.toString('base64'),
+      headers: outgoing.headers,
+      body_base64: outgoing.body.toString('base64'),
+    };
+    return new Promise((resolve) => {
+      this.#waiting.set(deliveryId, { resolve });
+      if (!sendMessage(this.#options.socket, message)) {
+        this.#waiting.delete(deliveryId);
+        resolve(null);
+        return;
+      }
+      this.#options.listeners.mirror(this.#endpoint.destinationId!, this.#handle, message);
     });
-    if (!sent) return;
-    this.#offered.add(event.id);
-    this.#inFlight.set(deliveryId, { event, attempt, startedAtMs: Date.now(), ...(prepared?.newType ? { newType: prepared.newType } : {}) });
   }
 
-  /**
-   * An event that will not be sent: its filter did not match (marked filtered, no attempt)
-   * or its transformation failed (failed at once, with the attempt that says why).
-   */
-  #settleUnsent(event: ListenEvent, prepared: Exclude<PreparedDelivery, { kind: 'send' | 'deferred' }>): void {
-    this.#offered.add(event.id);
-    const nowMs = Date.now();
-    const done = prepared.kind === 'filtered'
-      ? recordFiltered(this.#options.orm, [{ eventId: event.id, leaseId: null, ...(prepared.newType ? { newType: prepared.newType } : {}) }]).then(() => undefined)
-      : this.#options.recorder.record({
-        id: newId('attempt'),
-        n: event.attemptCount + 1,
-        startedAt: new Date(nowMs),
-        durationMs: 0,
-        eventId: event.id,
-        accountId: event.accountId,
-        responseStatus: null,
-        responseBody: null,
-        error: storable(prepared.error),
-        next: this.#unsentNext(event, prepared, nowMs),
-      }).then(() => undefined);
-    this.#settle(event.id, done);
+  /** Shows another session's delivery (or, when mirroring, a new event): its result is not recorded. */
+  #mirror(message: DeliveryMessage): void {
+    if (this.#closed) return;
+    if (this.#mirrorQueue.length >= MIRROR_QUEUE_MAX) return;
+    this.#mirrorQueue.push(message);
+    this.#pumpMirror();
   }
 
-  /** A failed transformation fails the event at once; a lost sandbox thread (retryable) is retried on the schedule. */
-  #unsentNext(event: ListenEvent, prepared: Extract<PreparedDelivery, { kind: 'failed' }>, nowMs: number): { status: EventStatus; autoAttempts: number; nextAttemptAt: Date | null } {
-    if (!prepared.retryable) return { status: 'failed', autoAttempts: event.autoAttempts + 1, nextAttemptAt: null };
-    const next = stateAfterAttempt({ status: event.status, autoAttempts: event.autoAttempts }, 'listen', { ok: false }, this.#options.retryScheduleMs, nowMs, Math.random);
-    return { status: next.status, autoAttempts: next.autoAttempts, nextAttemptAt: next.nextAttemptAtMs === null ? null : new Date(next.nextAttemptAtMs) };
-  }
-
-  /**
-   * Ends an offered event's turn once its outcome is recorded: it is no longer in flight,
-   * and the next one can be offered. If recording failed the event is as it was, maybe
-   * pending below the floor, so the backlog is read from the start again.
-   */
-  #settle(eventId: string, recorded: Promise<void>): void {
-    recorded
-      .catch((error: unknown) => {
-        this.#pendingFromId = '';
-        this.#options.onError(error);
-      })
-      .finally(() => {
-        this.#offered.delete(eventId);
-        this.#answeredAtMs.set(eventId, performance.now());
-        this.#fill();
-      });
+  #pumpMirror(): void {
+    // Mirror copies share the listener's in-flight allowance with its own deliveries.
+    while (this.#mirrorQueue.length > 0 && this.#mirrorsOut + this.#waiting.size < this.#options.maxInFlight) {
+      const message = this.#mirrorQueue.shift()!;
+      const deliveryId = `${this.sessionId}.m${++this.#deliveryCounter}`;
+      if (!sendMessage(this.#options.socket, { ...message, delivery_id: deliveryId })) return;
+      this.#mirrorIds.add(deliveryId);
+      this.#mirrorsOut += 1;
+    }
   }
 
   #onMessage(text: string | null): void {
@@ -355,62 +285,34 @@ export class ListenSession {
   }
 
   #onResult(result: ResultMessage): void {
-    const offered = this.#inFlight.get(result.delivery_id);
-    if (!offered) return; // answered twice, or from an earlier session: nothing to do
-    this.#inFlight.delete(result.delivery_id);
-    const { event } = offered;
-    if (this.#mirror) {
-      this.#offered.delete(event.id);
+    if (this.#mirrorIds.delete(result.delivery_id)) {
+      this.#mirrorsOut -= 1;
       this.#pumpMirror();
       return;
     }
-    const ok = result.status !== null && result.status >= 200 && result.status < 300;
-    const nowMs = Date.now();
-    const next = stateAfterAttempt({ status: event.status, autoAttempts: event.autoAttempts }, 'listen', { ok }, this.#options.retryScheduleMs, nowMs, Math.random);
-    const attempt = {
-      id: newId('attempt'),
-      n: offered.attempt,
-      startedAt: new Date(nowMs - Math.round(result.duration_ms)),
+    const waiting = this.#waiting.get(result.delivery_id);
+    if (!waiting) return; // answered twice, or from an earlier session: nothing to do
+    this.#waiting.delete(result.delivery_id);
+    waiting.resolve({
+      status: result.status,
+      body: storable(result.response_body),
+      error: storable(result.error),
+      retryAfterMs: null,
       durationMs: result.duration_ms,
-    };
-    const recorded = this.#options.recorder
-      .record({
-        ...attempt,
-        ...(offered.newType ? { newType: offered.newType } : {}),
-        eventId: event.id,
-        accountId: event.accountId,
-        responseStatus: result.status,
-        responseBody: storable(result.response_body),
-        error: storable(result.error),
-        next: { status: next.status, autoAttempts: next.autoAttempts, nextAttemptAt: next.nextAttemptAtMs === null ? null : new Date(next.nextAttemptAtMs) },
-      })
-      .then((eventStatus) => {
-        this.#options.hub.attemptFinished({
-          accountId: event.accountId,
-          endpointId: event.endpointId,
-          eventId: event.id,
-          eventStatus,
-          attempt: {
-            id: attempt.id,
-            n: attempt.n,
-            trigger: 'listen',
-            started_at: attempt.startedAt.toISOString(),
-            duration_ms: Math.round(attempt.durationMs),
-            response_status: result.status,
-            error: storable(result.error),
-          },
-        });
-      });
-    this.#settle(event.id, recorded);
+    });
+    this.#pumpMirror();
   }
 
   #close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#pollTimer) clearTimeout(this.#pollTimer);
+    if (this.#presenceTimer) clearInterval(this.#presenceTimer);
     this.#unsubscribe?.();
-    // Unanswered deliveries are simply not recorded: their events stay pending or retrying and are offered again.
-    this.#inFlight.clear();
+    this.#unregister?.();
+    // Unanswered deliveries go back untried: the next listener claims them.
+    for (const waiting of this.#waiting.values()) waiting.resolve(null);
+    this.#waiting.clear();
   }
 }
 

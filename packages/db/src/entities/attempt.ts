@@ -8,6 +8,7 @@ export const Attempt = defineEntity({
   properties: {
     id: p.string().primary(),
     eventId: p.string(),
+    destinationId: p.string().nullable(),
     accountId: p.string(),
     n: p.integer(),
     trigger: p.string().$type<AttemptTrigger>(),

@@ -2,7 +2,7 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { EndpointStatus } from '@hook/core';
 
 /**
- * An endpoint: an ingest URL plus where its events go. Deleting one sets `deletedAt`
+ * An endpoint: an ingest URL; where its events go are its destinations (Destination). Deleting one sets `deletedAt`
  * so its events stay in the history for the retention period.
  */
 export const Endpoint = defineEntity({
@@ -16,15 +16,6 @@ export const Endpoint = defineEntity({
     name: p.string(),
     ingestId: p.string().unique(),
     status: p.string().$type<EndpointStatus>(),
-    destinationType: p.string().$type<'cli' | 'url'>(),
-    destinationUrl: p.string().nullable(),
-    secret: p.string(),
-    previousSecret: p.string().nullable(),
-    previousSecretExpiresAt: p.datetime().nullable(),
-    /** JavaScript run before each delivery (docs/transformations.md); null: the stored bytes go as they are. */
-    transformationCode: p.text().nullable(),
-    /** Which requests are delivered (docs/filters.md); null: all. */
-    filter: p.json<Record<string, unknown>>().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     deletedAt: p.datetime().nullable(),

@@ -19,12 +19,11 @@ export const Event = defineEntity({
     size: p.integer(),
     receivedAt: p.datetime(),
     status: p.string().$type<EventStatus>(),
+    /** The summary of its deliveries (docs/delivery.md#event-status): attempts of all, and the soonest due. */
     attemptCount: p.integer(),
-    autoAttempts: p.integer(),
-    nextTrigger: p.string().$type<'auto' | 'replay'>(),
-    leaseId: p.string().nullable(),
     nextAttemptAt: p.datetime().nullable(),
-    lockedUntil: p.datetime().nullable(),
+    /** How many deliveries (destinations) the event has. */
+    deliveryCount: p.integer(),
   },
 });
 

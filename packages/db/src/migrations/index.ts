@@ -6,6 +6,7 @@ import { PlansEnforced } from './005-plans-enforced.ts';
 import { Transformations } from './006-transformations.ts';
 import { LeasedIndex } from './007-leased-index.ts';
 import { TransformationCpu } from './008-transformation-cpu.ts';
+import { Destinations } from './009-destinations.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   { name: '006-transformations', class: Transformations },
   { name: '007-leased-index', class: LeasedIndex },
   { name: '008-transformation-cpu', class: TransformationCpu },
+  { name: '009-destinations', class: Destinations },
 ];

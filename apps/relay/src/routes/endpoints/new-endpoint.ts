@@ -1,27 +1,69 @@
-import { generateSigningSecret, newId, newIngestId } from '@hook/core';
-import { sealSigningSecret, type SecretBoxOwner } from '@hook/db';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { generateSigningSecret, newId, newIngestId, type DestinationType } from '@hook/core';
+import { Destination, Endpoint, sealSigningSecret, type DestinationEntity, type EndpointEntity } from '@hook/db';
 
-/** Where a new endpoint's events go, as the API takes it. */
+/** Where events go, as the API takes it. */
 export type DestinationInput = { type: 'url'; url?: string } | { type: 'cli'; url?: string } | { type: string; url?: string };
 
-export function destinationColumns(destination: DestinationInput): { destinationType: 'cli' | 'url'; destinationUrl: string | null } {
-  return destination.type === 'url' ? { destinationType: 'url', destinationUrl: destination.url! } : { destinationType: 'cli', destinationUrl: null };
+export function destinationColumns(destination: DestinationInput): { type: DestinationType; url: string | null } {
+  return destination.type === 'url' ? { type: 'url', url: destination.url! } : { type: 'cli', url: null };
 }
 
-/** The columns of a new, active endpoint: a fresh ingest id and signing secret (sealed with `em`'s key), no rotation yet. */
-export function newEndpointColumns(fields: { id?: string; accountId: string; name: string; destination: DestinationInput }, now: Date, em: SecretBoxOwner) {
-  return {
-    id: fields.id ?? newId('endpoint'),
-    accountId: fields.accountId,
-    name: fields.name,
-    ingestId: newIngestId(),
-    status: 'active' as const,
+/** What a new destination can be given. */
+export interface NewDestinationFields {
+  destination: DestinationInput;
+  transformationCode?: string | null;
+  filter?: Record<string, unknown> | null;
+  ratePerSecond?: number | null;
+  maxInFlight?: number | null;
+}
+
+/**
+ * Creates (in `em`, to flush) a new active destination of an endpoint at `position`, with
+ * a fresh signing secret sealed with `em`'s key. An endpoint's first destination takes
+ * the endpoint's ULID under `dst_`, as migrated ones do.
+ */
+export function createDestination(em: EntityManager, endpoint: Pick<EndpointEntity, 'id' | 'accountId'>, position: number, fields: NewDestinationFields, now: Date): DestinationEntity {
+  return em.create(Destination, {
+    id: position === 0 ? `dst_${endpoint.id.slice('ep_'.length)}` : newId('destination'),
+    accountId: endpoint.accountId,
+    endpointId: endpoint.id,
+    position,
     ...destinationColumns(fields.destination),
     secret: sealSigningSecret(em, generateSigningSecret()),
     previousSecret: null,
     previousSecretExpiresAt: null,
+    status: 'active',
+    transformationCode: fields.transformationCode ?? null,
+    filter: fields.filter ?? null,
+    ratePerSecond: fields.ratePerSecond ?? null,
+    maxInFlight: fields.maxInFlight ?? null,
+    consecutiveFailures: 0,
+    failingSince: null,
+    disabledReason: null,
+    listenerSeenAt: null,
     createdAt: now,
     updatedAt: now,
     deletedAt: null,
-  };
+  });
+}
+
+/** Creates (in `em`, to flush) a new, active endpoint with a fresh ingest id and its first destination. */
+export function createEndpoint(
+  em: EntityManager,
+  fields: { id?: string; accountId: string; name: string } & NewDestinationFields,
+  now: Date,
+): { endpoint: EndpointEntity; destinations: DestinationEntity[] } {
+  const endpoint = em.create(Endpoint, {
+    id: fields.id ?? newId('endpoint'),
+    accountId: fields.accountId,
+    kind: 'user',
+    name: fields.name,
+    ingestId: newIngestId(),
+    status: 'active',
+    createdAt: now,
+    updatedAt: now,
+    deletedAt: null,
+  });
+  return { endpoint, destinations: [createDestination(em, endpoint, 0, fields, now)] };
 }

@@ -1,18 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { EndpointStatus } from '@hook/core';
-
-export interface EndpointRow {
-  id: string;
-  name: string;
-  ingestId: string;
-  status: EndpointStatus;
-  destinationType: 'cli' | 'url';
-  destinationUrl?: string | null;
-  transformationCode?: string | null;
-  filter?: Record<string, unknown> | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Destination, type DestinationEntity, type EndpointEntity } from '@hook/db';
 
 /**
  * The base URL clients reach the relay at: HOOK_PUBLIC_URL when set, else what this
@@ -32,16 +20,49 @@ export function onCustomDomain(base: string, domain: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
-export function presentEndpoint(endpoint: EndpointRow, baseUrl: string) {
+/** The live destinations of some endpoints, each endpoint's in position order. */
+export async function destinationsOf(em: EntityManager, endpointIds: readonly string[]): Promise<Map<string, DestinationEntity[]>> {
+  const byEndpoint = new Map<string, DestinationEntity[]>(endpointIds.map((id) => [id, []]));
+  if (endpointIds.length === 0) return byEndpoint;
+  const rows = await em.find(Destination, { endpointId: { $in: [...endpointIds] }, deletedAt: null }, { orderBy: { endpointId: 'asc', position: 'asc' } });
+  for (const row of rows) byEndpoint.get(row.endpointId)?.push(row);
+  return byEndpoint;
+}
+
+export function presentDestinationTarget(destination: Pick<DestinationEntity, 'type' | 'url'>) {
+  return destination.type === 'url' ? { type: 'url' as const, url: destination.url! } : { type: 'cli' as const };
+}
+
+export function presentDestination(destination: DestinationEntity) {
+  return {
+    id: destination.id,
+    endpoint_id: destination.endpointId,
+    position: destination.position,
+    destination: presentDestinationTarget(destination),
+    status: destination.status,
+    disabled_reason: (destination.disabledReason ?? null) as 'gone_410' | 'failing' | 'user' | null,
+    transformation: destination.transformationCode ? { code: destination.transformationCode } : null,
+    filter: destination.filter ?? null,
+    rate_per_second: destination.ratePerSecond ?? null,
+    max_in_flight: destination.maxInFlight ?? null,
+    health: { consecutive_failures: destination.consecutiveFailures, failing_since: destination.failingSince?.toISOString() ?? null },
+    created_at: destination.createdAt.toISOString(),
+    updated_at: destination.updatedAt.toISOString(),
+  };
+}
+
+/** An endpoint as the API shows it: its own fields, its first destination's as the v1 fields, and every destination. */
+export function presentEndpoint(endpoint: EndpointEntity, destinations: readonly DestinationEntity[], baseUrl: string) {
+  const first = destinations[0]!;
   return {
     id: endpoint.id,
     name: endpoint.name,
     url: `${baseUrl}/v1/ingest/${endpoint.ingestId}`,
     status: endpoint.status,
-    destination:
-      endpoint.destinationType === 'url' ? { type: 'url' as const, url: endpoint.destinationUrl! } : { type: 'cli' as const },
-    transformation: endpoint.transformationCode ? { code: endpoint.transformationCode } : null,
-    filter: endpoint.filter ?? null,
+    destination: presentDestinationTarget(first),
+    transformation: first.transformationCode ? { code: first.transformationCode } : null,
+    filter: first.filter ?? null,
+    destinations: destinations.map(presentDestination),
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
   };

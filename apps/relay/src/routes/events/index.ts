@@ -2,10 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
 import { Type } from 'typebox';
-import { encodeBody, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_NOT_FOUND, HookError, REPLAY_NEEDS_URL_DESTINATION } from '@hook/core';
-import { Attempt, claimEventForReplay, Endpoint, Event, notificationEndpointIds, requestReplay, type AttemptEntity, type EventEntity } from '@hook/db';
+import { DESTINATION_NOT_FOUND, encodeBody, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_NOT_FOUND, HookError, REPLAY_NOWHERE } from '@hook/core';
+import { Attempt, Delivery, Destination, Endpoint, Event, notificationEndpointIds, replayEvent, replayMany, type AttemptEntity, type EventEntity } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
+import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
 import { EventSchema, EventStatus as EventStatusSchema, EventSummarySchema, errorResponses, IdOf, IdParams, Page, PageQuery, Timestamp } from '../../schemas.ts';
+import { presentDestinationTarget } from '../endpoints/present.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 import { presentStoredRequest } from './present.ts';
 
@@ -22,6 +24,7 @@ export function presentEventSummary(event: Omit<EventEntity, 'body'>) {
 function presentAttempt(attempt: AttemptEntity) {
   return {
     id: attempt.id,
+    destination_id: attempt.destinationId ?? null,
     n: attempt.n,
     trigger: attempt.trigger,
     started_at: attempt.startedAt.toISOString(),
@@ -32,22 +35,46 @@ function presentAttempt(attempt: AttemptEntity) {
   };
 }
 
-/** Most events one bulk replay request queues. */
+/** Most deliveries one bulk replay request queues. */
 export const BULK_REPLAY_MAX = 10_000;
 
-/** An event as GET /v1/events/{id} shows it: the whole record, body and attempts. */
+/** An event as GET /v1/events/{id} shows it: the whole record, body, deliveries and attempts. */
 async function loadEvent(request: FastifyRequest, id: string) {
-  // One snapshot for the event and its attempts, so an attempt recorded in between never
-  // shows beside the status from before it.
+  // One snapshot for the event, its deliveries and attempts, so an attempt recorded in
+  // between never shows beside the status from before it.
   return request.em.transactional(async (em) => {
     const event = await em.findOne(Event, { id, accountId: request.accountId }, { populate: ['body'], refresh: true });
     if (!event) throw new HookError(EVENT_NOT_FOUND, [id]);
-    const attempts = await em.find(Attempt, { eventId: id }, { orderBy: { n: 'asc' }, refresh: true });
-    return { ...presentEventSummary(event), ...encodeBody(Buffer.from(event.body)), attempts: attempts.map(presentAttempt) };
+    const deliveries = await em.find(Delivery, { eventId: id }, { refresh: true });
+    const destinations = new Map((await em.find(Destination, { id: { $in: deliveries.map((row) => row.destinationId) } })).map((row) => [row.id, row]));
+    const attempts = await em.find(Attempt, { eventId: id }, { orderBy: { startedAt: 'asc', n: 'asc' }, refresh: true });
+    return {
+      ...presentEventSummary(event),
+      ...encodeBody(Buffer.from(event.body)),
+      attempts: attempts.map(presentAttempt),
+      deliveries: deliveries
+        .map((row) => ({ row, destination: destinations.get(row.destinationId) }))
+        .sort((a, b) => (a.destination?.position ?? 0) - (b.destination?.position ?? 0))
+        .map(({ row, destination }) => ({
+          destination_id: row.destinationId,
+          destination: destination ? presentDestinationTarget(destination) : { type: 'cli' as const },
+          status: row.status,
+          attempt_count: row.attemptCount,
+          next_attempt_at: row.nextAttemptAt?.toISOString() ?? null,
+          next_trigger: row.nextTrigger,
+        })),
+    };
   }, { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true });
 }
 
-export async function eventRoutes(app: FastifyInstance, options: { delivery: AttemptContext; leaseMs: number }): Promise<void> {
+const ReplayResultSchema = Type.Object({
+  destination_id: IdOf('destination', 'Destination id'),
+  outcome: Type.Enum(['attempted', 'sent_to_listener', 'waiting_for_listener', 'in_flight'], {
+    description: 'attempted: a URL destination got its attempt (see attempts); sent_to_listener: a `hook listen` session has it now; waiting_for_listener: the next session that connects gets it; in_flight: an attempt was running, so none was queued',
+  }),
+});
+
+export async function eventRoutes(app: FastifyInstance, options: { delivery: AttemptContext; leaseMs: number; listeners: ListenerRegistry }): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get('/v1/events', {
@@ -97,54 +124,87 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
     },
   }, async (request) => loadEvent(request, request.params.id));
 
+  /** Whether a `hook listen` session serves the destination: here, or in another relay lately. */
+  async function listenerPresent(destinationId: string): Promise<boolean> {
+    if (options.listeners.wake(destinationId)) return true;
+    const seen = await app.orm.em.fork().count(Destination, { id: destinationId, listenerSeenAt: { $gte: new Date(Date.now() - 2 * LISTENER_PRESENCE_MS) } });
+    return seen > 0;
+  }
+
   api.post('/v1/events/replay/:id', {
     schema: {
       tags: ['events'],
-      summary: 'Replay one event now: one immediate attempt (trigger replay); answers with the event after it',
+      summary: 'Replay one event now: a new attempt (trigger replay) for each of its deliveries, or the one to destination_id. URL destinations get it before the answer; `hook listen` destinations at once or when a listener connects (replay says which)',
       security,
       params: IdParams('event', 'Event id'),
-      body: Type.Object({}, { additionalProperties: false }),
-      response: { 200: EventSchema, ...errorResponses },
+      body: Type.Object({ destination_id: Type.Optional(IdOf('destination', 'Only the delivery to this destination')) }, { additionalProperties: false }),
+      response: { 200: Type.Intersect([EventSchema, Type.Object({ replay: Type.Array(ReplayResultSchema) })]), ...errorResponses },
     },
   }, async (request) => {
     const { id } = request.params;
-    const claim = await claimEventForReplay(app.orm, id, request.accountId, options.leaseMs);
-    if (claim.kind === 'not_found') throw new HookError(EVENT_NOT_FOUND, [id]);
-    if (claim.kind === 'not_url') throw new HookError(REPLAY_NEEDS_URL_DESTINATION, [id]);
-    if (claim.kind === 'in_flight') throw new HookError(EVENT_IN_FLIGHT, [id]);
-    await attemptDelivery(options.delivery, claim.delivery);
-    return loadEvent(request, id);
+    const destinationId = request.body.destination_id;
+    const outcomes = await replayEvent(app.orm, { eventId: id, accountId: request.accountId, destinationId, leaseMs: options.leaseMs });
+    if (outcomes.length === 0) {
+      if (destinationId !== undefined && (await request.em.count(Event, { id, accountId: request.accountId })) > 0) {
+        throw new HookError(DESTINATION_NOT_FOUND, [destinationId, ` among the destinations of event '${id}'`]);
+      }
+      throw new HookError(EVENT_NOT_FOUND, [id]);
+    }
+    if (outcomes.every((outcome) => outcome.kind === 'deleted')) throw new HookError(REPLAY_NOWHERE, [id, 'its destinations were deleted']);
+    if (outcomes.every((outcome) => outcome.kind === 'in_flight' || outcome.kind === 'deleted')) throw new HookError(EVENT_IN_FLIGHT, [id]);
+    const replay = await Promise.all(outcomes.filter((outcome) => outcome.kind !== 'deleted').map(async (outcome) => {
+      if (outcome.kind === 'claimed') await attemptDelivery(options.delivery, outcome.delivery);
+      const result = outcome.kind === 'claimed' ? 'attempted' as const
+        : outcome.kind === 'in_flight' ? 'in_flight' as const
+          : (await listenerPresent(outcome.destinationId)) ? 'sent_to_listener' as const : 'waiting_for_listener' as const;
+      return { destination_id: outcome.destinationId, outcome: result };
+    }));
+    return { ...(await loadEvent(request, id)), replay };
   });
 
   api.post('/v1/events/replay', {
     schema: {
       tags: ['events'],
-      summary: `Replay many events: each matching event gets one attempt soon (trigger replay), oldest first, at most ${BULK_REPLAY_MAX} a request`,
+      summary: `Replay many events: each matching delivery gets one attempt soon (trigger replay), URL and \`hook listen\` destinations alike, oldest event first, at most ${BULK_REPLAY_MAX} deliveries a request`,
       security,
       body: Type.Object(
         {
           endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
-          status: Type.Optional({ ...EventStatusSchema, description: 'Only events in this status; default failed' }),
+          destination_id: Type.Optional(IdOf('destination', 'Only deliveries to this destination')),
+          status: Type.Optional({ ...EventStatusSchema, description: 'Only deliveries in this status; default failed' }),
           since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
           until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),
         },
         { additionalProperties: false },
       ),
-      response: { 202: Type.Object({ replayed: Type.Integer({ description: 'How many events were queued for replay' }), limit: Type.Integer() }), ...errorResponses },
+      response: {
+        202: Type.Object({
+          replayed: Type.Integer({ description: 'How many events were queued for replay' }),
+          deliveries: Type.Integer({ description: 'How many deliveries (an event has one per destination)' }),
+          waiting_for_listener: Type.Integer({ description: 'Of those, how many go to `hook listen` destinations (each to the next listener that claims it)' }),
+          limit: Type.Integer(),
+        }),
+        ...errorResponses,
+      },
     },
   }, async (request, reply) => {
-    const { endpoint_id: endpointId, status, since, until } = request.body;
+    const { endpoint_id: endpointId, destination_id: destinationId, status, since, until } = request.body;
     if (endpointId !== undefined && (await request.em.count(Endpoint, { id: endpointId, accountId: request.accountId })) === 0) {
       throw new HookError(ENDPOINT_NOT_FOUND, [endpointId]);
     }
-    const replayed = await requestReplay(app.orm, {
+    if (destinationId !== undefined && (await request.em.count(Destination, { id: destinationId, accountId: request.accountId })) === 0) {
+      throw new HookError(DESTINATION_NOT_FOUND, [destinationId, '']);
+    }
+    const replayed = await replayMany(app.orm, {
       accountId: request.accountId,
       endpointId,
+      destinationId,
       status: status ?? 'failed',
       since: since === undefined ? undefined : new Date(since),
       until: until === undefined ? undefined : new Date(until),
       max: BULK_REPLAY_MAX,
     });
-    return reply.code(202).send({ replayed, limit: BULK_REPLAY_MAX });
+    if (replayed.toListeners > 0) options.listeners.wakeAll();
+    return reply.code(202).send({ replayed: replayed.events, deliveries: replayed.deliveries, waiting_for_listener: replayed.toListeners, limit: BULK_REPLAY_MAX });
   });
 }

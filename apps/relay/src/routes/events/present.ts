@@ -12,7 +12,8 @@ export interface StoredRequest {
   size: number;
   receivedAt: Date;
   status: EventStatus;
-  attemptCount: number;
+  /** Absent for an event just stored (none made yet). */
+  attemptCount?: number;
 }
 
 /** The request as the API shows it (GET /v1/events and the playground build on this). */
@@ -28,6 +29,6 @@ export function presentStoredRequest(event: StoredRequest) {
     size: event.size,
     received_at: event.receivedAt.toISOString(),
     status: event.status,
-    attempt_count: event.attemptCount,
+    attempt_count: event.attemptCount ?? 0,
   };
 }

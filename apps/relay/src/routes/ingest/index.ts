@@ -74,11 +74,10 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     const contentType = headers['content-type'] ?? null;
     const receivedAt = new Date();
     const id = newId('event', receivedAt.getTime());
-    // Due now for a URL destination (a paused endpoint's workers skip it until it resumes,
-    // then deliver in arrival order); CLI destinations wait for `hook listen`.
-    const dueNow = target.destinationType === 'url';
-    // This process's worker, if it has a slot free, takes the event as it is stored.
-    const slot = dueNow && target.status === 'active' ? options.local.reserve(target.id, id) : null;
+    // Every delivery is due now (a paused destination's wait until it resumes, then go in
+    // arrival order; `cli` ones go to the next listener's claim). This process's worker,
+    // if it has a slot free, takes an endpoint's only URL destination's as it is stored.
+    const slot = target.soleUrlDestinationId !== null && target.status === 'active' ? options.local.reserve(target.soleUrlDestinationId, id) : null;
     const event = {
       id,
       accountId: target.accountId,
@@ -92,7 +91,6 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       size: body.length,
       receivedAt,
       status: 'pending',
-      nextAttemptAt: dueNow ? receivedAt : null,
       lease: slot?.lease ?? null,
     } satisfies NewEvent;
     const write = options.writer.write(event);
@@ -104,7 +102,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       reply.header('retry-after', Math.max(1, Math.ceil((nextUsageMonthStart(receivedAt).getTime() - Date.now()) / 1000)));
       throw new HookError(QUOTA_EXCEEDED, [outcome.eventsPerMonth, outcome.month, outcome.plan]);
     }
-    if (options.hub.watches(event.accountId)) options.hub.eventStored({ ...event, attemptCount: 0, autoAttempts: 0 });
+    if (options.hub.watches(event.accountId)) options.hub.eventStored(event);
     return { id, status: 'pending' as const };
   }
 

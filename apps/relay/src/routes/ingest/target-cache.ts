@@ -1,12 +1,15 @@
-import type { Orm } from '@hook/db';
-import { Endpoint } from '@hook/db';
+import { Destination, Endpoint, type Orm } from '@hook/db';
 
 /** What ingest needs to know about the endpoint behind an ingest id. */
 export interface IngestTarget {
   id: string;
   accountId: string;
   status: string;
-  destinationType: string;
+  /**
+   * The endpoint's only destination when it has one and it is an active URL: ingest may
+   * then store the event's delivery claimed and deliver it at once (worker.ts LocalDelivery).
+   */
+  soleUrlDestinationId: string | null;
 }
 
 export interface IngestTargetCacheOptions {
@@ -63,12 +66,15 @@ export class IngestTargetCache {
   }
 
   async #load(ingestId: string): Promise<IngestTarget | null> {
-    const endpoint = await this.#orm.em.fork().findOne(
+    const em = this.#orm.em.fork();
+    const endpoint = await em.findOne(
       Endpoint,
       { ingestId, kind: 'user', deletedAt: null }, // the notifications endpoint takes no events from outside
-      { fields: ['id', 'accountId', 'status', 'destinationType'] },
+      { fields: ['id', 'accountId', 'status'] },
     );
-    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, destinationType: endpoint.destinationType } : null;
+    const destinations = endpoint ? await em.find(Destination, { endpointId: endpoint.id, deletedAt: null }, { fields: ['id', 'type', 'status'], limit: 2 }) : [];
+    const sole = destinations.length === 1 && destinations[0]!.type === 'url' && destinations[0]!.status === 'active' ? destinations[0]!.id : null;
+    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleUrlDestinationId: sole } : null;
     // Unknown ids are not cached: an attacker's random ids must not evict real ones.
     if (target) {
       this.#entries.delete(ingestId);

@@ -9,12 +9,13 @@ import {
   PAYLOAD_NOT_JSON, PLAYGROUND_ALREADY_CLAIMED, PLAYGROUND_TOKEN_INVALID, STREAM_HEARTBEAT_INTERVAL_MS,
 } from '@hook/core';
 import {
-  Account, claimPlaygroundSession, Endpoint, Member, Event, findPlaygroundSession, insertPlaygroundSession, type ListenEvent, type PlaygroundSession,
+  Account, claimPlaygroundSession, Endpoint, Member, Event, findPlaygroundSession, insertPlaygroundSession, type PlaygroundSession,
 } from '@hook/db';
 import { AccountSchema, errorResponses, EventStatus, IdOf, IngestAccepted, Timestamp } from '../../schemas.ts';
 import { presentAccount } from '../accounts/index.ts';
 import { createAccount, createApiKey } from '../accounts/new-account.ts';
-import { newEndpointColumns } from '../endpoints/new-endpoint.ts';
+import { createEndpoint } from '../endpoints/new-endpoint.ts';
+import type { StoredEvent } from '../../stream/hub.ts';
 import { presentStoredRequest } from '../events/present.ts';
 import { publicBaseUrl } from '../endpoints/present.ts';
 import type { StreamHub } from '../../stream/hub.ts';
@@ -63,7 +64,8 @@ async function requireSession(request: FastifyRequest): Promise<void> {
   request.playground = session;
 }
 
-type PlaygroundEvent = Pick<ListenEvent, 'id' | 'method' | 'path' | 'query' | 'headers' | 'size' | 'receivedAt' | 'status' | 'attemptCount'> & {
+type PlaygroundEvent = Pick<StoredEvent, 'id' | 'method' | 'path' | 'query' | 'headers' | 'size' | 'receivedAt' | 'status'> & {
+  attemptCount?: number;
   type?: string | null;
   contentType?: string | null;
   body: Buffer | Uint8Array;
@@ -155,7 +157,7 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
     await request.em.transactional(async (em) => {
       const { account } = createAccount(em, { email: null, now });
       session.accountId = account.id;
-      em.create(Endpoint, newEndpointColumns({ id: session.endpointId, accountId: session.accountId, name: 'playground', destination: { type: 'cli' } }, now, em));
+      createEndpoint(em, { id: session.endpointId, accountId: session.accountId, name: 'playground', destination: { type: 'cli' } }, now);
       await em.flush();
       await insertPlaygroundSession(em, { ...session, tokenHash: hashPlaygroundToken(token), expiresAt: session.expiresAt! });
     });

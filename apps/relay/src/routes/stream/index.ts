@@ -5,11 +5,12 @@ import {
   ENDPOINT_NOT_FOUND, HookError, STREAM_DEFAULT_MAX_IN_FLIGHT, STREAM_HEARTBEAT_INTERVAL_MS, STREAM_MAX_IN_FLIGHT_LIMIT, STREAM_NEEDS_ENDPOINT,
   STREAM_NEEDS_WEBSOCKET,
 } from '@hook/core';
-import { Endpoint, type ListenAttemptRecorder } from '@hook/db';
+import { Destination, Endpoint } from '@hook/db';
 import { EventStatus as EventStatusSchema, errorResponses, IdOf } from '../../schemas.ts';
 import { publicBaseUrl } from '../endpoints/present.ts';
 import type { StreamHub } from '../../stream/hub.ts';
 import { ListenSession, type ListenEndpoint } from '../../stream/listen-session.ts';
+import type { ListenerRegistry } from '../../stream/listeners.ts';
 import { keepAlive } from '../../stream/socket.ts';
 import { TailSession } from '../../stream/tail-session.ts';
 
@@ -24,9 +25,9 @@ type StreamQuery = Static<typeof StreamQuery>;
 
 export interface StreamRouteOptions {
   hub: StreamHub;
-  recorder: ListenAttemptRecorder;
+  listeners: ListenerRegistry;
+  leaseMs: number;
   publicUrl: string | undefined;
-  retryScheduleMs: readonly number[];
   heartbeatIntervalMs?: number;
   /** How often a listen session looks for due retries and events other processes stored. */
   listenPollIntervalMs?: number;
@@ -61,7 +62,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
       accountId: endpoint.accountId,
       name: endpoint.name,
       url: `${publicBaseUrl(request, options.publicUrl)}/v1/ingest/${endpoint.ingestId}`,
-      destinationType: endpoint.destinationType,
+      destinationId: (await request.em.findOne(Destination, { endpointId: endpoint.id, type: 'cli', deletedAt: null }, { orderBy: { position: 'asc' } }))?.id ?? null,
     };
   }
 
@@ -85,14 +86,14 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
         socket,
         orm: request.server.delivery.orm,
         hub: options.hub,
-        recorder: options.recorder,
+        listeners: options.listeners,
+        delivery: request.server.delivery,
         endpoint: request.listenEndpoint!,
         maxInFlight: query.max_in_flight ?? STREAM_DEFAULT_MAX_IN_FLIGHT,
         skipMissed: query.skip_missed ?? false,
-        retryScheduleMs: options.retryScheduleMs,
+        leaseMs: options.leaseMs,
         heartbeatIntervalMs,
         pollIntervalMs: options.listenPollIntervalMs ?? 1000,
-        transformRunner: () => request.server.delivery.transformRunner,
         onError: (error) => request.log.error({ err: error }, 'listen session error'),
       });
       session.start().catch((error: unknown) => {

@@ -1,0 +1,53 @@
+/**
+ * The `hook listen` sessions of this process, by the `cli` destination each serves, so a
+ * replay or a new event can wake the sessions that claim it, and a replay can say
+ * whether a listener will get it now. Sessions in other relay processes announce
+ * themselves in `destination.listener_seen_at` (LISTENER_PRESENCE_MS) and poll.
+ */
+import type { DeliveryMessage } from '@hook/core';
+
+export interface ListenerHandle {
+  /** Claim due deliveries now. */
+  wake(): void;
+  /** Show a delivery another session of the destination sent (its result is not recorded). */
+  mirror(message: DeliveryMessage): void;
+}
+
+/** How often a session refreshes its destination's listener_seen_at; one not refreshed for twice this is gone. */
+export const LISTENER_PRESENCE_MS = 10_000;
+
+export class ListenerRegistry {
+  readonly #byDestination = new Map<string, Set<ListenerHandle>>();
+
+  add(destinationId: string, handle: ListenerHandle): () => void {
+    let handles = this.#byDestination.get(destinationId);
+    if (!handles) this.#byDestination.set(destinationId, (handles = new Set()));
+    handles.add(handle);
+    return () => {
+      handles.delete(handle);
+      if (handles.size === 0 && this.#byDestination.get(destinationId) === handles) this.#byDestination.delete(destinationId);
+    };
+  }
+
+  /** Whether a session of this process serves the destination. */
+  has(destinationId: string): boolean {
+    return this.#byDestination.has(destinationId);
+  }
+
+  /** Wakes this process's sessions of the destination; returns whether there was one. */
+  wake(destinationId: string): boolean {
+    const handles = this.#byDestination.get(destinationId);
+    for (const handle of handles ?? []) handle.wake();
+    return Boolean(handles);
+  }
+
+  /** Shows a delivery `from` sent to every other session of this process on the destination. */
+  mirror(destinationId: string, from: ListenerHandle, message: DeliveryMessage): void {
+    for (const handle of this.#byDestination.get(destinationId) ?? []) if (handle !== from) handle.mirror(message);
+  }
+
+  /** Wakes every session of this process (after a bulk replay). */
+  wakeAll(): void {
+    for (const handles of this.#byDestination.values()) for (const handle of handles) handle.wake();
+  }
+}

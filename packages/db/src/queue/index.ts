@@ -1,0 +1,17 @@
+/**
+ * The delivery queue: one row per (event, destination) in `delivery`, claimed under
+ * leases by workers (URL destinations) and `hook listen` sessions (`cli`), its results
+ * recorded by one statement. Each statement lives in its own file under ./statements
+ * with why it is shaped as it is; all run through one executor (executor.ts).
+ */
+export { queueExecutor, QueueExecutor, runStatement, type NamedStatement, type PlannerSettings } from './executor.ts';
+export { DUE_CHANNEL, type ClaimedDelivery, type DeliveryResult, type ReceivedEvent, type RecordedResult } from './types.ts';
+export { insertEvents, type InsertOutcome, type KnownUsageRows, type NewEvent } from './statements/insert-events.ts';
+export { CLAIM_DUE, claimDue, type ClaimOptions } from './statements/claim-due.ts';
+export { claimForListener, type ListenClaimOptions } from './statements/claim-listen.ts';
+export { recordResults, type DestinationHealth, type RecordInput, type RecordOutcome } from './statements/record-results.ts';
+export { refreshEventSummaries } from './statements/refresh-event-summaries.ts';
+export { releaseLease } from './statements/release-lease.ts';
+export { makeDestinationsDue, notifyDue } from './statements/make-due.ts';
+export { replayEvent, replayMany, type ReplayFilter, type ReplayOutcome } from './statements/replay.ts';
+export { refreshQueueStatistics } from './statements/refresh-statistics.ts';

@@ -1,0 +1,98 @@
+/**
+ * The workers' claim: due deliveries to URL destinations.
+ *
+ * One statement: for each live URL destination (of a live, active endpoint) with spare
+ * in-flight capacity, its oldest due deliveries (an index probe each, so a slow
+ * destination's backlog is never walked and cannot hide anyone else's); of those, the
+ * oldest overall; lock them with FOR UPDATE SKIP LOCKED (so concurrent claimers never
+ * take the same delivery) and stamp each with a lease: a token and an expiry. Paused or
+ * disabled destinations' deliveries wait, in arrival order, until they are active again.
+ *
+ * A destination's capacity is its own `max_in_flight`, never more than the relay's
+ * per-destination share (so one slow destination cannot take every slot), less its live
+ * leases (counted once, in delivery_leased_idx order, no further than that capacity).
+ */
+import { randomToken } from '@hook/core';
+import type { Orm } from '../../orm.ts';
+import { runStatement, type NamedStatement } from '../executor.ts';
+import type { ClaimedDelivery } from '../types.ts';
+import { CLAIMED_COLUMNS, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+
+export interface ClaimOptions {
+  /** Most deliveries to claim. */
+  limit: number;
+  /** How long the claim holds; a worker that dies loses its claims when this runs out. */
+  leaseMs: number;
+  /** Most deliveries in flight to one destination across all workers. */
+  perDestinationLimit: number;
+}
+
+/** The statement ($1 limit, $2 lease ms, $3 per-destination share, $4 lease token), exported for the test that checks its plan. */
+export const CLAIM_DUE: NamedStatement = {
+  name: 'hook_claim_due',
+  text: `
+    with open_destinations as materialized (
+      select d.id, c.capacity - (select count(*) from (
+                                   select 1 from delivery l
+                                   where l.destination_id = d.id and l.lease_id is not null and l.locked_until >= now()
+                                   order by l.destination_id, l.locked_until
+                                   limit c.capacity) as live) as spare
+      from destination d
+      join endpoint p on p.id = d.endpoint_id
+      cross join lateral (select least($3::int, coalesce(d.max_in_flight, $3::int)) as capacity) c
+      where d.status = 'active' and d.type = 'url' and d.deleted_at is null and p.status = 'active' and p.deleted_at is null
+    ),
+    candidates as (
+      -- each destination's oldest due deliveries, up to its spare capacity (an ORDER BY …
+      -- LIMIT that matches delivery_due_idx, so the plan stops early even before the
+      -- table has statistics), then the oldest of all
+      select x.event_id, x.destination_id, x.next_attempt_at
+      from open_destinations o
+      cross join lateral (
+        select l.event_id, l.destination_id, l.next_attempt_at
+        from delivery l
+        where l.destination_id = o.id and l.next_attempt_at <= now()
+          and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
+          and (l.lease_id is null or l.locked_until < now())
+        order by l.destination_id, l.next_attempt_at, l.event_id
+        limit greatest(o.spare, 0)
+      ) x
+      order by x.next_attempt_at, x.event_id
+      limit $1
+    ),
+    due as materialized (
+      -- The due conditions again, on the row itself: FOR UPDATE re-checks them against the
+      -- newest committed version, so a delivery another claimer took (or finished) after
+      -- this statement's snapshot is skipped, not claimed twice. One primary-key lookup
+      -- per candidate (the due time goes through coalesce so that delivery_due_idx does
+      -- not qualify).
+      select x.event_id, x.destination_id from candidates c
+      cross join lateral (
+        select l.event_id, l.destination_id from delivery l
+        where l.event_id = c.event_id and l.destination_id = c.destination_id
+          and coalesce(l.next_attempt_at, 'infinity') <= now()
+          and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
+          and (l.lease_id is null or l.locked_until < now())
+        for update of l skip locked
+      ) x
+    )
+    update delivery l
+    set lease_id = $4 || '.' || l.event_id || '.' || l.destination_id,
+        locked_until = now() + make_interval(secs => $2::double precision / 1000)
+    from due, event e, destination d, endpoint p
+    where l.event_id = due.event_id and l.destination_id = due.destination_id
+      and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
+    returning ${CLAIMED_COLUMNS}`,
+  // Every step must be an index probe that stops early: the live leases in
+  // delivery_leased_idx, each destination's oldest due deliveries in an ordered walk of
+  // delivery_due_idx, each candidate by primary key. Planned from statistics older than
+  // the backlog (they are refreshed every 30 s), PostgreSQL would rather bitmap-scan and
+  // sort a destination's whole backlog, or walk a whole index, on every claim.
+  planner: { enable_bitmapscan: 'off', enable_seqscan: 'off' },
+};
+
+/** Claims due URL deliveries (see above), oldest first. */
+export async function claimDue(orm: Orm, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  const rows = await runStatement<ClaimedRow>(orm, CLAIM_DUE, [options.limit, options.leaseMs, options.perDestinationLimit, randomToken(9)]);
+  return oldestFirst(orm, rows);
+}

@@ -1,0 +1,51 @@
+/**
+ * A `hook listen` session's claim: due deliveries to the one `cli` destination it
+ * serves, oldest due first, under the same leases as workers' claims. Listeners are
+ * competing consumers of their destination's queue: a delivery one session claimed is
+ * another's only after that session gives it back (its listener disconnected) or its
+ * lease runs out. (Every session still shows every event: see listen-session.ts.)
+ *
+ * `$2` (the first event id a session with --skip-missed takes) leaves older deliveries
+ * where they are, for the next session that wants them: event ids begin with their
+ * receive time, so this is a bound on the index walk, not a join to the event.
+ */
+import { randomToken } from '@hook/core';
+import type { Orm } from '../../orm.ts';
+import { runStatement, type NamedStatement } from '../executor.ts';
+import type { ClaimedDelivery } from '../types.ts';
+import { CLAIMED_COLUMNS, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+
+export interface ListenClaimOptions {
+  destinationId: string;
+  /** Deliveries of events received before this id are left alone (--skip-missed); '' takes all. */
+  fromEventId: string;
+  limit: number;
+  leaseMs: number;
+}
+
+const CLAIM_LISTEN: NamedStatement = {
+  name: 'hook_claim_listen',
+  text: `
+    with due as materialized (
+      select l.event_id from delivery l
+      where l.destination_id = $1 and l.next_attempt_at <= now() and l.event_id >= $2
+        and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
+        and (l.lease_id is null or l.locked_until < now())
+      order by l.destination_id, l.next_attempt_at, l.event_id
+      limit $3
+      for update of l skip locked
+    )
+    update delivery l
+    set lease_id = $5 || '.' || l.event_id || '.' || l.destination_id,
+        locked_until = now() + make_interval(secs => $4::double precision / 1000)
+    from due, event e, destination d, endpoint p
+    where l.destination_id = $1 and l.event_id = due.event_id
+      and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
+    returning ${CLAIMED_COLUMNS}`,
+};
+
+/** Claims due deliveries of one `cli` destination for a listen session (see above), oldest first. */
+export async function claimForListener(orm: Orm, options: ListenClaimOptions): Promise<ClaimedDelivery[]> {
+  const rows = await runStatement<ClaimedRow>(orm, CLAIM_LISTEN, [options.destinationId, options.fromEventId, options.limit, options.leaseMs, randomToken(9)]);
+  return oldestFirst(orm, rows);
+}

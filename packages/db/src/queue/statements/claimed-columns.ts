@@ -1,0 +1,85 @@
+/**
+ * What every claim returns for a delivery, and how a returned row becomes a
+ * ClaimedDelivery. The destination's transformation code and filter come with the claim:
+ * null columns cost next to nothing for destinations without them, and a claim never
+ * runs stale code.
+ */
+import type { AttemptTrigger, DestinationType, EndpointFilter, EventStatus } from '@hook/core';
+import type { Orm } from '../../orm.ts';
+import { openSigningSecrets } from '../../signing-secrets.ts';
+import type { ClaimedDelivery } from '../types.ts';
+
+/** The select list of a claim: `l` the delivery, `e` its event, `d` its destination, `p` its endpoint. */
+export const CLAIMED_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.endpoint_id, l.status, l.attempt_count, l.auto_attempts,
+  l.next_trigger, l.lease_id, d.type as destination_type, d.url as destination_url, d.secret,
+  case when d.previous_secret_expires_at > now() then d.previous_secret end as previous_secret,
+  d.transformation_code, d.filter, p.name as endpoint_name,
+  e.headers, e.body, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, e.delivery_count`;
+
+export interface ClaimedRow {
+  event_id: string;
+  destination_id: string;
+  account_id: string;
+  endpoint_id: string;
+  status: EventStatus;
+  attempt_count: number;
+  auto_attempts: number;
+  next_trigger: 'auto' | 'replay';
+  lease_id: string;
+  destination_type: DestinationType;
+  destination_url: string | null;
+  secret: string;
+  previous_secret: string | null;
+  transformation_code: string | null;
+  filter: EndpointFilter | null;
+  endpoint_name: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  type: string | null;
+  method: string;
+  path: string;
+  query: string;
+  content_type: string | null;
+  size: number;
+  received_at: string | Date;
+  delivery_count: number;
+}
+
+/** A claimed row as a delivery. An automatic attempt for a `cli` destination is a `listen` attempt. */
+export function toClaimed(orm: Orm, row: ClaimedRow): ClaimedDelivery {
+  const trigger: AttemptTrigger = row.next_trigger === 'replay' ? 'replay' : row.destination_type === 'cli' ? 'listen' : 'auto';
+  return {
+    id: row.event_id,
+    destinationId: row.destination_id,
+    destinationType: row.destination_type,
+    destinationUrl: row.destination_url,
+    accountId: row.account_id,
+    endpointId: row.endpoint_id,
+    headers: row.headers,
+    body: row.body,
+    status: row.status,
+    attemptCount: row.attempt_count,
+    autoAttempts: row.auto_attempts,
+    trigger,
+    leaseId: row.lease_id,
+    secrets: openSigningSecrets(orm, row.secret, row.previous_secret),
+    type: row.type,
+    method: row.method,
+    path: row.path,
+    query: row.query,
+    contentType: row.content_type,
+    size: row.size,
+    // Timestamps arrive as text through the ORM's driver settings.
+    receivedAt: new Date(row.received_at),
+    endpointName: row.endpoint_name,
+    transformationCode: row.transformation_code,
+    filter: row.filter,
+    deliveryCount: row.delivery_count,
+  };
+}
+
+/** Claims come back in no set order: hand them out oldest first, so deliveries start in arrival order. */
+export function oldestFirst(orm: Orm, rows: ClaimedRow[]): ClaimedDelivery[] {
+  rows.sort((a, b) => (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : a.destination_id < b.destination_id ? -1 : 1));
+  return rows.map((row) => toClaimed(orm, row));
+}

@@ -1,0 +1,36 @@
+/**
+ * Makes a destination's waiting deliveries due now and wakes the workers: when a
+ * listener connects (its `cli` destination's retrying deliveries), when a destination
+ * is re-enabled or resumed, or its endpoint is. Deliveries in flight are left alone.
+ * The claim's per-destination capacity paces what this releases.
+ */
+import type { Orm } from '../../orm.ts';
+import { runStatement } from '../executor.ts';
+import { DUE_CHANNEL } from '../types.ts';
+
+const MAKE_DUE = {
+  name: 'hook_make_due',
+  text: `
+    with due as (
+      update delivery l set next_attempt_at = now()
+      where l.destination_id = any($1::text[]) and l.status in ('pending', 'retrying')
+        and (l.next_attempt_at is null or l.next_attempt_at > now())
+        and (l.lease_id is null or l.locked_until < now())
+      returning 1
+    )
+    select count(*)::int as n, pg_notify($2, '') from due`,
+};
+
+/** Makes the destinations' pending and retrying deliveries due now; returns how many moved. */
+export async function makeDestinationsDue(orm: Orm, destinationIds: readonly string[]): Promise<number> {
+  if (destinationIds.length === 0) return 0;
+  const [row] = await runStatement<{ n: number }>(orm, MAKE_DUE, [destinationIds, DUE_CHANNEL]);
+  return row?.n ?? 0;
+}
+
+const WAKE = { name: 'hook_wake_workers', text: `select pg_notify($1, '')` };
+
+/** Wakes idle workers now. */
+export async function notifyDue(orm: Orm): Promise<void> {
+  await runStatement(orm, WAKE, [DUE_CHANNEL]);
+}

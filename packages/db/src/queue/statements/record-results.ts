@@ -1,0 +1,192 @@
+/**
+ * The one statement that records what became of deliveries, whatever made them (a
+ * worker, a replay, a `hook listen` session) and whatever came of them (an answer, an
+ * error, a filter that skipped it). Many results in one statement (AttemptRecorder's
+ * group commit):
+ *
+ * - each delivery moves on only if it still holds its lease (one that ran past its lease
+ *   must not overwrite the newer owner's result); its attempt is recorded either way,
+ *   since it happened;
+ * - the event's summary: its attempt count, and for an event with one delivery its
+ *   status and due time (an event with several is summarised afterwards, see
+ *   refresh-event-summaries.ts); a type the transformation set;
+ * - a delivery that an automatic attempt left failed spent its last retry (the lease
+ *   kept anyone else from moving it meanwhile), so its `event.failed` notification is
+ *   queued here: exactly one per failure, committed with it (not for the account's own
+ *   notifications endpoint, so a failing notification URL cannot feed itself);
+ * - the destination's health: failures in a row and since when, reset by a 2xx. A
+ *   destination that comes back (a 2xx after failures) has its other retrying
+ *   deliveries made due now; its capacity in the claim paces them. One that answered
+ *   410, or failed DESTINATION_FAILURE_LIMIT.attempts in a row over at least its span,
+ *   is disabled with a `destination.disabled` notification; an endpoint whose every
+ *   destination is disabled is disabled too (`endpoint.disabled`), as before
+ *   destinations. Destinations are locked (in id order) only when something about their
+ *   health changes, so the healthy path takes no lock beyond its deliveries.
+ */
+import { DESTINATION_FAILURE_LIMIT, type EventStatus } from '@hook/core';
+import type { Orm } from '../../orm.ts';
+import { runStatement, type NamedStatement } from '../executor.ts';
+import { DUE_CHANNEL, type DeliveryResult } from '../types.ts';
+
+/** What a receiver's answer says about its destination: `ok` (2xx), `failed`, or null (nothing reached it). */
+export type DestinationHealth = 'ok' | 'failed' | null;
+
+export interface RecordInput extends DeliveryResult {
+  health: DestinationHealth;
+}
+
+const RECORD_RESULTS: NamedStatement = {
+  name: 'hook_record_results',
+  text: `
+    with input as (
+      select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::text[],
+                           $9::int[], $10::text[], $11::timestamptz[], $12::int[], $13::int[], $14::text[], $15::text[],
+                           $16::bool[], $17::text[], $18::text[])
+        as t(event_id, destination_id, lease_id, status, auto_attempts, next_attempt_at, attempt_id, account_id,
+             n, trigger, started_at, duration_ms, response_status, response_body, error, set_type, new_type, health)
+    ),
+    updated as (
+      update delivery l
+      set status = i.status, auto_attempts = i.auto_attempts, next_attempt_at = i.next_attempt_at,
+          attempt_count = l.attempt_count + (i.attempt_id is not null)::int, next_trigger = 'auto', lease_id = null, locked_until = null
+      from input i
+      where l.event_id = i.event_id and l.destination_id = i.destination_id and l.lease_id = i.lease_id
+      returning l.event_id, l.destination_id, l.endpoint_id, l.account_id, l.status, l.next_attempt_at, l.attempt_count,
+                i.trigger, i.response_status, i.error, i.health, i.started_at, i.attempt_id is not null as attempted, i.set_type, i.new_type
+    ),
+    events as (
+      update event e
+      set status = case when e.delivery_count = 1 then u.status else e.status end,
+          next_attempt_at = case when e.delivery_count = 1 then u.next_attempt_at else e.next_attempt_at end,
+          attempt_count = e.attempt_count + u.attempts,
+          type = case when u.set_type then u.new_type else e.type end
+      from (select event_id, (array_agg(status))[1] as status, (array_agg(next_attempt_at))[1] as next_attempt_at,
+                   count(*) filter (where attempted) as attempts, bool_or(set_type) as set_type,
+                   (array_agg(new_type) filter (where set_type))[1] as new_type
+            from updated group by event_id) u
+      where e.id = u.event_id
+      returning e.id, e.status, e.delivery_count
+    ),
+    attempts as (
+      insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error)
+      select attempt_id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error
+      from input where attempt_id is not null
+    ),
+    failure_notices as (
+      insert into notification_outbox (account_id, type, data)
+      select u.account_id, 'event.failed', jsonb_strip_nulls(jsonb_build_object(
+               'event_id', u.event_id, 'endpoint_id', u.endpoint_id, 'destination_id', u.destination_id, 'attempts', u.attempt_count,
+               'last_status', u.response_status, 'last_error', u.error))
+      from updated u join endpoint p on p.id = u.endpoint_id
+      where u.trigger in ('auto', 'listen') and u.status = 'failed' and u.attempted and p.kind = 'user'
+    ),
+    health_input as (
+      select destination_id, bool_or(health = 'ok') as any_ok, count(*) filter (where health = 'failed') as failures,
+             min(started_at) filter (where health = 'failed') as first_failure_at, bool_or(response_status = 410) as gone
+      from updated where health is not null group by destination_id
+    ),
+    health_locked as materialized (
+      select d.id, d.account_id, d.endpoint_id, d.status, d.consecutive_failures, d.failing_since,
+             h.any_ok, h.failures, h.first_failure_at, h.gone
+      from destination d join health_input h on h.destination_id = d.id
+      where h.failures > 0 or h.gone or d.consecutive_failures > 0
+      order by d.id
+      for update of d
+    ),
+    health_next as materialized (
+      select n.*,
+             case when n.any_ok then 0 else n.consecutive_failures + n.failures end as failures_after,
+             case when n.any_ok then null else coalesce(n.failing_since, n.first_failure_at) end as failing_since_after,
+             case when n.status = 'disabled' then null
+                  when n.gone then 'gone_410'
+                  when not n.any_ok and n.consecutive_failures + n.failures >= $19
+                       and coalesce(n.failing_since, n.first_failure_at) <= now() - make_interval(secs => $20::double precision / 1000)
+                  then 'failing' end as disable_reason
+      from health_locked n
+    ),
+    health as (
+      update destination d
+      set consecutive_failures = n.failures_after, failing_since = n.failing_since_after,
+          status = case when n.disable_reason is not null then 'disabled' else d.status end,
+          disabled_reason = coalesce(n.disable_reason, d.disabled_reason),
+          updated_at = case when n.disable_reason is not null then now() else d.updated_at end
+      from health_next n where d.id = n.id
+    ),
+    recovered as (
+      update delivery l set next_attempt_at = now()
+      from health_next n
+      where n.any_ok and n.consecutive_failures > 0 and l.destination_id = n.id
+        and l.status = 'retrying' and l.next_attempt_at > now() and l.lease_id is null
+      returning 1
+    ),
+    destination_notices as (
+      insert into notification_outbox (account_id, type, data)
+      select n.account_id, 'destination.disabled', jsonb_build_object(
+               'endpoint_id', n.endpoint_id, 'destination_id', n.id, 'reason', n.disable_reason,
+               'consecutive_failures', n.failures_after,
+               'disabled_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      from health_next n join endpoint p on p.id = n.endpoint_id
+      where n.disable_reason is not null and p.kind = 'user'
+    ),
+    endpoints_disabled as (
+      update endpoint p set status = 'disabled', updated_at = now()
+      from (select endpoint_id, min(disable_reason) as reason from health_next where disable_reason is not null group by endpoint_id) x
+      where p.id = x.endpoint_id and p.status <> 'disabled'
+        and not exists (select 1 from destination o
+                        where o.endpoint_id = p.id and o.deleted_at is null and o.status <> 'disabled'
+                          and o.id not in (select id from health_next where disable_reason is not null))
+      returning p.id, p.account_id, p.kind, x.reason
+    ),
+    endpoint_notices as (
+      insert into notification_outbox (account_id, type, data)
+      select account_id, 'endpoint.disabled', jsonb_build_object(
+               'endpoint_id', id, 'reason', reason,
+               'disabled_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      from endpoints_disabled where kind = 'user'
+    ),
+    woken as (
+      select pg_notify($21, '') from (select 1 from recovered limit 1) as due
+    )
+    select 'held' as kind, u.event_id as id, u.destination_id, e.status as event_status, e.delivery_count
+    from updated u join events e on e.id = u.event_id
+    union all
+    select 'endpoint_disabled', id, null, null, null from endpoints_disabled
+    union all
+    select 'woken', null, null, null, null from woken`,
+};
+
+/** What one record statement came to. */
+export interface RecordOutcome {
+  /** Per input, in order: whether it held its lease, and its event's status after (null when it did not hold). */
+  results: { held: boolean; eventStatus: EventStatus | null; deliveryCount: number }[];
+  /** Endpoints this statement disabled (every destination disabled). */
+  disabledEndpoints: string[];
+}
+
+/** Records results (see above). */
+export async function recordResults(orm: Orm, inputs: readonly RecordInput[]): Promise<RecordOutcome> {
+  const column = <T>(pick: (input: RecordInput) => T): T[] => inputs.map(pick);
+  const rows = await runStatement<{ kind: 'held' | 'endpoint_disabled' | 'woken'; id: string | null; destination_id: string | null; event_status: EventStatus | null; delivery_count: number | null }>(
+    orm, RECORD_RESULTS, [
+      column((r) => r.delivery.id), column((r) => r.delivery.destinationId), column((r) => r.delivery.leaseId),
+      column((r) => r.next.status), column((r) => r.next.autoAttempts), column((r) => r.next.nextAttemptAt),
+      column((r) => r.attempt?.id ?? null), column((r) => r.delivery.accountId), column((r) => r.delivery.attemptCount + 1),
+      column((r) => r.delivery.trigger), column((r) => r.attempt?.startedAt ?? new Date()), column((r) => Math.round(r.attempt?.durationMs ?? 0)),
+      column((r) => r.attempt?.responseStatus ?? null), column((r) => r.attempt?.responseBody ?? null), column((r) => r.attempt?.error ?? null),
+      column((r) => r.newType !== undefined), column((r) => r.newType?.type ?? null), column((r) => r.health),
+      DESTINATION_FAILURE_LIMIT.attempts, DESTINATION_FAILURE_LIMIT.spanMs, DUE_CHANNEL,
+    ]);
+  const held = new Map<string, { eventStatus: EventStatus; deliveryCount: number }>();
+  const disabledEndpoints: string[] = [];
+  for (const row of rows) {
+    if (row.kind === 'held') held.set(`${row.id}|${row.destination_id}`, { eventStatus: row.event_status!, deliveryCount: row.delivery_count! });
+    else if (row.kind === 'endpoint_disabled') disabledEndpoints.push(row.id!);
+  }
+  return {
+    results: inputs.map((input) => {
+      const found = held.get(`${input.delivery.id}|${input.delivery.destinationId}`);
+      return found ? { held: true, ...found } : { held: false, eventStatus: null, deliveryCount: input.delivery.deliveryCount };
+    }),
+    disabledEndpoints,
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Gives a claimed delivery back untried: no attempt is counted. Used when a worker shuts
+ * down before sending it, when a listener disconnects before answering (the next
+ * listener gets it), and when its transformation found no free thread in time (due
+ * again a little later, `dueAt`, so its lease cannot run out while it waits).
+ */
+import type { Orm } from '../../orm.ts';
+import { runStatement } from '../executor.ts';
+import type { ClaimedDelivery } from '../types.ts';
+
+const RELEASE = {
+  name: 'hook_release_lease',
+  text: `update delivery set lease_id = null, locked_until = null, next_attempt_at = coalesce($4, next_attempt_at)
+         where event_id = $1 and destination_id = $2 and lease_id = $3`,
+};
+
+export async function releaseLease(orm: Orm, delivery: Pick<ClaimedDelivery, 'id' | 'destinationId' | 'leaseId'>, dueAt: Date | null = null): Promise<void> {
+  await runStatement(orm, RELEASE, [delivery.id, delivery.destinationId, delivery.leaseId, dueAt]);
+}

@@ -1,0 +1,129 @@
+/**
+ * Replays: a new attempt (trigger `replay`) for deliveries of any destination, URL or
+ * `cli`, whatever their status (a replay is an explicit request; a paused destination's
+ * too). A delivery whose attempt is running right now (a live lease) is not queued
+ * again: that attempt's result would clear the request.
+ */
+import { firstIdAt, randomToken, type EventStatus } from '@hook/core';
+import type { Orm } from '../../orm.ts';
+import { runStatement } from '../executor.ts';
+import { DUE_CHANNEL, type ClaimedDelivery } from '../types.ts';
+import { CLAIMED_COLUMNS, toClaimed, type ClaimedRow } from './claimed-columns.ts';
+
+/** What replaying one of an event's deliveries came to. */
+export type ReplayOutcome =
+  /** A URL delivery, claimed for an immediate attempt: the caller makes it. */
+  | { kind: 'claimed'; destinationId: string; delivery: ClaimedDelivery }
+  /** A `cli` delivery, due now for the next listener's claim. */
+  | { kind: 'queued'; destinationId: string }
+  /** An attempt of it is running right now. */
+  | { kind: 'in_flight'; destinationId: string }
+  /** Its destination (or endpoint) was deleted. */
+  | { kind: 'deleted'; destinationId: string };
+
+// Every claimed column but the first two (event_id, destination_id), as nulls, for the rows that claimed nothing.
+const OTHER_COLUMNS_AS_NULLS = Array.from({ length: CLAIMED_COLUMNS.split(',').length - 2 }, () => 'null').join(', ');
+
+const REPLAY_ONE = {
+  name: 'hook_replay_one',
+  text: `
+    with target as materialized (
+      select l.event_id, l.destination_id, d.type, d.deleted_at is null and p.deleted_at is null as live,
+             (l.lease_id is null or l.locked_until < now()) as free
+      from delivery l join destination d on d.id = l.destination_id join endpoint p on p.id = l.endpoint_id
+      where l.event_id = $1 and l.account_id = $2 and ($3::text is null or l.destination_id = $3)
+      for update of l
+    ),
+    claimed as (
+      update delivery l
+      set lease_id = $5 || '.' || l.event_id || '.' || l.destination_id,
+          locked_until = now() + make_interval(secs => $4::double precision / 1000), next_trigger = 'replay'
+      from target t, event e, destination d, endpoint p
+      where l.event_id = t.event_id and l.destination_id = t.destination_id and t.live and t.free and t.type = 'url'
+        and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
+      returning ${CLAIMED_COLUMNS}
+    ),
+    queued as (
+      update delivery l set next_trigger = 'replay', next_attempt_at = now()
+      from target t
+      where l.event_id = t.event_id and l.destination_id = t.destination_id and t.live and t.free and t.type = 'cli'
+      returning l.event_id, l.destination_id
+    )
+    select 'claimed' as outcome, c.* from claimed c
+    union all
+    select x.outcome, x.event_id, x.destination_id, ${OTHER_COLUMNS_AS_NULLS} from (
+      select 'queued' as outcome, event_id, destination_id from queued
+      union all
+      select case when not t.live then 'deleted' else 'in_flight' end, t.event_id, t.destination_id from target t where not (t.live and t.free)
+    ) x`,
+};
+
+/**
+ * Replays one event's deliveries, or only its delivery to `destinationId`: claims the
+ * URL ones for an attempt the caller makes now, queues the `cli` ones for the next
+ * listener. Returns one outcome per delivery (none: no such event, or no such delivery).
+ */
+export async function replayEvent(orm: Orm, options: { eventId: string; accountId: string; destinationId?: string | undefined; leaseMs: number }): Promise<ReplayOutcome[]> {
+  const rows = await runStatement<ClaimedRow & { outcome: ReplayOutcome['kind'] }>(orm, REPLAY_ONE,
+    [options.eventId, options.accountId, options.destinationId ?? null, options.leaseMs, randomToken(9)]);
+  return rows
+    .map((row): ReplayOutcome => (row.outcome === 'claimed'
+      ? { kind: 'claimed', destinationId: row.destination_id, delivery: toClaimed(orm, row) }
+      : { kind: row.outcome, destinationId: row.destination_id }))
+    .sort((a, b) => (a.destinationId < b.destinationId ? -1 : 1));
+}
+
+export interface ReplayFilter {
+  accountId: string;
+  endpointId?: string | undefined;
+  destinationId?: string | undefined;
+  /** The deliveries' status (default in the route: failed). */
+  status?: EventStatus | undefined;
+  since?: Date | undefined;
+  until?: Date | undefined;
+  /** Most deliveries one request replays. */
+  max: number;
+}
+
+const REPLAY_MANY = {
+  name: 'hook_replay_many',
+  text: `
+    with picked as (
+      select l.event_id, l.destination_id, d.type
+      from event e
+      join delivery l on l.event_id = e.id
+      join destination d on d.id = l.destination_id
+      join endpoint p on p.id = l.endpoint_id
+      where e.account_id = $1 and ($5::text is null or e.id >= $5) and ($6::text is null or e.id < $6)
+        and d.deleted_at is null and p.deleted_at is null
+        and p.kind = 'user' -- account notifications are replayed one by one (docs/notifications.md)
+        and (l.lease_id is null or l.locked_until < now()) -- one being delivered now is not queued again
+        and ($2::text is null or e.endpoint_id = $2)
+        and ($3::text is null or l.destination_id = $3)
+        and ($4::text is null or l.status = $4)
+      order by e.id
+      limit $7
+    ),
+    queued as (
+      update delivery l set next_trigger = 'replay', next_attempt_at = now()
+      from picked where l.event_id = picked.event_id and l.destination_id = picked.destination_id
+      returning l.event_id, picked.type
+    )
+    select count(distinct event_id)::int as events, count(*)::int as deliveries,
+           count(*) filter (where type = 'cli')::int as to_listeners, pg_notify($8, '')
+    from queued`,
+};
+
+/**
+ * Queues many deliveries for one attempt each (trigger replay), oldest event first, URL
+ * and `cli` alike, and wakes the workers. Returns how many events and deliveries, and
+ * how many of those wait for a listener.
+ */
+export async function replayMany(orm: Orm, filter: ReplayFilter): Promise<{ events: number; deliveries: number; toListeners: number }> {
+  const [row] = await runStatement<{ events: number; deliveries: number; to_listeners: number }>(orm, REPLAY_MANY, [
+    filter.accountId, filter.endpointId ?? null, filter.destinationId ?? null, filter.status ?? null,
+    filter.since ? firstIdAt('event', filter.since.getTime()) : null, filter.until ? firstIdAt('event', filter.until.getTime()) : null,
+    filter.max, DUE_CHANNEL,
+  ]);
+  return { events: row?.events ?? 0, deliveries: row?.deliveries ?? 0, toListeners: row?.to_listeners ?? 0 };
+}

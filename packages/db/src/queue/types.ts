@@ -1,0 +1,70 @@
+import type { AttemptTrigger, DestinationType, EndpointFilter, EventStatus } from '@hook/core';
+
+/** The channel that tells idle workers a URL delivery may be due. */
+export const DUE_CHANNEL = 'hook_events_due';
+
+/** A received request as stored: what it was and where it goes. */
+export interface ReceivedEvent {
+  id: string;
+  accountId: string;
+  endpointId: string;
+  type: string | null;
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  contentType: string | null;
+  size: number;
+  receivedAt: Date;
+}
+
+/**
+ * A claimed delivery: one event on its way to one destination, with how to sign it and
+ * the lease that fences it. The same shape whatever claimed it: a worker (URL
+ * destinations), ingest's shortcut, a replay, or a `hook listen` session (`cli`).
+ */
+export interface ClaimedDelivery extends ReceivedEvent {
+  destinationId: string;
+  destinationType: DestinationType;
+  /** The URL of a URL destination; null for `cli`. */
+  destinationUrl: string | null;
+  /** The delivery's status when claimed. */
+  status: EventStatus;
+  attemptCount: number;
+  autoAttempts: number;
+  trigger: AttemptTrigger;
+  leaseId: string;
+  secrets: string[];
+  endpointName: string;
+  /** The destination's transformation (null: send the stored bytes as they are) and filter (null: deliver all). */
+  transformationCode: string | null;
+  filter: EndpointFilter | null;
+  /** How many deliveries the event has (more than one: its status is a summary of them all). */
+  deliveryCount: number;
+}
+
+/** What any finished delivery records, and the state it leaves the delivery in. */
+export interface DeliveryResult {
+  delivery: Pick<ClaimedDelivery, 'id' | 'destinationId' | 'accountId' | 'leaseId' | 'attemptCount' | 'trigger' | 'deliveryCount'>;
+  /** The attempt made (null: nothing was sent, as when the filter did not match). */
+  attempt: {
+    id: string;
+    startedAt: Date;
+    durationMs: number;
+    responseStatus: number | null;
+    responseBody: string | null;
+    error: string | null;
+  } | null;
+  next: { status: EventStatus; autoAttempts: number; nextAttemptAt: Date | null };
+  /** A type the destination's transformation set: stored as the event's type with the result. */
+  newType?: { type: string | null };
+}
+
+/** What recording a result came to. */
+export interface RecordedResult {
+  /** The delivery still held its lease, so it moved on (the attempt is recorded either way). */
+  held: boolean;
+  /** The event's status after (its summary, once any fan-out refresh ran). */
+  eventStatus: EventStatus;
+}
