@@ -263,7 +263,7 @@ describe('queue statistics', () => {
     const endpoint = await urlEndpoint();
     await send(endpoint.url, '{"statistics":1}');
     const lastAnalyze = async (): Promise<Date | null> =>
-      (await sqlRows(relay, "select last_analyze from pg_stat_user_tables where relname = 'event'"))[0].last_analyze;
+      (await sqlRows(relay, "select last_analyze from pg_stat_user_tables where relname = 'delivery'"))[0].last_analyze;
     const deadline = Date.now() + 10_000;
     while ((await lastAnalyze()) === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await lastAnalyze()).not.toBeNull();
@@ -292,7 +292,7 @@ describe('replay', () => {
     }
   });
 
-  it('answers 404 for unknown and foreign events, 409 when there is no URL to deliver to', async () => {
+  it('answers 404 for unknown and foreign events, queues a `hook listen` destination\'s for the next listener, 409 when nothing is left to deliver to', async () => {
     expectProblem(await api(relay.baseUrl, 'POST', '/v1/events/replay/evt_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', { key }), 404, 'event_not_found');
     const endpoint = await urlEndpoint();
     const id = await send(endpoint.url, '{}');
@@ -300,7 +300,13 @@ describe('replay', () => {
     expectProblem(await api(relay.baseUrl, 'POST', `/v1/events/replay/${id}`, { key: stranger.key }), 404, 'event_not_found');
     const cli = await createEndpoint(relay.baseUrl, key, { name: 'cli' });
     const cliEvent = await send(cli.url, '{}');
-    expectProblem(await api(relay.baseUrl, 'POST', `/v1/events/replay/${cliEvent}`, { key }), 409, 'replay_needs_url_destination');
+    const queued = await api(relay.baseUrl, 'POST', `/v1/events/replay/${cliEvent}`, { key });
+    expect(queued.status).toBe(200);
+    expect(queued.body.replay).toEqual([{ destination_id: cli.destinations[0].id, outcome: 'waiting_for_listener' }]);
+    expect(queued.body.deliveries).toEqual([expect.objectContaining({ destination_id: cli.destinations[0].id, status: 'pending', next_trigger: 'replay' })]);
+    expectProblem(await api(relay.baseUrl, 'POST', `/v1/events/replay/${cliEvent}`, { key, json: { destination_id: 'dst_01JD2Y0Z3M4N5P6Q7R8S9TVWXY' } }), 404, 'destination_not_found');
+    expect((await api(relay.baseUrl, 'DELETE', `/v1/endpoints/${cli.id}`, { key })).status).toBe(204);
+    expectProblem(await api(relay.baseUrl, 'POST', `/v1/events/replay/${cliEvent}`, { key }), 409, 'replay_nowhere');
   });
 
   it('replays many by filter and says how many', async () => {
@@ -313,7 +319,7 @@ describe('replay', () => {
       switchable.respond = () => ({ status: 200 });
       const response = await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { endpoint_id: endpoint.id, status: 'failed' } });
       expect(response.status).toBe(202);
-      expect(response.body).toEqual({ replayed: 4, limit: 10_000 });
+      expect(response.body).toEqual({ replayed: 4, deliveries: 4, waiting_for_listener: 0, limit: 10_000 });
       for (const id of ids) {
         const event = await until(id, 'delivered');
         expect(event.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200 });
@@ -338,7 +344,7 @@ describe('private destinations', () => {
       }
       // A destination that became private after it was accepted is refused when delivering.
       const endpoint = await createEndpoint(strict.baseUrl, strictKey, { name: 'public', destination: { type: 'url', url: 'http://public.invalid/x' } });
-      await sqlRows(strict, 'update endpoint set destination_url = ? where id = ?', [receiver.url, endpoint.id]);
+      await sqlRows(strict, 'update destination set url = ? where endpoint_id = ?', [receiver.url, endpoint.id]);
       const id = (await readJson(await fetch(endpoint.url, { method: 'POST', body: 'x' }))).id;
       const { attempts } = await firstAttempt(strict.baseUrl, strictKey, id);
       expect(attempts[0]).toMatchObject({ response_status: null, error: expect.stringMatching(/private, loopback or link-local/) });

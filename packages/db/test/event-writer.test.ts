@@ -3,6 +3,7 @@ import { newId } from '@hook/core';
 import { createOrm, EventWriter, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
+import { insertEndpoint } from './rows.ts';
 
 let database: TestDatabase;
 let orm: Orm;
@@ -18,11 +19,7 @@ beforeAll(async () => {
   const now = new Date();
   for (const [account, endpoint] of [[accountId, endpointId], [otherAccountId, otherEndpointId]] as const) {
     await connection.execute('insert into account (id, plan, created_at) values (?, ?, ?)', [account, 'free', now]);
-    await connection.execute(
-      `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, secret, created_at, updated_at)
-       values (?, ?, 'w', ?, 'active', 'cli', 'whsec_x', ?, ?)`,
-      [endpoint, account, `ingest-${endpoint}`, now, now],
-    );
+    await insertEndpoint((text, params) => connection.execute(text, params), account, [{ type: 'cli' }], { id: endpoint });
   }
 });
 afterAll(async () => {
@@ -35,7 +32,7 @@ function event(body: string, overrides: Partial<NewEvent> = {}): NewEvent {
   return {
     id: newId('event'), accountId, endpointId, type: null, method: 'POST', path: '', query: '',
     headers: { 'content-type': 'text/plain' }, body: Buffer.from(body), contentType: 'text/plain',
-    size: Buffer.byteLength(body), receivedAt, status: 'pending', nextAttemptAt: null, ...overrides,
+    size: Buffer.byteLength(body), receivedAt, status: 'pending', ...overrides,
   };
 }
 

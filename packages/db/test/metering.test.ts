@@ -3,6 +3,7 @@ import { newId, usageMonth } from '@hook/core';
 import { addTransformationCpu, createOrm, EventWriter, readAccountUsage, recordTransformationThrottled, type InsertOutcome, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
+import { insertEndpoint } from './rows.ts';
 
 let database: TestDatabase;
 const orms: Orm[] = [];
@@ -24,17 +25,13 @@ beforeEach(async () => {
   accountId = newId('account');
   endpointId = newId('endpoint');
   await sql('insert into account (id, plan, created_at) values (?, ?, now())', [accountId, 'free']);
-  await sql(
-    `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, secret, created_at, updated_at)
-     values (?, ?, 'm', ?, 'active', 'cli', 'whsec_x', now(), now())`,
-    [endpointId, accountId, `ingest-${endpointId}`],
-  );
+  await insertEndpoint(sql, accountId, [{ type: 'cli' }], { id: endpointId });
 });
 
 function event(receivedAt = new Date()): NewEvent {
   return {
     id: newId('event'), accountId, endpointId, type: null, method: 'POST', path: '', query: '', headers: {},
-    body: Buffer.from('{}'), contentType: 'application/json', size: 2, receivedAt, status: 'pending', nextAttemptAt: null,
+    body: Buffer.from('{}'), contentType: 'application/json', size: 2, receivedAt, status: 'pending',
   };
 }
 

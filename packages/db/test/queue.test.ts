@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { firstIdAt, newId } from '@hook/core';
+import { DESTINATION_FAILURE_LIMIT, firstIdAt, newId } from '@hook/core';
 import pg from 'pg';
-import { claimDueEvents, createOrm, DUE_CHANNEL, EventWriter, listenBacklog, recordAttempts, refreshQueueStatistics, type NewEvent, type Orm } from '../src/index.ts';
-import { CLAIM_DUE } from '../src/queue-sql.ts';
+import {
+  AttemptRecorder, CLAIM_DUE, claimDue, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, type ClaimedDelivery, type NewEvent, type Orm,
+} from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
+import { insertEndpoint } from './rows.ts';
 
 let database: TestDatabase;
 let orm: Orm;
 const accountId = newId('account');
-const endpointId = newId('endpoint');
-/** An endpoint whose events are only stored (a CLI destination nobody listens to). */
-const otherEndpointId = newId('endpoint');
+let endpointId: string;
+let destinationId: string;
 
 async function sql(text: string, params: unknown[] = []): Promise<any[]> {
   return orm.em.fork().getConnection().execute(text, params);
@@ -21,16 +22,7 @@ beforeAll(async () => {
   database = await freshDatabase();
   orm = await createOrm({ databaseUrl: database.url, poolMax: 20 });
   await sql('insert into account (id, plan, created_at) values (?, ?, now())', [accountId, 'free']);
-  await sql(
-    `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, destination_url, secret, created_at, updated_at)
-     values (?, ?, 'q', 'ingest-q', 'active', 'url', 'http://127.0.0.1:9/x', 'whsec_AAAA', now(), now())`,
-    [endpointId, accountId],
-  );
-  await sql(
-    `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, destination_url, secret, created_at, updated_at)
-     values (?, ?, 'o', 'ingest-o', 'active', 'cli', null, 'whsec_AAAA', now(), now())`,
-    [otherEndpointId, accountId],
-  );
+  ({ endpointId, destinationIds: [destinationId!] } = await insertEndpoint(sql, accountId));
 });
 afterAll(async () => {
   await orm.close();
@@ -38,83 +30,182 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   await sql('delete from attempt');
+  await sql('delete from delivery');
   await sql('delete from event');
+  await sql('delete from notification_outbox');
+  await sql("update destination set status = 'active', disabled_reason = null, consecutive_failures = 0, failing_since = null where id = ?", [destinationId]);
+  await sql("update endpoint set status = 'active' where id = ?", [endpointId]);
 });
 
-async function due(count: number): Promise<string[]> {
+function newEvent(endpoint: string, overrides: Partial<NewEvent> = {}): NewEvent {
+  const receivedAt = new Date(Date.now() - 1000);
+  return {
+    id: newId('event'), accountId, endpointId: endpoint, type: null, method: 'POST', path: '', query: '', headers: {}, body: Buffer.from('e'),
+    contentType: null, size: 1, receivedAt, status: 'pending', ...overrides,
+  };
+}
+
+async function due(count: number, endpoint = endpointId): Promise<string[]> {
   const writer = new EventWriter(orm);
-  const now = new Date(Date.now() - 1000);
-  const events: NewEvent[] = Array.from({ length: count }, (_, i) => ({
-    id: newId('event'), accountId, endpointId, type: null, method: 'POST', path: '', query: '', headers: {}, body: Buffer.from(`e${i}`),
-    contentType: null, size: 2, receivedAt: now, status: 'pending', nextAttemptAt: now,
-  }));
-  await Promise.all(events.map((event) => writer.write(event)));
+  const events = Array.from({ length: count }, () => newEvent(endpoint));
+  for (const event of events) await writer.write(event);
   return events.map((event) => event.id);
 }
 
-describe('claimDueEvents', () => {
-  it('never hands one event to two concurrent claimers', async () => {
+const claimOptions = { limit: 1000, leaseMs: 60_000, perDestinationLimit: 1000 };
+
+function result(delivery: ClaimedDelivery, status: number | null, next: { status: 'delivered' | 'retrying' | 'failed'; nextAttemptAt?: Date | null }) {
+  return {
+    delivery,
+    attempt: { id: newId('attempt'), startedAt: new Date(), durationMs: 5, responseStatus: status, responseBody: null, error: status === null ? 'refused' : null },
+    next: { status: next.status, autoAttempts: delivery.autoAttempts + 1, nextAttemptAt: next.nextAttemptAt ?? null },
+    health: status !== null && status >= 200 && status < 300 ? 'ok' as const : 'failed' as const,
+  };
+}
+
+describe('claimDue', () => {
+  it('never hands one delivery to two concurrent claimers', async () => {
     const ids = await due(300);
-    const claims = await Promise.all(Array.from({ length: 12 }, () => claimDueEvents(orm, { limit: 40, leaseMs: 60_000, perEndpointLimit: 1000 })));
+    const claims = await Promise.all(Array.from({ length: 12 }, () => claimDue(orm, { limit: 40, leaseMs: 60_000, perDestinationLimit: 1000 })));
     const claimed = claims.flat().map((delivery) => delivery.id);
     expect(new Set(claimed).size).toBe(claimed.length);
     expect(claimed.every((id) => ids.includes(id))).toBe(true);
     // Claimed ones are leased: a second round takes only what is left.
-    const rest = await claimDueEvents(orm, { limit: 1000, leaseMs: 60_000, perEndpointLimit: 1000 });
+    const rest = await claimDue(orm, claimOptions);
     expect(rest.length + claimed.length).toBe(300);
     expect(rest.some((delivery) => claimed.includes(delivery.id))).toBe(false);
   });
 
-  it('keeps an endpoint within its in-flight limit, and takes events in arrival order', async () => {
+  it('keeps a destination within its in-flight limit (the relay\'s share, or its own max_in_flight if lower), in arrival order', async () => {
     const ids = await due(10);
-    const first = await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 3 });
+    const first = await claimDue(orm, { limit: 10, leaseMs: 60_000, perDestinationLimit: 3 });
     expect(first.map((delivery) => delivery.id)).toEqual(ids.slice(0, 3));
-    expect(await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 3 })).toEqual([]);
+    expect(await claimDue(orm, { limit: 10, leaseMs: 60_000, perDestinationLimit: 3 })).toEqual([]);
+    await sql('update destination set max_in_flight = 4 where id = ?', [destinationId]);
+    try {
+      expect((await claimDue(orm, { limit: 10, leaseMs: 60_000, perDestinationLimit: 8 })).map((delivery) => delivery.id)).toEqual([ids[3]]);
+    } finally {
+      await sql('update destination set max_in_flight = null where id = ?', [destinationId]);
+    }
   });
 
-  it('gives an expired lease to the next claimer, and only the lease holder moves the event on', async () => {
+  it('gives an expired lease to the next claimer, and only the lease holder moves the delivery on', async () => {
     const [id] = await due(1);
-    const [stale] = await claimDueEvents(orm, { limit: 1, leaseMs: 50, perEndpointLimit: 10 });
+    const [stale] = await claimDue(orm, { limit: 1, leaseMs: 50, perDestinationLimit: 10 });
     expect(stale!.id).toBe(id);
-    expect(await claimDueEvents(orm, { limit: 1, leaseMs: 50, perEndpointLimit: 10 })).toEqual([]);
+    expect(await claimDue(orm, { limit: 1, leaseMs: 50, perDestinationLimit: 10 })).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 80));
-    const [fresh] = await claimDueEvents(orm, { limit: 1, leaseMs: 60_000, perEndpointLimit: 10 });
+    const [fresh] = await claimDue(orm, { limit: 1, leaseMs: 60_000, perDestinationLimit: 10 });
     expect(fresh!.id).toBe(id);
     expect(fresh!.leaseId).not.toBe(stale!.leaseId);
 
-    const attempt = { startedAt: new Date(), durationMs: 5, responseStatus: 200, responseBody: 'ok', error: null };
-    const delivered = { status: 'delivered' as const, autoAttempts: 1, nextAttemptAt: null };
-    expect(await recordAttempts(orm, [{ ...attempt, id: newId('attempt'), delivery: stale!, next: delivered }])).toEqual([false]);
-    const [afterStale] = await sql('select status, lease_id from event where id = ?', [id]);
+    const recorder = new AttemptRecorder(orm);
+    expect(await recorder.record(result(stale!, 200, { status: 'delivered' }))).toEqual({ held: false, eventStatus: null });
+    const [afterStale] = await sql('select status, lease_id from delivery where event_id = ?', [id]);
     expect(afterStale).toEqual({ status: 'pending', lease_id: fresh!.leaseId });
-    expect(await recordAttempts(orm, [{ ...attempt, id: newId('attempt'), delivery: fresh!, next: delivered }])).toEqual([true]);
-    const [after] = await sql('select status, lease_id, attempt_count, next_attempt_at from event where id = ?', [id]);
-    expect(after).toEqual({ status: 'delivered', lease_id: null, attempt_count: 1, next_attempt_at: null });
-    expect(await sql('select count(*)::int as n from attempt where event_id = ?', [id])).toEqual([{ n: 2 }]);
+    expect(await recorder.record(result(fresh!, 200, { status: 'delivered' }))).toEqual({ held: true, eventStatus: 'delivered' });
+    const [after] = await sql('select l.status, l.lease_id, l.attempt_count, e.status as event_status, e.attempt_count as event_attempts from delivery l join event e on e.id = l.event_id where l.event_id = ?', [id]);
+    expect(after).toEqual({ status: 'delivered', lease_id: null, attempt_count: 1, event_status: 'delivered', event_attempts: 1 });
+    expect(await sql('select count(*)::int as n from attempt where event_id = ? and destination_id = ?', [id, destinationId])).toEqual([{ n: 2 }]);
   });
 
-  it('skips paused endpoints and leaves their events waiting', async () => {
+  it('skips paused endpoints and paused destinations, leaving their deliveries waiting', async () => {
     await due(2);
-    await sql("update endpoint set status = 'paused' where id = ?", [endpointId]);
-    try {
-      expect(await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 10 })).toEqual([]);
-    } finally {
-      await sql("update endpoint set status = 'active' where id = ?", [endpointId]);
+    for (const [table, id] of [['endpoint', endpointId], ['destination', destinationId]] as const) {
+      await sql(`update ${table} set status = 'paused' where id = ?`, [id]);
+      try {
+        expect(await claimDue(orm, claimOptions)).toEqual([]);
+      } finally {
+        await sql(`update ${table} set status = 'active' where id = ?`, [id]);
+      }
     }
-    expect(await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 10 })).toHaveLength(2);
+    expect(await claimDue(orm, claimOptions)).toHaveLength(2);
+  });
+});
+
+describe('fan-out', () => {
+  it('stores one delivery per destination, each claimed and recorded on its own, and the event summarises them', async () => {
+    const fan = await insertEndpoint(sql, accountId, [{ url: 'http://127.0.0.1:9/a' }, { url: 'http://127.0.0.1:9/b', secret: 'whsec_BBBB' }, { type: 'cli' }]);
+    const [id] = await due(1, fan.endpointId);
+    expect(await sql('select destination_id, status from delivery where event_id = ? order by destination_id', [id])).toHaveLength(3);
+    expect((await sql('select delivery_count from event where id = ?', [id]))[0].delivery_count).toBe(3);
+    const claimed = (await claimDue(orm, claimOptions)).filter((delivery) => delivery.id === id);
+    // Workers take the URL destinations' deliveries, each signed with its own destination's secret.
+    expect(claimed.map((delivery) => [delivery.destinationId, delivery.destinationUrl, delivery.secrets]).sort()).toEqual([
+      [fan.destinationIds[0], 'http://127.0.0.1:9/a', ['whsec_AAAA']],
+      [fan.destinationIds[1], 'http://127.0.0.1:9/b', ['whsec_BBBB']],
+    ].sort());
+    const recorder = new AttemptRecorder(orm);
+    const [a, b] = [claimed.find((delivery) => delivery.destinationId === fan.destinationIds[0])!, claimed.find((delivery) => delivery.destinationId === fan.destinationIds[1])!];
+    const [recordedA, recordedB] = await Promise.all([
+      recorder.record(result(a, 200, { status: 'delivered' })),
+      recorder.record(result(b, 500, { status: 'retrying', nextAttemptAt: new Date(Date.now() + 60_000) })),
+    ]);
+    expect([recordedA.held, recordedB.held]).toEqual([true, true]);
+    // The listener's delivery is still pending, one retries: retrying wins.
+    expect((await sql('select status, attempt_count from event where id = ?', [id]))[0]).toEqual({ status: 'retrying', attempt_count: 2 });
+    const [listened] = await claimForListener(orm, { destinationId: fan.destinationIds[2]!, fromEventId: '', limit: 10, leaseMs: 60_000 });
+    expect(listened).toMatchObject({ id, destinationType: 'cli', trigger: 'listen', destinationUrl: null });
+    expect(await recorder.record(result(listened!, 200, { status: 'delivered' }))).toEqual({ held: true, eventStatus: 'retrying' });
+    await sql('delete from destination where endpoint_id = ?', [fan.endpointId]);
+  });
+});
+
+describe('claimForListener', () => {
+  it('claims a cli destination\'s due deliveries oldest first, one claimer each, and leaves older events for --skip-missed', async () => {
+    const cli = await insertEndpoint(sql, accountId, [{ type: 'cli' }]);
+    const ids = await due(4, cli.endpointId);
+    // Workers never take a cli destination's deliveries.
+    expect((await claimDue(orm, claimOptions)).filter((delivery) => ids.includes(delivery.id))).toEqual([]);
+    const skipping = await claimForListener(orm, { destinationId: cli.destinationIds[0]!, fromEventId: firstIdAt('event', Date.now() + 60_000), limit: 10, leaseMs: 60_000 });
+    expect(skipping).toEqual([]);
+    const [one, two] = await Promise.all([1, 2].map(() => claimForListener(orm, { destinationId: cli.destinationIds[0]!, fromEventId: '', limit: 3, leaseMs: 60_000 })));
+    const claimed = [...one!, ...two!].map((delivery) => delivery.id);
+    expect(claimed.sort()).toEqual([...ids].sort());
+    expect(one!.map((delivery) => delivery.id)).toEqual([...one!.map((delivery) => delivery.id)].sort());
+    await sql('delete from destination where endpoint_id = ?', [cli.endpointId]);
+  });
+});
+
+describe('destination health', () => {
+  it('a 2xx after failures makes the destination\'s other retrying deliveries due now; a 410 disables it and its endpoint, with notifications', async () => {
+    const ids = await due(3);
+    const later = new Date(Date.now() + 3_600_000);
+    const recorder = new AttemptRecorder(orm);
+    const claimed = await claimDue(orm, claimOptions);
+    for (const delivery of claimed.slice(0, 2)) await recorder.record(result(delivery, 500, { status: 'retrying', nextAttemptAt: later }));
+    expect((await sql('select consecutive_failures, failing_since is not null as failing from destination where id = ?', [destinationId]))[0]).toEqual({ consecutive_failures: 2, failing: true });
+    await recorder.record(result(claimed[2]!, 200, { status: 'delivered' }));
+    expect((await sql('select consecutive_failures, failing_since from destination where id = ?', [destinationId]))[0]).toEqual({ consecutive_failures: 0, failing_since: null });
+    const retrying = await sql('select event_id, next_attempt_at <= now() as due from delivery where event_id in (?, ?)', [ids[0], ids[1]]);
+    expect(retrying.map((row) => row.due)).toEqual([true, true]);
+
+    const again = await claimDue(orm, claimOptions);
+    expect(again.map((delivery) => delivery.id).sort()).toEqual([ids[0], ids[1]].sort());
+    await recorder.record(result(again[0]!, 410, { status: 'retrying', nextAttemptAt: later }));
+    expect((await sql('select status, disabled_reason from destination where id = ?', [destinationId]))[0]).toEqual({ status: 'disabled', disabled_reason: 'gone_410' });
+    expect((await sql('select status from endpoint where id = ?', [endpointId]))[0].status).toBe('disabled');
+    const notices = await sql('select type, data from notification_outbox order by type');
+    expect(notices.map((row) => row.type)).toEqual(['destination.disabled', 'endpoint.disabled']);
+    expect(notices.find((row) => row.type === 'destination.disabled').data).toMatchObject({ endpoint_id: endpointId, destination_id: destinationId, reason: 'gone_410' });
+  });
+
+  it(`disables a destination that failed ${DESTINATION_FAILURE_LIMIT.attempts} attempts in a row over at least its span, not sooner`, async () => {
+    const ids = await due(2);
+    const recorder = new AttemptRecorder(orm);
+    const later = new Date(Date.now() + 3_600_000);
+    await sql('update destination set consecutive_failures = ?, failing_since = now() where id = ?', [DESTINATION_FAILURE_LIMIT.attempts, destinationId]);
+    const [first, second] = await claimDue(orm, claimOptions);
+    await recorder.record(result(first!, 500, { status: 'retrying', nextAttemptAt: later }));
+    expect((await sql('select status from destination where id = ?', [destinationId]))[0].status).toBe('active');
+    await sql(`update destination set failing_since = now() - make_interval(secs => ?) where id = ?`, [DESTINATION_FAILURE_LIMIT.spanMs / 1000 + 60, destinationId]);
+    await recorder.record(result(second!, null, { status: 'retrying', nextAttemptAt: later }));
+    expect((await sql('select status, disabled_reason from destination where id = ?', [destinationId]))[0]).toEqual({ status: 'disabled', disabled_reason: 'failing' });
+    expect(ids).toHaveLength(2);
   });
 });
 
 describe('insertEvents with a lease (the shortcut for new events)', () => {
-  function leasedEvent(endpoint: string, leaseId: string | null): NewEvent {
-    const now = new Date();
-    return {
-      id: newId('event'), accountId, endpointId: endpoint, type: null, method: 'POST', path: '', query: '', headers: { 'x-a': '1' },
-      body: Buffer.from([0xff, 0x00, 0x01]), contentType: null, size: 3, receivedAt: now, status: 'pending', nextAttemptAt: now,
-      lease: leaseId ? { id: leaseId, ms: 60_000 } : null,
-    };
-  }
-
   async function notificationsDuring(action: () => Promise<unknown>): Promise<number> {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
@@ -130,66 +221,30 @@ describe('insertEvents with a lease (the shortcut for new events)', () => {
     }
   }
 
-  it('stores the event claimed and returns its delivery, without waking the workers', async () => {
-    const event = leasedEvent(endpointId, 'lease.1');
+  it('stores the delivery claimed and returns it, without waking the workers', async () => {
+    const event = newEvent(endpointId, { headers: { 'x-a': '1' }, body: Buffer.from([0xff, 0x00, 0x01]), size: 3, lease: { id: 'lease.1', ms: 60_000 } });
     let outcome: Awaited<ReturnType<EventWriter['write']>> | undefined;
     expect(await notificationsDuring(async () => (outcome = await new EventWriter(orm).write(event)))).toBe(0);
     const delivery = outcome?.stored ? outcome.delivery : null;
-    expect(delivery).toMatchObject({ id: event.id, leaseId: 'lease.1', destinationUrl: 'http://127.0.0.1:9/x', secrets: ['whsec_AAAA'], attemptCount: 0, trigger: 'auto' });
+    expect(delivery).toMatchObject({ id: event.id, destinationId, leaseId: 'lease.1', destinationUrl: 'http://127.0.0.1:9/x', secrets: ['whsec_AAAA'], attemptCount: 0, trigger: 'auto' });
     expect(delivery!.body.equals(event.body)).toBe(true);
-    const [row] = await sql('select lease_id, locked_until > now() + interval \'50 seconds\' as long_lease from event where id = ?', [event.id]);
+    const [row] = await sql('select lease_id, locked_until > now() + interval \'50 seconds\' as long_lease from delivery where event_id = ?', [event.id]);
     expect(row).toEqual({ lease_id: 'lease.1', long_lease: true });
     // Nobody else can claim it while the lease holds.
-    expect(await claimDueEvents(orm, { limit: 10, leaseMs: 60_000, perEndpointLimit: 10 })).toEqual([]);
+    expect(await claimDue(orm, claimOptions)).toEqual([]);
   });
 
-  it('stores the event unclaimed, and wakes the workers, when the endpoint is paused by then', async () => {
-    const pausedId = newId('endpoint');
-    await sql(
-      `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, destination_url, secret, created_at, updated_at)
-       values (?, ?, 'paused', ?, 'paused', 'url', 'http://127.0.0.1:9/p', 'whsec_BBBB', now(), now())`,
-      [pausedId, accountId, `ingest-${pausedId}`],
-    );
+  it('stores the delivery unclaimed, and wakes the workers, when the endpoint is paused by then or has several destinations', async () => {
+    const paused = await insertEndpoint(sql, accountId, [{}], { status: 'paused' });
+    const fan = await insertEndpoint(sql, accountId, [{}, {}]);
     const writer = new EventWriter(orm);
-    const paused = leasedEvent(pausedId, 'lease.2');
-    const active = leasedEvent(endpointId, 'lease.3');
+    const events = [newEvent(paused.endpointId, { lease: { id: 'lease.2', ms: 60_000 } }), newEvent(endpointId, { lease: { id: 'lease.3', ms: 60_000 } }), newEvent(fan.endpointId, { lease: { id: 'lease.4', ms: 60_000 } })];
     let results: unknown[] = [];
-    expect(await notificationsDuring(async () => (results = await Promise.all([writer.write(paused), writer.write(active)])))).toBeGreaterThan(0);
+    expect(await notificationsDuring(async () => (results = await Promise.all(events.map((event) => writer.write(event)))))).toBeGreaterThan(0);
     expect(results[0]).toEqual({ stored: true, delivery: null });
-    expect(results[1]).toMatchObject({ stored: true, delivery: { id: active.id, leaseId: 'lease.3' } });
-    const rows = await sql('select id, lease_id, locked_until from event where id in (?, ?) order by id', [paused.id, active.id]);
-    expect(rows.find((row) => row.id === paused.id)).toMatchObject({ lease_id: null, locked_until: null });
-  });
-});
-
-describe('listenBacklog', () => {
-  it('offers pending events from the floor up and due retries from anywhere, oldest first', async () => {
-    const cliId = newId('endpoint');
-    await sql(
-      `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, secret, created_at, updated_at)
-       values (?, ?, 'cli', ?, 'active', 'cli', 'whsec_CCCC', now(), now())`,
-      [cliId, accountId, `ingest-${cliId}`],
-    );
-    const writer = new EventWriter(orm);
-    const at = (offsetMs: number): NewEvent => {
-      const receivedAt = new Date(Date.now() - 120_000 + offsetMs);
-      return {
-        // An id made at receivedAt (newId never goes back in time, so it would not do for past times).
-        id: `${firstIdAt('event', receivedAt.getTime()).slice(0, -6)}${String(offsetMs % 1_000_000).padStart(6, '0')}`, accountId, endpointId: cliId, type: null, method: 'POST', path: '', query: '', headers: {},
-        body: Buffer.from('x'), contentType: null, size: 1, receivedAt, status: 'pending', nextAttemptAt: null,
-      };
-    };
-    const [oldPending, oldRetry, notDue, newPending] = [at(0), at(1000), at(2000), at(60_000)];
-    for (const event of [oldPending, oldRetry, notDue, newPending]) await writer.write(event);
-    await sql("update event set status = 'retrying', next_attempt_at = now() - interval '1 second' where id = ?", [oldRetry.id]);
-    await sql("update event set status = 'retrying', next_attempt_at = now() + interval '1 hour' where id = ?", [notDue.id]);
-    const read = (pendingFromId: string, excludeIds: string[] = []) =>
-      listenBacklog(orm, { endpointId: cliId, since: null, pendingFromId, excludeIds, limit: 10 }).then((events) => events.map((event) => event.id));
-
-    expect(await read('')).toEqual([oldPending.id, oldRetry.id, newPending.id]);
-    const floor = firstIdAt('event', newPending.receivedAt.getTime() - 1000);
-    expect(await read(floor)).toEqual([oldRetry.id, newPending.id]); // below the floor only the due retry
-    expect(await read('', [oldRetry.id, oldPending.id])).toEqual([newPending.id]);
+    expect(results[1]).toMatchObject({ stored: true, delivery: { id: events[1]!.id, leaseId: 'lease.3' } });
+    expect(results[2]).toEqual({ stored: true, delivery: null });
+    expect(await sql('select count(*)::int as n from delivery where lease_id is not null')).toEqual([{ n: 1 }]);
   });
 });
 
@@ -200,49 +255,44 @@ function planNodes(node: Record<string, any>): Record<string, any>[] {
 
 describe('the claim statement plan', () => {
   it('with statistics a backlog outgrew: counts live leases in their index, walks the due index once, in order, and finds every other row by primary key', async () => {
-    // Statistics taken while the table held 5,000 events of another endpoint and none of
-    // this one's (as in bench:delivery's throughput phase), then a backlog of 3,000 due
-    // events behind a history of 2,000 delivered ones whose claimed versions are dead:
-    // what a claim meets when events arrive faster than the statistics are refreshed.
-    await sql(
-      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, status, next_attempt_at)
-       select 'evt_o' || lpad(g::text, 8, '0'), ?, ?, 'POST', '', '', '{}', '\\x00', 1, now(), 'pending', null
-       from generate_series(1, 5000) g`,
-      [accountId, otherEndpointId],
+    // Statistics taken while the table held 5,000 deliveries of another destination and
+    // none of this one's (as in bench:delivery's throughput phase), then a backlog of 3,000
+    // due deliveries behind a history of 2,000 delivered ones whose claimed versions are
+    // dead: what a claim meets when events arrive faster than the statistics are refreshed.
+    const other = await insertEndpoint(sql, accountId, [{ type: 'cli' }]);
+    const insertDeliveries = (prefix: string, endpoint: string, destination: string, columns: string, values: string) => sql(
+      `with e as (
+         insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, status)
+         select 'evt_${prefix}' || lpad(g::text, 8, '0'), ?, ?, 'POST', '', '', '{}', '\\x00', 1, now(), 'pending' from generate_series(1, ?) g
+         returning id
+       )
+       insert into delivery (event_id, destination_id, account_id, endpoint_id, status${columns}) select id, ?, ?, ?, 'pending'${values} from e`,
+      [accountId, endpoint, prefix === 'o' ? 5000 : prefix === 'h' ? 2000 : 3000, destination, accountId, endpoint],
     );
-    await sql('analyze event');
-    await sql(
-      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, status, next_attempt_at, lease_id, locked_until)
-       select 'evt_h' || lpad(g::text, 8, '0'), ?, ?, 'POST', '', '', '{}', '\\x00', 1, now(), 'pending', now(), 'l' || g, now() + interval '30 s'
-       from generate_series(1, 2000) g`,
-      [accountId, endpointId],
-    );
-    await sql(`update event set status = 'delivered', next_attempt_at = null, lease_id = null, locked_until = null where endpoint_id = ?`, [endpointId]);
-    await sql(
-      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, status, next_attempt_at)
-       select 'evt_w' || lpad(g::text, 8, '0'), ?, ?, 'POST', '', '', '{}', '\\x00', 1, now(), 'pending', now() - interval '1 min'
-       from generate_series(1, 3000) g`,
-      [accountId, endpointId],
-    );
+    await insertDeliveries('o', other.endpointId, other.destinationIds[0]!, ', next_attempt_at', ', null');
+    await sql('analyze delivery');
+    await insertDeliveries('h', endpointId, destinationId, ', next_attempt_at, lease_id, locked_until', ", now(), 'l' || id, now() + interval '30 s'");
+    await sql(`update delivery set status = 'delivered', next_attempt_at = null, lease_id = null, locked_until = null where destination_id = ?`, [destinationId]);
+    await insertDeliveries('w', endpointId, destinationId, ', next_attempt_at', ", now() - interval '1 min'");
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
-      const settings = Object.entries(CLAIM_DUE.planner).map(([setting, value]) => `set local ${setting} = ${value}`).join('; ');
+      const settings = Object.entries(CLAIM_DUE.planner!).map(([setting, value]) => `set local ${setting} = ${value}`).join('; ');
       await client.query(`begin; ${settings}`);
       await client.query(`prepare claim_plan as ${CLAIM_DUE.text}`);
       const explained = await client.query(`explain (format json) execute claim_plan(16, 30000, 32, 'lease')`);
       const nodes = planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
-      const onEvent = nodes.filter((node) => node['Relation Name'] === 'event');
+      const onQueue = nodes.filter((node) => node['Relation Name'] === 'delivery' || node['Relation Name'] === 'event');
       expect(nodes.filter((node) => String(node['Node Type']).startsWith('Bitmap'))).toEqual([]);
-      expect(onEvent.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);
-      // no walk of a whole index either: every index scan on event has a condition
-      expect(onEvent.filter((node) => String(node['Node Type']).startsWith('Index') && !node['Index Cond'])).toEqual([]);
-      expect(onEvent.filter((node) => node['Index Name'] === 'event_leased_idx')).toHaveLength(1);
-      expect(onEvent.filter((node) => node['Index Name'] === 'event_due_idx')).toHaveLength(1);
+      expect(onQueue.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);
+      // no walk of a whole index either: every index scan on the queue has a condition
+      expect(onQueue.filter((node) => String(node['Node Type']).startsWith('Index') && !node['Index Cond'])).toEqual([]);
+      expect(onQueue.filter((node) => node['Index Name'] === 'delivery_leased_idx')).toHaveLength(1);
+      expect(onQueue.filter((node) => node['Index Name'] === 'delivery_due_idx')).toHaveLength(1);
       // every other row is found by its primary key
-      const probes = onEvent.filter((node) => String(node['Node Type']).startsWith('Index') && node['Index Name'] !== 'event_leased_idx' && node['Index Name'] !== 'event_due_idx');
+      const probes = onQueue.filter((node) => String(node['Node Type']).startsWith('Index') && !['delivery_leased_idx', 'delivery_due_idx'].includes(node['Index Name']));
       expect(probes.length).toBeGreaterThanOrEqual(2);
-      for (const probe of probes) expect([probe['Index Name'], probe['Index Cond']]).toEqual(['event_pkey', expect.stringMatching(/^\(id = /)]);
+      for (const probe of probes) expect(probe['Index Name']).toMatch(/^(delivery|event)_pkey$/);
     } finally {
       await client.query('rollback');
       await client.end();
@@ -251,13 +301,13 @@ describe('the claim statement plan', () => {
 });
 
 describe('refreshQueueStatistics', () => {
-  const estimatedRows = async (): Promise<number> => Number((await sql(`select reltuples from pg_class where relname = 'event'`))[0].reltuples);
+  const estimatedRows = async (): Promise<number> => Number((await sql(`select reltuples from pg_class where relname = 'delivery'`))[0].reltuples);
 
   it('analyses a table with rows, and leaves an emptied one as it was so it is not taken for empty while it refills', async () => {
     await due(300);
     expect(await refreshQueueStatistics(orm)).toBe(true);
     expect(await estimatedRows()).toBe(300);
-    await sql('delete from event');
+    await sql('delete from delivery');
     expect(await refreshQueueStatistics(orm)).toBe(false);
     expect(await estimatedRows()).toBe(300);
     await due(10);

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretKey, generateSigningSecret, newId, SecretBox } from '@hook/core';
-import { claimDueEvents, createOrm, EventWriter, openSigningSecret, prepareSigningSecrets, sealSigningSecret, type Orm } from '../src/index.ts';
+import { claimDue, createOrm, EventWriter, openSigningSecret, prepareSigningSecrets, sealSigningSecret, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
+import { insertEndpoint } from './rows.ts';
 
 let database: TestDatabase;
 let orm: Orm;
@@ -15,13 +16,7 @@ async function sql(text: string, params: unknown[] = []): Promise<any[]> {
 
 /** An endpoint row written as a relay from before encryption did: plaintext secrets. */
 async function insertLegacyEndpoint(secret: string, previousSecret: string | null = null): Promise<string> {
-  const id = newId('endpoint');
-  await sql(
-    `insert into endpoint (id, account_id, name, ingest_id, status, destination_type, destination_url, secret, previous_secret, previous_secret_expires_at, created_at, updated_at)
-     values (?, ?, 'legacy', ?, 'active', 'url', 'http://127.0.0.1:9/x', ?, ?, ?, now(), now())`,
-    [id, accountId, `ingest-${id}`, secret, previousSecret, previousSecret ? new Date(Date.now() + 3_600_000) : null],
-  );
-  return id;
+  return (await insertEndpoint(sql, accountId, [{ secret, previousSecret }])).endpointId;
 }
 
 beforeAll(async () => {
@@ -42,14 +37,14 @@ describe('signing secrets at rest', () => {
       legacy.set(await insertLegacyEndpoint(...pair), pair);
     }
     const alreadySealed = sealSigningSecret(orm, generateSigningSecret());
-    await sql(`update endpoint set secret = ? where id = ?`, [alreadySealed, [...legacy.keys()][0]]);
+    await sql(`update destination set secret = ? where endpoint_id = ?`, [alreadySealed, [...legacy.keys()][0]]);
     legacy.get([...legacy.keys()][0]!)![0] = openSigningSecret(orm, alreadySealed);
 
-    // Batches of 2 over 5 endpoints: three statements; the one already sealed keeps its value.
+    // Batches of 2 over 5 destinations: three statements; the one already sealed keeps its value.
     expect(await prepareSigningSecrets(orm, 2)).toBe(5);
-    const plaintext = await sql(`select id from endpoint where secret like 'whsec_%' or previous_secret like 'whsec_%'`);
+    const plaintext = await sql(`select id from destination where secret like 'whsec_%' or previous_secret like 'whsec_%'`);
     expect(plaintext).toEqual([]);
-    const rows = await sql('select id, secret, previous_secret from endpoint');
+    const rows = await sql('select endpoint_id as id, secret, previous_secret from destination');
     for (const row of rows) {
       expect(row.secret).toMatch(/^enc:v1:[0-9a-f]{8}:/);
       const [secret, previousSecret] = legacy.get(row.id)!;
@@ -70,10 +65,10 @@ describe('signing secrets at rest', () => {
     for (const endpointId of [sealedId, legacyId]) {
       await writer.write({
         id: newId('event'), accountId, endpointId, type: null, method: 'POST', path: '', query: '', headers: {}, body: Buffer.from('{}'),
-        contentType: 'application/json', size: 2, receivedAt: past, status: 'pending', nextAttemptAt: past,
+        contentType: 'application/json', size: 2, receivedAt: past, status: 'pending',
       });
     }
-    const claimed = await claimDueEvents(orm, { limit: 10, leaseMs: 30_000, perEndpointLimit: 10 });
+    const claimed = await claimDue(orm, { limit: 10, leaseMs: 30_000, perDestinationLimit: 10 });
     expect(claimed.find((delivery) => delivery.endpointId === sealedId)!.secrets).toEqual([secret, previous]);
     expect(claimed.find((delivery) => delivery.endpointId === legacyId)!.secrets).toEqual(['whsec_AAAA']);
   });
