@@ -23,6 +23,21 @@ describe('endpoints', () => {
       destination: { type: 'cli' },
       transformation: null,
       filter: null,
+      destinations: [{
+        id: `dst_${endpoint.id.slice(3)}`,
+        endpoint_id: endpoint.id,
+        position: 0,
+        destination: { type: 'cli' },
+        status: 'active',
+        disabled_reason: null,
+        transformation: null,
+        filter: null,
+        rate_per_second: null,
+        max_in_flight: null,
+        health: { consecutive_failures: 0, failing_since: null },
+        created_at: endpoint.created_at,
+        updated_at: endpoint.created_at,
+      }],
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: endpoint.created_at,
     });
@@ -141,13 +156,13 @@ describe('endpoints', () => {
   it('stores signing secrets encrypted (HOOK_SECRET_KEY), never as the whsec_ value the API shows', async () => {
     const endpoint = await createEndpoint(relay.baseUrl, key);
     const rotated = await api(relay.baseUrl, 'POST', `/v1/endpoints/${endpoint.id}/rotate-secret`, { key });
-    const [row] = await relay.orm.em.fork().getConnection().execute<{ secret: string; previous_secret: string }[]>('select secret, previous_secret from endpoint where id = ?', [endpoint.id]);
+    const [row] = await relay.orm.em.fork().getConnection().execute<{ secret: string; previous_secret: string }[]>('select secret, previous_secret from destination where endpoint_id = ?', [endpoint.id]);
     expect(row!.secret).toMatch(/^enc:v1:[0-9a-f]{8}:/);
     expect(row!.previous_secret).toMatch(/^enc:v1:[0-9a-f]{8}:/);
     for (const shown of [rotated.body.secret, rotated.body.previous_secret]) {
       expect(JSON.stringify(row)).not.toContain(shown.slice('whsec_'.length));
     }
-    const plaintext = await relay.orm.em.fork().getConnection().execute(`select id from endpoint where secret like 'whsec_%' or previous_secret like 'whsec_%'`);
+    const plaintext = await relay.orm.em.fork().getConnection().execute(`select id from destination where secret like 'whsec_%' or previous_secret like 'whsec_%'`);
     expect(plaintext).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { verifyWebhook } from '@hook/client';
-import { enqueueNotification, recordListenAttempts, type ListenAttemptRecord } from '@hook/db';
+import { enqueueNotification, AttemptRecorder, claimForListener } from '@hook/db';
 import { newId } from '@hook/core';
 import { startReceiver, type Receiver, type ReceivedRequest } from '../../../test/support/receiver.ts';
 import { api, createEndpoint, expectProblem, readJson, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
@@ -93,7 +93,7 @@ describe('account notifications', () => {
     expect(changed.body).toMatchObject({ url: 'https://example.com/b', secret: set.body.secret, created_at: set.body.created_at });
     expect((await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key })).body).toEqual(changed.body);
     // The hidden endpoint's secret is stored encrypted like any other.
-    const stored = await relay.orm.em.fork().getConnection().execute<{ secret: string }[]>(`select secret from endpoint where kind = 'notifications' and destination_url = 'https://example.com/b'`);
+    const stored = await relay.orm.em.fork().getConnection().execute<{ secret: string }[]>(`select d.secret from endpoint p join destination d on d.endpoint_id = p.id where p.kind = 'notifications' and d.url = 'https://example.com/b'`);
     expect(stored.map((row: { secret: string }) => row.secret)).toEqual([expect.stringMatching(/^enc:v1:[0-9a-f]{8}:/)]);
     expectProblem(await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: 'ftp://example.com' } }), 400, 'validation_failed');
     expect((await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key })).status).toBe(204);
@@ -240,19 +240,24 @@ describe('account notifications', () => {
     expect(usageRows[0].n).toBe(0);
   });
 
-  it('queues one event.failed when listen answers make an event failed, however many listeners answer', async () => {
+  it('queues one event.failed when a listener\'s answer makes a delivery failed, however often it is recorded', async () => {
     const { key, accountId } = await signUp(relay.baseUrl);
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'cli' });
     const eventId = await sendEvent(endpoint.url, '{}');
-    const answer = (n: number): ListenAttemptRecord => ({
-      id: newId('attempt'), eventId, accountId, n, startedAt: new Date(), durationMs: 3, responseStatus: 502, responseBody: null, error: null,
-      next: { status: 'failed', autoAttempts: 6, nextAttemptAt: null },
+    const [claimed] = await claimForListener(relay.orm, { destinationId: endpoint.destinations[0].id, fromEventId: '', limit: 1, leaseMs: 60_000 });
+    expect(claimed!.id).toBe(eventId);
+    const answer = () => ({
+      delivery: { ...claimed!, autoAttempts: 6 },
+      attempt: { id: newId('attempt'), startedAt: new Date(), durationMs: 3, responseStatus: 502, responseBody: null, error: null },
+      next: { status: 'failed' as const, autoAttempts: 7, nextAttemptAt: null },
+      health: 'failed' as const,
     });
-    // Two listeners in one batch, then a third later: the event became failed once.
-    expect(await recordListenAttempts(relay.orm, [answer(7), answer(7)])).toEqual(['failed', 'failed']);
-    await recordListenAttempts(relay.orm, [answer(8)]);
+    // The same answer recorded twice (as a lost lease would): the delivery became failed once.
+    const recorder = new AttemptRecorder(relay.orm);
+    expect(await recorder.record(answer())).toEqual({ held: true, eventStatus: 'failed' });
+    expect(await recorder.record(answer())).toEqual({ held: false, eventStatus: null });
     const queued = await sqlRows(relay, 'select type, data from notification_outbox where account_id = ?', [accountId]);
-    expect(queued).toEqual([{ type: 'event.failed', data: { event_id: eventId, endpoint_id: endpoint.id, attempts: expect.any(Number), last_status: 502 } }]);
+    expect(queued).toEqual([{ type: 'event.failed', data: { event_id: eventId, endpoint_id: endpoint.id, destination_id: endpoint.destinations[0].id, attempts: 1, last_status: 502 } }]);
   });
 
   it('sends plan.changed when the plan changes', async () => {
@@ -342,7 +347,7 @@ describe('bulk replay', () => {
     const replayed = await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { status: 'failed' } });
     expect(replayed.status).toBe(202);
     expect(replayed.body).toMatchObject({ replayed: 1 });
-    const queued = await sqlRows(relay, "select id from event where account_id = ? and next_trigger = 'replay'", [accountId]);
+    const queued = await sqlRows(relay, "select event_id as id from delivery where account_id = ? and next_trigger = 'replay'", [accountId]);
     expect(queued.map((row) => row.id)).toEqual([id]);
   });
 });

@@ -160,7 +160,7 @@ describe('/metrics', () => {
     await eventually('the backlog delivered', scrape, (samples) => samples.get('hook_queue_depth') === 0);
   });
 
-  it('reads the queue with event_due_idx, not a scan of the events table', async () => {
+  it('reads the queue with delivery_due_idx, not a scan of the deliveries table', async () => {
     const em = relay.orm.em.fork();
     const plan = await em.transactional(async (tx) => {
       // On a table this small a sequential scan is cheapest; what matters is that the index serves the query.
@@ -168,7 +168,7 @@ describe('/metrics', () => {
       return tx.getConnection().execute(`explain (format json) ${QUEUE_STATUS_SQL}`, [], 'all', tx.getTransactionContext());
     });
     const text = JSON.stringify(plan);
-    expect(text).toContain('event_due_idx');
+    expect(text).toContain('delivery_due_idx');
     expect(text).not.toContain('Seq Scan');
   });
 

@@ -8,11 +8,14 @@
  *   (optionally one endpoint, `endpoint_id`, and one resulting status, `status`).
  * - `listen` (`endpoint_id` required): the server pushes `delivery` messages, at most
  *   `max_in_flight` unanswered, and the client answers each with a `result`. For an
- *   endpoint with a CLI destination the result is recorded as an attempt (trigger
- *   `listen`) and drives the event's status and retries; events that arrived while no
- *   listener was connected are delivered on connect, oldest first, unless
- *   `skip_missed=true`. For an endpoint with a URL destination, listening mirrors new
- *   events and results are not recorded.
+ *   endpoint with a `cli` destination the session claims that destination's deliveries
+ *   from the queue: each result is recorded as an attempt (trigger `listen`, or
+ *   `replay`) and drives the delivery's status and retries; deliveries that waited while
+ *   no listener was connected come on connect, oldest first (retrying ones at once),
+ *   unless `skip_missed=true`. Several listeners of one destination share its
+ *   deliveries, and each also gets the others' as `mirror` copies whose results are
+ *   not recorded. For an endpoint without a `cli` destination, listening mirrors new
+ *   events.
  *
  * Liveness: both sides send WebSocket pings every `heartbeat_interval_ms`; a side that
  * misses two pongs in a row closes the socket. A delivery whose listener disconnects
@@ -105,6 +108,12 @@ export interface DeliveryMessage {
   headers: Record<string, string>;
   /** The raw body, base64: bytes are bytes. */
   body_base64: string;
+  /**
+   * A copy of a delivery another listener of the destination claimed (or, on an endpoint
+   * without a `cli` destination, of a new event): answer it like any other; the answer
+   * is not recorded. Absent on the deliveries this listener's answers decide.
+   */
+  mirror?: true;
 }
 
 /** The relay refuses something and closes (bad query, say); the fields follow the API's problem documents. */

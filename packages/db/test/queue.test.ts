@@ -185,23 +185,32 @@ describe('destination health', () => {
     await recorder.record(result(again[0]!, 410, { status: 'retrying', nextAttemptAt: later }));
     expect((await sql('select status, disabled_reason from destination where id = ?', [destinationId]))[0]).toEqual({ status: 'disabled', disabled_reason: 'gone_410' });
     expect((await sql('select status from endpoint where id = ?', [endpointId]))[0].status).toBe('disabled');
+    // Its only destination: the endpoint's notification says it all.
     const notices = await sql('select type, data from notification_outbox order by type');
-    expect(notices.map((row) => row.type)).toEqual(['destination.disabled', 'endpoint.disabled']);
-    expect(notices.find((row) => row.type === 'destination.disabled').data).toMatchObject({ endpoint_id: endpointId, destination_id: destinationId, reason: 'gone_410' });
+    expect(notices).toEqual([{ type: 'endpoint.disabled', data: { endpoint_id: endpointId, reason: 'gone_410', disabled_at: expect.stringMatching(/Z$/) } }]);
   });
 
-  it(`disables a destination that failed ${DESTINATION_FAILURE_LIMIT.attempts} attempts in a row over at least its span, not sooner`, async () => {
-    const ids = await due(2);
+  it(`disables a destination that failed ${DESTINATION_FAILURE_LIMIT.attempts} attempts in a row over at least its span, not sooner, and says so`, async () => {
+    const fan = await insertEndpoint(sql, accountId, [{}, { type: 'cli' }]);
+    const failing = fan.destinationIds[0]!;
+    await due(2, fan.endpointId);
     const recorder = new AttemptRecorder(orm);
     const later = new Date(Date.now() + 3_600_000);
-    await sql('update destination set consecutive_failures = ?, failing_since = now() where id = ?', [DESTINATION_FAILURE_LIMIT.attempts, destinationId]);
+    await sql('update destination set consecutive_failures = ?, failing_since = now() where id = ?', [DESTINATION_FAILURE_LIMIT.attempts, failing]);
     const [first, second] = await claimDue(orm, claimOptions);
     await recorder.record(result(first!, 500, { status: 'retrying', nextAttemptAt: later }));
-    expect((await sql('select status from destination where id = ?', [destinationId]))[0].status).toBe('active');
-    await sql(`update destination set failing_since = now() - make_interval(secs => ?) where id = ?`, [DESTINATION_FAILURE_LIMIT.spanMs / 1000 + 60, destinationId]);
+    expect((await sql('select status from destination where id = ?', [failing]))[0].status).toBe('active');
+    await sql(`update destination set failing_since = now() - make_interval(secs => ?) where id = ?`, [DESTINATION_FAILURE_LIMIT.spanMs / 1000 + 60, failing]);
     await recorder.record(result(second!, null, { status: 'retrying', nextAttemptAt: later }));
-    expect((await sql('select status, disabled_reason from destination where id = ?', [destinationId]))[0]).toEqual({ status: 'disabled', disabled_reason: 'failing' });
-    expect(ids).toHaveLength(2);
+    expect((await sql('select status, disabled_reason, consecutive_failures from destination where id = ?', [failing]))[0])
+      .toEqual({ status: 'disabled', disabled_reason: 'failing', consecutive_failures: DESTINATION_FAILURE_LIMIT.attempts + 2 });
+    // Its other destination still takes events: the endpoint stays up, and the account hears of this one.
+    expect((await sql('select status from endpoint where id = ?', [fan.endpointId]))[0].status).toBe('active');
+    expect(await sql('select type, data from notification_outbox')).toEqual([{
+      type: 'destination.disabled',
+      data: { endpoint_id: fan.endpointId, destination_id: failing, reason: 'failing', consecutive_failures: DESTINATION_FAILURE_LIMIT.attempts + 2, disabled_at: expect.stringMatching(/Z$/) },
+    }]);
+    await sql('delete from destination where endpoint_id = ?', [fan.endpointId]);
   });
 });
 

@@ -81,7 +81,6 @@ export class ListenSession {
   #fillAgain = false;
   #closed = false;
   #pollTimer: NodeJS.Timeout | undefined;
-  #presenceTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
   #unregister: (() => void) | undefined;
   readonly #handle: ListenerHandle = { wake: () => this.#fill(), mirror: (message) => this.#mirror(message) };
@@ -125,10 +124,6 @@ export class ListenSession {
     // The destination is back: what was waiting for its retry is due now.
     await makeDestinationsDue(this.#options.orm, [this.#endpoint.destinationId!]);
     this.#schedulePoll();
-    this.#presenceTimer = setInterval(() => {
-      this.#stillThere().catch((error: unknown) => this.#options.onError(error));
-    }, LISTENER_PRESENCE_MS);
-    this.#presenceTimer.unref();
     this.#fill();
   }
 
@@ -152,18 +147,21 @@ export class ListenSession {
       this.#options.socket.close(1012, 'destination changed');
       return false;
     }
-    if (destination) {
+    if (destination && (destination.listenerSeenAt?.getTime() ?? 0) < Date.now() - LISTENER_PRESENCE_MS / 2) {
       destination.listenerSeenAt = new Date();
       await em.flush();
     }
     return true;
   }
 
+  /** Every poll: the endpoint still there, then a claim (retries come due this way). */
   #schedulePoll(): void {
     if (this.#closed) return;
     this.#pollTimer = setTimeout(() => {
-      this.#fill();
-      this.#schedulePoll();
+      this.#stillThere()
+        .then((open) => open && this.#fill())
+        .catch((error: unknown) => this.#options.onError(error))
+        .finally(() => this.#schedulePoll());
     }, this.#options.pollIntervalMs);
     this.#pollTimer.unref();
   }
@@ -269,7 +267,7 @@ export class ListenSession {
     while (this.#mirrorQueue.length > 0 && this.#mirrorsOut + this.#waiting.size < this.#options.maxInFlight) {
       const message = this.#mirrorQueue.shift()!;
       const deliveryId = `${this.sessionId}.m${++this.#deliveryCounter}`;
-      if (!sendMessage(this.#options.socket, { ...message, delivery_id: deliveryId })) return;
+      if (!sendMessage(this.#options.socket, { ...message, delivery_id: deliveryId, mirror: true })) return;
       this.#mirrorIds.add(deliveryId);
       this.#mirrorsOut += 1;
     }
@@ -307,7 +305,6 @@ export class ListenSession {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#pollTimer) clearTimeout(this.#pollTimer);
-    if (this.#presenceTimer) clearInterval(this.#presenceTimer);
     this.#unsubscribe?.();
     this.#unregister?.();
     // Unanswered deliveries go back untried: the next listener claims them.

@@ -79,6 +79,9 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
       }, new Date());
     });
     if (!created) await findEndpoint(request, request.params.id); // answers endpoint_not_found
+    // Ingest delivers an endpoint's only URL destination at once; with another, the queue does.
+    const endpoint = await request.em.findOneOrFail(Endpoint, { id: request.params.id }, { fields: ['ingestId'] });
+    options.targets.invalidate(endpoint.ingestId);
     return reply.code(201).send(presentDestination(created!));
   });
 
@@ -137,6 +140,7 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
       // Positions keep their gaps: the endpoint's first destination is its lowest, so the next takes the place of a deleted first.
       Object.assign(live.find((row) => row.id === destination.id)!, { deletedAt: now, updatedAt: now });
     });
+    options.targets.invalidate(endpoint.ingestId);
     return reply.code(204).send(null);
   });
 

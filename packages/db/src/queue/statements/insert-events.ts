@@ -161,7 +161,8 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
   const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${events.length}`, sql<InsertResultRow>`
     with batch as (
       select b.*,
-             (select count(*) from destination d where d.endpoint_id = b.endpoint_id and d.deleted_at is null)::int as delivery_count
+             (select count(*) from destination d where d.endpoint_id = b.endpoint_id and d.deleted_at is null)::int as delivery_count,
+             exists (select 1 from destination d where d.endpoint_id = b.endpoint_id and d.deleted_at is null and d.type = 'url') as has_url
       from unnest(
         ${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.endpointId)}::text[],
         ${column((e) => e.type)}::text[], ${column((e) => e.method)}::text[], ${column((e) => e.path)}::text[],
@@ -207,7 +208,8 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
                          content_type, size, received_at, status, attempt_count, next_attempt_at, delivery_count)
       select id, account_id, endpoint_id, type, method, path, query, headers::jsonb, body,
-             content_type, size, received_at, status, 0, received_at, delivery_count
+             -- the event's due time shows URL deliveries' (a listener's is whenever one connects)
+             content_type, size, received_at, status, 0, case when has_url then received_at end, delivery_count
       from accepted
       returning id
     ),

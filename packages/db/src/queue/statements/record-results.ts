@@ -19,8 +19,8 @@
  *   deliveries made due now; its capacity in the claim paces them. One that answered
  *   410, or failed DESTINATION_FAILURE_LIMIT.attempts in a row over at least its span,
  *   is disabled with a `destination.disabled` notification; an endpoint whose every
- *   destination is disabled is disabled too (`endpoint.disabled`), as before
- *   destinations. Destinations are locked (in id order) only when something about their
+ *   destination is disabled is disabled too, with one `endpoint.disabled` notification
+ *   instead (as before destinations). Destinations are locked (in id order) only when something about their
  *   health changes, so the healthy path takes no lock beyond its deliveries.
  */
 import { DESTINATION_FAILURE_LIMIT, type EventStatus } from '@hook/core';
@@ -119,15 +119,6 @@ const RECORD_RESULTS: NamedStatement = {
         and l.status = 'retrying' and l.next_attempt_at > now() and l.lease_id is null
       returning 1
     ),
-    destination_notices as (
-      insert into notification_outbox (account_id, type, data)
-      select n.account_id, 'destination.disabled', jsonb_build_object(
-               'endpoint_id', n.endpoint_id, 'destination_id', n.id, 'reason', n.disable_reason,
-               'consecutive_failures', n.failures_after,
-               'disabled_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-      from health_next n join endpoint p on p.id = n.endpoint_id
-      where n.disable_reason is not null and p.kind = 'user'
-    ),
     endpoints_disabled as (
       update endpoint p set status = 'disabled', updated_at = now()
       from (select endpoint_id, min(disable_reason) as reason from health_next where disable_reason is not null group by endpoint_id) x
@@ -143,6 +134,16 @@ const RECORD_RESULTS: NamedStatement = {
                'endpoint_id', id, 'reason', reason,
                'disabled_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
       from endpoints_disabled where kind = 'user'
+    ),
+    destination_notices as (
+      insert into notification_outbox (account_id, type, data)
+      select n.account_id, 'destination.disabled', jsonb_build_object(
+               'endpoint_id', n.endpoint_id, 'destination_id', n.id, 'reason', n.disable_reason,
+               'consecutive_failures', n.failures_after,
+               'disabled_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      from health_next n join endpoint p on p.id = n.endpoint_id
+      where n.disable_reason is not null and p.kind = 'user'
+        and n.endpoint_id not in (select id from endpoints_disabled) -- that endpoint's own notification says it
     ),
     woken as (
       select pg_notify($21, '') from (select 1 from recovered limit 1) as due

@@ -25,8 +25,11 @@ const REFRESH = {
   name: 'hook_refresh_event_summaries',
   text: `
     update event e set status = s.status, next_attempt_at = s.next_attempt_at
-    from (select l.event_id, ${SUMMARY} as status, min(l.next_attempt_at) as next_attempt_at
-          from delivery l where l.event_id = any($1::text[]) group by l.event_id) s
+    from (select l.event_id, ${SUMMARY} as status,
+                 -- a listener's pending delivery is due whenever one connects: not a time to show
+                 min(l.next_attempt_at) filter (where d.type = 'url' or l.status <> 'pending' or l.next_trigger = 'replay') as next_attempt_at
+          from delivery l join destination d on d.id = l.destination_id
+          where l.event_id = any($1::text[]) group by l.event_id) s
     where e.id = s.event_id
     returning e.id, e.status`,
 };
