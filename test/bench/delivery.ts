@@ -390,7 +390,8 @@ async function describeEvents(databaseUrl: string, ids: string[]): Promise<strin
   await client.connect();
   try {
     const rows = await client.query<{ id: string; status: string | null; attempt_count: number | null; next_attempt_at: Date | null; leased: boolean | null; last: string | null }>(
-      `select ids.id, e.status, e.attempt_count, e.next_attempt_at, e.lease_id is not null as leased,
+      `select ids.id, e.status, e.attempt_count, e.next_attempt_at,
+              exists (select 1 from delivery l where l.event_id = e.id and l.lease_id is not null) as leased,
               (select coalesce(a.error, 'HTTP ' || a.response_status) from attempt a where a.event_id = e.id order by a.n desc limit 1) as last
        from unnest($1::text[]) as ids(id) left join event e on e.id = ids.id`,
       [ids],

@@ -388,7 +388,7 @@ describe('SIGTERM', () => {
     try {
       const uploadedIds = uploaded.map((result) => (JSON.parse(result.body) as { id: string }).id);
       const rows = (await client.query<{ id: string; status: string; lease_id: string | null; attempt_count: number }>(
-        'select id, status, lease_id, attempt_count from event where id = any($1)', [[...deliveryIds, ...uploadedIds]],
+        'select e.id, e.status, l.lease_id, e.attempt_count from event e join delivery l on l.event_id = e.id where e.id = any($1)', [[...deliveryIds, ...uploadedIds]],
       )).rows;
       const byId = new Map(rows.map((row) => [row.id, row]));
       // The uploads were stored.
@@ -396,7 +396,7 @@ describe('SIGTERM', () => {
       // The deliveries in flight completed and were recorded, with no lease left behind.
       for (const id of deliveryIds) expect(byId.get(id), id).toMatchObject({ status: 'delivered', lease_id: null, attempt_count: 1 });
       // The uploads' deliveries (if claimed before the worker stopped) were recorded or released.
-      const leftLeased = (await client.query("select count(*)::int as n from event where lease_id is not null")).rows[0].n as number;
+      const leftLeased = (await client.query("select count(*)::int as n from delivery where lease_id is not null")).rows[0].n as number;
       expect(leftLeased).toBe(0);
     } finally {
       await client.end();

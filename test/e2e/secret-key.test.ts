@@ -92,7 +92,7 @@ describe('HOOK_SECRET_KEY', () => {
     endpointId = endpoint.id;
     shownSecret = (await call(baseUrl, 'GET', `/v1/endpoints/${endpointId}/secret`, key)).secret;
     expect(shownSecret).toMatch(/^whsec_/);
-    expect(await query(`select id from endpoint where secret like 'whsec_%' or previous_secret like 'whsec_%'`)).toEqual([]);
+    expect(await query(`select id from destination where secret like 'whsec_%' or previous_secret like 'whsec_%'`)).toEqual([]);
 
     const { id } = await (await fetch(endpoint.url, { method: 'POST', body: '{"n":1}' })).json() as { id: string };
     const deadline = Date.now() + 15_000;
@@ -118,10 +118,10 @@ describe('HOOK_SECRET_KEY', () => {
 
   it('encrypts at start the plaintext secrets an older relay stored, and shows them unchanged', async () => {
     const legacy = 'whsec_bGVnYWN5LXNlY3JldC1rZXktbWF0ZXJpYWwtMzJieXRlcw==';
-    await query('update endpoint set secret = $1 where id = $2', [legacy, endpointId]);
+    await query('update destination set secret = $1 where endpoint_id = $2', [legacy, endpointId]);
     const relay = await startRelayProcess(database.url, { HOOK_SECRET_KEY: TEST_SECRET_KEY, HOOK_LOG_LEVEL: 'info' });
     children.push(relay.child);
-    const [row] = await query('select secret from endpoint where id = $1', [endpointId]);
+    const [row] = await query('select secret from destination where endpoint_id = $1', [endpointId]);
     expect(row.secret).toMatch(/^enc:v1:[0-9a-f]{8}:/);
     expect((await call(relay.baseUrl, 'GET', `/v1/endpoints/${endpointId}/secret`, key)).secret).toBe(legacy);
   });

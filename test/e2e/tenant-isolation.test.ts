@@ -159,6 +159,17 @@ const ROUTE_CHECKS: Record<string, RouteCheck> = {
   'DELETE /v1/endpoints/{id}': { check: async () => { await refused('DELETE', `/v1/endpoints/${a.cliEndpoint.id}`); } },
   'GET /v1/endpoints/{id}/secret': { check: async () => { await refused('GET', `/v1/endpoints/${a.deliveredEndpoint.id}/secret`); } },
   'POST /v1/endpoints/{id}/rotate-secret': { check: async () => { await refused('POST', `/v1/endpoints/${a.deliveredEndpoint.id}/rotate-secret`, {}); } },
+  'GET /v1/endpoints/{id}/destinations': { check: async () => { await refused('GET', `/v1/endpoints/${a.deliveredEndpoint.id}/destinations`); } },
+  'POST /v1/endpoints/{id}/destinations': { check: async () => { await refused('POST', `/v1/endpoints/${a.deliveredEndpoint.id}/destinations`, { destination: { type: 'url', url: `${receiver.url}/stolen` } }); } },
+  'GET /v1/destinations/{id}': { check: async () => { await refused('GET', `/v1/destinations/${a.deliveredEndpoint.destinations[0].id}`); } },
+  'PATCH /v1/destinations/{id}': {
+    check: async () => {
+      for (const change of [{ status: 'paused' }, { destination: { type: 'url', url: `${receiver.url}/stolen` } }]) await refused('PATCH', `/v1/destinations/${a.deliveredEndpoint.destinations[0].id}`, change);
+    },
+  },
+  'DELETE /v1/destinations/{id}': { check: async () => { await refused('DELETE', `/v1/destinations/${a.failingEndpoint.destinations[0].id}`); } },
+  'GET /v1/destinations/{id}/secret': { check: async () => { await refused('GET', `/v1/destinations/${a.deliveredEndpoint.destinations[0].id}/secret`); } },
+  'POST /v1/destinations/{id}/rotate-secret': { check: async () => { await refused('POST', `/v1/destinations/${a.deliveredEndpoint.destinations[0].id}/rotate-secret`, {}); } },
   'GET /v1/events': {
     check: async () => {
       await refused('GET', `/v1/events?endpoint_id=${a.deliveredEndpoint.id}`);

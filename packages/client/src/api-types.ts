@@ -155,8 +155,8 @@ export interface CreatedApiKey extends ApiKey {
   api_key: string;
 }
 
-/** Where an endpoint's events go: `hook listen` (`cli`) or signed POSTs to a URL. */
-export type Destination = { type: 'cli' } | { type: 'url'; url: string };
+/** Where a destination sends: `hook listen` (`cli`) or signed POSTs to a URL. */
+export type DestinationTarget = { type: 'cli' } | { type: 'url'; url: string };
 
 export interface Endpoint {
   id: string;
@@ -164,13 +164,66 @@ export interface Endpoint {
   /** The ingest URL: send events here (no API key needed). */
   url: string;
   status: EndpointStatus;
-  destination: Destination;
-  /** JavaScript run before each delivery (docs/transformations.md), or null. */
+  /** The first destination's target. */
+  destination: DestinationTarget;
+  /** The first destination's transformation (docs/transformations.md), or null. */
   transformation: EndpointTransformation | null;
-  /** Which events are delivered (docs/filters.md), or null for all. */
+  /** The first destination's filter (docs/filters.md), or null for all events. */
   filter: EndpointFilter | null;
+  /** Every destination, first first: each event is delivered to each. */
+  destinations: Destination[];
   created_at: string;
   updated_at: string;
+}
+
+/** Why the relay (or you) disabled a destination: 410 Gone, failing too long (docs/delivery.md#destination-health), or by hand. */
+export type DestinationDisabledReason = 'gone_410' | 'failing' | 'user';
+
+/** One place an endpoint's events go, with its own signing secret, status, rules, limits and health. */
+export interface Destination {
+  /** `dst_…` */
+  id: string;
+  endpoint_id: string;
+  /** Order among the endpoint's destinations; the lowest is the endpoint's first. */
+  position: number;
+  destination: DestinationTarget;
+  /** `paused` holds deliveries until active again; `disabled` stops them. */
+  status: EndpointStatus;
+  /** null unless disabled. */
+  disabled_reason: DestinationDisabledReason | null;
+  transformation: EndpointTransformation | null;
+  filter: EndpointFilter | null;
+  /** Most deliveries started per second; null: no limit. */
+  rate_per_second: number | null;
+  /** Most deliveries in flight at once; null: the relay's per-destination share. */
+  max_in_flight: number | null;
+  health: DestinationHealth;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DestinationHealth {
+  /** Attempts that failed in a row; 0 after any 2xx. */
+  consecutive_failures: number;
+  /** When the current run of failures began; null when the last attempt succeeded. */
+  failing_since: string | null;
+}
+
+/** `POST /v1/endpoints/{id}/destinations` body. */
+export interface DestinationCreate {
+  destination: DestinationTarget;
+  transformation?: EndpointTransformation | null;
+  filter?: EndpointFilter | null;
+  /** 1–10000; null: no limit. */
+  rate_per_second?: number | null;
+  /** 1–1000; null: the relay's per-destination share. */
+  max_in_flight?: number | null;
+}
+
+/** `PATCH /v1/destinations/{id}`: any of these fields; the others stay as they are. null removes a rule or limit. */
+export interface DestinationUpdate extends Partial<DestinationCreate> {
+  /** Made `active` again, its waiting deliveries are due at once. */
+  status?: EndpointStatus;
 }
 
 export interface EndpointTransformation {
@@ -183,8 +236,8 @@ export type EndpointFilter = Record<string, unknown>;
 
 export interface EndpointCreate {
   name: string;
-  /** Default `{type: "cli"}`. */
-  destination?: Destination;
+  /** The first destination; default `{type: "cli"}`. */
+  destination?: DestinationTarget;
   transformation?: EndpointTransformation | null;
   filter?: EndpointFilter | null;
 }
@@ -192,7 +245,8 @@ export interface EndpointCreate {
 /** `PATCH /v1/endpoints/{id}`: any of these fields; the others stay as they are. null removes a transformation or filter. */
 export interface EndpointUpdate {
   name?: string;
-  destination?: Destination;
+  /** The first destination's target. */
+  destination?: DestinationTarget;
   status?: EndpointStatus;
   transformation?: EndpointTransformation | null;
   filter?: EndpointFilter | null;
@@ -220,7 +274,20 @@ export interface EventSummary extends StreamEventSummary {
 
 /** One delivery attempt: the live stream's shape plus the start of the answer. */
 export interface Attempt extends StreamAttempt {
+  /** The destination it went to; null for attempts older than destinations. */
+  destination_id: string | null;
   response_body: string | null;
+}
+
+/** The event on its way to one destination: its own status, attempts and retries. */
+export interface Delivery {
+  destination_id: string;
+  destination: DestinationTarget;
+  status: EventStatus;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  /** `replay`: a replay is queued for it. */
+  next_trigger: 'auto' | 'replay';
 }
 
 /** `GET /v1/events/{id}`: the whole event. */
@@ -228,7 +295,29 @@ export interface Event extends EventSummary {
   /** The exact body: the text when it is valid UTF-8, else base64 (see `body_encoding`). */
   body: string;
   body_encoding: BodyEncoding;
+  /** Every attempt to every destination, oldest first. */
   attempts: Attempt[];
+  /** One per destination, first first. */
+  deliveries: Delivery[];
+}
+
+/** `POST /v1/events/replay/{id}` body. */
+export interface ReplayRequest {
+  /** Only the delivery to this destination (`dst_…`); default: every delivery of the event. */
+  destination_id?: string;
+}
+
+/**
+ * What a replay did for one destination. `attempted`: a URL destination got its attempt (the
+ * event's last attempt to it); `sent_to_listener`: a `hook listen` session has it now;
+ * `waiting_for_listener`: the next session that connects gets it; `in_flight`: an attempt was
+ * running, so none was queued.
+ */
+export type ReplayOutcome = 'attempted' | 'sent_to_listener' | 'waiting_for_listener' | 'in_flight';
+
+/** `POST /v1/events/replay/{id}`: the event after the replay, and what happened per destination. */
+export interface ReplayedEvent extends Event {
+  replay: Array<{ destination_id: string; outcome: ReplayOutcome }>;
 }
 
 export interface EventListQuery extends PageQuery {
@@ -241,6 +330,8 @@ export interface EventListQuery extends PageQuery {
 /** `POST /v1/events/replay`: which events to queue; all optional (default: every failed event). */
 export interface BulkReplayRequest {
   endpoint_id?: string;
+  /** Only deliveries to this destination (`dst_…`). */
+  destination_id?: string;
   /** Default `failed`. */
   status?: EventStatus;
   /** ISO 8601: events received at or after this time. */
@@ -252,7 +343,11 @@ export interface BulkReplayRequest {
 export interface BulkReplayResult {
   /** How many events were queued for a replay attempt. */
   replayed: number;
-  /** The most one request queues; `replayed === limit` means more may match. */
+  /** How many deliveries (an event has one per destination). */
+  deliveries: number;
+  /** Of those, how many go to `hook listen` destinations (each to the next listener that claims it). */
+  waiting_for_listener: number;
+  /** The most deliveries one request queues; `deliveries === limit` means more may match. */
   limit: number;
 }
 

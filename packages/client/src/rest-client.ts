@@ -10,6 +10,7 @@ import type {
   EventListQuery, EventSummary, IngestAccepted, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
 } from './api-types.ts';
 import type { CreatedMember, Member, MemberRole } from './api-types.ts';
+import type { Destination, DestinationCreate, DestinationUpdate, ReplayedEvent, ReplayRequest } from './api-types.ts';
 import type { NotificationEventQuery, NotificationSettings } from './api-types.ts';
 import type { TransformationTestRequest, TransformationTestResult } from './api-types.ts';
 
@@ -105,14 +106,32 @@ export interface HookClient {
     secret(id: string): Promise<SigningSecret>;
     rotateSecret(id: string): Promise<SigningSecret>;
   };
+  /** Where an endpoint's events go (docs/delivery.md#destinations): each with its own secret, status, rules, limits and health. */
+  destinations: {
+    /** `GET /v1/endpoints/{id}/destinations`: every destination of the endpoint, first first. */
+    list(endpointId: string): Promise<{ data: Destination[] }>;
+    /** `POST /v1/endpoints/{id}/destinations`: events received from now on are delivered to it too (at most 10 per endpoint). */
+    create(endpointId: string, body: DestinationCreate): Promise<Destination>;
+    get(id: string): Promise<Destination>;
+    update(id: string, changes: DestinationUpdate): Promise<Destination>;
+    /** Rejects with `last_destination` for an endpoint's only one. */
+    delete(id: string): Promise<void>;
+    /** `GET /v1/destinations/{id}/secret`. */
+    secret(id: string): Promise<SigningSecret>;
+    rotateSecret(id: string): Promise<SigningSecret>;
+  };
   events: {
     list(query?: EventListQuery): Promise<Page<EventSummary>>;
     /** Every matching event, newest first, page by page. */
     iterate(query?: Omit<EventListQuery, 'cursor'>): AsyncGenerator<EventSummary>;
     get(id: string): Promise<Event>;
-    /** `POST /v1/events/replay/{id}`: one attempt now; the event after it, the new attempt last. */
-    replay(id: string): Promise<Event>;
-    /** `POST /v1/events/replay`: queues one replay attempt per matching event. */
+    /**
+     * `POST /v1/events/replay/{id}`: one attempt for each delivery of the event (or the one to
+     * `destination_id`): URL destinations before the answer, `hook listen` ones now or when a
+     * listener connects. The event after it, and the outcome per destination in `replay`.
+     */
+    replay(id: string, body?: ReplayRequest): Promise<ReplayedEvent>;
+    /** `POST /v1/events/replay`: queues one replay attempt per matching delivery. */
     replayMany(filter?: BulkReplayRequest): Promise<BulkReplayResult>;
   };
   transformations: {
@@ -268,6 +287,16 @@ export function createHookClient(options: HookClientOptions): HookClient {
     rotateSecret: (endpointId) => call('POST', `/v1/endpoints/${id(endpointId)}/rotate-secret`, { json: {} }),
   };
 
+  const destinations: HookClient['destinations'] = {
+    list: (endpointId) => call('GET', `/v1/endpoints/${id(endpointId)}/destinations`),
+    create: (endpointId, body) => call('POST', `/v1/endpoints/${id(endpointId)}/destinations`, { json: body }),
+    get: (destinationId) => call('GET', `/v1/destinations/${id(destinationId)}`),
+    update: (destinationId, changes) => call('PATCH', `/v1/destinations/${id(destinationId)}`, { json: changes }),
+    delete: (destinationId) => call('DELETE', `/v1/destinations/${id(destinationId)}`),
+    secret: (destinationId) => call('GET', `/v1/destinations/${id(destinationId)}/secret`),
+    rotateSecret: (destinationId) => call('POST', `/v1/destinations/${id(destinationId)}/rotate-secret`, { json: {} }),
+  };
+
   const events: HookClient['events'] = {
     list: (query = {}) =>
       call('GET', '/v1/events', {
@@ -275,7 +304,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
       }),
     iterate: (query = {}) => paginate((cursor) => events.list({ limit: 100, ...query, cursor })),
     get: (eventId) => call('GET', `/v1/events/${id(eventId)}`),
-    replay: (eventId) => call('POST', `/v1/events/replay/${id(eventId)}`, { json: {} }),
+    replay: (eventId, body = {}) => call('POST', `/v1/events/replay/${id(eventId)}`, { json: body }),
     replayMany: (filter = {}) => call('POST', '/v1/events/replay', { json: filter }),
   };
 
@@ -310,6 +339,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
       delete: (memberId) => call('DELETE', `/v1/members/${id(memberId)}`),
     },
     endpoints,
+    destinations,
     events,
     transformations,
     ingest: {

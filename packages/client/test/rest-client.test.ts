@@ -92,6 +92,25 @@ describe('requests', () => {
     expect(seen[0]!.url).toBe('/v1/endpoints/ep_1%2F..%2F..%2Fv1%2Faccounts');
   });
 
+  it('sends destination calls and a replay\'s destination_id to their routes', async () => {
+    answer = (_request, response) => json(response, 200, {});
+    const hook = client();
+    await hook.destinations.list('ep_1');
+    await hook.destinations.create('ep_1', { destination: { type: 'url', url: 'https://example.com/hooks' }, rate_per_second: 5 });
+    await hook.destinations.update('dst_1', { status: 'paused', max_in_flight: null });
+    await hook.destinations.rotateSecret('dst_1');
+    await hook.events.replay('evt_1', { destination_id: 'dst_1' });
+    await hook.events.replay('evt_2');
+    expect(seen.map((request) => `${request.method} ${request.url} ${request.body.toString()}`)).toEqual([
+      'GET /v1/endpoints/ep_1/destinations ',
+      'POST /v1/endpoints/ep_1/destinations {"destination":{"type":"url","url":"https://example.com/hooks"},"rate_per_second":5}',
+      'PATCH /v1/destinations/dst_1 {"status":"paused","max_in_flight":null}',
+      'POST /v1/destinations/dst_1/rotate-secret {}',
+      'POST /v1/events/replay/evt_1 {"destination_id":"dst_1"}',
+      'POST /v1/events/replay/evt_2 {}',
+    ]);
+  });
+
   it('resolves a 204 to undefined', async () => {
     answer = (_request, response) => response.writeHead(204).end();
     await expect(client().endpoints.delete('ep_1')).resolves.toBeUndefined();

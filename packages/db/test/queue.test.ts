@@ -89,6 +89,20 @@ describe('claimDue', () => {
     }
   });
 
+  it('starts no more of a destination\'s deliveries per second than its rate, across concurrent claimers', async () => {
+    const ids = await due(10);
+    await sql('update destination set rate_per_second = 3 where id = ?', [destinationId]);
+    try {
+      const together = (await Promise.all([1, 2, 3].map(() => claimDue(orm, claimOptions)))).flat();
+      expect(together.map((delivery) => delivery.id).sort()).toEqual(ids.slice(0, 3).sort());
+      expect(await claimDue(orm, claimOptions)).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect((await claimDue(orm, claimOptions)).map((delivery) => delivery.id)).toEqual(ids.slice(3, 6));
+    } finally {
+      await sql('update destination set rate_per_second = null, rate_window_start = null, rate_window_count = 0 where id = ?', [destinationId]);
+    }
+  });
+
   it('gives an expired lease to the next claimer, and only the lease holder moves the delivery on', async () => {
     const [id] = await due(1);
     const [stale] = await claimDue(orm, { limit: 1, leaseMs: 50, perDestinationLimit: 10 });

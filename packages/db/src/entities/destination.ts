@@ -29,6 +29,9 @@ export const Destination = defineEntity({
     ratePerSecond: p.integer().nullable(),
     /** Most deliveries in flight at once; null: the relay's per-destination share. */
     maxInFlight: p.integer().nullable(),
+    /** The current one-second window of `ratePerSecond`: when it began and how many deliveries it started (claim-due.ts). */
+    rateWindowStart: p.datetime().nullable(),
+    rateWindowCount: p.integer().default(0),
     /** Attempts that failed in a row (reset by any 2xx). */
     consecutiveFailures: p.integer().default(0),
     /** When the current run of failures began; null while the destination succeeds. */

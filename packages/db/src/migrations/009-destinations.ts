@@ -38,6 +38,8 @@ export class Destinations extends Migration {
         filter jsonb null,
         rate_per_second integer null,
         max_in_flight integer null,
+        rate_window_start timestamptz null,
+        rate_window_count integer not null default 0,
         consecutive_failures integer not null default 0,
         failing_since timestamptz null,
         disabled_reason text null,

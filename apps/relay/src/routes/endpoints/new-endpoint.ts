@@ -38,6 +38,8 @@ export function createDestination(em: EntityManager, endpoint: Pick<EndpointEnti
     filter: fields.filter ?? null,
     ratePerSecond: fields.ratePerSecond ?? null,
     maxInFlight: fields.maxInFlight ?? null,
+    rateWindowStart: null,
+    rateWindowCount: 0,
     consecutiveFailures: 0,
     failingSince: null,
     disabledReason: null,

@@ -11,6 +11,11 @@
  * A destination's capacity is its own `max_in_flight`, never more than the relay's
  * per-destination share (so one slow destination cannot take every slot), less its live
  * leases (counted once, in delivery_leased_idx order, no further than that capacity).
+ * A destination with a `rate_per_second` also gets no more than what is left of it in
+ * the current one-second window, kept on the destination row: those rows are locked
+ * (SKIP LOCKED: a claim that finds one taken leaves it to the claimer that holds it)
+ * and their window moved on in the same statement, so concurrent claimers never exceed
+ * the rate together. Destinations without a rate take no lock.
  */
 import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
@@ -31,12 +36,20 @@ export interface ClaimOptions {
 export const CLAIM_DUE: NamedStatement = {
   name: 'hook_claim_due',
   text: `
-    with open_destinations as materialized (
-      select d.id, c.capacity - (select count(*) from (
-                                   select 1 from delivery l
-                                   where l.destination_id = d.id and l.lease_id is not null and l.locked_until >= now()
-                                   order by l.destination_id, l.locked_until
-                                   limit c.capacity) as live) as spare
+    with rated as materialized (
+      -- destinations with a rate: what is left of the current window (locked, see above)
+      select d.id, d.rate_per_second - case when d.rate_window_start > now() - interval '1 second' then d.rate_window_count else 0 end as left_now
+      from destination d
+      where d.rate_per_second is not null and d.status = 'active' and d.type = 'url' and d.deleted_at is null
+      for update of d skip locked
+    ),
+    open_destinations as materialized (
+      select d.id, least(c.capacity - (select count(*) from (
+                                         select 1 from delivery l
+                                         where l.destination_id = d.id and l.lease_id is not null and l.locked_until >= now()
+                                         order by l.destination_id, l.locked_until
+                                         limit c.capacity) as live),
+                         case when d.rate_per_second is null then $3::int else coalesce((select r.left_now from rated r where r.id = d.id), 0) end) as spare
       from destination d
       join endpoint p on p.id = d.endpoint_id
       cross join lateral (select least($3::int, coalesce(d.max_in_flight, $3::int)) as capacity) c
@@ -75,6 +88,13 @@ export const CLAIM_DUE: NamedStatement = {
           and (l.lease_id is null or l.locked_until < now())
         for update of l skip locked
       ) x
+    ),
+    rate_counted as (
+      update destination d
+      set rate_window_count = case when d.rate_window_start > now() - interval '1 second' then d.rate_window_count else 0 end + c.n,
+          rate_window_start = case when d.rate_window_start > now() - interval '1 second' then d.rate_window_start else now() end
+      from (select destination_id, count(*)::int as n from due group by destination_id) c, rated r
+      where d.id = c.destination_id and r.id = d.id
     )
     update delivery l
     set lease_id = $4 || '.' || l.event_id || '.' || l.destination_id,

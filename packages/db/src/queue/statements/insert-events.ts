@@ -20,8 +20,8 @@
  *
  * Ingest's shortcut: an event may come with a lease (a delivery slot this process's
  * worker reserved). If the endpoint has one destination and it is, in this statement's
- * snapshot, an active URL destination of an active endpoint, the delivery is stored
- * already claimed, so the worker can deliver it at once without a
+ * snapshot, an active URL destination without limits of its own, of an active endpoint,
+ * the delivery is stored already claimed, so the worker can deliver it at once without a
  * claim statement. Every other delivery is stored due, and idle workers are woken
  * (NOTIFY, sent at commit) when any URL delivery was stored unclaimed.
  */
@@ -218,6 +218,7 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       -- destination takes the event's lease when it can deliver at once
       select a.id as event_id, a.account_id, a.endpoint_id, a.received_at, d.id as destination_id, d.type,
              case when a.delivery_count = 1 and a.lease_id is not null and d.type = 'url' and d.status = 'active'
+                       and d.rate_per_second is null and d.max_in_flight is null -- limits are kept by the claim
                        and p.status = 'active' and p.deleted_at is null
                   then a.lease_id end as lease_id,
              a.lease_ms
