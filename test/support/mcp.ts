@@ -65,6 +65,14 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   expect((await use('get_endpoint', { endpoint_id: endpoint.id })).endpoint.url).toBe(endpoint.url);
   expect((await use('update_endpoint', { endpoint_id: endpoint.id, name: 'orders-v2' })).endpoint.name).toBe('orders-v2');
 
+  const [first] = (await use('list_destinations', { endpoint_id: endpoint.id })).destinations;
+  expect(first).toMatchObject({ endpoint_id: endpoint.id, destination: { type: 'url', url: receiver.url }, status: 'active', health: { consecutive_failures: 0 } });
+  const second = (await use('add_destination', { endpoint_id: endpoint.id, destination: { type: 'cli' }, rate_per_second: 5 })).destination;
+  expect(second).toMatchObject({ endpoint_id: endpoint.id, destination: { type: 'cli' }, rate_per_second: 5, status: 'active' });
+  expect((await use('update_destination', { destination_id: second.id, status: 'paused', rate_per_second: null })).destination).toMatchObject({ status: 'paused', rate_per_second: null });
+  expect(await use('delete_destination', { destination_id: second.id })).toEqual({ deleted: true, destination_id: second.id });
+  expect((await use('list_destinations', { endpoint_id: endpoint.id })).destinations.map((item: { id: string }) => item.id)).toEqual([first.id]);
+
   const sent = await use('send_test_event', { endpoint_id: endpoint.id, event_type: 'order.paid', payload: { order: 42, note: 'héllo' } });
   expect(sent).toMatchObject({ endpoint_id: endpoint.id, status: 'pending' });
   expect(sent.event_id).toMatch(/^evt_/);
@@ -75,9 +83,11 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   expect(fetched.event).toMatchObject({ type: 'order.paid', body_encoding: 'utf8', content_type: 'application/json' });
   expect(fetched.event.headers['x-event-type']).toBe('order.paid');
 
-  const replayed = (await use('replay_event', { event_id: sent.event_id })).event;
+  const replay = await use('replay_event', { event_id: sent.event_id, destination_id: first.id });
+  expect(replay.replay).toEqual([{ destination_id: first.id, outcome: 'attempted' }]);
+  const replayed = replay.event;
   expect(replayed.status).toBe('delivered');
-  expect(replayed.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200 });
+  expect(replayed.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200, destination_id: first.id });
   expect(lastReceivedBody()).toBe(JSON.stringify({ order: 42, note: 'héllo' }));
 
   const transformed = await use('test_transformation', {
@@ -88,8 +98,8 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   const failing = await use('test_transformation', { code: "addHandler('transform', () => {\n  throw new Error('nope');\n});", request: {} });
   expect(failing).toMatchObject({ ok: false, error: { message: 'Error: nope', line: 2 } });
 
-  const bulk = await use('bulk_replay', { endpoint_id: endpoint.id, status: 'delivered' });
-  expect(bulk.replayed).toBe(1);
+  const bulk = await use('bulk_replay', { endpoint_id: endpoint.id, destination_id: first.id, status: 'delivered' });
+  expect(bulk).toMatchObject({ replayed: 1, deliveries: 1, waiting_for_listener: 0 });
   expect(bulk.limit).toBeGreaterThan(1);
 
   expect(await use('delete_endpoint', { endpoint_id: spare.id })).toEqual({ deleted: true, endpoint_id: spare.id });

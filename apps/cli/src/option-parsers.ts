@@ -3,13 +3,32 @@
  * InvalidArgumentError, which ends the run as a usage error (exit 2).
  */
 import { InvalidArgumentError } from 'commander';
-import { LIST_LIMIT_MAX, parseDuration } from '@hook/core';
+import { isId, LIST_LIMIT_MAX, parseDuration } from '@hook/core';
 
 /** `--limit`: a page size the API accepts. */
 export function parseLimit(value: string): number {
   const limit = Number(value);
   if (!/^\d+$/.test(value) || limit < 1 || limit > LIST_LIMIT_MAX) throw new InvalidArgumentError(`must be a whole number from 1 to ${LIST_LIMIT_MAX}.`);
   return limit;
+}
+
+/** A destination id argument (`dst_…`), checked here so a typo is a usage error rather than the relay's validation_failed. */
+export function parseDestinationId(value: string): string {
+  if (!isId('destination', value)) throw new InvalidArgumentError('must be a destination id (dst_…); `hook destinations list <endpoint>` shows them.');
+  return value;
+}
+
+/** `--rate`, `--max-in-flight` of `hook destinations add`: a whole number of at least 1 (the relay checks the upper bound). */
+export function parsePositiveWholeNumber(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number of at least 1.');
+  return Number(value);
+}
+
+/** The same for `hook destinations update`, where `none` (null) removes the limit. */
+export function parseLimitOrNone(value: string): number | null {
+  if (value === 'none') return null;
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number of at least 1, or none to remove the limit.');
+  return Number(value);
 }
 
 /** A destination URL: http or https. */

@@ -1,5 +1,5 @@
 /** How the API's resources read for a person: the views commands hand to the output module. */
-import type { AccountDetails, Attempt, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
+import type { AccountDetails, Attempt, Delivery, Destination, DestinationTarget, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
 import type { Member } from '@hook/client';
 import type { NotificationSettings } from '@hook/client';
 import { statusCell, type Block, type Cell, type View } from './output/view.ts';
@@ -19,6 +19,62 @@ export function destinationText(endpoint: Endpoint): string {
   return endpoint.destination.type === 'url' ? endpoint.destination.url : 'cli (events wait for `hook listen`)';
 }
 
+/** Where a destination sends, in one short cell: its URL, or `cli`. */
+export function targetText(target: DestinationTarget): string {
+  return target.type === 'url' ? target.url : 'cli';
+}
+
+/** A destination's status, with why when it is disabled. */
+function destinationStatusCell(destination: Destination): Cell {
+  const cell = statusCell(destination.status);
+  if (destination.disabled_reason === null) return cell;
+  return { text: `${destination.status} (${destination.disabled_reason})`, tone: 'bad' };
+}
+
+function healthCell(destination: Destination): Cell {
+  const { consecutive_failures: failures, failing_since: since } = destination.health;
+  if (failures === 0) return { text: 'ok', tone: 'good' };
+  return { text: `${failures} failed in a row${since === null ? '' : ` since ${time(since)}`}`, tone: 'bad' };
+}
+
+function limitsText(destination: Destination): string {
+  const limits = [
+    destination.rate_per_second !== null && `${destination.rate_per_second}/s`,
+    destination.max_in_flight !== null && `${destination.max_in_flight} in flight`,
+  ].filter(Boolean);
+  return limits.length === 0 ? '-' : limits.join(', ');
+}
+
+/** `hook destinations list`, and the destinations of `hook endpoints get`. */
+export function destinationTable(destinations: readonly Destination[]): Block {
+  return {
+    kind: 'table',
+    columns: [{ header: 'Id' }, { header: 'Destination' }, { header: 'Status' }, { header: 'Health' }, { header: 'Limits' }],
+    rows: destinations.map((destination) => [destination.id, targetText(destination.destination), destinationStatusCell(destination), healthCell(destination), limitsText(destination)]),
+    empty: 'No destinations.',
+  };
+}
+
+/** `hook destinations add|update`: one destination. */
+export function destinationView(destination: Destination): View {
+  return [{
+    kind: 'fields',
+    rows: [
+      ['Id', destination.id],
+      ['Endpoint', destination.endpoint_id],
+      ['Destination', destination.destination.type === 'url' ? destination.destination.url : 'cli (events wait for `hook listen`)'],
+      ['Status', destinationStatusCell(destination)],
+      ['Health', healthCell(destination)],
+      ['Rate', destination.rate_per_second === null ? 'no limit' : `${destination.rate_per_second} per second`],
+      ['Max in flight', destination.max_in_flight === null ? "the relay's share" : String(destination.max_in_flight)],
+      ['Transformation', destination.transformation ? `${Buffer.byteLength(destination.transformation.code, 'utf8')} bytes of JavaScript` : 'none'],
+      ['Filter', destination.filter ? JSON.stringify(destination.filter) : 'none'],
+      ['Created', time(destination.created_at)],
+      ['Updated', time(destination.updated_at)],
+    ],
+  }];
+}
+
 export function endpointView(endpoint: Endpoint): View {
   return [
     {
@@ -35,6 +91,8 @@ export function endpointView(endpoint: Endpoint): View {
         ['Updated', time(endpoint.updated_at)],
       ],
     },
+    { kind: 'heading', text: 'Destinations' },
+    destinationTable(endpoint.destinations),
   ];
 }
 
@@ -73,9 +131,25 @@ function attemptResult(attempt: Attempt): Cell {
 export function attemptTable(attempts: readonly Attempt[]): Block {
   return {
     kind: 'table',
-    columns: [{ header: '#', align: 'right' }, { header: 'Trigger' }, { header: 'Started' }, { header: 'Duration', align: 'right' }, { header: 'Result' }],
-    rows: attempts.map((attempt) => [String(attempt.n), attempt.trigger, time(attempt.started_at), `${attempt.duration_ms} ms`, attemptResult(attempt)]),
+    columns: [{ header: '#', align: 'right' }, { header: 'Destination' }, { header: 'Trigger' }, { header: 'Started' }, { header: 'Duration', align: 'right' }, { header: 'Result' }],
+    rows: attempts.map((attempt) => [String(attempt.n), attempt.destination_id ?? '-', attempt.trigger, time(attempt.started_at), `${attempt.duration_ms} ms`, attemptResult(attempt)]),
     empty: 'No attempts yet.',
+  };
+}
+
+/** The event's way to each destination. */
+export function deliveryTable(deliveries: readonly Delivery[]): Block {
+  return {
+    kind: 'table',
+    columns: [{ header: 'Destination' }, { header: 'Sends to' }, { header: 'Status' }, { header: 'Attempts', align: 'right' }, { header: 'Next attempt' }],
+    rows: deliveries.map((delivery) => [
+      delivery.destination_id,
+      targetText(delivery.destination),
+      statusCell(delivery.status),
+      String(delivery.attempt_count),
+      delivery.next_trigger === 'replay' ? `replay queued${delivery.next_attempt_at === null ? '' : `, ${time(delivery.next_attempt_at)}`}` : time(delivery.next_attempt_at),
+    ]),
+    empty: 'No deliveries: the event reached no destination.',
   };
 }
 
@@ -123,6 +197,8 @@ export function eventView(event: Event): View {
     { kind: 'heading', text: 'Headers' },
     { kind: 'fields', rows: Object.entries(event.headers).map(([name, value]) => [name, value] as const) },
     ...bodyBlocks(event),
+    { kind: 'heading', text: 'Deliveries' },
+    deliveryTable(event.deliveries),
     { kind: 'heading', text: 'Attempts' },
     attemptTable(event.attempts),
   ];

@@ -6,24 +6,49 @@
 import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, PLANS } from '@hook/core';
 import { z } from 'zod';
 
-export const destinationSchema = z
+export const destinationTargetSchema = z
   .discriminatedUnion('type', [
     z.object({ type: z.literal('cli') }),
     z.object({ type: z.literal('url'), url: z.string().describe('http(s) URL the relay POSTs each event to, signed') }),
   ])
   .describe('Where events go: {"type":"cli"} (they wait for `hook listen`) or {"type":"url","url":…}');
 
+/** One place an endpoint's events go, with its own secret (not shown), status, rules, limits and health. */
+export const destinationSchema = z.looseObject({
+  id: z.string().describe('dst_…'),
+  endpoint_id: z.string(),
+  position: z.number().int().describe('Order among the endpoint\'s destinations; the lowest is the endpoint\'s first'),
+  destination: destinationTargetSchema,
+  status: z.enum(ENDPOINT_STATUSES).describe('active delivers; paused holds deliveries; disabled gets none'),
+  disabled_reason: z.enum(['gone_410', 'failing', 'user']).nullable().describe('Why it is disabled: the URL answered 410, kept failing, or you disabled it; null unless disabled'),
+  transformation: z.object({ code: z.string() }).nullable().describe('JavaScript run before each delivery to it, or null'),
+  filter: z.record(z.string(), z.unknown()).nullable().describe('The filter deliveries to it must match, or null'),
+  rate_per_second: z.number().int().nullable().describe('Most deliveries started per second; null: no limit'),
+  max_in_flight: z.number().int().nullable().describe('Most deliveries in flight at once; null: the relay\'s share'),
+  health: z.looseObject({
+    consecutive_failures: z.number().int().describe('Attempts that failed in a row; 0 after any 2xx'),
+    failing_since: z.string().nullable().describe('When the current run of failures began'),
+  }),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
 export const endpointSchema = z.looseObject({
   id: z.string().describe('ep_…'),
   name: z.string(),
   url: z.string().describe('The ingest URL: webhook providers send events here (no API key needed)'),
   status: z.enum(ENDPOINT_STATUSES),
-  destination: destinationSchema,
-  transformation: z.object({ code: z.string() }).nullable().optional().describe('JavaScript run before each delivery, or null'),
-  filter: z.record(z.string(), z.unknown()).nullable().optional().describe('The filter deliveries must match, or null'),
+  destination: destinationTargetSchema.describe('The first destination\'s target'),
+  transformation: z.object({ code: z.string() }).nullable().optional().describe('The first destination\'s transformation, or null'),
+  filter: z.record(z.string(), z.unknown()).nullable().optional().describe('The first destination\'s filter, or null'),
+  destinations: z.array(destinationSchema).optional().describe('Every destination, first first: each event is delivered to each'),
   created_at: z.string(),
   updated_at: z.string(),
 });
+
+/** A destination's limits as a tool takes them: null removes one. */
+export const ratePerSecondInput = z.number().int().min(1).max(10_000).nullable().describe('Most deliveries started per second (1–10000); null: no limit');
+export const maxInFlightInput = z.number().int().min(1).max(1000).nullable().describe('Most deliveries in flight at once (1–1000); null: the relay\'s per-destination share');
 
 /** An endpoint's transformation as a tool takes it: `{code}` sets it, null removes it. */
 export const transformationInputSchema = z
@@ -103,6 +128,7 @@ export const eventSummarySchema = z.looseObject({
 
 export const attemptSchema = z.looseObject({
   id: z.string(),
+  destination_id: z.string().nullable().optional().describe('The destination it went to (dst_…)'),
   n: z.number(),
   trigger: z.enum(ATTEMPT_TRIGGERS),
   started_at: z.string(),
@@ -112,10 +138,20 @@ export const attemptSchema = z.looseObject({
   error: z.string().nullable(),
 });
 
+export const deliverySchema = z.looseObject({
+  destination_id: z.string().describe('dst_…'),
+  destination: destinationTargetSchema,
+  status: z.enum(EVENT_STATUSES).describe('The event\'s status at this destination'),
+  attempt_count: z.number(),
+  next_attempt_at: z.string().nullable(),
+  next_trigger: z.enum(['auto', 'replay']).describe('replay: a replay is queued for it'),
+});
+
 export const eventSchema = eventSummarySchema.extend({
   body: z.string().describe('The exact body: text when it is valid UTF-8, else base64 (see body_encoding)'),
   body_encoding: z.enum(['utf8', 'base64']),
-  attempts: z.array(attemptSchema),
+  attempts: z.array(attemptSchema).describe('Every attempt to every destination, oldest first'),
+  deliveries: z.array(deliverySchema).optional().describe('One per destination: its own status, attempts and retries'),
 });
 
 export const pageFields = {

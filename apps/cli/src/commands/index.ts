@@ -8,6 +8,12 @@ import type { CommandModule } from '../command.ts';
 import accountGet from './account/get.ts';
 import accountPlan from './account/plan.ts';
 import accountUpdate from './account/update.ts';
+import destinationsAdd from './destinations/add.ts';
+import destinationsDelete from './destinations/delete.ts';
+import destinationsList from './destinations/list.ts';
+import destinationsRotateSecret from './destinations/rotate-secret.ts';
+import destinationsSecret from './destinations/secret.ts';
+import destinationsUpdate from './destinations/update.ts';
 import endpointsCreate from './endpoints/create.ts';
 import endpointsDelete from './endpoints/delete.ts';
 import endpointsGet from './endpoints/get.ts';
@@ -40,6 +46,7 @@ import whoami from './whoami.ts';
 export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
   account: 'Show the account, change its plan and its settings',
   endpoints: 'Create and manage endpoints (receiving URLs and where their events go)',
+  destinations: 'Where an endpoint\'s events go: add, pause, limit and remove destinations (URLs or `hook listen`)',
   events: 'Inspect and replay received events',
   notifications: 'Where the account\'s own notifications go (usage, plan, disabled endpoints, failed events), and those sent',
   members: 'Manage the team: who has access and with which role',
@@ -61,6 +68,12 @@ export const COMMANDS: readonly CommandModule[] = [
   endpointsDelete,
   endpointsSecret,
   endpointsRotateSecret,
+  destinationsList,
+  destinationsAdd,
+  destinationsUpdate,
+  destinationsDelete,
+  destinationsSecret,
+  destinationsRotateSecret,
   eventsList,
   eventsGet,
   eventsReplay,

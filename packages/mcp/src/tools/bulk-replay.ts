@@ -6,21 +6,27 @@ export default defineTool({
   name: 'bulk_replay',
   title: 'Replay many events',
   description:
-    'Queue one replay attempt for every matching event (POST /v1/events/replay); attempts run in the background. ' +
-    'With no filter it replays every failed event. `replayed` equal to `limit` means more may match: call again.',
+    'Queue one replay attempt for every matching delivery (POST /v1/events/replay); an event has one delivery per destination. Attempts run in the background; ' +
+    '`hook listen` destinations get theirs from the next listener. With no filter it replays every failed delivery. `deliveries` equal to `limit` means more may match: call again.',
   input: {
     endpoint_id: z.string().optional().describe('Only this endpoint\'s events (ep_…)'),
-    status: z.enum(EVENT_STATUSES).optional().describe('Default failed'),
+    destination_id: z.string().optional().describe('Only deliveries to this destination (dst_…)'),
+    status: z.enum(EVENT_STATUSES).optional().describe('Only deliveries in this status; default failed'),
     since: z.iso.datetime().optional().describe('ISO 8601: events received at or after this time'),
     until: z.iso.datetime().optional().describe('ISO 8601: events received before this time'),
   },
   output: {
     replayed: z.number().describe('Events queued for a replay attempt'),
-    limit: z.number().describe('The most one call queues'),
+    deliveries: z.number().describe('Deliveries queued (one per destination of each event)'),
+    waiting_for_listener: z.number().describe('Of those, how many go to `hook listen` destinations'),
+    limit: z.number().describe('The most deliveries one call queues'),
   },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(client, input) {
     const result = await client.events.replayMany(input);
-    return { result, summary: `Queued ${result.replayed} event(s) for replay${result.replayed === result.limit ? ' (the limit: more may match)' : ''}` };
+    return {
+      result,
+      summary: `Queued ${result.replayed} event(s), ${result.deliveries} delivery(ies) (${result.waiting_for_listener} for hook listen) for replay${result.deliveries >= result.limit ? ' (the limit: more may match)' : ''}`,
+    };
   },
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { destinationSchema, endpointSchema, filterInputSchema, transformationInputSchema } from '../schemas.ts';
+import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -10,7 +10,7 @@ export default defineTool({
     'Its events go to `destination`: {"type":"url","url":…} for signed POSTs to a URL, or {"type":"cli"} (default) to wait for `hook listen`.',
   input: {
     name: z.string().min(1).describe('A name to tell endpoints apart, e.g. "stripe-dev"'),
-    destination: destinationSchema.optional(),
+    destination: destinationTargetSchema.optional(),
     transformation: transformationInputSchema.optional(),
     filter: filterInputSchema.optional(),
   },

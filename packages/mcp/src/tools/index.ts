@@ -1,14 +1,17 @@
 /** Every MCP tool, in the order tools/list gives them. A new tool: one module in this folder, one line here, one entry in rest-coverage.ts. */
 import type { HookTool } from '../tool.ts';
+import addDestination from './add-destination.ts';
 import addMember from './add-member.ts';
 import bulkReplay from './bulk-replay.ts';
 import clearNotifications from './clear-notifications.ts';
 import createEndpoint from './create-endpoint.ts';
+import deleteDestination from './delete-destination.ts';
 import deleteEndpoint from './delete-endpoint.ts';
 import getAccount from './get-account.ts';
 import getEndpoint from './get-endpoint.ts';
 import getEvent from './get-event.ts';
 import getNotifications from './get-notifications.ts';
+import listDestinations from './list-destinations.ts';
 import listEndpoints from './list-endpoints.ts';
 import listEvents from './list-events.ts';
 import listMembers from './list-members.ts';
@@ -21,6 +24,7 @@ import setNotificationUrl from './set-notification-url.ts';
 import signUp from './sign-up.ts';
 import testTransformation from './test-transformation.ts';
 import updateAccount from './update-account.ts';
+import updateDestination from './update-destination.ts';
 import updateEndpoint from './update-endpoint.ts';
 import upgradePlan from './upgrade-plan.ts';
 
@@ -34,6 +38,10 @@ export const HOOK_TOOLS: readonly HookTool<any, any>[] = [
   getEndpoint,
   updateEndpoint,
   deleteEndpoint,
+  listDestinations,
+  addDestination,
+  updateDestination,
+  deleteDestination,
   listEvents,
   getEvent,
   replayEvent,

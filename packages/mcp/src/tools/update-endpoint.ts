@@ -1,6 +1,6 @@
 import { ENDPOINT_STATUSES } from '@hook/core';
 import { z } from 'zod';
-import { destinationSchema, endpointSchema, filterInputSchema, transformationInputSchema } from '../schemas.ts';
+import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -12,7 +12,7 @@ export default defineTool({
   input: {
     endpoint_id: z.string().describe('ep_…'),
     name: z.string().min(1).optional(),
-    destination: destinationSchema.optional(),
+    destination: destinationTargetSchema.optional(),
     status: z.enum(ENDPOINT_STATUSES).optional(),
     transformation: transformationInputSchema.optional(),
     filter: filterInputSchema.optional(),

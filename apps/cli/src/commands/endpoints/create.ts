@@ -1,5 +1,5 @@
 import { Option } from 'commander';
-import type { Destination, EndpointCreate } from '@hook/client';
+import type { DestinationTarget, EndpointCreate } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { parseFilter, readOptionFile } from '../../endpoint-rules.ts';
 import { parseHttpUrl } from '../../option-parsers.ts';
@@ -27,7 +27,7 @@ export default defineCommand<[string], { destination?: string; transformationFil
   },
   async run(context, [name], options) {
     const client = await context.client();
-    const destination: Destination = options.destination === undefined ? { type: 'cli' } : { type: 'url', url: options.destination };
+    const destination: DestinationTarget = options.destination === undefined ? { type: 'cli' } : { type: 'url', url: options.destination };
     const settings: EndpointCreate = { name, destination };
     if (options.transformationFile !== undefined) settings.transformation = { code: await readOptionFile(options.transformationFile, '--transformation-file') };
     if (options.filterFile !== undefined) settings.filter = parseFilter(await readOptionFile(options.filterFile, '--filter-file'), '--filter-file');

@@ -1,13 +1,14 @@
 import { Option } from 'commander';
 import { EVENT_STATUSES, type EventStatus } from '@hook/core';
-import type { Event } from '@hook/client';
+import type { Attempt, ReplayedEvent } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
 import { REPLAY_FAILED, UsageError, UserError } from '../../errors.ts';
-import { parseTimeArgument } from '../../option-parsers.ts';
-import { attemptTable, time } from '../../views.ts';
+import { parseDestinationId, parseTimeArgument } from '../../option-parsers.ts';
+import { attemptTable, targetText, time } from '../../views.ts';
 
 interface ReplayOptions {
+  destination?: string;
   endpoint?: string;
   all?: boolean;
   status?: EventStatus;
@@ -15,37 +16,62 @@ interface ReplayOptions {
   until?: string;
 }
 
-function isSuccess(event: Event): boolean {
-  const status = event.attempts.at(-1)?.response_status;
+/** What the replay did for one destination: a line for people, and whether it counts as a failed replay. */
+interface ReplayLine {
+  text: string;
+  /** The attempt a URL destination got. */
+  attempt?: Attempt;
+  failed: boolean;
+}
+
+function isSuccess(attempt: Attempt | undefined): boolean {
+  const status = attempt?.response_status;
   return status !== undefined && status !== null && status >= 200 && status < 300;
 }
 
-function attemptSummary(event: Event): string {
-  const attempt = event.attempts.at(-1);
-  if (!attempt) return `Replayed ${event.id}; status ${event.status}`;
-  const result = attempt.response_status === null ? `no answer (${attempt.error ?? 'unknown error'})` : `answered ${attempt.response_status}`;
-  return `Replayed ${event.id}: attempt #${attempt.n} ${result} in ${attempt.duration_ms} ms; status now ${event.status}`;
+/** One line per destination the replay went to; only a URL attempt without a 2xx is a failure (cli destinations answer later, in `hook listen`). */
+function replayLines(event: ReplayedEvent): ReplayLine[] {
+  return event.replay.map(({ destination_id: destinationId, outcome }) => {
+    const delivery = event.deliveries.find((item) => item.destination_id === destinationId);
+    const to = `${event.id} to ${destinationId} (${delivery ? targetText(delivery.destination) : 'deleted'})`;
+    if (outcome === 'waiting_for_listener') return { text: `Replayed ${to}: waiting for the next \`hook listen\``, failed: false };
+    if (outcome === 'sent_to_listener') return { text: `Replayed ${to}: sent to the listener now`, failed: false };
+    if (outcome === 'in_flight') return { text: `Not replayed ${to}: an attempt is in flight now`, failed: false };
+    const attempt = event.attempts.findLast((item) => item.destination_id === destinationId);
+    if (!attempt) return { text: `Replayed ${to}; status ${delivery?.status ?? event.status}`, failed: true };
+    const result = attempt.response_status === null ? `no answer (${attempt.error ?? 'unknown error'})` : `answered ${attempt.response_status}`;
+    return {
+      text: `Replayed ${to}: attempt #${attempt.n} ${result} in ${attempt.duration_ms} ms; status now ${delivery?.status ?? event.status}`,
+      attempt,
+      failed: !isSuccess(attempt),
+    };
+  });
 }
 
 export default defineCommand<[string | undefined], ReplayOptions>({
   path: ['events', 'replay'],
-  summary: 'Replay one event now, or queue a replay of many (--endpoint or --all)',
+  summary: 'Replay one event now, or queue a replay of many (--endpoint, --destination or --all)',
   description:
-    'With an event id: one delivery attempt now, to the endpoint\'s destination; exits 1 when that attempt does not get a 2xx.\n' +
-    'With --endpoint (or --all): queues one attempt for each matching event (default: status failed) and says how many; ' +
-    'the delivery workers make them soon after, oldest first.',
+    'With an event id: one new attempt for each of its destinations (or only --destination). URL destinations get it now; ' +
+    '`hook listen` (cli) destinations get it in the running listener, or the next one that connects. One line per destination says which; ' +
+    'exits 1 when a URL attempt does not get a 2xx.\n' +
+    'With --endpoint, --destination or --all (and no event id): queues one attempt for each matching delivery (default: status failed) and says how many; ' +
+    'the delivery workers and listeners make them soon after, oldest first.',
   examples: [
-    ['hook events replay evt_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', 'deliver one event again, now'],
+    ['hook events replay evt_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', 'deliver one event again to each destination, now'],
+    ['hook events replay evt_01JD2Y0Z3M4N5P6Q7R8S9TVWXY --destination dst_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', 'only to one destination'],
     ['hook events replay --endpoint orders', 'every failed event of one endpoint'],
+    ['hook events replay --destination dst_01JD2Y0Z3M4N5P6Q7R8S9TVWXY --since 2h', 'what failed to one destination in the last two hours'],
     ['hook events replay --endpoint orders --status delivered --since 2h', 'everything delivered in the last two hours'],
     ['hook events replay --all --since 2026-01-31 --until 2026-02-01', 'every failed event of every endpoint received that day'],
   ],
   configure(command) {
     command
       .argument('[event]', 'event id (evt_…) to replay now')
+      .option('--destination <destination>', 'only the deliveries to this destination (dst_…)', parseDestinationId)
       .addOption(new Option('--endpoint <endpoint>', 'replay this endpoint\'s events (id or name)').conflicts('all'))
       .option('--all', 'replay matching events of every endpoint')
-      .addOption(new Option('--status <status>', 'only events in this status (default failed)').choices(EVENT_STATUSES))
+      .addOption(new Option('--status <status>', 'only deliveries in this status (default failed)').choices(EVENT_STATUSES))
       .option('--since <time>', 'only events received at or after: ISO time, date, or a duration ago (30m, 2h, 7d)', parseTimeArgument())
       .option('--until <time>', 'only events received before: ISO time, date, or a duration ago', parseTimeArgument());
   },
@@ -53,34 +79,40 @@ export default defineCommand<[string | undefined], ReplayOptions>({
     const bulk = options.endpoint !== undefined || options.all === true;
     const filters = options.status !== undefined || options.since !== undefined || options.until !== undefined;
     if (eventId !== undefined && (bulk || filters)) {
-      throw new UsageError('An event id cannot go with --endpoint, --all, --status, --since or --until', 'Replay one event by id, or many with --endpoint <endpoint> (or --all) and filters.');
+      throw new UsageError('An event id cannot go with --endpoint, --all, --status, --since or --until', 'Replay one event by id (optionally --destination), or many with --endpoint <endpoint>, --destination or --all and filters.');
     }
-    if (eventId === undefined && !bulk) {
-      throw new UsageError('Say which events to replay', 'Pass an event id, or --endpoint <endpoint> (or --all) to replay many.');
+    if (eventId === undefined && !bulk && options.destination === undefined) {
+      throw new UsageError('Say which events to replay', 'Pass an event id, or --endpoint <endpoint>, --destination <dst_…> or --all to replay many.');
     }
     const client = await context.client();
     const { out } = context;
     if (eventId !== undefined) {
-      const event = await client.events.replay(eventId);
-      await out.result(event, [{ kind: 'text', text: attemptSummary(event) }, attemptTable(event.attempts.slice(-1))]);
-      if (!isSuccess(event)) throw new UserError(REPLAY_FAILED, attemptSummary(event).replace(/^Replayed/, 'The replay of'));
+      const event = await client.events.replay(eventId, { destination_id: options.destination });
+      const lines = replayLines(event);
+      const attempts = lines.flatMap((line) => (line.attempt ? [line.attempt] : []));
+      await out.result(event, [{ kind: 'text', text: lines.map((line) => line.text).join('\n') }, ...(attempts.length > 0 ? [attemptTable(attempts)] : [])]);
+      const failed = lines.filter((line) => line.failed);
+      if (failed.length > 0) throw new UserError(REPLAY_FAILED, failed.map((line) => line.text.replace(/^Replayed/, 'The replay of')).join('; '));
       return;
     }
     const endpointId = options.endpoint === undefined ? undefined : await endpointIdOf(client, options.endpoint);
     const status = options.status ?? 'failed';
     const result = await client.events
-      .replayMany({ endpoint_id: endpointId, status, since: options.since, until: options.until })
+      .replayMany({ endpoint_id: endpointId, destination_id: options.destination, status, since: options.since, until: options.until })
       .catch((error: unknown) => {
         throw options.endpoint === undefined ? error : endpointErrorFor(options.endpoint, error);
       });
     const scope = [
       `status ${status}`,
-      options.endpoint === undefined ? 'every endpoint' : `endpoint ${options.endpoint}`,
+      options.endpoint === undefined ? (options.destination === undefined ? 'every endpoint' : undefined) : `endpoint ${options.endpoint}`,
+      options.destination && `destination ${options.destination}`,
       options.since && `since ${time(options.since)}`,
       options.until && `until ${time(options.until)}`,
     ].filter(Boolean).join(', ');
-    await out.result(result, [{ kind: 'text', text: `Queued ${result.replayed} event${result.replayed === 1 ? '' : 's'} for replay (${scope}).` }]);
-    if (result.replayed === result.limit) out.warn(`That is the most one request queues (${result.limit}); more may match. Run it again once these have been attempted, or narrow --since/--until.`);
+    const events = `${result.replayed} event${result.replayed === 1 ? '' : 's'}`;
+    const deliveries = `${result.deliveries} deliver${result.deliveries === 1 ? 'y' : 'ies'}`;
+    await out.result(result, [{ kind: 'text', text: `Queued ${events} (${deliveries}, ${result.waiting_for_listener} for \`hook listen\`) for replay (${scope}).` }]);
+    if (result.deliveries >= result.limit) out.warn(`That is the most one request queues (${result.limit} deliveries); more may match. Run it again once these have been attempted, or narrow --since/--until.`);
     else if (result.replayed > 0) out.hint(`Follow them with: hook events list${options.endpoint ? ` --endpoint ${options.endpoint}` : ''}`);
   },
 });
