@@ -132,7 +132,10 @@ const NOT_FORWARDED = new Set([
 ]);
 
 /** Headers the relay adds to every delivery; same-named incoming headers are replaced. */
-export const DELIVERY_HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-hook-signature', 'x-hook-event-id', 'x-hook-attempt'];
+export const DELIVERY_HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-hook-signature', 'x-hook-event-id', 'x-hook-attempt', 'x-hook-mirror'];
+
+/** The header on a `hook listen` mirror copy (docs/listen.md#several-listeners): another listener's answer decides the delivery. */
+export const MIRROR_HEADER = 'x-hook-mirror';
 
 /** The original request headers that travel with a delivery: all but hop-by-hop ones (and any the Connection header names). */
 export function forwardableHeaders(headers: Record<string, string>): Record<string, string> {

@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
 import {
-  ENDPOINT_GONE, firstIdAt, HookError, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
+  ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
   type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
 import { claimForListener, Destination, Endpoint, makeDestinationsDue, type ClaimedDelivery, type Orm } from '@hook/db';
@@ -267,7 +267,9 @@ export class ListenSession {
     while (this.#mirrorQueue.length > 0 && this.#mirrorsOut + this.#waiting.size < this.#options.maxInFlight) {
       const message = this.#mirrorQueue.shift()!;
       const deliveryId = `${this.sessionId}.m${++this.#deliveryCounter}`;
-      if (!sendMessage(this.#options.socket, { ...message, delivery_id: deliveryId, mirror: true })) return;
+      // The local server can tell a copy from the deliveries its answers decide.
+      const copy = { ...message, delivery_id: deliveryId, mirror: true as const, headers: { ...message.headers, [MIRROR_HEADER]: 'true' } };
+      if (!sendMessage(this.#options.socket, copy)) return;
       this.#mirrorIds.add(deliveryId);
       this.#mirrorsOut += 1;
     }
