@@ -22,9 +22,13 @@
  *   2. Sustained delivery: the same load to an endpoint whose destination is the
  *      receiver, then a wait until every acknowledged event id has arrived →
  *      deliveries/s = events delivered / (first ingest → last delivery), and its ratio
- *      to phase 1's req/s. (A short delivery warm-up on its own endpoint comes first.)
+ *      to the ceiling's deliveries/s (1b). (A short delivery warm-up on its own endpoint
+ *      comes first.) CPU per event of PostgreSQL and the relay, against phase 1's.
+ *   2b. Fan-out: the same load to an endpoint with three URL destinations (three
+ *      tracks), until every acknowledged event reached all three → deliveries/s =
+ *      deliveries (3 per event) / (first ingest → last delivery), against phase 2's.
  *   3. Latency when not saturated: a paced sender (node:http, 10 keep-alive
- *      connections) at a steady 500 events/s; each event's send time → its arrival at
+ *      connections) at a steady 200 events/s; each event's send time → its arrival at
  *      the receiver, matched by event id (the ingest answer's `id` is the delivery's
  *      `webhook-id`) → p50/p99.
  *   4. Verification: every acknowledged event arrived at least once, with the exact
@@ -41,7 +45,7 @@
  *   BENCH_DURATION_S           seconds of load in phases 1 and 2 (default 8)
  *   BENCH_WARMUP_S             ingest warm-up seconds, not counted (default 2; the delivery warm-up is at most 1 s)
  *   BENCH_LATENCY_S            seconds of paced load in phase 3 (default 5)
- *   BENCH_LATENCY_RATE         events per second in phase 3 (default 500; the latency target is only judged at 500)
+ *   BENCH_LATENCY_RATE         events per second in phase 3 (default 200; the latency target is only judged at 200)
  *   BENCH_DELIVERY_TIMEOUT_S   how long to wait for the deliveries of a phase (default 120)
  *   BENCH_STALL_S              stop waiting earlier when no delivery at all reached the phase's endpoint for this long (default 30)
  *   BENCH_JSON=1               also print a one-line JSON summary as the last stdout line
@@ -91,8 +95,14 @@ import {
 
 const CONNECTIONS = 50;
 const BODY_SIZE_BYTES = 1024;
-/** Sustained deliveries/s must reach this share of the durable ingest req/s. */
-const TARGET_DELIVERY_RATIO = 0.8;
+/** Sustained deliveries/s must reach this share of the ceiling's (a queue that costs nothing, 1b). */
+const TARGET_CEILING_SHARE = 0.8;
+/** What delivering may add to storing, per event: CPU ms of PostgreSQL and of the relay. */
+const TARGET_EXTRA_CPU_MS = { postgres: 0.15, relay: 0.3 };
+/** Deliveries/s to three destinations per event must reach this share of one destination's. */
+const TARGET_FAN_OUT_SHARE = 0.9;
+/** Destinations of the fan-out endpoint. */
+const FAN_OUT = 3;
 /** End-to-end p50 at DEFAULT_LATENCY_RATE must stay under this. */
 const TARGET_LATENCY_P50_MS = 10;
 const DEFAULT_DURATION_S = 8;
@@ -104,7 +114,7 @@ const DEFAULT_DELIVERY_TIMEOUT_S = 120;
 /** A wait for deliveries gives up after this long without any delivery to its endpoint. */
 const DEFAULT_STALL_S = 30;
 /** Phase 3: events per second (default), and the paced sender's connections. */
-const DEFAULT_LATENCY_RATE = 500;
+const DEFAULT_LATENCY_RATE = 200;
 const LATENCY_CONNECTIONS = 10;
 /** How often a wait for deliveries reports progress. */
 const PROGRESS_EVERY_MS = 5000;
@@ -517,6 +527,29 @@ async function main(): Promise<number> {
   const drainS = Math.max(0, (throughputWait.atMs - ingestEndMs) / 1000);
   const ratio = ingest.requestsPerSecond > 0 ? deliveriesPerSecond / ingest.requestsPerSecond : 0;
 
+  // 2b. Fan-out: the same load to an endpoint with three URL destinations.
+  const fanTracks = Array.from({ length: FAN_OUT }, (_, i) => receiver.track(`fan-${i}`, (delivered) => delivered.equals(body)));
+  const fanEndpoint = await urlEndpoint('bench-fan-out', fanTracks[0]!);
+  for (const track of fanTracks.slice(1)) {
+    const added = await fetch(`${relay.url}/v1/endpoints/${fanEndpoint.id}/destinations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ destination: { type: 'url', url: `${receiver.url}${track.path}` } }),
+    });
+    if (added.status !== 201) throw new Error(`adding a destination answered ${added.status}: ${await added.text()}`);
+  }
+  log(`fan-out: ingesting ${durationS} s to an endpoint with ${FAN_OUT} URL destinations`);
+  const fanStartMs = performance.now();
+  const fanRun = await runLoad({ url: fanEndpoint.url, connections: CONNECTIONS, durationS, body });
+  const fanAcks = acknowledgedIds([fanRun]);
+  const fanWaits: WaitOutcome[] = [];
+  for (const [i, track] of fanTracks.entries()) fanWaits.push(await track.waitForAll(`fan-out destination ${i}`, fanAcks.ids, waitLimits));
+  const fanDelivered = fanWaits.reduce((sum, wait) => sum + wait.delivered, 0);
+  const fanSpanS = (Math.max(...fanWaits.map((wait) => wait.atMs)) - fanStartMs) / 1000;
+  const fanDeliveriesPerSecond = fanSpanS > 0 ? fanDelivered / fanSpanS : 0;
+  const fanShare = deliveriesPerSecond > 0 ? fanDeliveriesPerSecond / deliveriesPerSecond : 0;
+  const fanMissing = fanWaits.flatMap((wait) => wait.missing);
+
   // 3. Latency at a steady rate well under saturation.
   const latencyBodies = new Map<number, Buffer>();
   const latencyTrack = receiver.track('latency', (delivered) => {
@@ -565,13 +598,14 @@ async function main(): Promise<number> {
   const relayExit = await relay.stop();
   const workerExit = worker ? await worker.stop() : undefined;
   const relayWarnings = relay.stderrLinesWhileServing();
-  const tracks = [warmupTrack, throughputTrack, latencyTrack];
-  const deliveryEndpointIds = [warmupEndpoint.id, throughputEndpoint.id, latencyEndpoint.id];
+  const tracks = [warmupTrack, throughputTrack, latencyTrack, ...fanTracks];
+  const deliveryEndpointIds = [warmupEndpoint.id, throughputEndpoint.id, latencyEndpoint.id, fanEndpoint.id];
   const stored = await storedDeliveries(database.url, deliveryEndpointIds);
   const missing = [...warmupMissing, ...throughputWait.missing, ...latencyWait.missing].filter((id) => !tracks.some((track) => track.arrivals.has(id)));
+  if (fanMissing.length > 0) missing.push(...new Set(fanMissing));
   const missingDescribed = missing.length > 0 ? await describeEvents(database.url, missing.slice(0, EXAMPLES)) : [];
   const acknowledgedCount =
-    (warmupRun ? acknowledgedIds([warmupRun]).ids.size : 0) + throughputAcks.ids.size + paced.acknowledged.size;
+    (warmupRun ? acknowledgedIds([warmupRun]).ids.size : 0) + throughputAcks.ids.size + paced.acknowledged.size + fanAcks.ids.size;
   const duplicates = tracks.map((track) => track.duplicates());
   const duplicateIds = duplicates.flatMap((d) => d.ids);
   const duplicateDeliveries = duplicates.reduce((sum, d) => sum + d.extra, 0);
@@ -581,17 +615,17 @@ async function main(): Promise<number> {
   const storedRows = Object.values(stored.byStatus).reduce((sum, n) => sum + n, 0);
   const storedUndelivered = storedRows - (stored.byStatus.delivered ?? 0);
 
-  const loadRuns = [...ingestRuns, ...(warmupRun ? [warmupRun] : []), throughputRun];
+  const loadRuns = [...ingestRuns, ...(warmupRun ? [warmupRun] : []), throughputRun, fanRun];
   const ingestNon2xx = loadRuns.reduce((sum, run) => sum + run.result.non2xx, 0) + paced.non2xx;
   const ingestErrors = loadRuns.reduce((sum, run) => sum + run.result.errors, 0) + paced.errors;
   const unreadable = acknowledgedIds(loadRuns).unreadable + paced.unreadable;
 
   const problems: string[] = [];
   if (missing.length > 0) {
-    const byPhase = [['warm-up', warmupMissing], ['throughput', throughputWait.missing], ['latency', latencyWait.missing]] as const;
+    const byPhase = [['warm-up', warmupMissing], ['throughput', throughputWait.missing], ['latency', latencyWait.missing], ['fan-out', fanMissing]] as const;
     const missingSet = new Set(missing);
     const phases = byPhase.map(([name, ids]) => `${name} ${ids.filter((id) => missingSet.has(id)).length}`).join(', ');
-    const endings = [warmupWait, throughputWait, latencyWait].filter((wait) => wait && wait.ending !== 'complete').map((wait) => ending(wait!));
+    const endings = [warmupWait, throughputWait, latencyWait, ...fanWaits].filter((wait) => wait && wait.ending !== 'complete').map((wait) => ending(wait!));
     problems.push(`${missing.length} acknowledged event(s) not delivered (${phases}); waits ended ${[...new Set(endings)].join(', ')}; e.g.`);
     problems.push(...missingDescribed.map((line) => `  ${line}`));
   }
@@ -604,7 +638,11 @@ async function main(): Promise<number> {
   if (workerExit && workerExit.code !== 0) problems.push(`delivery worker process did not shut down cleanly (exit code ${workerExit.code}, signal ${workerExit.signal})`);
   if (relayExit.code !== 0) problems.push(`relay did not shut down cleanly (exit code ${relayExit.code}, signal ${relayExit.signal}${relayExit.killed ? ', killed after timeout' : ''})`);
 
-  const ratioPass = ratio >= TARGET_DELIVERY_RATIO;
+  const ceilingShare = ceilingRate > 0 ? deliveriesPerSecond / ceilingRate : 0;
+  const ratioPass = ceilingShare >= TARGET_CEILING_SHARE;
+  const extraCpu = storeCpu && deliveryCpu ? { postgres: deliveryCpu.postgres - storeCpu.postgres, relay: deliveryCpu.relay - storeCpu.relay } : null;
+  const cpuPass = extraCpu !== null && extraCpu.postgres <= TARGET_EXTRA_CPU_MS.postgres && extraCpu.relay <= TARGET_EXTRA_CPU_MS.relay;
+  const fanPass = fanMissing.length === 0 && fanShare >= TARGET_FAN_OUT_SHARE;
   // Percentiles over part of the events (the rest never arrived) cannot pass.
   const latencyPass = latencyRate === DEFAULT_LATENCY_RATE && latency.count > 0 && latency.count === paced.acknowledged.size && latency.p50 < TARGET_LATENCY_P50_MS;
   const widths = [22, 13, 8, 8, 10, 8, 7, 9];
@@ -620,6 +658,7 @@ async function main(): Promise<number> {
     figuresRow('1. store only', ingest, widths),
     figuresRow('1b. + forwarding', ceilingIngest, widths),
     figuresRow('2. URL destination', whileDelivering, widths),
+    figuresRow(`2b. ${FAN_OUT} destinations`, figures(fanRun.result), widths),
     '',
     `1b. ceiling: the relay's send path (sign, pooled POST, answer read) with no database forwards ${forwardAloneRate.toFixed(1)}/s alone;`,
     `   store-only ingest with one such delivery per acknowledged event: ${forwardCredited.ok} delivered in ${ceilingSpanS.toFixed(2)} s → ${ceilingRate.toFixed(1)} deliveries/s,`,
@@ -636,6 +675,7 @@ async function main(): Promise<number> {
         `   (delivering adds PostgreSQL ${(deliveryCpu.postgres - storeCpu.postgres).toFixed(3)} ms = ${(deliveryCpu.postgres / storeCpu.postgres - 1).toFixed(2)}× storing's, relay ${(deliveryCpu.relay - storeCpu.relay).toFixed(3)} ms = ${(deliveryCpu.relay / storeCpu.relay - 1).toFixed(2)}×)`,
       ]
       : []),
+    `2b. fan-out: ${fanDelivered} deliveries (${fanAcks.ids.size} events × ${FAN_OUT} destinations) in ${fanSpanS.toFixed(2)} s → ${fanDeliveriesPerSecond.toFixed(1)} deliveries/s, ${fanShare.toFixed(2)} of phase 2's one-destination deliveries/s`,
     `3. latency at ${achievedRate.toFixed(1)} events/s (${paced.sent} sent, ${paced.acknowledged.size} acknowledged), ingest send → arrival at the receiver:`,
     ...(backlogAtLatencyStart > 0 ? [`   (started with ${backlogAtLatencyStart} undelivered events of the earlier phases still queued: not an unsaturated relay)`] : []),
     latency.count === 0
@@ -646,7 +686,9 @@ async function main(): Promise<number> {
     `   PostgreSQL after stop: ${storedRows} events (${Object.entries(stored.byStatus).map(([status, n]) => `${status} ${n}`).join(', ') || 'none'}), ${stored.attempts} attempts recorded, ${stored.failedAttempts} failed${stored.failureSamples.length > 0 ? ` (${stored.failureSamples.join('; ')})` : ''}`,
     ...(storedUndelivered > 0 && missing.length === 0 ? [`   (${storedUndelivered} stored event(s) not delivered were still in flight when a load run ended, so their 2xx was never read: not losses)`] : []),
     ...(relayWarnings > 0 ? [`   relay wrote ${relayWarnings} line(s) to stderr at log level warn during the runs (shown above)`] : []),
-    `target: deliveries/s ÷ ingest req/s >= ${TARGET_DELIVERY_RATIO.toFixed(2)} → ${ratioPass ? 'PASS' : 'FAIL'}`,
+    `target: deliveries/s ÷ the ceiling's deliveries/s >= ${TARGET_CEILING_SHARE.toFixed(2)} → ${ceilingShare.toFixed(2)} ${ratioPass ? 'PASS' : 'FAIL'}`,
+    `target: CPU delivering adds per event: PostgreSQL <= ${TARGET_EXTRA_CPU_MS.postgres} ms, relay <= ${TARGET_EXTRA_CPU_MS.relay} ms → ${extraCpu ? `${extraCpu.postgres.toFixed(3)} ms, ${extraCpu.relay.toFixed(3)} ms ${cpuPass ? 'PASS' : 'FAIL'}` : 'not measured (no /proc)'}`,
+    `target: fan-out deliveries/s >= ${TARGET_FAN_OUT_SHARE} × one destination's → ${fanShare.toFixed(2)} ${fanPass ? 'PASS' : 'FAIL'}`,
     latencyRate === DEFAULT_LATENCY_RATE
       ? `target: end-to-end p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → ${latencyPass ? 'PASS' : 'FAIL'}`
       : `target: end-to-end p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → not judged (BENCH_LATENCY_RATE=${latencyRate})`,
@@ -678,8 +720,14 @@ async function main(): Promise<number> {
     forward_alone_per_second: round(forwardAloneRate, 1),
     ceiling_per_second: round(ceilingRate, 1),
     ceiling_ratio: round(ceilingRatio, 3),
-    target_ratio: TARGET_DELIVERY_RATIO,
+    ceiling_share: round(ceilingShare, 3),
+    target_ceiling_share: TARGET_CEILING_SHARE,
     ratio_pass: ratioPass,
+    extra_cpu_ms_per_event: extraCpu && { postgres: round(extraCpu.postgres, 4), relay: round(extraCpu.relay, 4) },
+    cpu_pass: cpuPass,
+    fan_out_deliveries_per_second: round(fanDeliveriesPerSecond, 1),
+    fan_out_share: round(fanShare, 3),
+    fan_out_pass: fanPass,
     latency_rate: round(achievedRate, 1),
     latency: distributionJson(latency),
     ingest_answer: distributionJson(answer),
