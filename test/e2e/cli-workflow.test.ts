@@ -73,7 +73,8 @@ describe('endpoints, send and events', () => {
     endpoint = await user.json(['endpoints', 'create', 'orders']);
     expect(endpoint).toMatchObject({ id: expect.stringMatching(/^ep_/), name: 'orders', status: 'active', destination: { type: 'cli' } });
     expect(endpoint.url).toMatch(new RegExp(`^${relay.baseUrl}/v1/ingest/`));
-    expect(Object.keys(endpoint).sort()).toEqual(['created_at', 'destination', 'filter', 'id', 'name', 'status', 'transformation', 'updated_at', 'url']);
+    expect(Object.keys(endpoint).sort()).toEqual(['created_at', 'destination', 'destinations', 'filter', 'id', 'name', 'status', 'transformation', 'updated_at', 'url']);
+    expect(endpoint.destinations).toEqual([expect.objectContaining({ id: expect.stringMatching(/^dst_/), endpoint_id: endpoint.id, destination: { type: 'cli' }, status: 'active' })]);
   });
 
   it('sends a file byte for byte; events list and get show exactly those bytes', async () => {
@@ -188,9 +189,11 @@ describe('hook events replay', () => {
     const replayed = await user.json(['events', 'replay', eventId]);
     expect(replayed.id).toBe(eventId);
     expect(replayed.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200 });
+    expect(replayed.replay).toEqual([{ destination_id: replayed.deliveries[0].destination_id, outcome: 'attempted' }]);
     const text = await user.run(['events', 'replay', eventId]);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(new RegExp(`^Replayed ${eventId}: attempt #3 answered 200 in \\d+ ms; status now delivered$`, 'm'));
+    expect(text.stdout).toContain(`Replayed ${eventId} to ${replayed.deliveries[0].destination_id} (${receiver.url}): attempt #3 answered 200 in `);
+    expect(text.stdout).toMatch(/ ms; status now delivered$/m);
   });
 
   it('exits 1 when the replay attempt fails, with the event on stdout and the error on stderr', async () => {
@@ -208,11 +211,11 @@ describe('hook events replay', () => {
   it('queues a bulk replay of an endpoint\'s failed events and says how many', async () => {
     const before = receiver.requests.length;
     const result = await user.json(['events', 'replay', '--endpoint', 'replays', '--since', '1h']);
-    expect(result).toEqual({ replayed: 1, limit: 10_000 });
+    expect(result).toEqual({ replayed: 1, deliveries: 1, waiting_for_listener: 0, limit: 10_000 });
     await receiver.waitFor(before + 1);
 
     const none = await user.run(['events', 'replay', '--endpoint', 'replays', '--status', 'failed']);
     expect(none.code).toBe(0);
-    expect(none.stdout).toBe('Queued 0 events for replay (status failed, endpoint replays).\n');
+    expect(none.stdout).toBe('Queued 0 events (0 deliveries, 0 for `hook listen`) for replay (status failed, endpoint replays).\n');
   });
 });

@@ -24,9 +24,12 @@ export function parsePositiveWholeNumber(value: string): number {
   return Number(value);
 }
 
-/** The same for `hook destinations update`, where `none` (null) removes the limit. */
-export function parseLimitOrNone(value: string): number | null {
-  if (value === 'none') return null;
+/**
+ * The same for `hook destinations update`, where `none` removes the limit. `none` stays a
+ * string here (commander turns a parser's null into ''); the command sends it as null.
+ */
+export function parseLimitOrNone(value: string): number | 'none' {
+  if (value === 'none') return 'none';
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number of at least 1, or none to remove the limit.');
   return Number(value);
 }

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { collectHeader, parseHttpUrl, parseLimit, parseTimeArgument } from '../src/option-parsers.ts';
+import { collectHeader, parseDestinationId, parseHttpUrl, parseLimit, parseLimitOrNone, parsePositiveWholeNumber, parseTimeArgument } from '../src/option-parsers.ts';
 
 const NOW = Date.UTC(2026, 0, 31, 12, 0, 0);
 const parseTime = parseTimeArgument(() => NOW);
@@ -19,6 +19,20 @@ describe('option parsers', () => {
     expect(parseLimit('1')).toBe(1);
     expect(parseLimit('100')).toBe(100);
     for (const bad of ['0', '101', '2.5', '-1', 'ten', '']) expect(() => parseLimit(bad)).toThrow(InvalidArgumentError);
+  });
+
+  it('--rate, --max-in-flight: whole numbers from 1; on update also none (kept as a string, commander would turn null into \'\')', () => {
+    expect(parsePositiveWholeNumber('5')).toBe(5);
+    expect(parseLimitOrNone('1000')).toBe(1000);
+    expect(parseLimitOrNone('none')).toBe('none');
+    for (const bad of ['0', '2.5', '-1', 'ten', '']) expect(() => parsePositiveWholeNumber(bad)).toThrow(InvalidArgumentError);
+    for (const bad of ['0', 'null', '']) expect(() => parseLimitOrNone(bad)).toThrow(InvalidArgumentError);
+    expect(() => parsePositiveWholeNumber('none')).toThrow(InvalidArgumentError);
+  });
+
+  it('destination ids: dst_ ids only', () => {
+    expect(parseDestinationId('dst_01JD2Y0Z3M4N5P6Q7R8S9TVWXY')).toBe('dst_01JD2Y0Z3M4N5P6Q7R8S9TVWXY');
+    for (const bad of ['ep_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', 'dst_', 'orders']) expect(() => parseDestinationId(bad)).toThrow(InvalidArgumentError);
   });
 
   it('-H: Name: value, repeatable, values kept as written after the first colon', () => {

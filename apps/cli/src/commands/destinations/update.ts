@@ -11,8 +11,8 @@ interface UpdateOptions {
   url?: string;
   cli?: boolean;
   status?: EndpointStatus;
-  rate?: number | null;
-  maxInFlight?: number | null;
+  rate?: number | 'none';
+  maxInFlight?: number | 'none';
   transformationFile?: string;
   clearTransformation?: boolean;
   filterFile?: string;
@@ -52,8 +52,8 @@ export default defineCommand<[string], UpdateOptions>({
     if (options.url !== undefined) changes.destination = { type: 'url', url: options.url };
     if (options.cli) changes.destination = { type: 'cli' };
     if (options.status !== undefined) changes.status = options.status;
-    if (options.rate !== undefined) changes.rate_per_second = options.rate;
-    if (options.maxInFlight !== undefined) changes.max_in_flight = options.maxInFlight;
+    if (options.rate !== undefined) changes.rate_per_second = options.rate === 'none' ? null : options.rate;
+    if (options.maxInFlight !== undefined) changes.max_in_flight = options.maxInFlight === 'none' ? null : options.maxInFlight;
     if (options.transformationFile !== undefined) changes.transformation = { code: await readOptionFile(options.transformationFile, '--transformation-file') };
     if (options.clearTransformation) changes.transformation = null;
     if (options.filterFile !== undefined) changes.filter = parseFilter(await readOptionFile(options.filterFile, '--filter-file'), '--filter-file');
