@@ -8,7 +8,7 @@ import { UserError } from '../errors.ts';
 import { LocalForwarder, type ForwardOutcome } from '../forward/local-forwarder.ts';
 import { describeTarget, parseForwardTarget } from '../forward/target.ts';
 import { noteConnection, reportStreamState, stopSignal, untilRelayAnswers } from '../stream-connection.ts';
-import { time } from '../views.ts';
+import { targetText, time } from '../views.ts';
 import packageJson from '../../package.json' with { type: 'json' };
 
 interface ListenOptions {
@@ -108,18 +108,20 @@ export default defineCommand<[string], ListenOptions>({
       const ref = options.endpoint ?? defaultEndpointName();
       const found = await untilRelayAnswers(out, apiUrl, async () => {
         const { endpoint, created } = await endpointToListenOn(client, ref);
-        const secret: SigningSecret = await client.endpoints.secret(endpoint.id);
-        return { endpoint, created, secret };
+        // The session serves the endpoint's first cli destination, which signs with its own secret.
+        const served = endpoint.destinations.find((destination) => destination.destination.type === 'cli');
+        const secret: SigningSecret = served ? await client.destinations.secret(served.id) : await client.endpoints.secret(endpoint.id);
+        return { endpoint, created, secret, served };
       }, stop);
       if (!found) return 0;
-      const { endpoint, created, secret } = found;
-      const mirror = endpoint.destination.type === 'url';
+      const { endpoint, created, secret, served } = found;
+      const mirror = served === undefined;
       if (!out.json) {
         out.note(`Endpoint:    ${endpoint.name} (${endpoint.id})${created ? ', created now' : ''}`);
         out.note(`Ingest URL:  ${endpoint.url}`);
         out.note(`Secret:      ${secret.secret}`);
         out.note(`Forward to:  ${describeTarget(target)}`);
-        if (mirror) out.note(`Note: this endpoint delivers to ${(endpoint.destination as { url: string }).url}; events are mirrored here and answers are not recorded.`);
+        if (mirror) out.note(`Note: this endpoint delivers only to URLs (${endpoint.destinations.map((destination) => targetText(destination.destination)).join(', ')}); events are mirrored here and answers are not recorded.`);
         if (endpoint.status !== 'active') out.warn(`The endpoint is ${endpoint.status}: ${endpoint.status === 'paused' ? 'events are held until it is resumed' : 'it refuses new events'}.`);
       }
 
