@@ -370,7 +370,7 @@ async function storedDeliveries(databaseUrl: string, endpointIds: string[]): Pro
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const statuses = await client.query<{ status: string; n: number }>('select status, count(*)::int as n from event where endpoint_id = any($1) group by status', [endpointIds]);
+    const statuses = await client.query<{ status: string; n: number }>('select status, count(*)::int as n from delivery where endpoint_id = any($1) group by status', [endpointIds]);
     const attempts = await client.query<{ total: number; failed: number }>(
       `select count(*)::int as total, count(*) filter (where response_status is null or response_status not between 200 and 299)::int as failed
        from attempt a join event e on e.id = a.event_id where e.endpoint_id = any($1)`,
@@ -400,10 +400,9 @@ async function describeEvents(databaseUrl: string, ids: string[]): Promise<strin
   await client.connect();
   try {
     const rows = await client.query<{ id: string; status: string | null; attempt_count: number | null; next_attempt_at: Date | null; leased: boolean | null; last: string | null }>(
-      `select ids.id, e.status, e.attempt_count, e.next_attempt_at,
-              exists (select 1 from delivery l where l.event_id = e.id and l.lease_id is not null) as leased,
+      `select ids.id, l.status, l.attempt_count, l.next_attempt_at, l.lease_id is not null as leased,
               (select coalesce(a.error, 'HTTP ' || a.response_status) from attempt a where a.event_id = e.id order by a.n desc limit 1) as last
-       from unnest($1::text[]) as ids(id) left join event e on e.id = ids.id`,
+       from unnest($1::text[]) as ids(id) left join event e on e.id = ids.id left join delivery l on l.event_id = e.id`,
       [ids],
     );
     return rows.rows.map((row) =>

@@ -98,12 +98,18 @@ async function writeHistory(client: pg.Client, accounts: { accountId: string; en
     const to = Math.min(total, from + INSERT_CHUNK_EVENTS) - 1;
     const started = performance.now();
     await client.query(
-      `insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at, status, attempt_count)
+      `insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at)
        select ${HISTORY_ID('evt')}, accounts[g % 4 + 1], endpoints[g % 4 + 1], 'invoice.paid', 'POST', '', '',
               '{"content-type": "application/json", "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)", "stripe-signature": "t=1,v1=abc"}'::jsonb,
-              body, 'application/json', length(body), to_timestamp(t / 1000.0), 'delivered', case when g % 4 = 0 then 1 else 0 end
+              body, 'application/json', length(body), to_timestamp(t / 1000.0)
        from (select *, convert_to('{"type":"invoice.paid","id":"in_' || g || '","data":{"object":"invoice","padding":"' || repeat(md5(g::text), 30) || '"}}', 'UTF8') as body
              from (${rows}) r) b`,
+      [accountIds, endpointIds, from, to],
+    );
+    await client.query(
+      `insert into delivery (event_id, destination_id, account_id, endpoint_id, status, attempt_count)
+       select ${HISTORY_ID('evt')}, 'dst_' || substr(endpoints[g % 4 + 1], 4), accounts[g % 4 + 1], endpoints[g % 4 + 1], 'delivered', case when g % 4 = 0 then 1 else 0 end
+       from (${rows}) r`,
       [accountIds, endpointIds, from, to],
     );
     await client.query(

@@ -93,7 +93,7 @@ describe('delivery survives a killed relay process', () => {
       while (open > 0) {
         if (Date.now() > deadline) throw new Error(`${open} events still undelivered after 90 s`);
         await new Promise((resolve) => setTimeout(resolve, 200));
-        open = (await client.query("select count(*)::int as n from event where status <> 'delivered'")).rows[0].n;
+        open = (await client.query("select count(*)::int as n from delivery where status <> 'delivered'")).rows[0].n;
       }
       const stored = (await client.query('select count(*)::int as n from event')).rows[0].n as number;
       expect(stored).toBeGreaterThanOrEqual(acknowledged.length);

@@ -388,7 +388,7 @@ describe('SIGTERM', () => {
     try {
       const uploadedIds = uploaded.map((result) => (JSON.parse(result.body) as { id: string }).id);
       const rows = (await client.query<{ id: string; status: string; lease_id: string | null; attempt_count: number }>(
-        'select e.id, e.status, l.lease_id, e.attempt_count from event e join delivery l on l.event_id = e.id where e.id = any($1)', [[...deliveryIds, ...uploadedIds]],
+        'select e.id, l.status, l.lease_id, l.attempt_count from event e join delivery l on l.event_id = e.id where e.id = any($1)', [[...deliveryIds, ...uploadedIds]],
       )).rows;
       const byId = new Map(rows.map((row) => [row.id, row]));
       // The uploads were stored.

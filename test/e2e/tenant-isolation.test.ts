@@ -17,9 +17,9 @@ import { startReceiver, type Receiver } from '../support/receiver.ts';
 interface Tenant {
   key: string;
   accountId: string;
-  deliveredEndpoint: { id: string; url: string };
-  failingEndpoint: { id: string; url: string };
-  cliEndpoint: { id: string; url: string };
+  deliveredEndpoint: { id: string; url: string; destinations: { id: string }[] };
+  failingEndpoint: { id: string; url: string; destinations: { id: string }[] };
+  cliEndpoint: { id: string; url: string; destinations: { id: string }[] };
   deliveredEventId: string;
   failedEventId: string;
   pendingEventId: string;
@@ -161,15 +161,15 @@ const ROUTE_CHECKS: Record<string, RouteCheck> = {
   'POST /v1/endpoints/{id}/rotate-secret': { check: async () => { await refused('POST', `/v1/endpoints/${a.deliveredEndpoint.id}/rotate-secret`, {}); } },
   'GET /v1/endpoints/{id}/destinations': { check: async () => { await refused('GET', `/v1/endpoints/${a.deliveredEndpoint.id}/destinations`); } },
   'POST /v1/endpoints/{id}/destinations': { check: async () => { await refused('POST', `/v1/endpoints/${a.deliveredEndpoint.id}/destinations`, { destination: { type: 'url', url: `${receiver.url}/stolen` } }); } },
-  'GET /v1/destinations/{id}': { check: async () => { await refused('GET', `/v1/destinations/${a.deliveredEndpoint.destinations[0].id}`); } },
+  'GET /v1/destinations/{id}': { check: async () => { await refused('GET', `/v1/destinations/${a.deliveredEndpoint.destinations[0]!.id}`); } },
   'PATCH /v1/destinations/{id}': {
     check: async () => {
-      for (const change of [{ status: 'paused' }, { destination: { type: 'url', url: `${receiver.url}/stolen` } }]) await refused('PATCH', `/v1/destinations/${a.deliveredEndpoint.destinations[0].id}`, change);
+      for (const change of [{ status: 'paused' }, { destination: { type: 'url', url: `${receiver.url}/stolen` } }]) await refused('PATCH', `/v1/destinations/${a.deliveredEndpoint.destinations[0]!.id}`, change);
     },
   },
-  'DELETE /v1/destinations/{id}': { check: async () => { await refused('DELETE', `/v1/destinations/${a.failingEndpoint.destinations[0].id}`); } },
-  'GET /v1/destinations/{id}/secret': { check: async () => { await refused('GET', `/v1/destinations/${a.deliveredEndpoint.destinations[0].id}/secret`); } },
-  'POST /v1/destinations/{id}/rotate-secret': { check: async () => { await refused('POST', `/v1/destinations/${a.deliveredEndpoint.destinations[0].id}/rotate-secret`, {}); } },
+  'DELETE /v1/destinations/{id}': { check: async () => { await refused('DELETE', `/v1/destinations/${a.failingEndpoint.destinations[0]!.id}`); } },
+  'GET /v1/destinations/{id}/secret': { check: async () => { await refused('GET', `/v1/destinations/${a.deliveredEndpoint.destinations[0]!.id}/secret`); } },
+  'POST /v1/destinations/{id}/rotate-secret': { check: async () => { await refused('POST', `/v1/destinations/${a.deliveredEndpoint.destinations[0]!.id}/rotate-secret`, {}); } },
   'GET /v1/events': {
     check: async () => {
       await refused('GET', `/v1/events?endpoint_id=${a.deliveredEndpoint.id}`);
@@ -296,7 +296,7 @@ beforeAll(async () => {
   // And so do the account notifications those produced (event.failed, plan.changed), which are events of A too.
   await waitFor(async () => {
     // Outbox rows not yet turned into notification events count as unsettled too.
-    const unsettled = await sqlRows(relay, "select id from event where account_id = ? and status in ('pending', 'retrying') and endpoint_id <> ?", [a.accountId, a.cliEndpoint.id]);
+    const unsettled = await sqlRows(relay, "select event_id as id from delivery where account_id = ? and status in ('pending', 'retrying') and endpoint_id <> ?", [a.accountId, a.cliEndpoint.id]);
     const queued = await sqlRows(relay, 'select id from notification_outbox where account_id = ?', [a.accountId]);
     return unsettled.length === 0 && queued.length === 0 ? true : undefined;
   }, 20_000);

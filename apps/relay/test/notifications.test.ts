@@ -339,7 +339,7 @@ describe('bulk replay', () => {
     const id = await sendEvent(endpoint.url, '{"type":"x"}');
     // The event fails after its retries; its event.failed notification then fails too.
     await waitFor(
-      () => sqlRows(relay, "select count(*)::int as n from event where account_id = ? and status = 'failed'", [accountId]),
+      () => sqlRows(relay, "select count(*)::int as n from delivery where account_id = ? and status = 'failed'", [accountId]),
       (rows) => rows[0].n === 2,
       'the event and its notification failed',
       20_000,

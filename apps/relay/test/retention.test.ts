@@ -50,8 +50,10 @@ async function changePlan({ accountId }: TestAccount, from: Plan, to: Plan, atMs
 /** Stores an event received at `receivedAtMs` (its id carries the same time unless `idTimeMs` says otherwise) with `attempts` attempts. */
 async function storeEvent({ accountId, endpointId }: TestAccount, receivedAtMs: number, { attempts = 0, idTimeMs = receivedAtMs } = {}): Promise<string> {
   const id = idAt('event', idTimeMs);
-  await sqlRows(relay, `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, status)
-                        values (?, ?, ?, 'POST', '', '', '{}', ?, 2, ?, 'delivered')`, [id, accountId, endpointId, Buffer.from('{}'), new Date(receivedAtMs)]);
+  await sqlRows(relay, `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at)
+                        values (?, ?, ?, 'POST', '', '', '{}', ?, 2, ?)`, [id, accountId, endpointId, Buffer.from('{}'), new Date(receivedAtMs)]);
+  await sqlRows(relay, `insert into delivery (event_id, destination_id, account_id, endpoint_id, status, attempt_count)
+                        values (?, ?, ?, ?, 'delivered', ?)`, [id, `dst_${endpointId.slice(3)}`, accountId, endpointId, attempts]);
   for (let n = 1; n <= attempts; n++) {
     await sqlRows(relay, `insert into attempt (id, event_id, account_id, n, trigger, started_at, duration_ms, response_status)
                           values (?, ?, ?, ?, 'auto', ?, 5, 500)`, [idAt('attempt', receivedAtMs + n), id, accountId, n, new Date(receivedAtMs + n)]);
@@ -81,13 +83,14 @@ describe('retention on the free plan (7 days)', () => {
     expect(result.events).toBeGreaterThanOrEqual(1);
   });
 
-  it('removes the attempts of the events it removes, and only those', async () => {
+  it('removes the attempts and deliveries of the events it removes, and only those', async () => {
     const free = await account('free');
     const old = await storeEvent(free, t0 - HOUR_MS, { attempts: 3 });
     const young = await storeEvent(free, t0, { attempts: 2 });
     await pruneAt(7 - 0.5 / 24);
     expect(await eventIds(free)).toEqual([young]);
     expect(await sqlRows(relay, 'select event_id, count(*)::int as n from attempt where event_id in (?, ?) group by event_id', [old, young])).toEqual([{ event_id: young, n: 2 }]);
+    expect(await sqlRows(relay, 'select event_id from delivery where event_id in (?, ?)', [old, young])).toEqual([{ event_id: young }]);
   });
 
   it('never removes an event received within its retention, even when its id says it is older', async () => {

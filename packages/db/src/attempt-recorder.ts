@@ -1,7 +1,8 @@
 import type { EventStatus } from '@hook/core';
 import { BatchQueue } from './batch-queue.ts';
 import type { Orm } from './orm.ts';
-import { recordResults, refreshEventSummaries, type RecordInput } from './queue/index.ts';
+import { summarizeEvents } from './event-summaries.ts';
+import { recordResults, type RecordInput } from './queue/index.ts';
 
 export interface RecordedDelivery {
   /** The delivery still held its lease, so it moved on (the attempt is recorded either way). */
@@ -13,8 +14,8 @@ export interface RecordedDelivery {
 /**
  * Records what became of deliveries, whatever made them, with group commit (see
  * BatchQueue): every result that came in while the previous statement was in flight is
- * recorded by the next one (record-results.ts). Events with several deliveries then get
- * their summary status (refresh-event-summaries.ts) before their results resolve.
+ * recorded by the next one (record-results.ts). For an event with several deliveries the
+ * status a result resolves with is the summary of them all, read after it committed.
  */
 export class AttemptRecorder {
   readonly #orm: Orm;
@@ -31,10 +32,10 @@ export class AttemptRecorder {
     const outcome = await recordResults(this.#orm, inputs);
     if (outcome.disabledEndpoints.length > 0) this.#onEndpointsDisabled(outcome.disabledEndpoints);
     const fannedOut = inputs.filter((input, i) => outcome.results[i]!.held && outcome.results[i]!.deliveryCount > 1).map((input) => input.delivery.id);
-    const summaries = await refreshEventSummaries(this.#orm, fannedOut);
+    const summaries = await summarizeEvents(this.#orm, fannedOut);
     return inputs.map((input, i) => {
       const result = outcome.results[i]!;
-      return { held: result.held, eventStatus: result.held ? (summaries.get(input.delivery.id) ?? result.eventStatus) : null };
+      return { held: result.held, eventStatus: result.held ? (summaries.get(input.delivery.id)?.status ?? result.eventStatus) : null };
     });
   }
 

@@ -8,6 +8,7 @@ export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOpti
 export { EventWriter, type EventWriterOptions, type InsertOutcome, type NewEvent } from './event-writer.ts';
 export { addTransformationCpu, readAccountUsage, recordTransformationThrottled, type AccountUsage } from './usage-sql.ts';
 export * from './queue/index.ts';
+export { EVENT_SUMMARY_COLUMNS, listEvents, summarizeEvents, type EventListFilter, type EventSummary, type ListedEvent } from './event-summaries.ts';
 export { listenForDueEvents, type DueListener } from './listener.ts';
 export { openStreamChannel, readStreamEvents, STREAM_CHANNEL, STREAM_PAYLOAD_MAX_BYTES, type StreamChannel, type StreamChannelOptions, type StreamEventRow } from './stream-channel.ts';
 export {

@@ -157,10 +157,9 @@ export async function drainNotificationOutbox(orm: Orm, limit: number): Promise<
           as n(id, account_id, endpoint_id, type, body, size)
       ),
       inserted as (
-        insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
-                           content_type, size, received_at, status, attempt_count, next_attempt_at)
+        insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at)
         select n.id, n.account_id, n.endpoint_id, n.type, 'POST', '', '', '{"content-type":"application/json"}'::jsonb, n.body,
-               'application/json', n.size, now(), 'pending', 0, now()
+               'application/json', n.size, now()
         from input n
       ),
       deliveries as (

@@ -81,8 +81,8 @@ describe('EventWriter', () => {
     const blocker = orm.em.fork();
     await blocker.begin();
     await blocker.getConnection().execute(
-      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, status)
-       values (?, ?, ?, 'POST', '', '', '{}', '\\x', 0, now(), 'pending')`,
+      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at)
+       values (?, ?, ?, 'POST', '', '', '{}', '\\x', 0, now())`,
       [stuck.id, accountId, endpointId], 'run', blocker.getTransactionContext(),
     );
     const stuckWrite = writer.write(stuck);

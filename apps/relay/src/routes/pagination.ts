@@ -1,11 +1,23 @@
 import { decodeCursor, encodeCursor, HookError, INVALID_CURSOR, LIST_LIMIT_DEFAULT } from '@hook/core';
 
-/** The `id < cursor` condition of a newest-first keyset page, or nothing on the first page. */
-export function afterCursor(cursor: string | undefined): { id?: { $lt: string } } {
-  if (cursor === undefined) return {};
+/** The last id of the previous page, or nothing on the first page. */
+function lastIdOf(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
   const lastId = decodeCursor(cursor);
   if (!lastId) throw new HookError(INVALID_CURSOR, [JSON.stringify(cursor.slice(0, 40))]);
-  return { id: { $lt: lastId } };
+  return lastId;
+}
+
+/** The `id < cursor` condition of a newest-first keyset page, or nothing on the first page. */
+export function afterCursor(cursor: string | undefined): { id?: { $lt: string } } {
+  const lastId = lastIdOf(cursor);
+  return lastId === undefined ? {} : { id: { $lt: lastId } };
+}
+
+/** afterCursor for listEvents (packages/db event-summaries.ts). */
+export function beforeIdOf(cursor: string | undefined): { beforeId?: string } {
+  const lastId = lastIdOf(cursor);
+  return lastId === undefined ? {} : { beforeId: lastId };
 }
 
 /** Rows to fetch for a page: one more than asked tells whether another page follows. */

@@ -3,8 +3,8 @@ import {
   ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
   type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
-import { claimForListener, Destination, Endpoint, makeDestinationsDue, type ClaimedDelivery, type Orm } from '@hook/db';
-import { attemptDelivery, type AttemptContext, type OutgoingDelivery } from '../delivery/attempt.ts';
+import { claimForListener, Destination, Endpoint, makeDestinationsDue, openSigningSecrets, type ClaimedDelivery, type Orm } from '@hook/db';
+import { attemptDelivery, deliveryHeaders, type AttemptContext, type OutgoingDelivery } from '../delivery/attempt.ts';
 import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
 import { eventSummary, type StoredEvent, type StreamHub } from './hub.ts';
 import { LISTENER_PRESENCE_MS, type ListenerHandle, type ListenerRegistry } from './listeners.ts';
@@ -77,6 +77,8 @@ export class ListenSession {
   #mirrorsOut = 0;
   readonly #mirrorIds = new Set<string>();
   #deliveryCounter = 0;
+  /** When mirroring: the secrets of the endpoint's first destination, which sign the copies. */
+  #mirrorSecrets: string[] = [];
   #filling = false;
   #fillAgain = false;
   #closed = false;
@@ -142,6 +144,12 @@ export class ListenSession {
       return false;
     }
     const firstCli = this.#serving ? destination : await em.findOne(Destination, { endpointId: this.#endpoint.id, type: 'cli', deletedAt: null });
+    if (!this.#serving) {
+      // Mirror copies are signed as the endpoint's first destination's deliveries are.
+      const first = await em.findOne(Destination, { endpointId: this.#endpoint.id, deletedAt: null }, { orderBy: { position: 'asc' } });
+      const previousLive = first?.previousSecret && first.previousSecretExpiresAt && first.previousSecretExpiresAt.getTime() > Date.now();
+      this.#mirrorSecrets = first ? openSigningSecrets(this.#options.orm, first.secret, previousLive ? first.previousSecret! : null) : [];
+    }
     if (this.#serving ? !destination || destination.type !== 'cli' : firstCli !== null) {
       // Listening changes meaning (deliver vs mirror): the client reconnects and gets the new mode.
       this.#options.socket.close(1012, 'destination changed');
@@ -178,7 +186,7 @@ export class ListenSession {
       delivery_id: '',
       attempt: 1,
       event: eventSummary(event),
-      headers: event.headers,
+      headers: deliveryHeaders({ id: event.id, headers: event.headers, body: event.body, secrets: this.#mirrorSecrets, attemptCount: 0 }, Math.floor(Date.now() / 1000)),
       body_base64: event.body.toString('base64'),
     });
   }

@@ -1,5 +1,4 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import type { EventStatus } from '@hook/core';
 
 /** One request received at an ingest URL; `body` holds its exact bytes. */
 export const Event = defineEntity({
@@ -18,11 +17,7 @@ export const Event = defineEntity({
     contentType: p.string().nullable(),
     size: p.integer(),
     receivedAt: p.datetime(),
-    status: p.string().$type<EventStatus>(),
-    /** The summary of its deliveries (docs/delivery.md#event-status): attempts of all, and the soonest due. */
-    attemptCount: p.integer(),
-    nextAttemptAt: p.datetime().nullable(),
-    /** How many deliveries (destinations) the event has. */
+    /** How many deliveries (destinations) the event has; its status is theirs (event-summaries.ts). */
     deliveryCount: p.integer(),
   },
 });

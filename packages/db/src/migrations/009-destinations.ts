@@ -10,9 +10,10 @@ import { Migration } from '@mikro-orm/migrations';
  *   attempts, due time, trigger and lease. Each event's queue state moves to its delivery
  *   to the first destination; an event that waited for `hook listen` (no due time) is
  *   due from when it was received, so the next listener claims it;
- * - `event` keeps `status`, `attempt_count` and `next_attempt_at` as the summary of its
- *   deliveries (docs/delivery.md#event-status) and how many deliveries it has; its queue
- *   columns and their indexes go;
+ * - `event` keeps the request and how many deliveries it has; its status, attempt count
+ *   and due time are its deliveries' (event-summaries.ts, docs/delivery.md#event-status),
+ *   so recording a result never rewrites the wide event row. Its queue columns and
+ *   their indexes go;
  * - `attempt.destination_id`: which destination the attempt went to.
  *
  * `delivery` has no foreign keys, like `event` (see 001-initial): checking one would lock
@@ -88,7 +89,8 @@ export class Destinations extends Migration {
 
     this.addSql('drop index event_due_idx;');
     this.addSql('drop index event_leased_idx;');
-    this.addSql('alter table event drop column auto_attempts, drop column next_trigger, drop column lease_id, drop column locked_until;');
+    this.addSql(`alter table event drop column status, drop column attempt_count, drop column next_attempt_at, drop column auto_attempts,
+                   drop column next_trigger, drop column lease_id, drop column locked_until;`);
     this.addSql('alter table event add column delivery_count integer not null default 1;');
 
     this.addSql(`

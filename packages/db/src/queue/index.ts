@@ -10,7 +10,6 @@ export { insertEvents, type InsertOutcome, type KnownUsageRows, type NewEvent } 
 export { CLAIM_DUE, claimDue, type ClaimOptions } from './statements/claim-due.ts';
 export { claimForListener, type ListenClaimOptions } from './statements/claim-listen.ts';
 export { recordResults, type DestinationHealth, type RecordInput, type RecordOutcome } from './statements/record-results.ts';
-export { refreshEventSummaries } from './statements/refresh-event-summaries.ts';
 export { releaseLease } from './statements/release-lease.ts';
 export { makeDestinationsDue, notifyDue } from './statements/make-due.ts';
 export { replayEvent, replayMany, type ReplayFilter, type ReplayOutcome } from './statements/replay.ts';

@@ -3,17 +3,17 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
 import { Type } from 'typebox';
 import { DESTINATION_NOT_FOUND, encodeBody, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_NOT_FOUND, HookError, REPLAY_NOWHERE } from '@hook/core';
-import { Attempt, Delivery, Destination, Endpoint, Event, notificationEndpointIds, replayEvent, replayMany, type AttemptEntity, type EventEntity } from '@hook/db';
+import { Attempt, Delivery, Destination, Endpoint, Event, listEvents, notificationEndpointIds, replayEvent, replayMany, type AttemptEntity, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
 import { EventSchema, EventStatus as EventStatusSchema, EventSummarySchema, errorResponses, IdOf, IdParams, Page, PageQuery, Timestamp } from '../../schemas.ts';
 import { presentDestinationTarget } from '../endpoints/present.ts';
-import { afterCursor, fetchSize, toPage } from '../pagination.ts';
+import { beforeIdOf, fetchSize, toPage } from '../pagination.ts';
 import { presentStoredRequest } from './present.ts';
 
 const security = [{ bearerAuth: [] }];
 
-export function presentEventSummary(event: Omit<EventEntity, 'body'>) {
+export function presentEventSummary(event: ListedEvent) {
   return {
     ...presentStoredRequest(event),
     endpoint_id: event.endpointId,
@@ -43,14 +43,14 @@ async function loadEvent(request: FastifyRequest, id: string) {
   // One snapshot for the event, its deliveries and attempts, so an attempt recorded in
   // between never shows beside the status from before it.
   return request.em.transactional(async (em) => {
-    const event = await em.findOne(Event, { id, accountId: request.accountId }, { populate: ['body'], refresh: true });
+    const [event] = await listEvents(em, { accountId: request.accountId, ids: [id], limit: 1, withBody: true });
     if (!event) throw new HookError(EVENT_NOT_FOUND, [id]);
     const deliveries = await em.find(Delivery, { eventId: id }, { refresh: true });
     const destinations = new Map((await em.find(Destination, { id: { $in: deliveries.map((row) => row.destinationId) } })).map((row) => [row.id, row]));
     const attempts = await em.find(Attempt, { eventId: id }, { orderBy: { startedAt: 'asc', n: 'asc' }, refresh: true });
     return {
       ...presentEventSummary(event),
-      ...encodeBody(Buffer.from(event.body)),
+      ...encodeBody(event.body!),
       attempts: attempts.map(presentAttempt),
       deliveries: deliveries
         .map((row) => ({ row, destination: destinations.get(row.destinationId) }))
@@ -100,17 +100,14 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
     }
     // Account notifications are listed by GET /v1/account/notifications/events, not here.
     const notificationEndpoints = endpointId === undefined ? await notificationEndpointIds(request.em, request.accountId) : [];
-    const rows = await request.em.find(
-      Event,
-      {
-        accountId: request.accountId,
-        ...(endpointId !== undefined ? { endpointId } : notificationEndpoints.length > 0 ? { endpointId: { $nin: notificationEndpoints } } : {}),
-        ...(status !== undefined ? { status } : {}),
-        ...(type !== undefined ? { type } : {}),
-        ...afterCursor(cursor),
-      },
-      { orderBy: { id: 'desc' }, limit: fetchSize(limit) },
-    );
+    const rows = await listEvents(request.em, {
+      accountId: request.accountId,
+      ...(endpointId !== undefined ? { endpointIds: [endpointId] } : { excludeEndpointIds: notificationEndpoints }),
+      ...(status !== undefined ? { status } : {}),
+      ...(type !== undefined ? { type } : {}),
+      ...beforeIdOf(cursor),
+      limit: fetchSize(limit),
+    });
     return toPage(rows, limit, presentEventSummary);
   });
 

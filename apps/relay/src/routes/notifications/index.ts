@@ -3,14 +3,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { HookError, NOTIFICATION_TYPES, NOTIFICATIONS_NOT_CONFIGURED } from '@hook/core';
 import {
-  clearNotificationUrl, Event, findNotificationEndpoint, notificationEndpointIds, notifyDue, setNotificationUrl,
+  clearNotificationUrl, findNotificationEndpoint, listEvents, notificationEndpointIds, notifyDue, setNotificationUrl,
   type NotificationEndpointRow,
 } from '@hook/db';
 import { assertPublicDestination } from '../../delivery/destinations.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
 import { DestinationUrl, EndpointStatus, errorResponses, EventSummarySchema, Page, PageQuery, Timestamp } from '../../schemas.ts';
 import { presentEventSummary } from '../events/index.ts';
-import { afterCursor, fetchSize, toPage } from '../pagination.ts';
+import { beforeIdOf, fetchSize, toPage } from '../pagination.ts';
 
 const security = [{ bearerAuth: [] }];
 
@@ -101,11 +101,7 @@ export async function notificationRoutes(app: FastifyInstance, options: { allowP
     // Every notifications endpoint the account has had: notifications sent before the URL was cleared stay listed.
     const endpointIds = await notificationEndpointIds(request.em, request.accountId);
     if (endpointIds.length === 0) return { data: [], next_cursor: null };
-    const rows = await request.em.find(
-      Event,
-      { accountId: request.accountId, endpointId: { $in: endpointIds }, ...(type !== undefined ? { type } : {}), ...afterCursor(cursor) },
-      { orderBy: { id: 'desc' }, limit: fetchSize(limit) },
-    );
+    const rows = await listEvents(request.em, { accountId: request.accountId, endpointIds, ...(type !== undefined ? { type } : {}), ...beforeIdOf(cursor), limit: fetchSize(limit) });
     return toPage(rows, limit, presentEventSummary);
   });
 }

@@ -9,7 +9,7 @@ import {
   PAYLOAD_NOT_JSON, PLAYGROUND_ALREADY_CLAIMED, PLAYGROUND_TOKEN_INVALID, STREAM_HEARTBEAT_INTERVAL_MS,
 } from '@hook/core';
 import {
-  Account, claimPlaygroundSession, Endpoint, Member, Event, findPlaygroundSession, insertPlaygroundSession, type PlaygroundSession,
+  Account, claimPlaygroundSession, Endpoint, Member, findPlaygroundSession, listEvents, insertPlaygroundSession, type PlaygroundSession,
 } from '@hook/db';
 import { AccountSchema, errorResponses, EventStatus, IdOf, IngestAccepted, Timestamp } from '../../schemas.ts';
 import { presentAccount } from '../accounts/index.ts';
@@ -181,8 +181,8 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
       },
     }, async (request) => {
       const { accountId, endpointId } = request.playground!;
-      const events = await request.em.find(Event, { accountId, endpointId }, { orderBy: { id: 'desc' }, limit: PLAYGROUND_LIST_SIZE, populate: ['body'] });
-      return { data: events.map((event) => presentPlaygroundEvent(event)) };
+      const events = await listEvents(request.em, { accountId, endpointIds: [endpointId], limit: PLAYGROUND_LIST_SIZE, withBody: true });
+      return { data: events.map((event) => presentPlaygroundEvent({ ...event, body: event.body! })) };
     });
 
     scopedApi.post('/playground/events', {

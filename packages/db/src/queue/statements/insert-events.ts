@@ -161,18 +161,16 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
   const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${events.length}`, sql<InsertResultRow>`
     with batch as (
       select b.*,
-             (select count(*) from destination d where d.endpoint_id = b.endpoint_id and d.deleted_at is null)::int as delivery_count,
-             exists (select 1 from destination d where d.endpoint_id = b.endpoint_id and d.deleted_at is null and d.type = 'url') as has_url
+             (select count(*) from destination d where d.endpoint_id = b.endpoint_id and d.deleted_at is null)::int as delivery_count
       from unnest(
         ${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.endpointId)}::text[],
         ${column((e) => e.type)}::text[], ${column((e) => e.method)}::text[], ${column((e) => e.path)}::text[],
         ${column((e) => e.query)}::text[], ${column((e) => JSON.stringify(e.headers))}::text[], array[${bodies}]::bytea[],
         ${column((e) => e.contentType)}::text[], ${column((e) => e.size)}::int[], ${column((e) => e.receivedAt)}::timestamptz[],
-        ${column((e) => e.status)}::text[],
         ${column((e) => e.lease?.id ?? null)}::text[], ${column((e) => e.lease?.ms ?? null)}::int[],
         ${months}::date[], ${ranks}::int[]
       ) as b(id, account_id, endpoint_id, type, method, path, query, headers, body,
-             content_type, size, received_at, status, lease_id, lease_ms, month, rn)
+             content_type, size, received_at, lease_id, lease_ms, month, rn)
     ),
     usage as (
       select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit
@@ -206,10 +204,9 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     ),
     inserted as (
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
-                         content_type, size, received_at, status, attempt_count, next_attempt_at, delivery_count)
+                         content_type, size, received_at, delivery_count)
       select id, account_id, endpoint_id, type, method, path, query, headers::jsonb, body,
-             -- the event's due time shows URL deliveries' (a listener's is whenever one connects)
-             content_type, size, received_at, status, 0, case when has_url then received_at end, delivery_count
+             content_type, size, received_at, delivery_count
       from accepted
       returning id
     ),

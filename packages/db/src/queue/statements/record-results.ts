@@ -7,9 +7,8 @@
  * - each delivery moves on only if it still holds its lease (one that ran past its lease
  *   must not overwrite the newer owner's result); its attempt is recorded either way,
  *   since it happened;
- * - the event's summary: its attempt count, and for an event with one delivery its
- *   status and due time (an event with several is summarised afterwards, see
- *   refresh-event-summaries.ts); a type the transformation set;
+ * - nothing of the event row (its status is its deliveries', read with it:
+ *   event-summaries.ts), unless a transformation set the event's type;
  * - a delivery that an automatic attempt left failed spent its last retry (the lease
  *   kept anyone else from moving it meanwhile), so its `event.failed` notification is
  *   queued here: exactly one per failure, committed with it (not for the account's own
@@ -54,18 +53,10 @@ const RECORD_RESULTS: NamedStatement = {
       returning l.event_id, l.destination_id, l.endpoint_id, l.account_id, l.status, l.next_attempt_at, l.attempt_count,
                 i.trigger, i.response_status, i.error, i.health, i.started_at, i.attempt_id is not null as attempted, i.set_type, i.new_type
     ),
-    events as (
-      update event e
-      set status = case when e.delivery_count = 1 then u.status else e.status end,
-          next_attempt_at = case when e.delivery_count = 1 then u.next_attempt_at else e.next_attempt_at end,
-          attempt_count = e.attempt_count + u.attempts,
-          type = case when u.set_type then u.new_type else e.type end
-      from (select event_id, (array_agg(status))[1] as status, (array_agg(next_attempt_at))[1] as next_attempt_at,
-                   count(*) filter (where attempted) as attempts, bool_or(set_type) as set_type,
-                   (array_agg(new_type) filter (where set_type))[1] as new_type
-            from updated group by event_id) u
+    typed as (
+      update event e set type = u.new_type
+      from (select event_id, (array_agg(new_type))[1] as new_type from updated where set_type group by event_id) u
       where e.id = u.event_id
-      returning e.id, e.status, e.delivery_count
     ),
     attempts as (
       insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error)
@@ -148,17 +139,17 @@ const RECORD_RESULTS: NamedStatement = {
     woken as (
       select pg_notify($21, '') from (select 1 from recovered limit 1) as due
     )
-    select 'held' as kind, u.event_id as id, u.destination_id, e.status as event_status, e.delivery_count
-    from updated u join events e on e.id = u.event_id
+    select 'held' as kind, u.event_id as id, u.destination_id, u.status as event_status
+    from updated u
     union all
-    select 'endpoint_disabled', id, null, null, null from endpoints_disabled
+    select 'endpoint_disabled', id, null, null from endpoints_disabled
     union all
-    select 'woken', null, null, null, null from woken`,
+    select 'woken', null, null, null from woken`,
 };
 
 /** What one record statement came to. */
 export interface RecordOutcome {
-  /** Per input, in order: whether it held its lease, and its event's status after (null when it did not hold). */
+  /** Per input, in order: whether it held its lease, and its delivery's status after (null when it did not hold). */
   results: { held: boolean; eventStatus: EventStatus | null; deliveryCount: number }[];
   /** Endpoints this statement disabled (every destination disabled). */
   disabledEndpoints: string[];
@@ -167,7 +158,7 @@ export interface RecordOutcome {
 /** Records results (see above). */
 export async function recordResults(orm: Orm, inputs: readonly RecordInput[]): Promise<RecordOutcome> {
   const column = <T>(pick: (input: RecordInput) => T): T[] => inputs.map(pick);
-  const rows = await runStatement<{ kind: 'held' | 'endpoint_disabled' | 'woken'; id: string | null; destination_id: string | null; event_status: EventStatus | null; delivery_count: number | null }>(
+  const rows = await runStatement<{ kind: 'held' | 'endpoint_disabled' | 'woken'; id: string | null; destination_id: string | null; event_status: EventStatus | null }>(
     orm, RECORD_RESULTS, [
       column((r) => r.delivery.id), column((r) => r.delivery.destinationId), column((r) => r.delivery.leaseId),
       column((r) => r.next.status), column((r) => r.next.autoAttempts), column((r) => r.next.nextAttemptAt),
@@ -177,16 +168,16 @@ export async function recordResults(orm: Orm, inputs: readonly RecordInput[]): P
       column((r) => r.newType !== undefined), column((r) => r.newType?.type ?? null), column((r) => r.health),
       DESTINATION_FAILURE_LIMIT.attempts, DESTINATION_FAILURE_LIMIT.spanMs, DUE_CHANNEL,
     ]);
-  const held = new Map<string, { eventStatus: EventStatus; deliveryCount: number }>();
+  const held = new Map<string, EventStatus>();
   const disabledEndpoints: string[] = [];
   for (const row of rows) {
-    if (row.kind === 'held') held.set(`${row.id}|${row.destination_id}`, { eventStatus: row.event_status!, deliveryCount: row.delivery_count! });
+    if (row.kind === 'held') held.set(`${row.id}|${row.destination_id}`, row.event_status!);
     else if (row.kind === 'endpoint_disabled') disabledEndpoints.push(row.id!);
   }
   return {
     results: inputs.map((input) => {
-      const found = held.get(`${input.delivery.id}|${input.delivery.destinationId}`);
-      return found ? { held: true, ...found } : { held: false, eventStatus: null, deliveryCount: input.delivery.deliveryCount };
+      const status = held.get(`${input.delivery.id}|${input.delivery.destinationId}`);
+      return { held: status !== undefined, eventStatus: status ?? null, deliveryCount: input.delivery.deliveryCount };
     }),
     disabledEndpoints,
   };
