@@ -145,7 +145,7 @@ describe('migration 009-destinations', () => {
       await new Promise((resolve) => setTimeout(resolve, 1500));
       const delivered = receiver.requests.map((request) => String(request.headers['webhook-id']));
       expect(delivered.sort()).toEqual(due.map((event) => event.id).sort());
-      const after = (await client.query(`select status, count(*)::int as n from event where id = any($1) group by status`, [due.map((event) => event.id)])).rows;
+      const after = (await client.query(`select status, count(*)::int as n from delivery where event_id = any($1) group by status`, [due.map((event) => event.id)])).rows;
       expect(after).toEqual([{ status: 'delivered', n: due.length }]);
     } finally {
       await client.end();
