@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EventStatus } from '@hook/core';
 import type { Orm } from './orm.ts';
 import { runStatement } from './queue/executor.ts';
+import type { ReceivedEvent } from './queue/types.ts';
 
 /**
  * The summary of the deliveries `l` of one event, as SQL select-list items: the rule of
@@ -31,18 +32,7 @@ export interface EventSummary {
 }
 
 /** An event as lists show it: the stored request (body only when asked for) with its summary. */
-export interface ListedEvent extends EventSummary {
-  id: string;
-  accountId: string;
-  endpointId: string;
-  type: string | null;
-  method: string;
-  path: string;
-  query: string;
-  headers: Record<string, string>;
-  contentType: string | null;
-  size: number;
-  receivedAt: Date;
+export interface ListedEvent extends EventSummary, Omit<ReceivedEvent, 'body'> {
   body?: Buffer;
 }
 
