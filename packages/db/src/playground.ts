@@ -82,8 +82,8 @@ export const PLAYGROUND_REMOVAL_GRACE_MS = 60_000;
  * Removes expired temporary accounts with everything in them; returns how many. Two
  * statements: first the expired endpoints are disabled (ingest refuses them once its
  * short target cache catches up), then accounts expired for longer than `graceMs` are
- * deleted with their events and deliveries (which have no foreign keys, so they go explicitly; keys,
- * endpoints, destinations, attempts and the session row cascade from the account). The grace means no
+ * deleted with their events, deliveries and attempts (which have no foreign keys, so they go explicitly; keys,
+ * endpoints, destinations and the session row cascade from the account). The grace means no
  * ingest request still holding an old view of the endpoint can store an event after its
  * account is gone.
  */
@@ -99,6 +99,8 @@ export async function removeExpiredPlaygrounds(orm: Orm, now: Date = new Date(),
        select account_id from playground_session where expires_at <= ? for update
      ), removed_deliveries as (
        delete from delivery where event_id in (select id from event where account_id in (select account_id from expired))
+     ), removed_attempts as (
+       delete from attempt where event_id in (select id from event where account_id in (select account_id from expired))
      ), removed_events as (
        delete from event where account_id in (select account_id from expired)
      ), removed_accounts as (

@@ -126,8 +126,8 @@ export interface ExpiredBatch {
  *   row, so an event younger than its retention is never removed whatever its id says;
  * - `FOR UPDATE SKIP LOCKED`: a row a delivery claim (or another process pruning at the
  *   same time) holds is skipped, not waited for, and taken by a later pass;
- * - attempts and deliveries are deleted in the same statement through `attempt_event_idx`, so the
- *   foreign key's cascade finds nothing left to do.
+ * - attempts and deliveries are deleted in the same statement (through `attempt_event_idx`
+ *   and the delivery primary key): neither has a foreign key to cascade from the event.
  * Row locks only: ingest (INSERT) never waits on it.
  */
 export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredBatch): Promise<{ removed: number; lastId: string | null }> {

@@ -17,7 +17,8 @@ import { Migration } from '@mikro-orm/migrations';
  * - `attempt.destination_id`: which destination the attempt went to.
  *
  * `delivery` has no foreign keys, like `event` (see 001-initial): checking one would lock
- * the parent row on every ingest. Destinations cascade from their account.
+ * the parent row on every ingest; `attempt` loses its own for the same reason (below).
+ * Destinations cascade from their account.
  */
 export class Destinations extends Migration {
   override name = '009-destinations';
@@ -85,6 +86,11 @@ export class Destinations extends Migration {
     this.addSql('create index delivery_leased_idx on delivery (destination_id, locked_until) where lease_id is not null;');
 
     this.addSql('alter table attempt add column destination_id text null;');
+    // Attempts lose their foreign keys, like events and deliveries: checking them locked
+    // the event's row and the account's (FOR KEY SHARE) on every recorded attempt, every
+    // result contending on one account row. Retention and account removal delete an
+    // event's attempts and deliveries explicitly.
+    this.addSql('alter table attempt drop constraint attempt_event_id_fkey, drop constraint attempt_account_id_fkey;');
     this.addSql(`update attempt a set destination_id = 'dst_' || substr(e.endpoint_id, 4) from event e where e.id = a.event_id;`);
 
     this.addSql('drop index event_due_idx;');
