@@ -5,7 +5,7 @@
  * with why it is shaped as it is; all run through one executor (executor.ts).
  */
 export { queueExecutor, QueueExecutor, runStatement, type NamedStatement, type PlannerSettings } from './executor.ts';
-export { DUE_CHANNEL, type ClaimedDelivery, type DeliveryResult, type ReceivedEvent, type RecordedResult } from './types.ts';
+export { DUE_CHANNEL, type ClaimedDelivery, type DeliveryResult, type ReceivedEvent } from './types.ts';
 export { insertEvents, type InsertOutcome, type KnownUsageRows, type NewEvent } from './statements/insert-events.ts';
 export { CLAIM_DUE, claimDue, type ClaimOptions } from './statements/claim-due.ts';
 export { claimForListener, type ListenClaimOptions } from './statements/claim-listen.ts';

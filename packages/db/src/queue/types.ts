@@ -60,11 +60,3 @@ export interface DeliveryResult {
   /** A type the destination's transformation set: stored as the event's type with the result. */
   newType?: { type: string | null };
 }
-
-/** What recording a result came to. */
-export interface RecordedResult {
-  /** The delivery still held its lease, so it moved on (the attempt is recorded either way). */
-  held: boolean;
-  /** The event's status after (its summary, once any fan-out refresh ran). */
-  eventStatus: EventStatus;
-}

@@ -1,0 +1,62 @@
+/**
+ * A diagnostic for bench:delivery's figures: how many PostgreSQL transactions, and row
+ * writes per table, one delivered event costs. Starts a relay on a fresh database, sends
+ * BENCH_EVENTS events (default 5000) 50 at a time to an endpoint whose destination is a
+ * local receiver, waits until all arrived, and prints the deltas of pg_stat_database and
+ * pg_stat_user_tables per delivered event.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { createAccount, createBenchDatabase, createEndpoint, databaseServerUrl, runBench, startRelay } from './support.ts';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
+
+interface TableRow { relname: string; ins: string; upd: string; hot: string }
+
+async function main(): Promise<number> {
+const arrived = new Set<string>();
+const receiver = createServer((request, response) => {
+  request.resume();
+  request.on('end', () => {
+    arrived.add(String(request.headers['webhook-id']));
+    response.writeHead(200, { 'content-length': '0' }).end();
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`;
+const database = await createBenchDatabase(databaseServerUrl());
+const relay = await startRelay(database.url, { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' });
+const key = await createAccount(relay.url);
+const endpoint = await createEndpoint(relay.url, key, { name: 'stats', destination: { type: 'url', url: receiverUrl } });
+const client = new pg.Client({ connectionString: database.url });
+await client.connect();
+const snapshot = async () => ({
+  db: (await client.query('select xact_commit::bigint as commits from pg_stat_database where datname = current_database()')).rows[0],
+  tables: Object.fromEntries((await client.query<TableRow>('select relname, n_tup_ins::bigint as ins, n_tup_upd::bigint as upd, n_tup_hot_upd::bigint as hot from pg_stat_user_tables')).rows.map((row) => [row.relname, row])) as Record<string, TableRow>,
+});
+const before = await snapshot();
+const body = JSON.stringify({ padding: 'x'.repeat(1000) });
+let next = 0;
+await Promise.all(Array.from({ length: 50 }, async () => {
+  while (next < EVENTS) {
+    next++;
+    await fetch(endpoint.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  }
+}));
+while (arrived.size < EVENTS) await new Promise((resolve) => setTimeout(resolve, 50));
+await new Promise((resolve) => setTimeout(resolve, 1500)); // statistics are reported with a short delay
+const after = await snapshot();
+console.log(`per delivered event: ${((Number(after.db.commits) - Number(before.db.commits)) / EVENTS).toFixed(2)} transactions`);
+for (const [name, row] of Object.entries(after.tables)) {
+  const was = before.tables[name] ?? { ins: 0, upd: 0, hot: 0 };
+  const per = (field: 'ins' | 'upd' | 'hot') => ((Number(row[field]) - Number(was[field])) / EVENTS).toFixed(2);
+  if (per('ins') !== '0.00' || per('upd') !== '0.00') console.log(`  ${name}: inserts ${per('ins')}, updates ${per('upd')} (HOT ${per('hot')})`);
+}
+await client.end();
+await relay.stop();
+receiver.close();
+return 0;
+}
+
+await runBench(main);
