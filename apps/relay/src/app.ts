@@ -193,7 +193,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   await app.register(accountSignupRoutes, { signupsPerAddressPerHour: config.signupsPerAddressPerHour });
   await app.register(async (ingest) => {
     metrics?.countIngest(ingest);
-    await ingest.register(ingestRoutes, { writer, targets, domains, local: localDelivery, hub, maxPayloadBytes: config.maxPayloadBytes });
+    await ingest.register(ingestRoutes, { writer, targets, domains, local: localDelivery, listeners, hub, maxPayloadBytes: config.maxPayloadBytes });
   });
   // Before @fastify/websocket, so its onRoute hook sees the sockets' handlers already counted.
   if (metrics) metrics.countStreamConnections(app);

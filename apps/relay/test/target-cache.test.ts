@@ -18,7 +18,7 @@ describe('IngestTargetCache', () => {
     const endpoint = await createEndpoint(relay.baseUrl, key);
     const cache = new IngestTargetCache(relay.orm, { ttlMs: 100 });
     const ingestId = ingestIdOf(endpoint.url);
-    expect(await cache.get(ingestId)).toMatchObject({ id: endpoint.id, status: 'active', soleUrlDestinationId: null });
+    expect(await cache.get(ingestId)).toMatchObject({ id: endpoint.id, status: 'active', soleDestination: { id: endpoint.destinations[0].id, type: 'cli' } });
     await sqlRows(relay, "update endpoint set status = 'disabled' where id = ?", [endpoint.id]);
     expect((await cache.get(ingestId))?.status).toBe('active');
     await new Promise((resolve) => setTimeout(resolve, 150));

@@ -247,7 +247,7 @@ describe('insertEvents with a lease (the shortcut for new events)', () => {
   }
 
   it('stores the delivery claimed and returns it, without waking the workers', async () => {
-    const event = newEvent(endpointId, { headers: { 'x-a': '1' }, body: Buffer.from([0xff, 0x00, 0x01]), size: 3, lease: { id: 'lease.1', ms: 60_000 } });
+    const event = newEvent(endpointId, { headers: { 'x-a': '1' }, body: Buffer.from([0xff, 0x00, 0x01]), size: 3, lease: { id: 'lease.1', ms: 60_000, destinationType: 'url' } });
     let outcome: Awaited<ReturnType<EventWriter['write']>> | undefined;
     expect(await notificationsDuring(async () => (outcome = await new EventWriter(orm).write(event)))).toBe(0);
     const delivery = outcome?.stored ? outcome.delivery : null;
@@ -263,7 +263,7 @@ describe('insertEvents with a lease (the shortcut for new events)', () => {
     const paused = await insertEndpoint(sql, accountId, [{}], { status: 'paused' });
     const fan = await insertEndpoint(sql, accountId, [{}, {}]);
     const writer = new EventWriter(orm);
-    const events = [newEvent(paused.endpointId, { lease: { id: 'lease.2', ms: 60_000 } }), newEvent(endpointId, { lease: { id: 'lease.3', ms: 60_000 } }), newEvent(fan.endpointId, { lease: { id: 'lease.4', ms: 60_000 } })];
+    const events = [newEvent(paused.endpointId, { lease: { id: 'lease.2', ms: 60_000, destinationType: 'url' } }), newEvent(endpointId, { lease: { id: 'lease.3', ms: 60_000, destinationType: 'url' } }), newEvent(fan.endpointId, { lease: { id: 'lease.4', ms: 60_000, destinationType: 'url' } })];
     let results: unknown[] = [];
     expect(await notificationsDuring(async () => (results = await Promise.all(events.map((event) => writer.write(event)))))).toBeGreaterThan(0);
     expect(results[0]).toEqual({ stored: true, delivery: null });

@@ -22,8 +22,8 @@ export interface DeliveryWorkerOptions {
 
 /** A delivery slot reserved by ingest for an event about to be stored (see DeliveryWorker.reserve). */
 export interface ReservedSlot {
-  /** The lease to store the event under. */
-  lease: { id: string; ms: number };
+  /** The lease to store the event's delivery under. */
+  lease: { id: string; ms: number; destinationType: 'url' | 'cli' };
   /** The event was stored claimed: deliver it. */
   deliver(delivery: ClaimedDelivery): void;
   /** The event was stored unclaimed (its endpoint was paused, say) or not at all: free the slot. */
@@ -136,7 +136,7 @@ export class DeliveryWorker {
       return true;
     };
     return {
-      lease: { id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: this.#options.leaseMs },
+      lease: { id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: this.#options.leaseMs, destinationType: 'url' },
       deliver: (delivery) => {
         if (settle()) this.#start(delivery);
       },

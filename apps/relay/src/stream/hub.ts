@@ -3,8 +3,8 @@ import type { ReceivedEvent } from '@hook/db';
 import type { FinishedAttempt } from '../delivery/attempt.ts';
 
 /** Someone watching an account's events live: a tail or listen session. */
-/** A request just stored, as ingest hands it to the live stream. */
-export type StoredEvent = ReceivedEvent & { status: EventStatus };
+/** A request just stored, as ingest hands it to the live stream; `claimedHere`: its delivery went to this process's worker or a listen session at once. */
+export type StoredEvent = ReceivedEvent & { status: EventStatus; claimedHere?: boolean };
 
 export interface StreamSubscriber {
   accountId: string;

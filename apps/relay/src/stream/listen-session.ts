@@ -1,11 +1,12 @@
 import type { WebSocket } from 'ws';
 import {
-  ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, parseClientMessage, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
+  ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, randomToken, parseClientMessage, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
   type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
 import { claimForListener, Destination, Endpoint, makeDestinationsDue, openSigningSecrets, type ClaimedDelivery, type Orm } from '@hook/db';
 import { attemptDelivery, deliveryHeaders, type AttemptContext, type OutgoingDelivery } from '../delivery/attempt.ts';
 import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
+import type { ReservedSlot } from '../delivery/worker.ts';
 import { eventSummary, type StoredEvent, type StreamHub } from './hub.ts';
 import { LISTENER_PRESENCE_MS, type ListenerHandle, type ListenerRegistry } from './listeners.ts';
 import { closeWithError, sendMessage } from './socket.ts';
@@ -85,7 +86,14 @@ export class ListenSession {
   #pollTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
   #unregister: (() => void) | undefined;
-  readonly #handle: ListenerHandle = { wake: () => this.#fill(), mirror: (message) => this.#mirror(message) };
+  readonly #handle: ListenerHandle = { wake: () => this.#fill(), mirror: (message) => this.#mirror(message), reserve: (eventId) => this.#reserve(eventId) };
+  /**
+   * Whether due deliveries may be waiting in the queue: the last claim filled the room, or
+   * none has finished yet. New events then go through the queue, behind the backlog, not
+   * through ingest's shortcut (#reserve).
+   */
+  #backlogged = true;
+  readonly #leaseToken = randomToken(9);
   readonly sessionId = `ses_${newUlid()}`;
 
   constructor(options: ListenSessionOptions) {
@@ -177,7 +185,8 @@ export class ListenSession {
   #onEventStored(event: StoredEvent): void {
     if (event.endpointId !== this.#endpoint.id || this.#closed) return;
     if (this.#serving) {
-      this.#fill();
+      // A delivery ingest handed to a session here needs no claim.
+      if (!event.claimedHere) this.#fill();
       return;
     }
     this.#mirror({
@@ -211,8 +220,10 @@ export class ListenSession {
             limit: room,
             leaseMs: this.#options.leaseMs,
           });
+          this.#claimed += claimed.length;
           for (const delivery of claimed) this.#deliver(delivery);
-          if (claimed.length === room) this.#fillAgain = true;
+          this.#backlogged = claimed.length === room;
+          if (this.#backlogged) this.#fillAgain = true;
         } while (this.#fillAgain && !this.#closed);
       } catch (error) {
         this.#options.onError(error);
@@ -222,8 +233,33 @@ export class ListenSession {
     })();
   }
 
-  #deliver(delivery: ClaimedDelivery): void {
+  /**
+   * A slot for a new event's delivery that ingest in this process is about to store: it
+   * is stored claimed under this session's lease and handed here at once, with no claim
+   * statement (insert-events.ts). None while a backlog may be waiting or there is no room.
+   */
+  #reserve(eventId: string): ReservedSlot | null {
+    if (this.#closed || this.#backlogged || this.#claimed >= this.#options.maxInFlight) return null;
     this.#claimed += 1;
+    let settled = false;
+    return {
+      lease: { id: `${this.#leaseToken}.${eventId}.${this.#endpoint.destinationId}`, ms: this.#options.leaseMs, destinationType: 'cli' },
+      deliver: (delivery) => {
+        if (settled) return;
+        settled = true;
+        this.#deliver(delivery);
+      },
+      cancel: () => {
+        if (settled) return;
+        settled = true;
+        this.#claimed -= 1;
+        this.#fill();
+      },
+    };
+  }
+
+  /** Makes the attempt of a delivery already counted in #claimed. */
+  #deliver(delivery: ClaimedDelivery): void {
     attemptDelivery(this.#options.delivery, delivery, (outgoing) => this.#send(outgoing))
       .catch((error: unknown) => this.#options.onError(error))
       .finally(() => {

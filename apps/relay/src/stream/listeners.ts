@@ -5,10 +5,13 @@
  * themselves in `destination.listener_seen_at` (LISTENER_PRESENCE_MS) and poll.
  */
 import type { DeliveryMessage } from '@hook/core';
+import type { ReservedSlot } from '../delivery/worker.ts';
 
 export interface ListenerHandle {
   /** Claim due deliveries now. */
   wake(): void;
+  /** A slot for a new event's delivery, as the worker's (worker.ts), or null when the session has no room or a backlog. */
+  reserve(eventId: string): ReservedSlot | null;
   /** Show a delivery another session of the destination sent (its result is not recorded). */
   mirror(message: DeliveryMessage): void;
 }
@@ -32,6 +35,15 @@ export class ListenerRegistry {
   /** Whether a session of this process serves the destination. */
   has(destinationId: string): boolean {
     return this.#byDestination.has(destinationId);
+  }
+
+  /** A slot in one of this process's sessions of the destination for a new event, or null. */
+  reserve(destinationId: string, eventId: string): ReservedSlot | null {
+    for (const handle of this.#byDestination.get(destinationId) ?? []) {
+      const slot = handle.reserve(eventId);
+      if (slot) return slot;
+    }
+    return null;
   }
 
   /** Wakes this process's sessions of the destination; returns whether there was one. */

@@ -4,6 +4,7 @@ import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId
 import type { EventWriter, NewEvent } from '@hook/db';
 import type { LocalDelivery } from '../../delivery/worker.ts';
 import type { StreamHub } from '../../stream/hub.ts';
+import type { ListenerRegistry } from '../../stream/listeners.ts';
 import { errorResponses, IngestAccepted } from '../../schemas.ts';
 import type { CustomDomainCache } from './custom-domains.ts';
 import type { IngestTarget, IngestTargetCache } from './target-cache.ts';
@@ -50,7 +51,7 @@ function pathAndQuery(url: string): { path: string; query: string } {
  * the row is committed. The endpoint is looked up before the body is read, so an unknown
  * or disabled URL is refused without taking in a large body.
  */
-export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; domains: CustomDomainCache; local: LocalDelivery; hub: StreamHub; maxPayloadBytes: number }): Promise<void> {
+export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; domains: CustomDomainCache; local: LocalDelivery; listeners: ListenerRegistry; hub: StreamHub; maxPayloadBytes: number }): Promise<void> {
   // Any content type, kept as raw bytes: never parsed, never re-serialised.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -75,9 +76,11 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     const receivedAt = new Date();
     const id = newId('event', receivedAt.getTime());
     // Every delivery is due now (a paused destination's wait until it resumes, then go in
-    // arrival order; `cli` ones go to the next listener's claim). This process's worker,
-    // if it has a slot free, takes an endpoint's only URL destination's as it is stored.
-    const slot = target.soleUrlDestinationId !== null && target.status === 'active' ? options.local.reserve(target.soleUrlDestinationId, id) : null;
+    // arrival order; `cli` ones go to the next listener's claim). For an endpoint with one
+    // destination, this process's worker (URL) or a listen session here (`cli`), if it has
+    // a slot free, takes the delivery as it is stored.
+    const sole = target.status === 'active' ? target.soleDestination : null;
+    const slot = sole === null ? null : sole.type === 'url' ? options.local.reserve(sole.id, id) : options.listeners.reserve(sole.id, id);
     const event = {
       id,
       accountId: target.accountId,
@@ -102,7 +105,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       reply.header('retry-after', Math.max(1, Math.ceil((nextUsageMonthStart(receivedAt).getTime() - Date.now()) / 1000)));
       throw new HookError(QUOTA_EXCEEDED, [outcome.eventsPerMonth, outcome.month, outcome.plan]);
     }
-    if (options.hub.watches(event.accountId)) options.hub.eventStored(event);
+    if (options.hub.watches(event.accountId)) options.hub.eventStored({ ...event, claimedHere: outcome.delivery !== null });
     return { id, status: 'pending' as const };
   }
 

@@ -6,10 +6,12 @@ export interface IngestTarget {
   accountId: string;
   status: string;
   /**
-   * The endpoint's only destination when it has one and it is an active URL: ingest may
-   * then store the event's delivery claimed and deliver it at once (worker.ts LocalDelivery).
+   * The endpoint's only destination when it has one and it is active (a URL one without
+   * limits of its own): ingest may then store the event's delivery claimed by this
+   * process's worker (worker.ts LocalDelivery) or one of its listen sessions
+   * (stream/listeners.ts), and deliver it at once.
    */
-  soleUrlDestinationId: string | null;
+  soleDestination: { id: string; type: 'url' | 'cli' } | null;
 }
 
 export interface IngestTargetCacheOptions {
@@ -72,9 +74,12 @@ export class IngestTargetCache {
       { ingestId, kind: 'user', deletedAt: null }, // the notifications endpoint takes no events from outside
       { fields: ['id', 'accountId', 'status'] },
     );
-    const destinations = endpoint ? await em.find(Destination, { endpointId: endpoint.id, deletedAt: null }, { fields: ['id', 'type', 'status'], limit: 2 }) : [];
-    const sole = destinations.length === 1 && destinations[0]!.type === 'url' && destinations[0]!.status === 'active' ? destinations[0]!.id : null;
-    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleUrlDestinationId: sole } : null;
+    const destinations = endpoint
+      ? await em.find(Destination, { endpointId: endpoint.id, deletedAt: null }, { fields: ['id', 'type', 'status', 'ratePerSecond', 'maxInFlight'], limit: 2 })
+      : [];
+    const only = destinations.length === 1 ? destinations[0]! : undefined;
+    const sole = only && only.status === 'active' && (only.type === 'cli' || (only.ratePerSecond === null && only.maxInFlight === null)) ? { id: only.id, type: only.type } : null;
+    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole } : null;
     // Unknown ids are not cached: an attacker's random ids must not evict real ones.
     if (target) {
       this.#entries.delete(ingestId);

@@ -19,14 +19,14 @@
  * notification outbox, once per month, in the same transaction.
  *
  * Ingest's shortcut: an event may come with a lease (a delivery slot this process's
- * worker reserved). If the endpoint has one destination and it is, in this statement's
- * snapshot, an active URL destination without limits of its own, of an active endpoint,
- * the delivery is stored already claimed, so the worker can deliver it at once without a
+ * worker, or one of its `hook listen` sessions, reserved). If the endpoint has one
+ * destination and it is, in this statement's snapshot, active (a URL one without limits
+ * of its own) and so is the endpoint, the delivery is stored already claimed, so the worker can deliver it at once without a
  * claim statement. Every other delivery is stored due, and idle workers are woken
  * (NOTIFY, sent at commit) when any URL delivery was stored unclaimed.
  */
 import { sql, type RawBuilder } from 'kysely';
-import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type EndpointFilter, type Plan } from '@hook/core';
+import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type EndpointFilter, type Plan } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { openSigningSecrets } from '../../signing-secrets.ts';
 import { queueExecutor } from '../executor.ts';
@@ -35,8 +35,8 @@ import { DUE_CHANNEL, type ClaimedDelivery, type ReceivedEvent } from '../types.
 /** One received request, ready to store. */
 export interface NewEvent extends ReceivedEvent {
   status: 'pending';
-  /** A delivery slot this process reserved for the event (see above); taken only if the first destination can use it. */
-  lease?: { id: string; ms: number } | null;
+  /** A delivery slot this process reserved for the event (see above), by a worker (`url`) or a listener (`cli`); taken only if the endpoint's only destination is of that type and can use it. */
+  lease?: { id: string; ms: number; destinationType: DestinationType } | null;
 }
 
 /** What storing one event came to. */
@@ -105,12 +105,12 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[], known:
       delivery: {
         ...event,
         destinationId: row.destination_id!,
-        destinationType: 'url',
-        destinationUrl: row.destination_url!,
+        destinationType: row.destination_type!,
+        destinationUrl: row.destination_url,
         status: 'pending',
         attemptCount: 0,
         autoAttempts: 0,
-        trigger: 'auto',
+        trigger: row.destination_type === 'cli' ? 'listen' : 'auto',
         leaseId: event.lease.id,
         secrets: openSigningSecrets(orm, row.secret!, row.previous_secret),
         endpointName: row.endpoint_name!,
@@ -126,6 +126,7 @@ interface InsertResultRow {
   outcome: 'granted' | 'rejected' | 'unmetered' | 'woken';
   id: string | null;
   destination_id: string | null;
+  destination_type: DestinationType | null;
   destination_url: string | null;
   secret: string | null;
   previous_secret: string | null;
@@ -167,10 +168,10 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
         ${column((e) => e.type)}::text[], ${column((e) => e.method)}::text[], ${column((e) => e.path)}::text[],
         ${column((e) => e.query)}::text[], ${column((e) => JSON.stringify(e.headers))}::text[], array[${bodies}]::bytea[],
         ${column((e) => e.contentType)}::text[], ${column((e) => e.size)}::int[], ${column((e) => e.receivedAt)}::timestamptz[],
-        ${column((e) => e.lease?.id ?? null)}::text[], ${column((e) => e.lease?.ms ?? null)}::int[],
+        ${column((e) => e.lease?.id ?? null)}::text[], ${column((e) => e.lease?.ms ?? null)}::int[], ${column((e) => e.lease?.destinationType ?? null)}::text[],
         ${months}::date[], ${ranks}::int[]
       ) as b(id, account_id, endpoint_id, type, method, path, query, headers, body,
-             content_type, size, received_at, lease_id, lease_ms, month, rn)
+             content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn)
     ),
     usage as (
       select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit
@@ -212,10 +213,10 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     ),
     targets as (
       -- every live destination of each stored event's endpoint; an endpoint's only
-      -- destination takes the event's lease when it can deliver at once
+      -- destination takes the event's lease when it can be delivered at once
       select a.id as event_id, a.account_id, a.endpoint_id, a.received_at, d.id as destination_id, d.type,
-             case when a.delivery_count = 1 and a.lease_id is not null and d.type = 'url' and d.status = 'active'
-                       and d.rate_per_second is null and d.max_in_flight is null -- limits are kept by the claim
+             case when a.delivery_count = 1 and a.lease_id is not null and d.status = 'active' and d.type = a.lease_type
+                       and (d.type = 'cli' or (d.rate_per_second is null and d.max_in_flight is null)) -- limits are kept by the claim
                        and p.status = 'active' and p.deleted_at is null
                   then a.lease_id end as lease_id,
              a.lease_ms
@@ -236,18 +237,18 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     )
     -- UNION ALL runs every branch, so the notification is sent even when nothing was
     -- claimed (data-modifying CTEs such as thresholds always run to completion)
-    select 'woken' as outcome, null::text as id, null::text as destination_id, null::text as destination_url, null::text as secret,
+    select 'woken' as outcome, null::text as id, null::text as destination_id, null::text as destination_type, null::text as destination_url, null::text as secret,
            null::text as previous_secret, null::text as plan, null::bigint as events_limit,
            null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter, null::int as delivery_count from woken
     union all
-    select 'granted', t.event_id, d.id, d.url, d.secret,
+    select 'granted', t.event_id, d.id, d.type, d.url, d.secret,
            case when d.previous_secret_expires_at > now() then d.previous_secret end, null, null,
            p.name, d.transformation_code, d.filter, b.delivery_count
     from targets t join destination d on d.id = t.destination_id join endpoint p on p.id = t.endpoint_id
     join batch b on b.id = t.event_id
     where t.lease_id is not null and exists (select 1 from deliveries x where x.event_id = t.event_id and x.lease_id is not null)
     union all
-    select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, null, u.plan, u.events_limit,
+    select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, null, null, u.plan, u.events_limit,
            null, null, null, null
     from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
     where not exists (select 1 from accepted a where a.id = b.id)
