@@ -39,6 +39,9 @@ export interface ListenSessionOptions {
   onError: (error: unknown) => void;
 }
 
+/** Under a backlog, the longest a freed slot waits for others before a claim (see #afterFreed). */
+const BACKLOG_CLAIM_DELAY_MS = 5;
+
 /** Most new events a mirroring session queues while its listener is busy; more are dropped. */
 const MIRROR_QUEUE_MAX = 10_000;
 
@@ -94,6 +97,9 @@ export class ListenSession {
    */
   #backlogged = true;
   readonly #leaseToken = randomToken(9);
+  /** Slots freed since the last claim, and the timer that claims for them under a backlog (#afterFreed). */
+  #freed = 0;
+  #claimTimer: NodeJS.Timeout | undefined;
   readonly sessionId = `ses_${newUlid()}`;
 
   constructor(options: ListenSessionOptions) {
@@ -214,6 +220,7 @@ export class ListenSession {
           this.#fillAgain = false;
           const room = this.#options.maxInFlight - this.#claimed;
           if (room <= 0) break;
+          this.#freed = 0;
           const claimed = await claimForListener(this.#options.orm, {
             destinationId: this.#endpoint.destinationId!,
             fromEventId: this.#fromEventId,
@@ -264,8 +271,27 @@ export class ListenSession {
       .catch((error: unknown) => this.#options.onError(error))
       .finally(() => {
         this.#claimed -= 1;
-        this.#fill();
+        this.#freed += 1;
+        this.#afterFreed();
       });
+  }
+
+  /**
+   * A slot came free. Without a backlog nothing is waiting (new events come through
+   * #reserve or wake it, retries with the poll), so no claim. Under one, claim for several
+   * freed slots at once rather than one statement per answer, waiting at most
+   * BACKLOG_CLAIM_DELAY_MS for them (as the worker does).
+   */
+  #afterFreed(): void {
+    if (!this.#backlogged || this.#closed) return;
+    if (this.#freed >= Math.max(1, Math.floor(this.#options.maxInFlight / 4)) || this.#claimed === 0) {
+      this.#fill();
+      return;
+    }
+    this.#claimTimer ??= setTimeout(() => {
+      this.#claimTimer = undefined;
+      this.#fill();
+    }, BACKLOG_CLAIM_DELAY_MS);
   }
 
   /** The transport: one `delivery` message out, the listener's `result` back (null if it went away first). */
@@ -351,6 +377,7 @@ export class ListenSession {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#pollTimer) clearTimeout(this.#pollTimer);
+    if (this.#claimTimer) clearTimeout(this.#claimTimer);
     this.#unsubscribe?.();
     this.#unregister?.();
     // Unanswered deliveries go back untried: the next listener claims them.

@@ -42,6 +42,10 @@ const CLAIM_LISTEN: NamedStatement = {
     where l.destination_id = $1 and l.event_id = due.event_id
       and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
     returning ${CLAIMED_COLUMNS}`,
+  // As the workers' claim (claim-due.ts): an ordered walk of delivery_due_idx that stops
+  // at the limit, whatever statistics older than the backlog say; planned from them,
+  // PostgreSQL would rather bitmap-scan and sort the destination's whole backlog per claim.
+  planner: { enable_bitmapscan: 'off', enable_seqscan: 'off' },
 };
 
 /** Claims due deliveries of one `cli` destination for a listen session (see above), oldest first. */

@@ -1,0 +1,72 @@
+/**
+ * The floor under bench:delivery's "extra PostgreSQL CPU per delivered event": what the
+ * durable record of a delivery costs PostgreSQL with nothing else around it. On a fresh
+ * migrated database, batches of 50 (as group commit makes them under load) of:
+ *   A. storing: one statement inserting 50 events and their 50 deliveries;
+ *   B. delivering: one statement moving 50 deliveries to delivered and inserting their 50
+ *      attempts (the least any result record can write).
+ * Runs A alone, then A and B, each for BENCH_EVENTS events (default 20000), and prints
+ * PostgreSQL's CPU per event for each (all postgres processes, from /proc) and B's share:
+ * no claim, lease, notification or wake-up is included, so the real engine's extra cost
+ * can only be above it.
+ */
+import pg from 'pg';
+import { createOrm, migrateToLatest } from '@hook/db';
+import { createBenchDatabase, databaseServerUrl, runBench, sampleCpu } from './support.ts';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+const BATCH = 50;
+
+async function main(): Promise<number> {
+  const database = await createBenchDatabase(databaseServerUrl());
+  const orm = await createOrm({ databaseUrl: database.url, poolMax: 1 });
+  await migrateToLatest(orm);
+  await orm.close();
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  await client.query(`insert into account (id, plan, created_at) values ('acct_floor', 'enterprise', now())`);
+  await client.query(`insert into endpoint (id, account_id, name, ingest_id, status, created_at, updated_at) values ('ep_floor', 'acct_floor', 'f', 'floor', 'active', now(), now())`);
+  await client.query(`insert into destination (id, account_id, endpoint_id, position, type, url, secret, status, created_at, updated_at)
+                      values ('dst_floor', 'acct_floor', 'ep_floor', 0, 'url', 'http://127.0.0.1:9/', 'whsec_x', 'active', now(), now())`);
+  const body = Buffer.from(JSON.stringify({ padding: 'x'.repeat(1000) }));
+  let seq = 0;
+  const store = async (ids: string[]) => client.query(
+    `with e as (
+       insert into event (id, account_id, endpoint_id, method, path, query, headers, body, content_type, size, received_at)
+       select id, 'acct_floor', 'ep_floor', 'POST', '', '', '{"content-type":"application/json"}', $2, 'application/json', 1024, now() from unnest($1::text[]) id
+       returning id
+     )
+     insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, lease_id, locked_until)
+     select id, 'dst_floor', 'acct_floor', 'ep_floor', 'pending', now(), 'lease.' || id, now() + interval '30 s' from e`, [ids, body]);
+  const deliver = async (ids: string[]) => client.query(
+    `with updated as (
+       update delivery l set status = 'delivered', attempt_count = 1, auto_attempts = 1, next_attempt_at = null, lease_id = null, locked_until = null
+       where l.destination_id = 'dst_floor' and l.event_id = any($1::text[]) and l.lease_id = 'lease.' || l.event_id
+       returning l.event_id
+     )
+     insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body)
+     select 'att_' || substr(event_id, 5), event_id, 'dst_floor', 'acct_floor', 1, 'auto', now(), 3, 200, '' from updated`, [ids]);
+  const batchIds = () => Array.from({ length: BATCH }, () => `evt_${String(++seq).padStart(26, '0')}`);
+  const measure = async (withDelivery: boolean): Promise<number> => {
+    const before = sampleCpu([])!;
+    for (let n = 0; n < EVENTS; n += BATCH) {
+      const ids = batchIds();
+      await store(ids);
+      if (withDelivery) await deliver(ids);
+    }
+    return (sampleCpu([])!.postgresMs - before.postgresMs) / EVENTS;
+  };
+  await measure(false); // warm-up
+  const storeMs = await measure(false);
+  const bothMs = await measure(true);
+  const storeAgainMs = await measure(false);
+  const bothAgainMs = await measure(true);
+  console.log(`PostgreSQL CPU per event, batches of ${BATCH}, ${EVENTS} events per run:`);
+  console.log(`  store (event + delivery): ${storeMs.toFixed(4)}, ${storeAgainMs.toFixed(4)} ms`);
+  console.log(`  store and record the delivery (+ delivery update + attempt): ${bothMs.toFixed(4)}, ${bothAgainMs.toFixed(4)} ms`);
+  console.log(`  the record alone: ${(bothMs - storeMs).toFixed(4)}, ${(bothAgainMs - storeAgainMs).toFixed(4)} ms per delivered event`);
+  await client.end();
+  return 0;
+}
+
+await runBench(main);
