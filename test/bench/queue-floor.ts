@@ -8,10 +8,11 @@
  * Runs A alone, then A and B, each for BENCH_EVENTS events (default 20000), and prints
  * PostgreSQL's CPU per event for each (all postgres processes, from /proc) and B's share:
  * no claim, lease, notification or wake-up is included, so the real engine's extra cost
- * can only be above it.
+ * can only be above it. Then C: A with the engine's own result statement
+ * (record-results.ts) instead of B, with 50, 5 and 1 result(s) a statement.
  */
 import pg from 'pg';
-import { createOrm, migrateToLatest } from '@hook/db';
+import { createOrm, migrateToLatest, recordResults, type RecordInput } from '@hook/db';
 import { createBenchDatabase, databaseServerUrl, runBench, sampleCpu } from './support.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
@@ -19,9 +20,14 @@ const BATCH = 50;
 
 async function main(): Promise<number> {
   const database = await createBenchDatabase(databaseServerUrl());
+  if (process.env.BENCH_PLAN_CACHE_MODE) {
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    await admin.query(`alter database ${new URL(database.url).pathname.slice(1)} set plan_cache_mode = ${process.env.BENCH_PLAN_CACHE_MODE}`);
+    await admin.end();
+  }
   const orm = await createOrm({ databaseUrl: database.url, poolMax: 1 });
   await migrateToLatest(orm);
-  await orm.close();
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   await client.query(`insert into account (id, plan, created_at) values ('acct_floor', 'enterprise', now())`);
@@ -56,6 +62,24 @@ async function main(): Promise<number> {
     }
     return (sampleCpu([])!.postgresMs - before.postgresMs) / EVENTS;
   };
+  // C. The engine's own result statement (record-results.ts) on the same deliveries, in
+  // batches of `size`: what it costs beyond the least a record can write.
+  const engine = async (size: number): Promise<number> => {
+    const before = sampleCpu([])!;
+    for (let n = 0; n < EVENTS; n += BATCH) {
+      const ids = batchIds();
+      await store(ids);
+      for (let i = 0; i < ids.length; i += size) {
+        await recordResults(orm, ids.slice(i, i + size).map((id): RecordInput => ({
+          delivery: { id, destinationId: 'dst_floor', accountId: 'acct_floor', leaseId: `lease.${id}`, attemptCount: 0, trigger: 'auto', deliveryCount: 1 },
+          attempt: { id: `att_${id.slice(4)}`, startedAt: new Date(), durationMs: 3, responseStatus: 200, responseBody: '', error: null },
+          next: { status: 'delivered', autoAttempts: 1, nextAttemptAt: null },
+          health: 'ok',
+        })));
+      }
+    }
+    return (sampleCpu([])!.postgresMs - before.postgresMs) / EVENTS;
+  };
   await measure(false); // warm-up
   const storeMs = await measure(false);
   const bothMs = await measure(true);
@@ -65,6 +89,11 @@ async function main(): Promise<number> {
   console.log(`  store (event + delivery): ${storeMs.toFixed(4)}, ${storeAgainMs.toFixed(4)} ms`);
   console.log(`  store and record the delivery (+ delivery update + attempt): ${bothMs.toFixed(4)}, ${bothAgainMs.toFixed(4)} ms`);
   console.log(`  the record alone: ${(bothMs - storeMs).toFixed(4)}, ${(bothAgainMs - storeAgainMs).toFixed(4)} ms per delivered event`);
+  for (const size of [50, 5, 1]) {
+    const engineMs = await engine(size);
+    console.log(`  the engine's result statement, ${size} result(s) a statement: ${(engineMs - (storeMs + storeAgainMs) / 2).toFixed(4)} ms per delivered event`);
+  }
+  await orm.close();
   await client.end();
   return 0;
 }
