@@ -209,14 +209,14 @@ async function mcpAcrossAccounts(): Promise<void> {
   try {
     const { tools } = await client.listTools();
     expect(tools.length).toBeGreaterThan(10);
-    const idOfA: Record<string, string> = { ep_: a.failingEndpoint.id, evt_: a.failedEventId, mem_: a.memberId, key_: a.spareKeyId };
+    const idOfA: Record<string, string> = { ep_: a.failingEndpoint.id, evt_: a.failedEventId, mem_: a.memberId, key_: a.spareKeyId, dst_: a.deliveredEndpoint.destinations[0]!.id };
     let crossed = 0;
     for (const tool of tools) {
       const properties = (tool.inputSchema.properties ?? {}) as Record<string, { pattern?: string; type?: string; enum?: string[] }>;
       const args: Record<string, unknown> = {};
       let takesId = false;
       for (const [name, schema] of Object.entries(properties)) {
-        const prefix = /^\^([a-z]+_)/.exec(schema.pattern ?? '')?.[1] ?? (name === 'endpoint_id' ? 'ep_' : name === 'event_id' ? 'evt_' : name === 'member_id' ? 'mem_' : undefined);
+        const prefix = /^\^([a-z]+_)/.exec(schema.pattern ?? '')?.[1] ?? (name === 'endpoint_id' ? 'ep_' : name === 'event_id' ? 'evt_' : name === 'member_id' ? 'mem_' : name === 'destination_id' ? 'dst_' : undefined);
         if (prefix && idOfA[prefix]) {
           args[name] = idOfA[prefix];
           takesId = true;
@@ -225,7 +225,8 @@ async function mcpAcrossAccounts(): Promise<void> {
       for (const name of (tool.inputSchema.required ?? []) as string[]) {
         if (name in args) continue;
         const schema = properties[name]!;
-        args[name] = schema.enum?.[0] ?? (name === 'code' ? "addHandler('transform', (request) => request)" : name === 'email' ? 'x@example.com' : name === 'url' ? `${receiver.url}/mcp` : schema.type === 'integer' || schema.type === 'number' ? 1 : 'x');
+        args[name] = schema.enum?.[0] ?? (name === 'code' ? "addHandler('transform', (request) => request)" : name === 'email' ? 'x@example.com' : name === 'url' ? `${receiver.url}/mcp`
+          : name === 'destination' ? { type: 'url', url: `${receiver.url}/mcp` } : schema.type === 'integer' || schema.type === 'number' ? 1 : 'x');
       }
       if (!takesId) {
         if (['sign_up', 'upgrade_plan', 'update_account', 'set_notification_url', 'clear_notifications', 'create_endpoint', 'add_member', 'send_test_event'].includes(tool.name)) continue; // write to B's own account only; the snapshot shows A untouched
