@@ -89,6 +89,15 @@ async function main(): Promise<number> {
   console.log(`  store (event + delivery): ${storeMs.toFixed(4)}, ${storeAgainMs.toFixed(4)} ms`);
   console.log(`  store and record the delivery (+ delivery update + attempt): ${bothMs.toFixed(4)}, ${bothAgainMs.toFixed(4)} ms`);
   console.log(`  the record alone: ${(bothMs - storeMs).toFixed(4)}, ${(bothAgainMs - storeAgainMs).toFixed(4)} ms per delivered event`);
+  // B with one result a statement: what a statement and its commit cost by themselves.
+  const before = sampleCpu([])!;
+  for (let n = 0; n < EVENTS; n += BATCH) {
+    const ids = batchIds();
+    await store(ids);
+    for (const id of ids) await deliver([id]);
+  }
+  const leastOneMs = (sampleCpu([])!.postgresMs - before.postgresMs) / EVENTS - (storeMs + storeAgainMs) / 2;
+  console.log(`  the least record, 1 result a statement: ${leastOneMs.toFixed(4)} ms per delivered event`);
   for (const size of [50, 5, 1]) {
     const engineMs = await engine(size);
     console.log(`  the engine's result statement, ${size} result(s) a statement: ${(engineMs - (storeMs + storeAgainMs) / 2).toFixed(4)} ms per delivered event`);

@@ -34,7 +34,7 @@ export interface RecordInput extends DeliveryResult {
   health: DestinationHealth;
 }
 
-const RECORD_RESULTS: NamedStatement = {
+export const RECORD_RESULTS: NamedStatement = {
   name: 'hook_record_results',
   text: `
     with input as (
