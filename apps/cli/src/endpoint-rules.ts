@@ -1,4 +1,4 @@
-/** Reading an endpoint's transformation and filter from flags: shared by `hook endpoints create` and `update`. */
+/** Reading a transformation and filter from flags: shared by `hook endpoints create|update` and `hook destinations add|update`. */
 import { readFile } from 'node:fs/promises';
 import { UsageError } from './errors.ts';
 
@@ -23,4 +23,24 @@ export function parseFilter(text: string, flag: string): Record<string, unknown>
     throw new UsageError(`${flag} must be a JSON object with any of body, headers, query, path`, 'See docs/filters.md for the syntax.');
   }
   return parsed as Record<string, unknown>;
+}
+
+/** The flags that set or clear a transformation and a filter (the clearing ones only where a command has them). */
+export interface RuleFlags {
+  transformationFile?: string;
+  clearTransformation?: boolean;
+  filterFile?: string;
+  filter?: string;
+  clearFilter?: boolean;
+}
+
+/** The `transformation` and `filter` fields the flags give (`null` clears one); fields not given are left out. */
+export async function rulesFromFlags(flags: RuleFlags): Promise<{ transformation?: { code: string } | null; filter?: Record<string, unknown> | null }> {
+  const rules: { transformation?: { code: string } | null; filter?: Record<string, unknown> | null } = {};
+  if (flags.transformationFile !== undefined) rules.transformation = { code: await readOptionFile(flags.transformationFile, '--transformation-file') };
+  if (flags.clearTransformation) rules.transformation = null;
+  if (flags.filterFile !== undefined) rules.filter = parseFilter(await readOptionFile(flags.filterFile, '--filter-file'), '--filter-file');
+  if (flags.filter !== undefined) rules.filter = parseFilter(flags.filter, '--filter');
+  if (flags.clearFilter) rules.filter = null;
+  return rules;
 }

@@ -19,16 +19,6 @@ export const RETRY_JITTER_FRACTION = 0.1;
  */
 export const DESTINATION_FAILURE_LIMIT = { attempts: 10, spanMs: 24 * 60 * 60 * 1000 } as const;
 
-/**
- * An event's status from its deliveries' (docs/delivery.md#event-status): `retrying` while
- * any delivery is, else `pending` while any is, else `failed` if any failed, else
- * `delivered` if any was, else `filtered` (every destination's filter skipped it).
- */
-export function summarizeDeliveries(statuses: readonly EventStatus[]): EventStatus {
-  for (const status of ['retrying', 'pending', 'failed', 'delivered'] as const) if (statuses.includes(status)) return status;
-  return statuses.length === 0 ? 'pending' : 'filtered';
-}
-
 /** The longest wait a receiver's Retry-After can ask for; beyond it the header is capped. */
 export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 

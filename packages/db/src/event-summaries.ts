@@ -12,8 +12,9 @@ import { runStatement } from './queue/executor.ts';
 import type { ReceivedEvent } from './queue/types.ts';
 
 /**
- * The summary of the deliveries `l` of one event, as SQL select-list items: the rule of
- * summarizeDeliveries (packages/core delivery.ts), the attempts of all, and the soonest
+ * The summary of the deliveries `l` of one event, as SQL select-list items: `retrying` if
+ * any delivery is, else `pending` if any is, else `failed` if any failed, else `delivered`
+ * if any was, else `filtered` (docs/delivery.md#event-status); the attempts of all; and the soonest
  * due time (a `hook listen` destination's pending delivery is due whenever a listener
  * connects: not a time to show).
  */

@@ -30,6 +30,17 @@ export interface ReservedSlot {
   cancel(): void;
 }
 
+/** A slot whose `deliver` or `cancel` takes effect once, whichever comes first. */
+export function reservedSlot(lease: ReservedSlot['lease'], onDeliver: (delivery: ClaimedDelivery) => void, onCancel: () => void): ReservedSlot {
+  let settled = false;
+  const once = <A extends unknown[]>(act: (...args: A) => void) => (...args: A): void => {
+    if (settled) return;
+    settled = true;
+    act(...args);
+  };
+  return { lease, deliver: once(onDeliver), cancel: once(onCancel) };
+}
+
 /**
  * Where ingest finds the delivery worker of its own process, when there is one
  * (HOOK_ROLE=all). Events it can take are stored already claimed and delivered at once:
@@ -127,23 +138,21 @@ export class DeliveryWorker {
     if ((this.#perDestination.get(destinationId) ?? 0) >= this.#perDestinationLimit) return null;
     this.#reserved += 1;
     this.#countDestination(destinationId, 1);
-    let settled = false;
-    const settle = (): boolean => {
-      if (settled) return false;
-      settled = true;
+    const release = (): void => {
       this.#reserved -= 1;
       this.#countDestination(destinationId, -1);
-      return true;
     };
-    return {
-      lease: { id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: this.#options.leaseMs, destinationType: 'url' },
-      deliver: (delivery) => {
-        if (settle()) this.#start(delivery);
+    return reservedSlot(
+      { id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: this.#options.leaseMs, destinationType: 'url' },
+      (delivery) => {
+        release();
+        this.#start(delivery);
       },
-      cancel: () => {
-        if (settle()) this.wake();
+      () => {
+        release();
+        this.wake();
       },
-    };
+    );
   }
 
   #countDestination(destinationId: string, change: number): void {

@@ -6,7 +6,7 @@ import {
 import { claimForListener, Destination, Endpoint, makeDestinationsDue, openSigningSecrets, type ClaimedDelivery, type Orm } from '@hook/db';
 import { attemptDelivery, deliveryHeaders, type AttemptContext, type OutgoingDelivery } from '../delivery/attempt.ts';
 import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
-import type { ReservedSlot } from '../delivery/worker.ts';
+import { reservedSlot, type ReservedSlot } from '../delivery/worker.ts';
 import { eventSummary, type StoredEvent, type StreamHub } from './hub.ts';
 import { LISTENER_PRESENCE_MS, type ListenerHandle, type ListenerRegistry } from './listeners.ts';
 import { closeWithError, sendMessage } from './socket.ts';
@@ -151,26 +151,26 @@ export class ListenSession {
   async #stillThere(): Promise<boolean> {
     const em = this.#options.orm.em.fork();
     const endpoint = await em.findOne(Endpoint, { id: this.#endpoint.id, deletedAt: null }, { fields: ['status'] });
-    const destination = this.#serving ? await em.findOne(Destination, { id: this.#endpoint.destinationId!, deletedAt: null }) : null;
+    const destinations = endpoint ? await em.find(Destination, { endpointId: this.#endpoint.id, deletedAt: null }, { orderBy: { position: 'asc' } }) : [];
     if (this.#closed) return false;
     if (!endpoint || endpoint.status === 'disabled') {
       closeWithError(this.#options.socket, STREAM_CLOSE_CODES.endpointGone, new HookError(ENDPOINT_GONE, [this.#endpoint.id]));
       return false;
     }
-    const firstCli = this.#serving ? destination : await em.findOne(Destination, { endpointId: this.#endpoint.id, type: 'cli', deletedAt: null });
-    if (!this.#serving) {
-      // Mirror copies are signed as the endpoint's first destination's deliveries are.
-      const first = await em.findOne(Destination, { endpointId: this.#endpoint.id, deletedAt: null }, { orderBy: { position: 'asc' } });
-      const previousLive = first?.previousSecret && first.previousSecretExpiresAt && first.previousSecretExpiresAt.getTime() > Date.now();
-      this.#mirrorSecrets = first ? openSigningSecrets(this.#options.orm, first.secret, previousLive ? first.previousSecret! : null) : [];
-    }
-    if (this.#serving ? !destination || destination.type !== 'cli' : firstCli !== null) {
+    const served = this.#serving ? destinations.find((destination) => destination.id === this.#endpoint.destinationId) : undefined;
+    if (this.#serving ? served?.type !== 'cli' : destinations.some((destination) => destination.type === 'cli')) {
       // Listening changes meaning (deliver vs mirror): the client reconnects and gets the new mode.
       this.#options.socket.close(1012, 'destination changed');
       return false;
     }
-    if (destination && (destination.listenerSeenAt?.getTime() ?? 0) < Date.now() - LISTENER_PRESENCE_MS / 2) {
-      destination.listenerSeenAt = new Date();
+    if (!this.#serving) {
+      // Mirror copies are signed as the endpoint's first destination's deliveries are.
+      const first = destinations[0];
+      const previousLive = first?.previousSecret && first.previousSecretExpiresAt && first.previousSecretExpiresAt.getTime() > Date.now();
+      this.#mirrorSecrets = first ? openSigningSecrets(this.#options.orm, first.secret, previousLive ? first.previousSecret! : null) : [];
+    }
+    if (served && (served.listenerSeenAt?.getTime() ?? 0) < Date.now() - LISTENER_PRESENCE_MS / 2) {
+      served.listenerSeenAt = new Date();
       await em.flush();
     }
     return true;
@@ -248,21 +248,14 @@ export class ListenSession {
   #reserve(eventId: string): ReservedSlot | null {
     if (this.#closed || this.#backlogged || this.#claimed >= this.#options.maxInFlight) return null;
     this.#claimed += 1;
-    let settled = false;
-    return {
-      lease: { id: `${this.#leaseToken}.${eventId}.${this.#endpoint.destinationId}`, ms: this.#options.leaseMs, destinationType: 'cli' },
-      deliver: (delivery) => {
-        if (settled) return;
-        settled = true;
-        this.#deliver(delivery);
-      },
-      cancel: () => {
-        if (settled) return;
-        settled = true;
+    return reservedSlot(
+      { id: `${this.#leaseToken}.${eventId}.${this.#endpoint.destinationId}`, ms: this.#options.leaseMs, destinationType: 'cli' },
+      (delivery) => this.#deliver(delivery),
+      () => {
         this.#claimed -= 1;
         this.#fill();
       },
-    };
+    );
   }
 
   /** Makes the attempt of a delivery already counted in #claimed. */

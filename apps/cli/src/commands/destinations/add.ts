@@ -2,7 +2,7 @@ import { Option } from 'commander';
 import type { DestinationCreate } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
-import { parseFilter, readOptionFile } from '../../endpoint-rules.ts';
+import { rulesFromFlags } from '../../endpoint-rules.ts';
 import { UsageError } from '../../errors.ts';
 import { parseHttpUrl, parsePositiveWholeNumber } from '../../option-parsers.ts';
 import { destinationView } from '../../views.ts';
@@ -47,9 +47,7 @@ export default defineCommand<[string], AddOptions>({
     const body: DestinationCreate = { destination: options.url === undefined ? { type: 'cli' } : { type: 'url', url: options.url } };
     if (options.rate !== undefined) body.rate_per_second = options.rate;
     if (options.maxInFlight !== undefined) body.max_in_flight = options.maxInFlight;
-    if (options.transformationFile !== undefined) body.transformation = { code: await readOptionFile(options.transformationFile, '--transformation-file') };
-    if (options.filterFile !== undefined) body.filter = parseFilter(await readOptionFile(options.filterFile, '--filter-file'), '--filter-file');
-    if (options.filter !== undefined) body.filter = parseFilter(options.filter, '--filter');
+    Object.assign(body, await rulesFromFlags(options));
     const client = await context.client();
     const endpointId = await endpointIdOf(client, ref);
     const destination = await client.destinations.create(endpointId, body).catch((error: unknown) => {

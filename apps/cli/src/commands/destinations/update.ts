@@ -2,7 +2,7 @@ import { Option } from 'commander';
 import { ENDPOINT_STATUSES, type EndpointStatus } from '@hook/core';
 import type { DestinationUpdate } from '@hook/client';
 import { defineCommand } from '../../command.ts';
-import { parseFilter, readOptionFile } from '../../endpoint-rules.ts';
+import { rulesFromFlags } from '../../endpoint-rules.ts';
 import { UsageError } from '../../errors.ts';
 import { parseDestinationId, parseHttpUrl, parseLimitOrNone } from '../../option-parsers.ts';
 import { destinationView } from '../../views.ts';
@@ -54,11 +54,7 @@ export default defineCommand<[string], UpdateOptions>({
     if (options.status !== undefined) changes.status = options.status;
     if (options.rate !== undefined) changes.rate_per_second = options.rate === 'none' ? null : options.rate;
     if (options.maxInFlight !== undefined) changes.max_in_flight = options.maxInFlight === 'none' ? null : options.maxInFlight;
-    if (options.transformationFile !== undefined) changes.transformation = { code: await readOptionFile(options.transformationFile, '--transformation-file') };
-    if (options.clearTransformation) changes.transformation = null;
-    if (options.filterFile !== undefined) changes.filter = parseFilter(await readOptionFile(options.filterFile, '--filter-file'), '--filter-file');
-    if (options.filter !== undefined) changes.filter = parseFilter(options.filter, '--filter');
-    if (options.clearFilter) changes.filter = null;
+    Object.assign(changes, await rulesFromFlags(options));
     if (Object.keys(changes).length === 0) {
       throw new UsageError(
         'Nothing to change',

@@ -1,7 +1,7 @@
 import { Option } from 'commander';
 import type { DestinationTarget, EndpointCreate } from '@hook/client';
 import { defineCommand } from '../../command.ts';
-import { parseFilter, readOptionFile } from '../../endpoint-rules.ts';
+import { rulesFromFlags } from '../../endpoint-rules.ts';
 import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
 
@@ -29,9 +29,7 @@ export default defineCommand<[string], { destination?: string; transformationFil
     const client = await context.client();
     const destination: DestinationTarget = options.destination === undefined ? { type: 'cli' } : { type: 'url', url: options.destination };
     const settings: EndpointCreate = { name, destination };
-    if (options.transformationFile !== undefined) settings.transformation = { code: await readOptionFile(options.transformationFile, '--transformation-file') };
-    if (options.filterFile !== undefined) settings.filter = parseFilter(await readOptionFile(options.filterFile, '--filter-file'), '--filter-file');
-    if (options.filter !== undefined) settings.filter = parseFilter(options.filter, '--filter');
+    Object.assign(settings, await rulesFromFlags(options));
     const endpoint = await client.endpoints.create(settings);
     await context.out.result(endpoint, endpointView(endpoint));
     context.out.hint(`Send it a test event: hook send ${endpoint.id} --data '{"type":"test"}'`);

@@ -2,7 +2,7 @@ import { Option } from 'commander';
 import type { EndpointUpdate } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
-import { parseFilter, readOptionFile } from '../../endpoint-rules.ts';
+import { rulesFromFlags } from '../../endpoint-rules.ts';
 import { UsageError } from '../../errors.ts';
 import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
@@ -63,11 +63,7 @@ export default defineCommand<[string], UpdateOptions>({
     if (options.pause) changes.status = 'paused';
     if (options.resume) changes.status = 'active';
     if (options.disable) changes.status = 'disabled';
-    if (options.transformationFile !== undefined) changes.transformation = { code: await readOptionFile(options.transformationFile, '--transformation-file') };
-    if (options.clearTransformation) changes.transformation = null;
-    if (options.filterFile !== undefined) changes.filter = parseFilter(await readOptionFile(options.filterFile, '--filter-file'), '--filter-file');
-    if (options.filter !== undefined) changes.filter = parseFilter(options.filter, '--filter');
-    if (options.clearFilter) changes.filter = null;
+    Object.assign(changes, await rulesFromFlags(options));
     if (Object.keys(changes).length === 0) {
       throw new UsageError(
         'Nothing to change',
