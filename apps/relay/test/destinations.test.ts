@@ -184,4 +184,19 @@ describe('destinations', () => {
     await api(relay.baseUrl, 'PATCH', `/v1/destinations/${endpoint.destinations[0].id}`, { key, json: { status: 'active' } });
     for (const eventId of [id, later]) await until(`${eventId} delivered`, () => eventOf(eventId), (e) => e.status === 'delivered');
   });
+
+  it('an endpoint the relay disabled with its only destination comes back, with that destination, when set active', async () => {
+    let status = 410;
+    const gone = await startReceiver(() => ({ status }));
+    receivers.push(gone);
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'gone alone', destination: { type: 'url', url: gone.url } });
+    const id = await sendEvent(endpoint.url, '{"alone":1}');
+    await until('endpoint disabled', async () => (await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}`, { key })).body.status, (value) => value === 'disabled');
+    expectProblem(await api(relay.baseUrl, 'POST', new URL(endpoint.url).pathname, { rawBody: 'x' }), 410, 'endpoint_disabled');
+    status = 200;
+    const resumed = await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'active' } });
+    expect(resumed.body.destinations[0]).toMatchObject({ status: 'active', disabled_reason: null, health: { consecutive_failures: 0, failing_since: null } });
+    // Its retry was an hour away: the destination coming back makes it due now.
+    await until('delivered', () => eventOf(id), (e) => e.status === 'delivered');
+  });
 });
