@@ -293,10 +293,10 @@ interface Forwarder {
 }
 
 /** Starts a forwarder to `url` and waits until it is ready. */
-async function startForwarder(url: string): Promise<Forwarder> {
+async function startForwarder(url: string, concurrency: string | undefined): Promise<Forwarder> {
   const child = spawn(process.execPath, [resolve(REPO_ROOT, 'test/bench/forwarder.ts')], {
     cwd: REPO_ROOT,
-    env: { ...process.env, FORWARD_URL: url, FORWARD_BODY_BYTES: String(BODY_SIZE_BYTES) },
+    env: { ...process.env, FORWARD_URL: url, FORWARD_BODY_BYTES: String(BODY_SIZE_BYTES), ...(concurrency ? { FORWARD_CONCURRENCY: concurrency } : {}) },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   onCleanup('forwarder', async () => void child.kill('SIGKILL'));
@@ -464,9 +464,9 @@ async function main(): Promise<number> {
   const ceilingTrack = receiver.track('ceiling', (delivered) => delivered.equals(body));
   const ceilingUrl = `${receiver.url}${ceilingTrack.path}`;
   log(`ceiling: forwarding ${durationS} s with the relay's send path and no database`);
-  const forwardAlone = await (await startForwarder(ceilingUrl)).run(durationS);
+  const forwardAlone = await (await startForwarder(ceilingUrl, concurrency)).run(durationS);
   log(`ceiling: store-only ingest ${durationS} s, forwarding one delivery per acknowledged event`);
-  const creditedForwarder = await startForwarder(ceilingUrl);
+  const creditedForwarder = await startForwarder(ceilingUrl, concurrency);
   let acknowledgedSoFar = 0;
   let credited = 0;
   const creditTimer = setInterval(() => {

@@ -14,18 +14,19 @@
  * Then it prints one JSON line `{"sent":…,"ok":…,"seconds":…}` (seconds: from the first
  * send to the last answer) and exits.
  *
- * Environment: FORWARD_URL (required), FORWARD_CONCURRENCY (default 64, the relay's
- * default HOOK_DELIVERY_CONCURRENCY), FORWARD_BODY_BYTES (default 1024).
+ * Environment: FORWARD_URL (required), FORWARD_CONCURRENCY (default the relay's default
+ * HOOK_DELIVERY_CONCURRENCY), FORWARD_BODY_BYTES (default 1024).
  */
 import { createInterface } from 'node:readline';
 import { newId, generateSigningSecret } from '@hook/core';
 import { deliveryHeaders } from '../../apps/relay/src/delivery/attempt.ts';
 import { DeliverySender } from '../../apps/relay/src/delivery/sender.ts';
+import { DEFAULT_DELIVERY_CONCURRENCY } from '../../apps/relay/src/config.ts';
 import { jsonBody } from './support.ts';
 
 const url = process.env.FORWARD_URL;
 if (!url) throw new Error('FORWARD_URL is required');
-const concurrency = Number(process.env.FORWARD_CONCURRENCY ?? 64);
+const concurrency = Number(process.env.FORWARD_CONCURRENCY ?? DEFAULT_DELIVERY_CONCURRENCY);
 const body = jsonBody(Number(process.env.FORWARD_BODY_BYTES ?? 1024));
 const secrets = [generateSigningSecret()];
 const sender = new DeliverySender({ timeoutMs: 15_000, allowPrivateDestinations: true });

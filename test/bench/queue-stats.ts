@@ -3,12 +3,13 @@
  * writes per table, one delivered event costs. Starts a relay on a fresh database, sends
  * BENCH_EVENTS events (default 5000) 50 at a time to an endpoint whose destination is a
  * local receiver, waits until all arrived, and prints the deltas of pg_stat_database and
- * pg_stat_user_tables per delivered event.
+ * pg_stat_user_tables per delivered event, with PostgreSQL's CPU per delivered event (all
+ * postgres processes, from /proc; other work on the server counts too).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { createAccount, createBenchDatabase, createEndpoint, databaseServerUrl, runBench, startRelay } from './support.ts';
+import { createAccount, createBenchDatabase, createEndpoint, databaseServerUrl, runBench, sampleCpu, startRelay } from './support.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 
@@ -36,6 +37,7 @@ const snapshot = async () => ({
   tables: Object.fromEntries((await client.query<TableRow>('select relname, n_tup_ins::bigint as ins, n_tup_upd::bigint as upd, n_tup_hot_upd::bigint as hot from pg_stat_user_tables')).rows.map((row) => [row.relname, row])) as Record<string, TableRow>,
 });
 const before = await snapshot();
+const cpuBefore = sampleCpu([]);
 const body = JSON.stringify({ padding: 'x'.repeat(1000) });
 let next = 0;
 await Promise.all(Array.from({ length: 50 }, async () => {
@@ -45,9 +47,11 @@ await Promise.all(Array.from({ length: 50 }, async () => {
   }
 }));
 while (arrived.size < EVENTS) await new Promise((resolve) => setTimeout(resolve, 50));
+const cpuAfter = sampleCpu([]);
 await new Promise((resolve) => setTimeout(resolve, 1500)); // statistics are reported with a short delay
 const after = await snapshot();
 console.log(`per delivered event: ${((Number(after.db.commits) - Number(before.db.commits)) / EVENTS).toFixed(2)} transactions`);
+if (cpuBefore && cpuAfter) console.log(`  PostgreSQL CPU: ${((cpuAfter.postgresMs - cpuBefore.postgresMs) / EVENTS).toFixed(3)} ms (storing and delivering)`);
 for (const [name, row] of Object.entries(after.tables)) {
   const was = before.tables[name] ?? { ins: 0, upd: 0, hot: 0 };
   const per = (field: 'ins' | 'upd' | 'hot') => ((Number(row[field]) - Number(was[field])) / EVENTS).toFixed(2);

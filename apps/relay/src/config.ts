@@ -40,7 +40,7 @@ export interface RelayConfig {
   retryScheduleMs: number[];
   /** HOOK_DELIVERY_TIMEOUT: how long one delivery attempt may take, in ms. Default 15s. */
   deliveryTimeoutMs: number;
-  /** HOOK_DELIVERY_CONCURRENCY: most deliveries in flight in this process. Default 64. */
+  /** HOOK_DELIVERY_CONCURRENCY: most deliveries in flight in this process. Default 256. */
   deliveryConcurrency: number;
   /** HOOK_ROLE: all (API and delivery), api (no delivery worker) or worker (delivery and /healthz only). Default all. */
   role: RelayRole;
@@ -99,7 +99,7 @@ export class ConfigError extends Error {
 
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 15_000;
-export const DEFAULT_DELIVERY_CONCURRENCY = 64;
+export const DEFAULT_DELIVERY_CONCURRENCY = 256;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_SIGNUPS_PER_ADDRESS_PER_HOUR = 20;
 export const DEFAULT_PLAYGROUND_SESSIONS_PER_ADDRESS_PER_HOUR = 10;

@@ -32,7 +32,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       retryScheduleMs: [30_000, 120_000, 480_000, 1_920_000, 7_680_000, 30_720_000],
       deliveryTimeoutMs: 15_000,
-      deliveryConcurrency: 64,
+      deliveryConcurrency: 256,
       role: 'all',
       allowPrivateDestinations: true,
       signupsPerAddressPerHour: 20,

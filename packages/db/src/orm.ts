@@ -1,13 +1,14 @@
-import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { MikroORM, PostgreSqlDriver, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from './entities/index.ts';
 import { MIGRATIONS } from './migrations/index.ts';
+import { attachQueueExecutor, closeQueueExecutor } from './queue/executor.ts';
 import { attachSecretBox } from './signing-secrets.ts';
 
 export interface CreateOrmOptions {
   /** A PostgreSQL connection URL, e.g. `postgres://postgres@127.0.0.1:5432/hook`. */
   databaseUrl: string;
-  /** Most connections this process holds open. */
+  /** Most connections this process holds open for queries (default 10), shared between the ORM's pool and the delivery queue's (poolShares). */
   poolMax?: number;
   /** Log every SQL statement through `logger`. */
   debug?: boolean;
@@ -25,9 +26,28 @@ export type Orm = MikroORM;
 /** The table where the MikroORM migrator records each applied migration by name. */
 export const MIGRATIONS_TABLE = 'hook_migrations';
 
+/** PostgreSQL's driver, closing the queue's own pool (queue/executor.ts) with the ORM's. */
+class QueueAwareDriver extends PostgreSqlDriver {
+  override async close(force?: boolean): Promise<void> {
+    await closeQueueExecutor(this);
+    await super.close(force);
+  }
+}
+
+/**
+ * How a process's connections are shared: half (rounded up) for the delivery queue's
+ * statements (queue/executor.ts: ingest's inserts, claims, results), the rest for the
+ * ORM (the API's queries); at least one each.
+ */
+export function poolShares(poolMax = 10): { orm: number; queue: number } {
+  const queue = Math.max(1, Math.ceil(poolMax / 2));
+  return { orm: Math.max(1, poolMax - queue), queue };
+}
+
 /** The ORM configuration shared by the app and its tests. */
 export function ormConfig(options: CreateOrmOptions): Options {
   return {
+    driver: QueueAwareDriver,
     clientUrl: options.databaseUrl,
     entities: ENTITIES,
     extensions: [Migrator],
@@ -38,7 +58,7 @@ export function ormConfig(options: CreateOrmOptions): Options {
       snapshotOnMigrate: false,
       silent: true,
     },
-    pool: { min: 0, max: options.poolMax ?? 10 },
+    pool: { min: 0, max: poolShares(options.poolMax).orm },
     // node-postgres waits forever for a connection by default: a database host that drops
     // packets (rather than refusing) would hang requests instead of answering 503. TCP
     // keep-alive also notices connections that died silently.
@@ -59,6 +79,7 @@ export function ormConfig(options: CreateOrmOptions): Options {
  */
 export async function createOrm(options: CreateOrmOptions): Promise<Orm> {
   const orm = await MikroORM.init(ormConfig(options));
+  attachQueueExecutor(orm, poolShares(options.poolMax).queue);
   if (options.secretKey) attachSecretBox(orm, options.secretKey);
   return orm;
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DESTINATION_FAILURE_LIMIT, firstIdAt, newId } from '@hook/core';
 import pg from 'pg';
 import {
-  AttemptRecorder, CLAIM_DUE, claimDue, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
+  AttemptRecorder, CLAIM_DUE, QUEUE_SESSION_SETTINGS, queueExecutor, RECORD_RESULTS, claimDue, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
 } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
@@ -302,7 +302,7 @@ describe('the claim statement plan', () => {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
-      const settings = Object.entries(CLAIM_DUE.planner!).map(([setting, value]) => `set local ${setting} = ${value}`).join('; ');
+      const settings = Object.entries(QUEUE_SESSION_SETTINGS).map(([setting, value]) => `set local ${setting} = ${value}`).join('; ');
       await client.query(`begin; ${settings}`);
       await client.query(`prepare claim_plan as ${CLAIM_DUE.text}`);
       const explained = await client.query(`explain (format json) execute claim_plan(16, 30000, 32, 'lease')`);
@@ -322,6 +322,35 @@ describe('the claim statement plan', () => {
       await client.query('rollback');
       await client.end();
     }
+  });
+});
+
+describe('the record statement plan', () => {
+  it('made on the queue\'s connections while the table was small, finds each delivery by its key rather than scanning the table', async () => {
+    // A prepared statement keeps its plan for the life of its connection: one made while
+    // the queue was small (a new relay) is the one used as it grows. Planned normally, it
+    // hashes the input and scans the whole delivery table per statement.
+    await sql(
+      `with e as (
+         insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at)
+         select 'evt_s' || lpad(g::text, 8, '0'), ?, ?, 'POST', '', '', '{}', '\\x00', 1, now() from generate_series(1, 20) g
+         returning id
+       )
+       insert into delivery (event_id, destination_id, account_id, endpoint_id, status) select id, ?, ?, ?, 'pending' from e`,
+      [accountId, endpointId, destinationId, accountId, endpointId],
+    );
+    await sql('analyze delivery');
+    const nodes = await queueExecutor(orm).transaction(async (client) => {
+      await client.query('set local plan_cache_mode = force_generic_plan');
+      await client.query(`prepare record_plan as ${RECORD_RESULTS.text}`);
+      const arrays = Array.from({ length: 18 }, () => `'{}'`).join(', ');
+      const explained = await client.query(`explain (format json) execute record_plan(${arrays}, 10, 86400000, 'channel')`);
+      return planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
+    });
+    const onDelivery = nodes.filter((node) => node['Relation Name'] === 'delivery' && String(node['Node Type']).endsWith('Scan'));
+    expect(onDelivery.length).toBeGreaterThan(0);
+    expect(onDelivery.filter((node) => node['Node Type'] === 'Seq Scan' || String(node['Node Type']).startsWith('Bitmap'))).toEqual([]);
+    expect(onDelivery.filter((node) => !node['Index Cond'])).toEqual([]);
   });
 });
 

@@ -134,8 +134,12 @@ export class DeliveryWorker {
    * slot is taken, or while the destination has its share in flight here.
    */
   reserve(destinationId: string, eventId: string): ReservedSlot | null {
-    if (!this.#running || this.#backlogged || this.#free <= 0) return null;
-    if ((this.#perDestination.get(destinationId) ?? 0) >= this.#perDestinationLimit) return null;
+    if (!this.#running || this.#backlogged) return null;
+    if (this.#free <= 0 || (this.#perDestination.get(destinationId) ?? 0) >= this.#perDestinationLimit) {
+      // The event is stored due instead: the queue has a backlog again, claimed as slots free up.
+      this.#backlogged = true;
+      return null;
+    }
     this.#reserved += 1;
     this.#countDestination(destinationId, 1);
     const release = (): void => {
@@ -218,7 +222,10 @@ export class DeliveryWorker {
         this.#inFlight.delete(work);
         this.#countDestination(delivery.destinationId, -1);
         this.#freedSinceClaim += 1;
-        this.wake(); // a slot is free
+        // A slot is free: claim for it if due deliveries may be waiting. Otherwise there is
+        // nothing to look for: new events come with a NOTIFY or through reserve, retries
+        // with their timer, the rest with the poll.
+        if (this.#backlogged) this.wake();
       });
     this.#inFlight.add(work);
   }

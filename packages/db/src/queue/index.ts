@@ -4,7 +4,7 @@
  * recorded by one statement. Each statement lives in its own file under ./statements
  * with why it is shaped as it is; all run through one executor (executor.ts).
  */
-export { queueExecutor, QueueExecutor, runStatement, type NamedStatement, type PlannerSettings } from './executor.ts';
+export { queueExecutor, QueueExecutor, runStatement, type NamedStatement, QUEUE_SESSION_SETTINGS } from './executor.ts';
 export { DUE_CHANNEL, type ClaimedDelivery, type DeliveryResult, type ReceivedEvent } from './types.ts';
 export { insertEvents, type InsertOutcome, type KnownUsageRows, type NewEvent } from './statements/insert-events.ts';
 export { CLAIM_DUE, claimDue, type ClaimOptions } from './statements/claim-due.ts';

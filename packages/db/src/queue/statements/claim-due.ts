@@ -16,6 +16,13 @@
  * (SKIP LOCKED: a claim that finds one taken leaves it to the claimer that holds it)
  * and their window moved on in the same statement, so concurrent claimers never exceed
  * the rate together. Destinations without a rate take no lock.
+ *
+ * Every step must be an index probe that stops early: the live leases in
+ * delivery_leased_idx, each destination's oldest due deliveries in an ordered walk of
+ * delivery_due_idx, each candidate by primary key. Planned from statistics older than
+ * the backlog, PostgreSQL would rather bitmap-scan and sort a destination's whole
+ * backlog, or walk a whole index, on every claim; the queue's connections plan without
+ * those scans (QUEUE_SESSION_SETTINGS, executor.ts).
  */
 import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
@@ -34,6 +41,7 @@ export interface ClaimOptions {
 
 /** The statement ($1 limit, $2 lease ms, $3 per-destination share, $4 lease token), exported for the test that checks its plan. */
 export const CLAIM_DUE: NamedStatement = {
+  movesDeliveries: true,
   name: 'hook_claim_due',
   text: `
     with rated as materialized (
@@ -103,12 +111,6 @@ export const CLAIM_DUE: NamedStatement = {
     where l.event_id = due.event_id and l.destination_id = due.destination_id
       and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
     returning ${CLAIMED_COLUMNS}`,
-  // Every step must be an index probe that stops early: the live leases in
-  // delivery_leased_idx, each destination's oldest due deliveries in an ordered walk of
-  // delivery_due_idx, each candidate by primary key. Planned from statistics older than
-  // the backlog (they are refreshed every 30 s), PostgreSQL would rather bitmap-scan and
-  // sort a destination's whole backlog, or walk a whole index, on every claim.
-  planner: { enable_bitmapscan: 'off', enable_seqscan: 'off' },
 };
 
 /** Claims due URL deliveries (see above), oldest first. */

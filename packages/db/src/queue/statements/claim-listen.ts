@@ -8,6 +8,9 @@
  * `$2` (the first event id a session with --skip-missed takes) leaves older deliveries
  * where they are, for the next session that wants them: event ids begin with their
  * receive time, so this is a bound on the index walk, not a join to the event.
+ *
+ * As the workers' claim (claim-due.ts): an ordered walk of delivery_due_idx that stops at
+ * the limit, whatever the statistics say (QUEUE_SESSION_SETTINGS, executor.ts).
  */
 import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
@@ -24,6 +27,7 @@ export interface ListenClaimOptions {
 }
 
 const CLAIM_LISTEN: NamedStatement = {
+  movesDeliveries: true,
   name: 'hook_claim_listen',
   text: `
     with due as materialized (
@@ -42,10 +46,6 @@ const CLAIM_LISTEN: NamedStatement = {
     where l.destination_id = $1 and l.event_id = due.event_id
       and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
     returning ${CLAIMED_COLUMNS}`,
-  // As the workers' claim (claim-due.ts): an ordered walk of delivery_due_idx that stops
-  // at the limit, whatever statistics older than the backlog say; planned from them,
-  // PostgreSQL would rather bitmap-scan and sort the destination's whole backlog per claim.
-  planner: { enable_bitmapscan: 'off', enable_seqscan: 'off' },
 };
 
 /** Claims due deliveries of one `cli` destination for a listen session (see above), oldest first. */

@@ -35,6 +35,7 @@ export interface RecordInput extends DeliveryResult {
 }
 
 export const RECORD_RESULTS: NamedStatement = {
+  movesDeliveries: true,
   name: 'hook_record_results',
   text: `
     with input as (
@@ -49,7 +50,11 @@ export const RECORD_RESULTS: NamedStatement = {
       set status = i.status, auto_attempts = i.auto_attempts, next_attempt_at = i.next_attempt_at,
           attempt_count = l.attempt_count + (i.attempt_id is not null)::int, next_trigger = 'auto', lease_id = null, locked_until = null
       from input i
-      where l.event_id = i.event_id and l.destination_id = i.destination_id and l.lease_id = i.lease_id
+      -- each by primary key, however small the table was when this was planned (the
+      -- coalesce keeps delivery_leased_idx out of it: a walk of every lease, and of every
+      -- dead entry the leases left since the last vacuum)
+      where l.event_id = any($1::text[]) and l.event_id = i.event_id and l.destination_id = i.destination_id
+        and coalesce(l.lease_id, '') = i.lease_id
       returning l.event_id, l.destination_id, l.endpoint_id, l.account_id, l.status, l.next_attempt_at, l.attempt_count,
                 i.trigger, i.response_status, i.error, i.health, i.started_at, i.attempt_id is not null as attempted, i.set_type, i.new_type
     ),

@@ -9,6 +9,7 @@ import { runStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
 
 const RELEASE = {
+  movesDeliveries: true,
   name: 'hook_release_lease',
   text: `update delivery set lease_id = null, locked_until = null, next_attempt_at = coalesce($4, next_attempt_at)
          where event_id = $1 and destination_id = $2 and lease_id = $3`,
