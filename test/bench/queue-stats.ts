@@ -29,11 +29,14 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 const database = await createBenchDatabase(databaseServerUrl());
 const relay = await startRelay(database.url, { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' });
 const key = await createAccount(relay.url);
-const endpoint = await createEndpoint(relay.url, key, { name: 'stats', destination: { type: 'url', url: receiverUrl } });
+// BENCH_STORE_ONLY=1: an endpoint without a destination, for the same figures of storing alone.
+const storeOnly = process.env.BENCH_STORE_ONLY === '1';
+const endpoint = await createEndpoint(relay.url, key, storeOnly ? { name: 'stats' } : { name: 'stats', destination: { type: 'url', url: receiverUrl } });
 const client = new pg.Client({ connectionString: database.url });
 await client.connect();
 const snapshot = async () => ({
   db: (await client.query('select xact_commit::bigint as commits from pg_stat_database where datname = current_database()')).rows[0],
+  wal: (await client.query('select wal_records::bigint as records, wal_fpi::bigint as fpi, wal_bytes::bigint as bytes, wal_sync::bigint as syncs from pg_stat_wal')).rows[0],
   tables: Object.fromEntries((await client.query<TableRow>('select relname, n_tup_ins::bigint as ins, n_tup_upd::bigint as upd, n_tup_hot_upd::bigint as hot from pg_stat_user_tables')).rows.map((row) => [row.relname, row])) as Record<string, TableRow>,
 });
 const before = await snapshot();
@@ -43,7 +46,9 @@ let next = 0;
 await Promise.all(Array.from({ length: 50 }, async () => {
   while (next < EVENTS) {
     next++;
-    await fetch(endpoint.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const response = await fetch(endpoint.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    if (storeOnly) arrived.add(((await response.json()) as { id: string }).id);
+    else await response.arrayBuffer();
   }
 }));
 while (arrived.size < EVENTS) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -51,6 +56,8 @@ const cpuAfter = sampleCpu([]);
 await new Promise((resolve) => setTimeout(resolve, 1500)); // statistics are reported with a short delay
 const after = await snapshot();
 console.log(`per delivered event: ${((Number(after.db.commits) - Number(before.db.commits)) / EVENTS).toFixed(2)} transactions`);
+const walPer = (field: 'records' | 'fpi' | 'bytes' | 'syncs') => (Number(after.wal[field]) - Number(before.wal[field])) / EVENTS;
+console.log(`  WAL (whole server): ${walPer('records').toFixed(1)} records, ${walPer('fpi').toFixed(2)} full-page images, ${Math.round(walPer('bytes'))} bytes, ${walPer('syncs').toFixed(2)} syncs`);
 if (cpuBefore && cpuAfter) console.log(`  PostgreSQL CPU: ${((cpuAfter.postgresMs - cpuBefore.postgresMs) / EVENTS).toFixed(3)} ms (storing and delivering)`);
 for (const [name, row] of Object.entries(after.tables)) {
   const was = before.tables[name] ?? { ins: 0, upd: 0, hot: 0 };

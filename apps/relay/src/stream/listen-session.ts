@@ -246,7 +246,12 @@ export class ListenSession {
    * statement (insert-events.ts). None while a backlog may be waiting or there is no room.
    */
   #reserve(eventId: string): ReservedSlot | null {
-    if (this.#closed || this.#backlogged || this.#claimed >= this.#options.maxInFlight) return null;
+    if (this.#closed || this.#backlogged) return null;
+    if (this.#claimed >= this.#options.maxInFlight) {
+      // The event is stored due instead: a backlog again, claimed as slots free up.
+      this.#backlogged = true;
+      return null;
+    }
     this.#claimed += 1;
     return reservedSlot(
       { id: `${this.#leaseToken}.${eventId}.${this.#endpoint.destinationId}`, ms: this.#options.leaseMs, destinationType: 'cli' },

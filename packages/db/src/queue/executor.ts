@@ -68,6 +68,7 @@ export class QueueExecutor {
       const settings = Object.entries(QUEUE_SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`).join(' ');
       const pool = new pg.Pool({
         ...ormPool.options,
+        password: ormPool.options.password, // pg-pool keeps it out of the enumerable options
         max: this.#poolMax ?? ormPool.options.max,
         options: [ormPool.options.options, settings].filter(Boolean).join(' '),
       });
