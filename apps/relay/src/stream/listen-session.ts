@@ -263,15 +263,27 @@ export class ListenSession {
     );
   }
 
-  /** Makes the attempt of a delivery already counted in #claimed. */
+  /**
+   * Makes the attempt of a delivery already counted in #claimed. Its slot is free as soon
+   * as the listener has answered: the local server is done with it, and the result is
+   * recorded (group commit, with the lease still held) while the next delivery goes out.
+   */
   #deliver(delivery: ClaimedDelivery): void {
-    attemptDelivery(this.#options.delivery, delivery, (outgoing) => this.#send(outgoing))
+    let settled = false;
+    const free = (): void => {
+      if (settled) return;
+      settled = true;
+      this.#claimed -= 1;
+      this.#freed += 1;
+      this.#afterFreed();
+    };
+    attemptDelivery(this.#options.delivery, delivery, async (outgoing) => {
+      const answer = await this.#send(outgoing);
+      if (answer !== null) free();
+      return answer;
+    })
       .catch((error: unknown) => this.#options.onError(error))
-      .finally(() => {
-        this.#claimed -= 1;
-        this.#freed += 1;
-        this.#afterFreed();
-      });
+      .finally(free);
   }
 
   /**
