@@ -284,21 +284,30 @@ export async function startRelay(databaseUrl: string, extraEnv: Record<string, s
 const CLOCK_TICKS_PER_S = 100;
 
 /** Command name and user + system CPU time (ms) of one process, from /proc/<pid>/stat; null once it is gone. */
-function processCpu(pid: string): { name: string; ms: number } | null {
+function processCpu(pid: string): { name: string; ms: number; exitedChildrenMs: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const close = stat.lastIndexOf(')');
     const name = stat.slice(stat.indexOf('(') + 1, close);
     const fields = stat.slice(close + 2).split(' ');
     // utime and stime are fields 14 and 15 of the line; fields[0] here is field 3 (state)
-    return { name, ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S };
+    // cutime and cstime (fields 16 and 17): the CPU of its children that have exited
+    return {
+      name,
+      ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S,
+      exitedChildrenMs: ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS_PER_S,
+    };
   } catch {
     return null;
   }
 }
 
 export interface CpuSample {
-  /** Every running process named `postgres` (the server and its backends). */
+  /**
+   * Every process named `postgres` (the server and its backends), with the CPU of those
+   * that have exited (a backend whose connection closed takes its counts with it; the
+   * server keeps them as its children's), so the figure only grows.
+   */
   postgresMs: number;
   /** The processes asked for, by pid. */
   byPid: Map<number, number>;
@@ -321,7 +330,7 @@ export function sampleCpu(pids: readonly number[]): CpuSample | null {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     const cpu = processCpu(entry);
-    if (cpu?.name === 'postgres') postgresMs += cpu.ms;
+    if (cpu?.name === 'postgres') postgresMs += cpu.ms + cpu.exitedChildrenMs;
   }
   const byPid = new Map<number, number>();
   for (const pid of pids) byPid.set(pid, processCpu(String(pid))?.ms ?? Number.NaN);
