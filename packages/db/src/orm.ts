@@ -35,9 +35,9 @@ class QueueAwareDriver extends PostgreSqlDriver {
 }
 
 /**
- * How a process's connections are shared: half (rounded up) for the delivery queue's
- * statements (queue/executor.ts: ingest's inserts, claims, results), the rest for the
- * ORM (the API's queries); at least one each.
+ * How a process's connections are shared: half (rounded up) for the statements that
+ * move deliveries along (queue/executor.ts: claims, results, leases), the rest for the
+ * ORM's pool (the API's queries and ingest's inserts); at least one each.
  */
 export function poolShares(poolMax = 10): { orm: number; queue: number } {
   const queue = Math.max(1, Math.ceil(poolMax / 2));

@@ -6,7 +6,7 @@ import {
 import { claimForListener, Destination, Endpoint, makeDestinationsDue, openSigningSecrets, type ClaimedDelivery, type Orm } from '@hook/db';
 import { attemptDelivery, deliveryHeaders, type AttemptContext, type OutgoingDelivery } from '../delivery/attempt.ts';
 import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
-import { reservedSlot, type ReservedSlot } from '../delivery/worker.ts';
+import { BACKLOG_CLAIM_DELAY_MS, reservedSlot, type ReservedSlot } from '../delivery/worker.ts';
 import { eventSummary, type StoredEvent, type StreamHub } from './hub.ts';
 import { LISTENER_PRESENCE_MS, type ListenerHandle, type ListenerRegistry } from './listeners.ts';
 import { closeWithError, sendMessage } from './socket.ts';
@@ -38,9 +38,6 @@ export interface ListenSessionOptions {
   pollIntervalMs: number;
   onError: (error: unknown) => void;
 }
-
-/** Under a backlog, the longest a freed slot waits for others before a claim (see #afterFreed). */
-const BACKLOG_CLAIM_DELAY_MS = 5;
 
 /** Most new events a mirroring session queues while its listener is busy; more are dropped. */
 const MIRROR_QUEUE_MAX = 10_000;

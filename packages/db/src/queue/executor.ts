@@ -52,6 +52,7 @@ const EXTENSION = '@hook/queue-executor';
 export class QueueExecutor {
   readonly #orm: Orm;
   readonly #poolMax: number | undefined;
+  #ormPool: Promise<Pool> | undefined;
   #pool: Promise<Pool> | undefined;
   #closed = false;
 
@@ -61,10 +62,16 @@ export class QueueExecutor {
     this.#poolMax = poolMax;
   }
 
+  /** The ORM's own pool (for durable statements). */
+  #durablePool(): Promise<Pool> {
+    this.#ormPool ??= this.#orm.em.getConnection().getNativeClient();
+    return this.#ormPool;
+  }
+
   /** The pool of statements that move deliveries along: the ORM's connection settings, with QUEUE_SESSION_SETTINGS. */
   #queuePool(): Promise<Pool> {
     if (this.#closed) return Promise.reject(new Error('the queue executor is closed (its ORM was closed)'));
-    this.#pool ??= this.#orm.em.getConnection().getNativeClient().then((ormPool) => {
+    this.#pool ??= this.#durablePool().then((ormPool) => {
       const settings = Object.entries(QUEUE_SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`).join(' ');
       const pool = new pg.Pool({
         ...ormPool.options,
@@ -81,7 +88,7 @@ export class QueueExecutor {
 
   /** Runs a named statement with its parameters; returns its rows. */
   async run<Row>(statement: NamedStatement, params: readonly unknown[]): Promise<Row[]> {
-    const pool = statement.movesDeliveries ? await this.#queuePool() : await this.#orm.em.getConnection().getNativeClient();
+    const pool = await (statement.movesDeliveries ? this.#queuePool() : this.#durablePool());
     return (await pool.query<Row & QueryResultRow>({ name: statement.name, text: statement.text, values: [...params] })).rows;
   }
 
@@ -113,8 +120,8 @@ export class QueueExecutor {
   }
 }
 
-/** Gives the ORM its queue executor, with a pool of at most `poolMax` connections (createOrm does). */
-export function attachQueueExecutor(orm: Orm, poolMax: number): QueueExecutor {
+/** Gives the ORM its queue executor, with a pool of at most `poolMax` connections (createOrm does; default: as many as the ORM's). */
+export function attachQueueExecutor(orm: Orm, poolMax?: number): QueueExecutor {
   const executor = new QueueExecutor(orm, poolMax);
   orm.config.registerExtension(EXTENSION, () => executor);
   return executor;
@@ -122,13 +129,7 @@ export function attachQueueExecutor(orm: Orm, poolMax: number): QueueExecutor {
 
 /** The ORM's queue executor (attached by createOrm; made on first use otherwise). */
 export function queueExecutor(orm: Orm): QueueExecutor {
-  const executor = orm.config.getExtension<QueueExecutor>(EXTENSION);
-  if (!executor) {
-    const created = new QueueExecutor(orm);
-    orm.config.registerExtension(EXTENSION, () => created);
-    return created;
-  }
-  return executor;
+  return orm.config.getExtension<QueueExecutor>(EXTENSION) ?? attachQueueExecutor(orm);
 }
 
 /** Closes the ORM's queue executor, if it made one. */
