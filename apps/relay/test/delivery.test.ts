@@ -354,3 +354,22 @@ describe('private destinations', () => {
     }
   });
 });
+
+describe('a worker whose slots are full', () => {
+  it('claims the events stored meanwhile as its deliveries finish, without waiting for its poll', async () => {
+    // One slot per destination (concurrency 2) and a poll too slow to matter: only the
+    // worker's own backlog handling can deliver the events ingest could not hand it.
+    const busy = await startTestRelay({ deliveryConcurrency: 2 }, { workerPollMs: 600_000 });
+    const slow = await startReceiver(() => ({ status: 200, delayMs: 100 }));
+    try {
+      const { key: busyKey } = await signUp(busy.baseUrl);
+      const endpoint = await createEndpointWithSecret(busy.baseUrl, busyKey, { name: 'busy', destination: { type: 'url', url: slow.url } });
+      const ids = await Promise.all(Array.from({ length: 5 }, (_, n) => send(endpoint.url, JSON.stringify({ n }))));
+      await slow.waitFor(5, 5_000);
+      expect(new Set(slow.requests.map((request) => request.headers['webhook-id']))).toEqual(new Set(ids));
+    } finally {
+      await busy.close();
+      await slow.close();
+    }
+  });
+});

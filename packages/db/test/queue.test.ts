@@ -325,6 +325,16 @@ describe('the claim statement plan', () => {
   });
 });
 
+describe('the queue executor', () => {
+  it('moves deliveries along on sessions of its own (index plans, commits without waiting for the flush); the ORM\'s pool commits durably', async () => {
+    const show = 'select current_setting(\'synchronous_commit\') as commit, current_setting(\'enable_seqscan\') as seqscan';
+    const queueSession = await queueExecutor(orm).transaction(async (client) => (await client.query(show)).rows[0]);
+    expect(queueSession).toEqual({ commit: 'off', seqscan: 'off' });
+    const [ormSession] = await sql(show);
+    expect(ormSession).toEqual({ commit: 'on', seqscan: 'on' });
+  });
+});
+
 describe('the record statement plan', () => {
   it('made on the queue\'s connections while the table was small, finds each delivery by its key rather than scanning the table', async () => {
     // A prepared statement keeps its plan for the life of its connection: one made while

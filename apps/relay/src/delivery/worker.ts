@@ -64,8 +64,8 @@ export class LocalDelivery {
   }
 }
 
-/** Under a backlog, the longest a freed slot waits for others before a claim (see DeliveryWorker.wake). */
-const BACKLOG_CLAIM_DELAY_MS = 5;
+/** Under a backlog, the longest a freed slot waits for others before a claim (DeliveryWorker.wake, and a listen session's). */
+export const BACKLOG_CLAIM_DELAY_MS = 5;
 
 /**
  * Delivers due deliveries to URL destinations: claims as many as it has free slots, sends
@@ -195,8 +195,9 @@ export class DeliveryWorker {
         this.#freedSinceClaim = 0;
         const claimed = await claimDue(this.orm, { limit: free, leaseMs: this.#options.leaseMs, perDestinationLimit: this.#perDestinationLimit });
         for (const delivery of claimed) this.#start(delivery);
-        // More may be due: every free slot was filled, or a destination reached its share (its next deliveries wait).
-        this.#backlogged = claimed.length === free || claimed.some((delivery) => (this.#perDestination.get(delivery.destinationId) ?? 0) >= this.#perDestinationLimit);
+        // More may be due: every free slot was filled, or a destination has its share in
+        // flight here (its next deliveries wait for one of those to finish).
+        this.#backlogged = claimed.length === free || [...this.#perDestination.values()].some((count) => count >= this.#perDestinationLimit);
         if (this.#backlogged) this.#wakeAgain = true; // there may be more due
       } while (this.#wakeAgain && this.#running);
     } catch (error) {
