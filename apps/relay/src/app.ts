@@ -33,6 +33,7 @@ import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { startRetention } from './jobs/retention.ts';
 import { registerNotifier } from './jobs/notifier.ts';
 import { streamRoutes } from './routes/stream/index.ts';
+import { DeliveryCopies } from './stream/copies.ts';
 import { ListenerRegistry } from './stream/listeners.ts';
 import { transformationRoutes } from './routes/transformations/index.ts';
 import { StreamHub } from './stream/hub.ts';
@@ -98,7 +99,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   const listeners = new ListenerRegistry();
   // Counted on a registry of this app's own (HOOK_METRICS=off: nothing is counted or served).
   const metrics = config.metrics ? new RelayMetrics(orm) : undefined;
-  app.decorate('delivery', {
+  const delivery = {
     orm,
     sender,
     recorder,
@@ -112,7 +113,10 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
       hub.attemptFinished(finished);
     },
     onDeliveryFiltered: (durationMs) => metrics?.deliveryMeasured('filtered', durationMs),
-  } satisfies AttemptContext);
+  } satisfies AttemptContext;
+  app.decorate('delivery', delivery);
+  const copies = new DeliveryCopies({ context: delivery, listeners, onError: (error) => app.log.warn({ err: error }, 'could not show a listener a copy of a delivery') });
+  hub.receiveCopiesWith((fact) => copies.sentElsewhere(fact));
   const localDelivery = new LocalDelivery();
   app.decorate('localDelivery', localDelivery);
   const transformMeter = new TransformationMeter(orm, (error) => app.log.warn({ err: error }, 'could not record transformation CPU usage'));
@@ -218,7 +222,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(transformationRoutes);
     await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
-    await authenticated.register(streamRoutes, { hub, listeners, leaseMs: leaseMsFor(config), publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
+    await authenticated.register(streamRoutes, { hub, listeners, copies, leaseMs: leaseMsFor(config), publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });
   await app.register(playgroundRoutes, { hub, publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour });
   // Expired playground accounts are removed at start, then every 10 minutes.

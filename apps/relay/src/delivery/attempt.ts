@@ -94,9 +94,7 @@ export const DEFERRED_DELIVERY_DELAY_MS = 5_000;
 export async function attemptDelivery(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport = urlTransport(context.sender)): Promise<AttemptOutcome> {
   const now = context.now ?? Date.now;
   const startedAt = new Date(now());
-  const prepared = delivery.transformationCode === null && delivery.filter === null
-    ? UNTOUCHED
-    : await prepareWith(context.transformRunner, delivery, delivery.trigger !== 'replay', delivery.accountId);
+  const prepared = await prepare(context, delivery, delivery.trigger !== 'replay');
   const unchanged = { status: delivery.status, autoAttempts: delivery.autoAttempts, nextAttemptAtMs: null };
   if (prepared.kind === 'deferred') {
     // Its account's transformations are backed up (or past their CPU allowance): the
@@ -121,11 +119,7 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
       ? stateAfterAttempt({ status: delivery.status, autoAttempts: delivery.autoAttempts }, delivery.trigger, { ok: false, retryAfterMs: null }, context.retryScheduleMs, now(), context.random ?? Math.random)
       : { status: 'failed', autoAttempts: delivery.autoAttempts + (delivery.trigger === 'replay' ? 0 : 1), nextAttemptAtMs: null };
   } else {
-    const timestampSeconds = Math.floor(startedAt.getTime() / 1000);
-    const sent = prepared.request;
-    const body = sent?.body ?? delivery.body;
-    const headers = deliveryHeaders({ id: delivery.id, headers: sent?.headers ?? delivery.headers, body, secrets: delivery.secrets, attemptCount: delivery.attemptCount }, timestampSeconds);
-    const answer = await transport({ delivery, headers, body, request: sent, ...(prepared.newType ? { newType: prepared.newType } : {}) });
+    const answer = await transport(signed(delivery, prepared, Math.floor(startedAt.getTime() / 1000)));
     if (answer === null) {
       await releaseLease(context.orm, delivery);
       return { result: null, next: unchanged };
@@ -168,6 +162,31 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
     });
   }
   return { result, next };
+}
+
+/**
+ * A delivery as its destination would get it now (transformed, signed), without making an
+ * attempt: what a `hook listen` session in another process shows as a mirror copy of a
+ * delivery sent there (stream/copies.ts). Null when nothing would be sent (the
+ * transformation failed or found no thread).
+ */
+export async function outgoingCopy(context: AttemptContext, delivery: ClaimedDelivery): Promise<OutgoingDelivery | null> {
+  const prepared = await prepare(context, delivery, false);
+  return prepared.kind === 'send' ? signed(delivery, prepared, Math.floor((context.now ?? Date.now)() / 1000)) : null;
+}
+
+function prepare(context: AttemptContext, delivery: ClaimedDelivery, applyFilter: boolean): Promise<PreparedDelivery> {
+  return delivery.transformationCode === null && delivery.filter === null
+    ? Promise.resolve(UNTOUCHED)
+    : prepareWith(context.transformRunner, delivery, applyFilter, delivery.accountId);
+}
+
+/** The prepared request with its signature headers. */
+function signed(delivery: ClaimedDelivery, prepared: Extract<PreparedDelivery, { kind: 'send' }>, timestampSeconds: number): OutgoingDelivery {
+  const sent = prepared.request;
+  const body = sent?.body ?? delivery.body;
+  const headers = deliveryHeaders({ id: delivery.id, headers: sent?.headers ?? delivery.headers, body, secrets: delivery.secrets, attemptCount: delivery.attemptCount }, timestampSeconds);
+  return { delivery, headers, body, request: sent, ...(prepared.newType ? { newType: prepared.newType } : {}) };
 }
 
 function record(

@@ -22,7 +22,11 @@ export interface StreamSubscriber {
 /** What one process tells the others (peers.ts): an event stored or an attempt recorded there. */
 export type StreamFact =
   | { kind: 'event'; accountId: string; event: EventSummary }
-  | { kind: 'attempt'; finished: FinishedAttempt };
+  | { kind: 'attempt'; finished: FinishedAttempt }
+  /** A listen session sent a delivery of a `cli` destination: sessions of it in other processes show a copy (copies.ts). */
+  | CopyFact;
+
+export interface CopyFact { kind: 'copy'; accountId: string; destinationId: string; eventId: string; attempt: number }
 
 /** The other relay processes, as the hub sees them (peers.ts). */
 export interface StreamPeers {
@@ -47,10 +51,16 @@ export class StreamHub {
   /** Accounts → how many of their sessions here want other processes' facts. */
   readonly #wantingPeers = new Map<string, number>();
   #peers: StreamPeers | undefined;
+  #onCopy: ((fact: CopyFact) => void) | undefined;
 
   /** Shares facts with the other relay processes from now on. */
   connectPeers(peers: StreamPeers): void {
     this.#peers = peers;
+  }
+
+  /** Hands other processes' `copy` facts to this process's sessions (copies.ts). */
+  receiveCopiesWith(onCopy: (fact: CopyFact) => void): void {
+    this.#onCopy = onCopy;
   }
 
   /** Whether anyone, here or in another process, watches this account (so ingest can skip building the announcement). */
@@ -115,9 +125,16 @@ export class StreamHub {
     if (this.#peers?.watch(finished.accountId)) this.#peers.publish({ kind: 'attempt', finished });
   }
 
+  /** A listen session here sent a delivery: sessions of its destination elsewhere show a copy. */
+  copySent(fact: CopyFact): void {
+    if (this.#peers?.watch(fact.accountId)) this.#peers.publish(fact);
+  }
+
   /** A fact from another process: for this process's sessions only. */
   receive(fact: StreamFact): void {
-    if (fact.kind === 'event') {
+    if (fact.kind === 'copy') {
+      this.#onCopy?.(fact);
+    } else if (fact.kind === 'event') {
       for (const subscriber of this.#byAccount.get(fact.accountId) ?? []) subscriber.onEventSummary?.(fact.event);
     } else {
       for (const subscriber of this.#byAccount.get(fact.finished.accountId) ?? []) subscriber.onAttempt?.(fact.finished);

@@ -4,10 +4,11 @@ import {
   type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
 import { claimForListener, Destination, Endpoint, makeDestinationsDue, openSigningSecrets, type ClaimedDelivery, type Orm } from '@hook/db';
-import { attemptDelivery, deliveryHeaders, type AttemptContext, type OutgoingDelivery } from '../delivery/attempt.ts';
+import { attemptDelivery, type AttemptContext, type OutgoingDelivery } from '../delivery/attempt.ts';
 import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
 import { BACKLOG_CLAIM_DELAY_MS, reservedSlot, type ReservedSlot } from '../delivery/worker.ts';
-import { eventSummary, type StoredEvent, type StreamHub } from './hub.ts';
+import { deliveryMessage, untouchedMessage, type DeliveryCopies } from './copies.ts';
+import type { EventSummary, StoredEvent, StreamHub } from './hub.ts';
 import { LISTENER_PRESENCE_MS, type ListenerHandle, type ListenerRegistry } from './listeners.ts';
 import { closeWithError, sendMessage } from './socket.ts';
 
@@ -26,6 +27,8 @@ export interface ListenSessionOptions {
   orm: Orm;
   hub: StreamHub;
   listeners: ListenerRegistry;
+  /** Copies of what other processes send and store, for this process's sessions. */
+  copies: DeliveryCopies;
   /** How deliveries are prepared, signed and recorded: the same as every other attempt's (attempt.ts). */
   delivery: AttemptContext;
   endpoint: ListenEndpoint;
@@ -57,15 +60,16 @@ interface Waiting {
  * next listener claims them.
  *
  * Several sessions on one destination are competing claimers; each delivery one of them
- * sends is also shown to the others in this process as a mirror copy (results ignored),
- * so each listener still sees every event (docs/listen.md#several-listeners).
+ * sends is also shown to the others as a mirror copy (results ignored): directly in this
+ * process, through the stream channel in others (copies.ts), so each listener still sees
+ * every event (docs/listen.md#several-listeners).
  *
  * On connect the destination's retrying deliveries become due at once: a developer who
  * restarts `hook listen` after fixing their server gets the backlog now, not at the
  * next scheduled retry.
  *
- * For an endpoint without a `cli` destination the session mirrors this process's new
- * events and records nothing.
+ * For an endpoint without a `cli` destination the session mirrors the endpoint's new
+ * events (stored by any process) and records nothing.
  */
 export class ListenSession {
   readonly #options: ListenSessionOptions;
@@ -78,8 +82,8 @@ export class ListenSession {
   #mirrorsOut = 0;
   readonly #mirrorIds = new Set<string>();
   #deliveryCounter = 0;
-  /** When mirroring: the secrets of the endpoint's first destination, which sign the copies. */
-  #mirrorSecrets: string[] = [];
+  /** When mirroring: the endpoint's first destination, whose secrets sign the copies. */
+  #mirrorAs: { destinationId: string; secrets: string[] } | null = null;
   #filling = false;
   #fillAgain = false;
   #closed = false;
@@ -118,8 +122,7 @@ export class ListenSession {
     this.#unsubscribe = this.#options.hub.subscribe({
       accountId: this.#endpoint.accountId,
       onEvent: (event) => this.#onEventStored(event),
-      // Another process stored an event: claim now rather than at the next poll.
-      ...(this.#serving ? { onEventSummary: (summary: { endpoint_id: string }) => summary.endpoint_id === this.#endpoint.id && this.#fill() } : {}),
+      onEventSummary: (summary) => this.#onEventStoredElsewhere(summary),
     });
     if (!(await this.#stillThere())) return;
     sendMessage(socket, {
@@ -164,7 +167,7 @@ export class ListenSession {
       // Mirror copies are signed as the endpoint's first destination's deliveries are.
       const first = destinations[0];
       const previousLive = first?.previousSecret && first.previousSecretExpiresAt && first.previousSecretExpiresAt.getTime() > Date.now();
-      this.#mirrorSecrets = first ? openSigningSecrets(this.#options.orm, first.secret, previousLive ? first.previousSecret! : null) : [];
+      this.#mirrorAs = first ? { destinationId: first.id, secrets: openSigningSecrets(this.#options.orm, first.secret, previousLive ? first.previousSecret! : null) } : null;
     }
     if (served && (served.listenerSeenAt?.getTime() ?? 0) < Date.now() - LISTENER_PRESENCE_MS / 2) {
       served.listenerSeenAt = new Date();
@@ -192,15 +195,14 @@ export class ListenSession {
       if (!event.claimedHere) this.#fill();
       return;
     }
-    this.#mirror({
-      type: 'delivery',
-      version: STREAM_PROTOCOL_VERSION,
-      delivery_id: '',
-      attempt: 1,
-      event: eventSummary(event),
-      headers: deliveryHeaders({ id: event.id, headers: event.headers, body: event.body, secrets: this.#mirrorSecrets, attemptCount: 0 }, Math.floor(Date.now() / 1000)),
-      body_base64: event.body.toString('base64'),
-    });
+    if (this.#mirrorAs) this.#mirror(untouchedMessage({ ...event, secrets: this.#mirrorAs.secrets }, Math.floor(Date.now() / 1000)));
+  }
+
+  /** Another process stored an event: a serving session claims now rather than at the next poll; a mirroring one shows it. */
+  #onEventStoredElsewhere(summary: EventSummary): void {
+    if (summary.endpoint_id !== this.#endpoint.id || this.#closed) return;
+    if (this.#serving) this.#fill();
+    else if (this.#mirrorAs) this.#options.copies.storedElsewhere(summary.id, this.#mirrorAs.destinationId, (message) => this.#mirror(message));
   }
 
   /** Claims due deliveries while there is room. Calls coalesce. */
@@ -304,22 +306,8 @@ export class ListenSession {
   /** The transport: one `delivery` message out, the listener's `result` back (null if it went away first). */
   #send(outgoing: OutgoingDelivery): Promise<SendResult | null> {
     if (this.#closed) return Promise.resolve(null);
-    const { delivery, request } = outgoing;
     const deliveryId = `${this.sessionId}.${++this.#deliveryCounter}`;
-    const summary = eventSummary({ ...delivery, status: delivery.status });
-    const message: DeliveryMessage = {
-      type: 'delivery',
-      version: STREAM_PROTOCOL_VERSION,
-      delivery_id: deliveryId,
-      attempt: delivery.attemptCount + 1,
-      event: request === null ? summary : {
-        ...summary,
-        ...(outgoing.newType ? { type: outgoing.newType.type } : {}),
-        path: request.path, query: request.query, content_type: request.headers['content-type'] ?? null, size: outgoing.body.length,
-      },
-      headers: outgoing.headers,
-      body_base64: outgoing.body.toString('base64'),
-    };
+    const message = deliveryMessage(outgoing, deliveryId);
     return new Promise((resolve) => {
       this.#waiting.set(deliveryId, { resolve });
       if (!sendMessage(this.#options.socket, message)) {
@@ -328,6 +316,7 @@ export class ListenSession {
         return;
       }
       this.#options.listeners.mirror(this.#endpoint.destinationId!, this.#handle, message);
+      this.#options.hub.copySent({ kind: 'copy', accountId: this.#endpoint.accountId, destinationId: this.#endpoint.destinationId!, eventId: outgoing.delivery.id, attempt: message.attempt });
     });
   }
 

@@ -53,8 +53,8 @@ export class ListenerRegistry {
     return Boolean(handles);
   }
 
-  /** Shows a delivery `from` sent to every other session of this process on the destination. */
-  mirror(destinationId: string, from: ListenerHandle, message: DeliveryMessage): void {
+  /** Shows a delivery `from` (null: a session in another process) sent to every other session of this process on the destination. */
+  mirror(destinationId: string, from: ListenerHandle | null, message: DeliveryMessage): void {
     for (const handle of this.#byDestination.get(destinationId) ?? []) if (handle !== from) handle.mirror(message);
   }
 

@@ -16,8 +16,9 @@ const WATCH_EXPIRY_MS = 3 * WATCH_ANNOUNCE_INTERVAL_MS;
  * messages (it told its own sessions directly).
  * - `hello`: a process (re)connected; everyone announces what they watch.
  * - `watch`: the accounts the sender watches now (split over several messages when long).
- * - `facts`: events stored and attempts recorded in the sender, in order. `ref` stands for
- *   an event whose summary is too large for a payload: receivers read it from the database.
+ * - `facts`: events stored, attempts recorded and listen deliveries sent (`copy`) in the
+ *   sender, in order. `ref` stands for an event whose summary is too large for a payload:
+ *   receivers read it from the database.
  */
 type PeerMessage =
   | { v: 1; p: string; k: 'hello' }
@@ -211,6 +212,7 @@ const ATTEMPT_ERROR_MAX_CHARS = 1000;
 function fitFact(fact: StreamFact): WireFact {
   if (byteLength(JSON.stringify(fact)) <= STREAM_PAYLOAD_MAX_BYTES - ENVELOPE_BYTES) return fact;
   if (fact.kind === 'event') return { kind: 'ref', accountId: fact.accountId, id: fact.event.id };
+  if (fact.kind === 'copy') return fact; // ids and a number: always fits
   const { attempt } = fact.finished;
   return { kind: 'attempt', finished: { ...fact.finished, attempt: { ...attempt, error: attempt.error && `${attempt.error.slice(0, ATTEMPT_ERROR_MAX_CHARS)}…` } } };
 }

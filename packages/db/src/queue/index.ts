@@ -12,5 +12,6 @@ export { claimForListener, type ListenClaimOptions } from './statements/claim-li
 export { RECORD_RESULTS, recordResults, type DestinationHealth, type RecordInput, type RecordOutcome } from './statements/record-results.ts';
 export { releaseLease } from './statements/release-lease.ts';
 export { makeDestinationsDue, notifyDue } from './statements/make-due.ts';
+export { readDeliveries } from './statements/read-deliveries.ts';
 export { replayEvent, replayMany, type ReplayFilter, type ReplayOutcome } from './statements/replay.ts';
 export { refreshQueueStatistics } from './statements/refresh-statistics.ts';

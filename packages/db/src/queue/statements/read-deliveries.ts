@@ -1,0 +1,28 @@
+/**
+ * Deliveries as a claim returns them, read without claiming: what a relay process needs
+ * to show a `hook listen` session a copy of a delivery another process sent (or, for an
+ * endpoint without a `cli` destination, a copy of another process's new event). Nothing
+ * moves, so it runs on the ORM's pool; rows come back by their primary key.
+ */
+import type { Orm } from '../../orm.ts';
+import { runStatement, type NamedStatement } from '../executor.ts';
+import type { ClaimedDelivery } from '../types.ts';
+import { CLAIMED_COLUMNS, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+
+const READ_DELIVERIES: NamedStatement = {
+  name: 'hook_read_deliveries',
+  text: `
+    select ${CLAIMED_COLUMNS}
+    from unnest($1::text[], $2::text[]) as wanted(event_id, destination_id)
+    join delivery l on l.event_id = wanted.event_id and l.destination_id = wanted.destination_id
+    join event e on e.id = l.event_id
+    join destination d on d.id = l.destination_id
+    join endpoint p on p.id = l.endpoint_id`,
+};
+
+/** The (event, destination) deliveries still there, oldest event first. */
+export async function readDeliveries(orm: Orm, wanted: readonly { eventId: string; destinationId: string }[]): Promise<ClaimedDelivery[]> {
+  if (wanted.length === 0) return [];
+  const rows = await runStatement<ClaimedRow>(orm, READ_DELIVERIES, [wanted.map((w) => w.eventId), wanted.map((w) => w.destinationId)]);
+  return oldestFirst(orm, rows);
+}
