@@ -12,7 +12,7 @@ import { WebSocket } from 'ws';
 import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from '../support/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
+import { startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
 
 const children: ChildProcess[] = [];
 const sockets: WebSocket[] = [];
@@ -31,11 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const socket of sockets) socket.close();
-  await Promise.all(children.map(async (child) => {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }));
+  await stopRelayProcesses(children);
   await receiver?.close();
   await database?.drop();
 });

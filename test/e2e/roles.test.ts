@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from '../support/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { startRelayProcess } from '../support/relay-process.ts';
+import { startRelayProcess, stopRelayProcesses } from '../support/relay-process.ts';
 
 const children: ChildProcess[] = [];
 let database: TestDatabase | undefined;
@@ -21,11 +21,7 @@ async function startRelay(role: string, databaseUrl: string): Promise<string> {
 }
 
 afterAll(async () => {
-  for (const child of children) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await stopRelayProcesses(children);
   await receiver?.close();
   await database?.drop();
 });

@@ -11,7 +11,7 @@ import { WebSocket } from 'ws';
 import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from '../support/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { startRelayProcess } from '../support/relay-process.ts';
+import { startRelayProcess, stopRelayProcesses } from '../support/relay-process.ts';
 
 const EVENT_COUNT = 300;
 const children: ChildProcess[] = [];
@@ -21,11 +21,7 @@ let tail: WebSocket | undefined;
 
 afterAll(async () => {
   tail?.close();
-  await Promise.all(children.map(async (child) => {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }));
+  await stopRelayProcesses(children);
   await receiver?.close();
   await database?.drop();
 });

@@ -32,3 +32,13 @@ export async function startRelayProcess(databaseUrl: string, env: Record<string,
   });
   return { child, baseUrl };
 }
+
+/** Stops relay processes (SIGTERM) and waits for them to exit. */
+export async function stopRelayProcesses(children: readonly ChildProcess[]): Promise<void> {
+  await Promise.all(children.map(async (child) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }));
+}
