@@ -1,8 +1,8 @@
 /**
  * The config file, `$XDG_CONFIG_HOME/hook/config.json` (else `~/.config/hook/…`): named
- * profiles, each an API URL and key. It holds secrets, so the directory is 0700 and
- * the file 0600, written whole to a temporary file and renamed into place so a crash
- * never leaves half a file.
+ * profiles, each an API URL and key and the endpoint `hook listen` uses by default. It
+ * holds secrets, so the directory is 0700 and the file 0600, written whole to a temporary
+ * file and renamed into place so a crash never leaves half a file.
  */
 import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -11,6 +11,13 @@ import { CONFIG_INVALID, UserError } from './errors.ts';
 export interface Profile {
   api_url?: string;
   api_key?: string;
+  /** The endpoint `hook listen` forwards without --endpoint: set by the first `hook endpoints create`, changed by `hook endpoints use`. The name is for messages. */
+  default_endpoint?: DefaultEndpoint;
+}
+
+export interface DefaultEndpoint {
+  id: string;
+  name: string;
 }
 
 export interface ConfigFile {
@@ -63,6 +70,10 @@ export class ConfigStore {
       if (!fields || typeof fields !== 'object' || Array.isArray(fields) || ['api_url', 'api_key'].some((field) => fields[field] !== undefined && typeof fields[field] !== 'string')) {
         throw new UserError(CONFIG_INVALID, `Profile '${name}' in ${this.path} is not {"api_url": "…", "api_key": "…"} with text values`, `Fix ${this.path} by hand or delete it, then log in again.`);
       }
+      const chosen = fields.default_endpoint as Record<string, unknown> | null | undefined;
+      if (chosen !== undefined && (!chosen || typeof chosen !== 'object' || typeof chosen.id !== 'string' || typeof chosen.name !== 'string')) {
+        throw new UserError(CONFIG_INVALID, `Profile '${name}' in ${this.path} has a default_endpoint that is not {"id": "ep_…", "name": "…"}`, `Remove "default_endpoint" from profile '${name}' in ${this.path}, then choose the endpoint again with \`hook endpoints use <endpoint>\`.`);
+      }
     }
     return { ...file, profiles: { ...file.profiles } };
   }
@@ -84,6 +95,14 @@ export class ConfigStore {
   saveProfile(name: string, profile: Profile): void {
     const file = this.read();
     file.profiles[name] = profile;
+    this.write(file);
+  }
+
+  /** Sets (or with null, clears) the profile's default endpoint, keeping its other fields; creates the profile if need be. */
+  setDefaultEndpoint(name: string, endpoint: DefaultEndpoint | null): void {
+    const file = this.read();
+    const { default_endpoint: _previous, ...rest } = file.profiles[name] ?? {};
+    file.profiles[name] = endpoint === null ? rest : { ...rest, default_endpoint: { id: endpoint.id, name: endpoint.name } };
     this.write(file);
   }
 

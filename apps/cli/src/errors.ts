@@ -43,6 +43,10 @@ export const ALREADY_LOGGED_IN = defineCliError(
 export const CONFIG_INVALID = defineCliError('config_invalid', 'Unreadable config file', 'Fix the file by hand or delete it, then log in again.');
 export const ENDPOINT_NOT_FOUND = defineCliError('endpoint_not_found', 'Endpoint not found', 'Run `hook endpoints list` to see your endpoints.');
 export const AMBIGUOUS_ENDPOINT_NAME = defineCliError('ambiguous_endpoint_name', 'Ambiguous endpoint name', 'Use the endpoint id (ep_…) instead of the name.');
+export const ENDPOINT_NOT_CHOSEN = defineCliError(
+  'endpoint_not_chosen', 'Which endpoint to listen on',
+  'Pass one for this run (`hook listen 3000 --endpoint <name>`), or make one the default (`hook endpoints use <name>`).',
+);
 export const INPUT_UNREADABLE = defineCliError('input_unreadable', 'Cannot read the input', 'Check the path after @ (or pipe the body into --data -).');
 export const REPLAY_FAILED = defineCliError(
   'replay_failed', 'Replay attempt failed',

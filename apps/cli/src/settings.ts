@@ -1,9 +1,10 @@
 /**
  * Which relay and key a run uses. Precedence, highest first: the flags (--api-url,
  * --api-key), the environment (HOOK_API_URL, HOOK_API_KEY), the profile in the config
- * file (--profile, default "default"), then the default URL.
+ * file (--profile, default "default"), then the default URL. The endpoint `hook listen`
+ * forwards by default comes from the profile only.
  */
-import { DEFAULT_PROFILE, PROFILE_NAME_PATTERN, type ConfigStore } from './config.ts';
+import { DEFAULT_PROFILE, PROFILE_NAME_PATTERN, type ConfigStore, type DefaultEndpoint } from './config.ts';
 import type { CliEnvironment } from './environment.ts';
 import { INVALID_API_URL, MALFORMED_API_KEY, UsageError, UserError } from './errors.ts';
 
@@ -24,6 +25,8 @@ export interface Settings {
   apiUrlSource: SettingSource;
   apiKey: string | undefined;
   apiKeySource: SettingSource | undefined;
+  /** The profile's default endpoint for `hook listen` (hook endpoints use), if any. */
+  defaultEndpoint: DefaultEndpoint | undefined;
 }
 
 const SOURCE_NAMES: Record<SettingSource, string> = {
@@ -71,5 +74,5 @@ export function resolveSettings(flags: GlobalFlags, env: CliEnvironment, store: 
       : env.apiKey !== undefined ? [env.apiKey, 'env']
         : profile.api_key !== undefined ? [profile.api_key, 'profile']
           : [undefined, undefined];
-  return { profile: profileName, apiUrl: checkApiUrl(apiUrl, apiUrlSource, profileName), apiUrlSource, apiKey: checkApiKey(apiKey, apiKeySource, profileName), apiKeySource };
+  return { profile: profileName, apiUrl: checkApiUrl(apiUrl, apiUrlSource, profileName), apiUrlSource, apiKey: checkApiKey(apiKey, apiKeySource, profileName), apiKeySource, defaultEndpoint: profile.default_endpoint };
 }

@@ -2,7 +2,7 @@
 import type { AccountDetails, Attempt, Delivery, Destination, DestinationTarget, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
 import type { Member } from '@hook/client';
 import type { NotificationSettings } from '@hook/client';
-import { statusCell, type Block, type Cell, type View } from './output/view.ts';
+import { cellText, statusCell, type Block, type Cell, type View } from './output/view.ts';
 
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
 export function time(iso: string | null): string {
@@ -102,6 +102,15 @@ export function endpointTable(endpoints: readonly Endpoint[]): Block {
     columns: [{ header: 'Id' }, { header: 'Name' }, { header: 'Status' }, { header: 'URL' }, { header: 'Destination' }],
     rows: endpoints.map((endpoint) => [endpoint.id, endpoint.name, statusCell(endpoint.status), endpoint.url, endpoint.destination.type === 'url' ? endpoint.destination.url : 'cli']),
     empty: 'No endpoints yet. Create one with: hook endpoints create <name>',
+  };
+}
+
+/** `hook endpoints list`: the endpoints, the profile's default one (`hook endpoints use`) marked after its name. */
+export function endpointListTable(endpoints: readonly Endpoint[], defaultEndpointId: string | undefined): Block {
+  const table = endpointTable(endpoints) as Extract<Block, { kind: 'table' }>;
+  return {
+    ...table,
+    rows: table.rows.map((row, index) => (endpoints[index]!.id === defaultEndpointId ? [row[0]!, { text: `${cellText(row[1]!)} (default)`, tone: 'good' as const }, ...row.slice(2)] : row)),
   };
 }
 

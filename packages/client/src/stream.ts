@@ -67,6 +67,8 @@ export interface HookStreamOptions {
   skipMissed?: boolean;
   /** Listen mode: unanswered deliveries at once, 1–256 (the relay's default when unset). */
   maxInFlight?: number;
+  /** Listen mode: only events of these types (query `types`); the others wait on the relay for a listener that takes them. */
+  eventTypes?: readonly string[];
   /** Milliseconds between pings; default STREAM_HEARTBEAT_INTERVAL_MS. */
   heartbeatIntervalMs?: number;
   reconnectInitialDelayMs?: number;
@@ -96,7 +98,7 @@ export interface HookStreamEvents {
 export type StreamResult = Omit<ResultMessage, 'type' | 'version'>;
 
 /** The stream URL for a relay base URL: `http://h/x` → `ws://h/x/v1/stream?…`. */
-export function streamUrl(options: Pick<HookStreamOptions, 'apiUrl' | 'mode' | 'endpointId' | 'status' | 'maxInFlight'> & { skipMissed?: boolean }): string {
+export function streamUrl(options: Pick<HookStreamOptions, 'apiUrl' | 'mode' | 'endpointId' | 'status' | 'maxInFlight' | 'eventTypes'> & { skipMissed?: boolean }): string {
   const base = new URL(options.apiUrl.replace(/\/+$/, ''));
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new TypeError(`apiUrl must be an http:// or https:// URL, got ${JSON.stringify(options.apiUrl)}`);
   const url = new URL(`${base.protocol === 'https:' ? 'wss:' : 'ws:'}//${base.host}${base.pathname.replace(/\/+$/, '')}/v1/stream`);
@@ -105,10 +107,11 @@ export function streamUrl(options: Pick<HookStreamOptions, 'apiUrl' | 'mode' | '
   if (options.status !== undefined) url.searchParams.set('status', options.status);
   if (options.skipMissed) url.searchParams.set('skip_missed', 'true');
   if (options.maxInFlight !== undefined) url.searchParams.set('max_in_flight', String(options.maxInFlight));
+  if (options.eventTypes !== undefined) url.searchParams.set('types', options.eventTypes.join(','));
   return url.toString();
 }
 
-const MESSAGE_TYPES = new Set<string>(['hello', 'event.received', 'attempt.finished', 'delivery', 'error']);
+const MESSAGE_TYPES = new Set<string>(['hello', 'event.received', 'attempt.finished', 'delivery', 'recorded', 'error']);
 
 /** A server message, or undefined for text that is not one (a newer relay's message type is skipped, not fatal). */
 export function parseServerMessage(text: string): ServerMessage | undefined {

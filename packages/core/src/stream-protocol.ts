@@ -16,6 +16,14 @@
  *   deliveries, and each also gets the others' as `mirror` copies whose results are
  *   not recorded. For an endpoint without a `cli` destination, listening mirrors new
  *   events.
+ *   After recording a listener's result the relay answers with a `recorded` message
+ *   (the delivery's status after it and when the next attempt is due), so the listener
+ *   can say what its answer decided. Not for mirror copies, whose results are not
+ *   recorded. `types=a,b` (listen) takes only events of those types: the others stay
+ *   waiting for a listener that takes them, and are not mirrored to this one.
+ *
+ * Clients ignore message types they do not know (a newer relay's), so the relay may add
+ * types within one protocol version.
  *
  * Liveness: both sides send WebSocket pings every `heartbeat_interval_ms`; a side that
  * misses two pongs in a row closes the socket. A delivery whose listener disconnects
@@ -29,6 +37,8 @@ export const STREAM_HEARTBEAT_INTERVAL_MS = 5000;
 /** Unanswered deliveries a listener has at once, unless it asks for fewer (query `max_in_flight`). */
 export const STREAM_DEFAULT_MAX_IN_FLIGHT = 32;
 export const STREAM_MAX_IN_FLIGHT_LIMIT = 256;
+/** Event types one listen session may ask for (query `types`). */
+export const STREAM_EVENT_TYPES_MAX = 50;
 /** WebSocket close codes the relay uses (4000–4999 are free for applications). */
 export const STREAM_CLOSE_CODES = {
   /** The relay is shutting down; reconnect. */
@@ -79,6 +89,10 @@ export interface HelloMessage {
   /** Listen mode: the endpoint and whether results drive its events' status (CLI destination) or it only mirrors them (URL destination). */
   endpoint?: { id: string; name: string; url: string; destination_type: 'url' | 'cli'; mirror: boolean };
   max_in_flight?: number;
+  /** Listen mode: the event types the session takes (query `types`); null: every type. Absent from relays that cannot filter. */
+  event_types?: string[] | null;
+  /** Listen mode: this relay sends a `recorded` message after each recorded result. */
+  recorded_messages?: true;
 }
 
 export interface EventReceivedMessage {
@@ -116,6 +130,30 @@ export interface DeliveryMessage {
   mirror?: true;
 }
 
+/**
+ * Listen mode: what the relay made of a listener's `result`, sent once it is recorded.
+ * `status` is the delivery's status after it (its way to this listener's destination);
+ * null when the result was not recorded: it came after the delivery's lease ran out (the
+ * relay had offered it again), or recording failed (`error` says why).
+ */
+export interface RecordedMessage {
+  type: 'recorded';
+  version: number;
+  delivery_id: string;
+  event_id: string;
+  /** The attempt number, as in the `delivery` message. */
+  attempt: number;
+  /** What started the attempt: `listen` (the delivery's own turn) or `replay`. */
+  trigger: AttemptTrigger;
+  status: EventStatus | null;
+  /** The event's status after (the summary of all its deliveries); null when not recorded. */
+  event_status: EventStatus | null;
+  /** When the delivery's next automatic attempt is due (ISO 8601); null when none will be made. */
+  next_attempt_at: string | null;
+  /** Why the result was not recorded, else null. */
+  error: string | null;
+}
+
 /** The relay refuses something and closes (bad query, say); the fields follow the API's problem documents. */
 export interface StreamErrorMessage {
   type: 'error';
@@ -125,7 +163,7 @@ export interface StreamErrorMessage {
   fix: string;
 }
 
-export type ServerMessage = HelloMessage | EventReceivedMessage | AttemptFinishedMessage | DeliveryMessage | StreamErrorMessage;
+export type ServerMessage = HelloMessage | EventReceivedMessage | AttemptFinishedMessage | DeliveryMessage | RecordedMessage | StreamErrorMessage;
 
 /** A listener's answer to a delivery: what the local server said (status) or why it could not be reached (error). */
 export interface ResultMessage {

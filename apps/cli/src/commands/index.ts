@@ -21,6 +21,7 @@ import endpointsList from './endpoints/list.ts';
 import endpointsRotateSecret from './endpoints/rotate-secret.ts';
 import endpointsSecret from './endpoints/secret.ts';
 import endpointsUpdate from './endpoints/update.ts';
+import endpointsUse from './endpoints/use.ts';
 import eventsGet from './events/get.ts';
 import eventsList from './events/list.ts';
 import eventsReplay from './events/replay.ts';
@@ -65,6 +66,7 @@ export const COMMANDS: readonly CommandModule[] = [
   endpointsList,
   endpointsGet,
   endpointsUpdate,
+  endpointsUse,
   endpointsDelete,
   endpointsSecret,
   endpointsRotateSecret,

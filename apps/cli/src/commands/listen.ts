@@ -1,14 +1,15 @@
-import { hostname } from 'node:os';
 import { InvalidArgumentError } from 'commander';
-import { STREAM_MAX_IN_FLIGHT_LIMIT, type DeliveryMessage } from '@hook/core';
-import { HookStream, type Endpoint, type HookClient, type SigningSecret } from '@hook/client';
-import { defineCommand } from '../command.ts';
-import { resolveEndpoint } from '../endpoint-ref.ts';
-import { UserError } from '../errors.ts';
+import { EVENT_TYPE_MAX_CHARS, STREAM_EVENT_TYPES_MAX, STREAM_MAX_IN_FLIGHT_LIMIT, type DeliveryMessage, type RecordedMessage } from '@hook/core';
+import { HookStream, type SigningSecret } from '@hook/client';
+import { HookApiError } from '@hook/client/errors';
+import { defineCommand, type CommandContext } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { chooseListenEndpoint, type ChosenEndpoint, type EndpointChoice } from '../forward/endpoint-choice.ts';
+import { deliveryLine, deliveryRecord, type DeliveryReport, type PrintBody } from '../forward/delivery-report.ts';
 import { LocalForwarder, type ForwardOutcome } from '../forward/local-forwarder.ts';
 import { describeTarget, parseForwardTarget } from '../forward/target.ts';
 import { noteConnection, reportStreamState, stopSignal, untilRelayAnswers } from '../stream-connection.ts';
-import { targetText, time } from '../views.ts';
+import { targetText } from '../views.ts';
 import packageJson from '../../package.json' with { type: 'json' };
 
 interface ListenOptions {
@@ -16,15 +17,13 @@ interface ListenOptions {
   path?: string;
   skipMissed?: boolean;
   maxInFlight?: number;
+  events?: string[];
+  printBody?: PrintBody;
+  printSecret?: boolean;
 }
 
 /** After Ctrl-C, how long deliveries already being forwarded get to finish (and be reported) before they are abandoned. */
 const STOP_GRACE_MS = 5000;
-
-/** The endpoint `hook listen` uses without --endpoint: one per machine, so two laptops on one account do not share events. */
-export function defaultEndpointName(host: string = hostname()): string {
-  return `cli-${host.toLowerCase().split('.')[0] || 'local'}`.slice(0, 200);
-}
 
 function parseMaxInFlight(value: string): number {
   const n = Number(value);
@@ -32,68 +31,88 @@ function parseMaxInFlight(value: string): number {
   return n;
 }
 
-/** The endpoint to listen on: an id must exist; a name is created (destination cli) when no endpoint has it. */
-async function endpointToListenOn(client: HookClient, ref: string): Promise<{ endpoint: Endpoint; created: boolean }> {
-  try {
-    return { endpoint: await resolveEndpoint(client, ref), created: false };
-  } catch (error) {
-    if (ref.startsWith('ep_') || !(error instanceof UserError) || error.code !== 'endpoint_not_found') throw error;
-  }
-  return { endpoint: await client.endpoints.create({ name: ref, destination: { type: 'cli' } }), created: true };
+/** `--events invoice.paid,charge.failed` (repeatable): the event types to take. */
+function parseEventTypes(value: string, previous: string[] | undefined): string[] {
+  const types = value.split(',').map((type) => type.trim()).filter(Boolean);
+  if (types.length === 0) throw new InvalidArgumentError('give event types separated by commas, e.g. --events invoice.paid,charge.failed.');
+  const tooLong = types.find((type) => type.length > EVENT_TYPE_MAX_CHARS);
+  if (tooLong) throw new InvalidArgumentError(`event types are at most ${EVENT_TYPE_MAX_CHARS} characters ('${tooLong.slice(0, 40)}…' is longer).`);
+  const all = [...new Set([...(previous ?? []), ...types])];
+  if (all.length > STREAM_EVENT_TYPES_MAX) throw new InvalidArgumentError(`at most ${STREAM_EVENT_TYPES_MAX} event types.`);
+  return all;
 }
 
-/** One JSON line per forwarded delivery (docs/cli.md#hook-listen). */
-function deliveryRecord(delivery: DeliveryMessage, outcome: ForwardOutcome, forwardedAt: string, reported: boolean): Record<string, unknown> {
-  return {
-    type: 'delivery',
-    event_id: delivery.event.id,
-    delivery_id: delivery.delivery_id,
-    attempt: delivery.attempt,
-    event_type: delivery.event.type,
-    received_at: delivery.event.received_at,
-    forwarded_at: forwardedAt,
-    method: 'POST',
-    url: outcome.url,
-    status: outcome.status,
-    duration_ms: outcome.durationMs,
-    error: outcome.error,
-    reported,
-  };
+function parsePrintBody(value: string): PrintBody {
+  if (value === 'failed' || value === 'all') return value;
+  // `hook listen --print-body 3000`: the optional value took the port.
+  if (/^\d+$|:\/\/|^[\w.-]+:\d+/.test(value)) throw new InvalidArgumentError(`'${value}' looks like the port or URL; put it first: hook listen ${value} --print-body.`);
+  throw new InvalidArgumentError("must be 'failed' (the default: --print-body alone) or 'all'.");
 }
 
-function deliveryLine(delivery: DeliveryMessage, outcome: ForwardOutcome, forwardedAt: string, reported: boolean): string {
-  const url = new URL(outcome.url);
-  const status = outcome.status === null ? 'ERR' : String(outcome.status);
-  const parts = [time(forwardedAt), status.padEnd(3), `POST ${url.pathname}${url.search}`, `${Math.round(outcome.durationMs)} ms`, delivery.event.id];
-  if (outcome.error) parts.push(outcome.error);
-  if (!reported) parts.push('(connection lost before the result was sent; the relay will offer it again)');
-  return parts.join('  ');
+function plural(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
 }
 
-export default defineCommand<[string], ListenOptions>({
+/** How the endpoint line ends: why this endpoint. */
+const CHOICE_TEXT: Record<EndpointChoice, (profile: string) => string> = {
+  flag: () => 'from --endpoint',
+  default: (profile) => `the default endpoint of profile '${profile}'`,
+  only: () => "this account's only endpoint",
+  created: () => 'created now',
+};
+
+/** Notices about the choice of endpoint on stderr: text, or `{"type":"notice"}` lines in --json mode. */
+function notice(context: CommandContext, text: string): void {
+  context.out.note(context.out.json ? JSON.stringify({ type: 'notice', message: text }) : text);
+}
+
+/** The endpoint and the secret its deliveries are signed with: its first cli destination's, or (mirroring) the endpoint's. */
+async function endpointAndSecret(context: CommandContext, options: ListenOptions, listenArgs: string): Promise<ChosenEndpoint & { secret: SigningSecret; servedId: string | undefined }> {
+  const client = await context.client();
+  const chosen = await chooseListenEndpoint(context, client, options.endpoint, listenArgs);
+  const served = chosen.endpoint.destinations.find((destination) => destination.destination.type === 'cli');
+  const secret = served ? await client.destinations.secret(served.id) : await client.endpoints.secret(chosen.endpoint.id);
+  return { ...chosen, secret, servedId: served?.id };
+}
+
+export default defineCommand<[string | undefined], ListenOptions>({
   path: ['listen'],
   summary: 'Forward an endpoint\'s events to a local server as they arrive',
   description: [
-    'Forward every event of an endpoint to a local server: a POST with the exact body bytes, the original headers and the signature headers, as the relay would deliver it. Prints the ingest URL and signing secret (stderr), then one line per delivery (stdout): time, status, path, duration, event id. With --json: a {"type":"ready",…} line, then one {"type":"delivery",…} line per delivery; connection changes go to stderr as {"type":"connection",…} lines.',
-    '--endpoint takes an id or a name; a name no endpoint has is created (destination cli). Without --endpoint the endpoint is named cli-<hostname>. For an endpoint with a cli destination the local server\'s answers decide the event\'s status (2xx delivered, anything else retried on the relay\'s schedule); for a URL destination the events are mirrored here and the answers are not recorded.',
-    'Events that arrived while nothing listened are forwarded first, oldest first (--skip-missed leaves them). A lost connection is noticed within seconds (heartbeats) and re-opened with backoff; deliveries missed meanwhile follow. If the relay is down at start, hook listen waits for it. Ctrl-C stops (exit 0). Docs: docs/cli.md#hook-listen',
+    'Forward every event of an endpoint to a local server: a POST with the exact body bytes, the original headers and the signature headers, as the relay would deliver it. Prints the endpoint, its ingest URL and signing secret (stderr), then one line per delivery (stdout): time, status, method and path, duration, event type, event id, and what the relay made of it (attempt, next retry). With --json: a {"type":"ready",…} line, then one {"type":"delivery",…} line per delivery; connection changes go to stderr as {"type":"connection",…} lines.',
+    'Which endpoint: --endpoint (an id or a name; a name no endpoint has is created), else the profile\'s default endpoint (set by the first `hook endpoints create`, changed with `hook endpoints use <name>`), else the account\'s only endpoint. With several and no default, hook listen asks you to choose; with none it creates one (cli-<hostname>) and says so. For an endpoint with a cli destination the local server\'s answers decide the event\'s status (2xx delivered, anything else retried on the relay\'s schedule); for one with only URL destinations the events are mirrored here and the answers are not recorded.',
+    'Events that arrived while nothing listened are forwarded first, oldest first (--skip-missed leaves them). --events takes only the types given; the others stay on the relay for a listener without --events. A lost connection is noticed within seconds (heartbeats) and re-opened with backoff; deliveries missed meanwhile follow. If the relay is down at start, hook listen waits for it. Ctrl-C stops (exit 0). Docs: docs/cli.md#hook-listen',
   ].join('\n\n'),
   examples: [
-    ['hook listen 3000', 'forward events to http://127.0.0.1:3000/'],
+    ['hook listen 3000', 'forward the default endpoint\'s events to http://127.0.0.1:3000/'],
     ['hook listen 3000 --endpoint stripe --path /webhooks/stripe', 'one endpoint (created if new) to one route'],
+    ['hook listen 3000 --events invoice.paid,charge.failed --print-body', 'only two event types; show your server\'s answer when it fails'],
     ['hook listen http://localhost:8000/hooks --skip-missed', 'only events that arrive from now on'],
+    ['hook listen --print-secret', 'print the signing secret your server verifies with, and exit'],
     ['hook listen 3000 --json | jq -c \'select(.type == "delivery")\'', 'JSON lines, for scripts'],
   ],
   configure(command) {
     command
-      .argument('<port|url>', 'a local port (forwards to http://127.0.0.1:<port>) or a URL')
-      .option('--endpoint <endpoint>', 'endpoint id or name; a new name is created (default: cli-<hostname>)')
+      .argument('[port|url]', 'a local port (forwards to http://127.0.0.1:<port>) or a URL; not needed with --print-secret')
+      .option('--endpoint <endpoint>', 'endpoint id or name; a new name is created (default: the profile\'s default endpoint, see `hook endpoints use`)')
       .option('--path <path>', 'path on the local server to forward to (replaces the URL\'s path)')
+      .option('--events <types>', `forward only events of these types, comma-separated (at most ${STREAM_EVENT_TYPES_MAX}); the others wait on the relay`, parseEventTypes)
+      .option('--print-body [which]', 'print your server\'s answer under failed deliveries (\'failed\', the default), or under every one (\'all\')', parsePrintBody)
+      .option('--print-secret', 'print the endpoint\'s signing secret and exit')
       .option('--skip-missed', 'do not forward events that arrived before hook listen started')
       .option('--max-in-flight <n>', `deliveries forwarded at once, 1–${STREAM_MAX_IN_FLIGHT_LIMIT} (default: the relay's, 32)`, parseMaxInFlight);
   },
-  async run(context, [targetArgument], options) {
+  async run(context, [targetArgument], rawOptions) {
     const { out } = context;
+    // `--print-body` alone means the failed deliveries.
+    const options: ListenOptions = { ...rawOptions, printBody: (rawOptions.printBody as PrintBody | true | undefined) === true ? 'failed' : rawOptions.printBody };
+    if (options.printSecret) {
+      const found = await endpointAndSecret(context, options, targetArgument ?? '3000');
+      for (const text of found.notices) notice(context, text);
+      await out.result({ endpoint_id: found.endpoint.id, endpoint_name: found.endpoint.name, secret: found.secret.secret }, [{ kind: 'text', text: found.secret.secret }]);
+      return 0;
+    }
+    if (targetArgument === undefined) throw new UsageError("missing argument 'port|url'", 'Give the port your server listens on (hook listen 3000) or its URL (hook listen http://localhost:3000/webhooks).');
     const target = parseForwardTarget(targetArgument, options.path);
     const client = await context.client();
     const apiKey = context.settings.apiKey!;
@@ -105,24 +124,21 @@ export default defineCommand<[string], ListenOptions>({
     const forwarder = new LocalForwarder(target);
     let stream: HookStream | undefined;
     try {
-      const ref = options.endpoint ?? defaultEndpointName();
-      const found = await untilRelayAnswers(out, apiUrl, async () => {
-        const { endpoint, created } = await endpointToListenOn(client, ref);
-        // The session serves the endpoint's first cli destination, which signs with its own secret.
-        const served = endpoint.destinations.find((destination) => destination.destination.type === 'cli');
-        const secret: SigningSecret = served ? await client.destinations.secret(served.id) : await client.endpoints.secret(endpoint.id);
-        return { endpoint, created, secret, served };
-      }, stop);
+      const found = await untilRelayAnswers(out, apiUrl, () => endpointAndSecret(context, options, targetArgument), stop);
       if (!found) return 0;
-      const { endpoint, created, secret, served } = found;
-      const mirror = served === undefined;
+      const { endpoint, created, secret, servedId, choice } = found;
+      const mirror = servedId === undefined;
+      const eventTypes = options.events ?? null;
+      for (const text of found.notices) notice(context, text);
       if (!out.json) {
-        out.note(`Endpoint:    ${endpoint.name} (${endpoint.id})${created ? ', created now' : ''}`);
+        out.note(`Endpoint:    ${endpoint.name} (${endpoint.id}), ${CHOICE_TEXT[choice](context.settings.profile)}`);
         out.note(`Ingest URL:  ${endpoint.url}`);
         out.note(`Secret:      ${secret.secret}`);
         out.note(`Forward to:  ${describeTarget(target)}`);
+        if (eventTypes) out.note(`Events:      only ${eventTypes.join(', ')} (others wait on the relay for a \`hook listen\` without --events)`);
         if (mirror) out.note(`Note: this endpoint delivers only to URLs (${endpoint.destinations.map((destination) => targetText(destination.destination)).join(', ')}); events are mirrored here and answers are not recorded.`);
         if (endpoint.status !== 'active') out.warn(`The endpoint is ${endpoint.status}: ${endpoint.status === 'paused' ? 'events are held until it is resumed' : 'it refuses new events'}.`);
+        out.hint(`Another endpoint: hook listen ${targetArgument} --endpoint <name> (this run), or hook endpoints use <name> (the default).`);
       }
 
       stream = new HookStream({
@@ -132,23 +148,57 @@ export default defineCommand<[string], ListenOptions>({
         endpointId: endpoint.id,
         skipMissed: options.skipMissed ?? false,
         maxInFlight: options.maxInFlight,
+        ...(eventTypes ? { eventTypes } : {}),
         userAgent: `hook-cli/${packageJson.version}`,
       });
       const live = stream;
       let announced = false;
+      /** Whether the relay sends `recorded` messages (hello.recorded_messages). */
+      let relayRecords = false;
+      let refusal: HookApiError | undefined;
+      /** Deliveries answered and reported, waiting for the relay's `recorded` message before they are printed. */
+      const unconfirmed = new Map<string, DeliveryReport>();
+      const print = (report: DeliveryReport): void => {
+        out.record(deliveryRecord(report, options.printBody), deliveryLine(report, { paint: (format, text) => out.paint(format, text), printBody: options.printBody }));
+      };
+      const printUnconfirmed = (): void => {
+        for (const report of unconfirmed.values()) print({ ...report, unconfirmed: 'connection_lost' });
+        unconfirmed.clear();
+      };
+
       live.on('state', (state) => {
-        if (state.state === 'open' && !announced) {
-          announced = true;
-          if (out.json) {
-            out.record(
-              { type: 'ready', endpoint, created, ingest_url: endpoint.url, secret: secret.secret, forward_to: describeTarget(target), mirror, session_id: state.hello.session_id },
-              '',
-            );
+        if (state.state === 'open') {
+          relayRecords = state.hello.recorded_messages === true;
+          if (eventTypes && !Array.isArray(state.hello.event_types)) {
+            // A relay that cannot filter would forward (and let this server decide) every type.
+            refusal ??= new HookApiError({
+              type: 'urn:hook:error:unexpected_response', title: 'Relay cannot filter event types', status: 502, code: 'unexpected_response',
+              detail: `The relay at ${apiUrl} does not support --events (it would forward every event type)`,
+              fix: 'Update the relay to the release of this hook CLI, or run hook listen without --events.', request_id: '',
+            });
+            void live.close();
+            return;
           }
+          if (!announced) {
+            announced = true;
+            if (out.json) {
+              out.record(
+                { type: 'ready', endpoint, created, choice, ingest_url: endpoint.url, secret: secret.secret, forward_to: describeTarget(target), mirror, event_types: eventTypes, session_id: state.hello.session_id },
+                '',
+              );
+            }
+          }
+        } else {
+          // The connection is gone: the relay's verdicts on results already sent will not come.
+          printUnconfirmed();
         }
         reportStreamState(out, state, { apiUrl, connectedText: `Connected. Forwarding events to ${describeTarget(target)} (Ctrl-C to stop).` });
       });
       live.on('message', (message) => {
+        if (message.type === 'recorded') {
+          onRecorded(message);
+          return;
+        }
         if (message.type !== 'delivery' || stop.isStopped()) return;
         const controller = new AbortController();
         inFlight.set(message.delivery_id, controller);
@@ -164,27 +214,48 @@ export default defineCommand<[string], ListenOptions>({
             error: outcome.error,
             response_body: outcome.responseBody,
           });
-          out.record(deliveryRecord(message, outcome, forwardedAt, reported), deliveryLine(message, outcome, forwardedAt, reported));
+          onAnswered(message, outcome, forwardedAt, reported);
         });
       });
+
+      function onAnswered(delivery: DeliveryMessage, outcome: ForwardOutcome, forwardedAt: string, reported: boolean): void {
+        const report: DeliveryReport = { delivery, outcome, forwardedAt, reported, recorded: undefined };
+        if (!reported || delivery.mirror) print(report);
+        else if (!relayRecords) print({ ...report, unconfirmed: 'relay_silent' });
+        else unconfirmed.set(delivery.delivery_id, report);
+      }
+
+      function onRecorded(recorded: RecordedMessage): void {
+        const report = unconfirmed.get(recorded.delivery_id);
+        if (!report) return;
+        unconfirmed.delete(recorded.delivery_id);
+        print({ ...report, recorded });
+      }
+
       live.start();
 
       const ending = await Promise.race([stop.stopped.then(() => 'stopped' as const), live.done]);
+      if (refusal) throw refusal;
       if (ending !== 'stopped') {
         for (const controller of inFlight.values()) controller.abort();
+        printUnconfirmed();
         // A fatal refusal (bad key, endpoint gone): the relay's problem, exit 1.
         throw ending ?? new Error('the stream closed without a reason');
       }
-      if (inFlight.size > 0) {
-        noteConnection(out, { state: 'stopping', in_flight: inFlight.size }, `Stopping: waiting up to ${STOP_GRACE_MS / 1000} s for ${inFlight.size} delivery(ies) in flight (Ctrl-C again to abandon them)…`);
+      if (inFlight.size > 0 || unconfirmed.size > 0) {
+        if (inFlight.size > 0) {
+          noteConnection(out, { state: 'stopping', in_flight: inFlight.size }, `Stopping: waiting up to ${STOP_GRACE_MS / 1000} s for ${plural(inFlight.size, 'delivery', 'deliveries')} in flight (Ctrl-C again to abandon them)…`);
+        }
+        // Results already sent get their verdict too, within the same grace.
         const deadline = Date.now() + STOP_GRACE_MS;
-        while (inFlight.size > 0 && Date.now() < deadline && ![...inFlight.values()].every((controller) => controller.signal.aborted)) {
+        while ((inFlight.size > 0 || unconfirmed.size > 0) && Date.now() < deadline && !(inFlight.size > 0 && [...inFlight.values()].every((controller) => controller.signal.aborted))) {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         if (inFlight.size > 0) {
-          noteConnection(out, { state: 'stopping', abandoned: inFlight.size }, `Abandoned ${inFlight.size} delivery(ies); the relay offers them again to the next listener.`);
+          noteConnection(out, { state: 'stopping', abandoned: inFlight.size }, `Abandoned ${plural(inFlight.size, 'delivery', 'deliveries')}; the relay offers them again to the next listener.`);
           for (const controller of inFlight.values()) controller.abort();
         }
+        printUnconfirmed();
       }
       return 0;
     } finally {

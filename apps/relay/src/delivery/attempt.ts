@@ -59,6 +59,8 @@ export interface FinishedAttempt {
 export interface AttemptOutcome {
   result: SendResult | null;
   next: NextState;
+  /** For an answer that was recorded: whether the lease was still held (else nothing was recorded) and the event's status after. */
+  recorded?: { held: boolean; eventStatus: EventStatus | null };
 }
 
 /** The headers of one delivery: the original ones that may travel, plus the signature headers. */
@@ -161,7 +163,7 @@ export async function attemptDelivery(context: AttemptContext, delivery: Claimed
       },
     });
   }
-  return { result, next };
+  return { result, next, recorded: { held: recorded.held, eventStatus: recorded.eventStatus } };
 }
 
 /**

@@ -1,10 +1,10 @@
 import type { WebSocket } from 'ws';
 import {
   ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, randomToken, parseClientMessage, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
-  type DeliveryMessage, type ResultMessage,
+  type AttemptTrigger, type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
 import { claimForListener, Destination, Endpoint, makeDestinationsDue, openSigningSecrets, type ClaimedDelivery, type Orm } from '@hook/db';
-import { attemptDelivery, type AttemptContext, type OutgoingDelivery } from '../delivery/attempt.ts';
+import { attemptDelivery, type AttemptContext, type AttemptOutcome, type OutgoingDelivery } from '../delivery/attempt.ts';
 import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
 import { BACKLOG_CLAIM_DELAY_MS, reservedSlot, type ReservedSlot } from '../delivery/worker.ts';
 import { deliveryMessage, untouchedMessage, type DeliveryCopies } from './copies.ts';
@@ -35,6 +35,8 @@ export interface ListenSessionOptions {
   maxInFlight: number;
   /** Take only deliveries of events received from now on. */
   skipMissed: boolean;
+  /** Take (and mirror) only events of these types; null: every type. The others wait for a listener that takes them. */
+  eventTypes: readonly string[] | null;
   leaseMs: number;
   heartbeatIntervalMs: number;
   /** How often to claim without being woken (retries coming due). */
@@ -134,6 +136,8 @@ export class ListenSession {
       heartbeat_interval_ms: this.#options.heartbeatIntervalMs,
       endpoint: { id: this.#endpoint.id, name: this.#endpoint.name, url: this.#endpoint.url, destination_type: this.#serving ? 'cli' : 'url', mirror: !this.#serving },
       max_in_flight: this.#options.maxInFlight,
+      event_types: this.#options.eventTypes === null ? null : [...this.#options.eventTypes],
+      recorded_messages: true,
     });
     if (!this.#serving) return;
     this.#unregister = this.#options.listeners.add(this.#endpoint.destinationId!, this.#handle);
@@ -195,7 +199,7 @@ export class ListenSession {
       if (!event.claimedHere) this.#fill();
       return;
     }
-    if (this.#mirrorAs) this.#mirror(untouchedMessage({ ...event, secrets: this.#mirrorAs.secrets }, Math.floor(Date.now() / 1000)));
+    if (this.#mirrorAs && this.#takesType(event.type)) this.#mirror(untouchedMessage({ ...event, secrets: this.#mirrorAs.secrets }, Math.floor(Date.now() / 1000)));
   }
 
   /** Another process stored an event: a serving session claims now rather than at the next poll; a mirroring one shows it. */
@@ -225,6 +229,7 @@ export class ListenSession {
             fromEventId: this.#fromEventId,
             limit: room,
             leaseMs: this.#options.leaseMs,
+            eventTypes: this.#options.eventTypes,
           });
           this.#claimed += claimed.length;
           for (const delivery of claimed) this.#deliver(delivery);
@@ -245,7 +250,8 @@ export class ListenSession {
    * statement (insert-events.ts). None while a backlog may be waiting or there is no room.
    */
   #reserve(eventId: string): ReservedSlot | null {
-    if (this.#closed || this.#backlogged) return null;
+    // A session that takes some types only claims through the queue, which knows each event's type.
+    if (this.#closed || this.#backlogged || this.#options.eventTypes !== null) return null;
     if (this.#claimed >= this.#options.maxInFlight) {
       // The event is stored due instead: a backlog again, claimed as slots free up.
       this.#backlogged = true;
@@ -266,6 +272,7 @@ export class ListenSession {
    * Makes the attempt of a delivery already counted in #claimed. Its slot is free as soon
    * as the listener has answered: the local server is done with it, and the result is
    * recorded (group commit, with the lease still held) while the next delivery goes out.
+   * Once recorded, the listener is told what its answer decided (#sendRecorded).
    */
   #deliver(delivery: ClaimedDelivery): void {
     let settled = false;
@@ -276,13 +283,54 @@ export class ListenSession {
       this.#freed += 1;
       this.#afterFreed();
     };
+    let answered: DeliveryMessage | undefined;
     attemptDelivery(this.#options.delivery, delivery, async (outgoing) => {
-      const answer = await this.#send(outgoing);
-      if (answer !== null) free();
+      const message = deliveryMessage(outgoing, `${this.sessionId}.${++this.#deliveryCounter}`);
+      const answer = await this.#send(outgoing, message);
+      if (answer !== null) {
+        answered = message;
+        free();
+      }
       return answer;
     })
-      .catch((error: unknown) => this.#options.onError(error))
+      .then((outcome) => {
+        if (answered) this.#sendRecorded(answered, delivery.trigger, outcome);
+      })
+      .catch((error: unknown) => {
+        this.#options.onError(error);
+        if (answered) this.#sendRecorded(answered, delivery.trigger, null);
+      })
       .finally(free);
+  }
+
+  /**
+   * Tells the listener what the relay made of its answer: the delivery's status after and
+   * when the next attempt is due (null outcome: recording failed; the lease runs out and
+   * the delivery is offered again).
+   */
+  #sendRecorded(sent: DeliveryMessage, trigger: AttemptTrigger, outcome: AttemptOutcome | null): void {
+    if (this.#closed) return;
+    const held = outcome?.recorded?.held === true;
+    sendMessage(this.#options.socket, {
+      type: 'recorded',
+      version: STREAM_PROTOCOL_VERSION,
+      delivery_id: sent.delivery_id,
+      event_id: sent.event.id,
+      attempt: sent.attempt,
+      trigger,
+      status: held ? outcome!.next.status : null,
+      event_status: held ? outcome!.recorded!.eventStatus : null,
+      next_attempt_at: held && outcome!.next.nextAttemptAtMs !== null ? new Date(outcome!.next.nextAttemptAtMs).toISOString() : null,
+      error: held ? null
+        : outcome === null ? 'the relay could not record the result; the delivery is offered again when its lease runs out'
+          : 'the answer came after the delivery\'s lease ran out; it was not recorded, and the delivery is offered again',
+    });
+  }
+
+  /** Whether this session takes events of this type (--events). */
+  #takesType(type: string | null): boolean {
+    const types = this.#options.eventTypes;
+    return types === null || (type !== null && types.includes(type));
   }
 
   /**
@@ -304,10 +352,9 @@ export class ListenSession {
   }
 
   /** The transport: one `delivery` message out, the listener's `result` back (null if it went away first). */
-  #send(outgoing: OutgoingDelivery): Promise<SendResult | null> {
+  #send(outgoing: OutgoingDelivery, message: DeliveryMessage): Promise<SendResult | null> {
     if (this.#closed) return Promise.resolve(null);
-    const deliveryId = `${this.sessionId}.${++this.#deliveryCounter}`;
-    const message = deliveryMessage(outgoing, deliveryId);
+    const deliveryId = message.delivery_id;
     return new Promise((resolve) => {
       this.#waiting.set(deliveryId, { resolve });
       if (!sendMessage(this.#options.socket, message)) {
@@ -322,7 +369,7 @@ export class ListenSession {
 
   /** Shows another session's delivery (or, when mirroring, a new event): its result is not recorded. */
   #mirror(message: DeliveryMessage): void {
-    if (this.#closed) return;
+    if (this.#closed || !this.#takesType(message.event.type)) return;
     if (this.#mirrorQueue.length >= MIRROR_QUEUE_MAX) return;
     this.#mirrorQueue.push(message);
     this.#pumpMirror();

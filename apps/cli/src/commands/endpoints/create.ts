@@ -2,6 +2,7 @@ import { Option } from 'commander';
 import type { DestinationTarget, EndpointCreate } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { rulesFromFlags } from '../../endpoint-rules.ts';
+import { adoptAsDefault } from '../../forward/endpoint-choice.ts';
 import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
 
@@ -10,7 +11,8 @@ export default defineCommand<[string], { destination?: string; transformationFil
   summary: 'Create an endpoint and print its receiving URL',
   description:
     'Create an endpoint. Its URL receives events at once (any method, any body, no key needed).\n' +
-    'With --destination, events are delivered there, signed, with retries; without it they wait for `hook listen`.',
+    'With --destination, events are delivered there, signed, with retries; without it they wait for `hook listen`.\n' +
+    'The first endpoint a profile creates becomes its default endpoint, the one `hook listen` forwards without --endpoint (change it with `hook endpoints use <name>`).',
   examples: [
     ['hook endpoints create stripe-dev', 'events wait for `hook listen`'],
     ['hook endpoints create orders --destination https://example.com/webhooks', 'events are delivered to your server'],
@@ -31,7 +33,9 @@ export default defineCommand<[string], { destination?: string; transformationFil
     const settings: EndpointCreate = { name, destination };
     Object.assign(settings, await rulesFromFlags(options));
     const endpoint = await client.endpoints.create(settings);
-    await context.out.result(endpoint, endpointView(endpoint));
+    const isDefault = adoptAsDefault(context, endpoint);
+    await context.out.result({ ...endpoint, default: isDefault }, endpointView(endpoint));
+    if (isDefault) context.out.hint(`This is the default endpoint of \`hook listen\` (profile '${context.settings.profile}'); change it with \`hook endpoints use <name>\`.`);
     context.out.hint(`Send it a test event: hook send ${endpoint.id} --data '{"type":"test"}'`);
   },
 });

@@ -17,8 +17,12 @@ export default defineCommand<[string], object>({
     await client.endpoints.delete(id).catch((error: unknown) => {
       throw endpointErrorFor(ref, error);
     });
+    const wasDefault = context.settings.defaultEndpoint?.id === id;
+    // The default endpoint of `hook listen` is gone with it; the profile forgets it.
+    if (wasDefault) context.config.setDefaultEndpoint(context.settings.profile, null);
     await context.out.result({ id, deleted: true }, [
       { kind: 'text', text: `Deleted endpoint ${ref === id ? id : `'${ref}' (${id})`}. Its URL now answers 404; its events stay in the history.` },
     ]);
+    if (wasDefault) context.out.hint(`It was the default endpoint of \`hook listen\`; choose another with \`hook endpoints use <name>\`.`);
   },
 });

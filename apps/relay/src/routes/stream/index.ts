@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import {
-  ENDPOINT_NOT_FOUND, HookError, STREAM_DEFAULT_MAX_IN_FLIGHT, STREAM_HEARTBEAT_INTERVAL_MS, STREAM_MAX_IN_FLIGHT_LIMIT, STREAM_NEEDS_ENDPOINT,
-  STREAM_NEEDS_WEBSOCKET,
+  ENDPOINT_NOT_FOUND, EVENT_TYPE_MAX_CHARS, HookError, STREAM_DEFAULT_MAX_IN_FLIGHT, STREAM_EVENT_TYPES_MAX, STREAM_HEARTBEAT_INTERVAL_MS, STREAM_MAX_IN_FLIGHT_LIMIT,
+  STREAM_NEEDS_ENDPOINT, STREAM_NEEDS_WEBSOCKET,
 } from '@hook/core';
 import { Destination, Endpoint } from '@hook/db';
 import { EventStatus as EventStatusSchema, errorResponses, IdOf } from '../../schemas.ts';
@@ -21,6 +21,11 @@ const StreamQuery = Type.Object({
   status: Type.Optional(EventStatusSchema),
   skip_missed: Type.Optional(Type.Boolean({ default: false, description: 'listen: only events received from now on' })),
   max_in_flight: Type.Optional(Type.Integer({ minimum: 1, maximum: STREAM_MAX_IN_FLIGHT_LIMIT, default: STREAM_DEFAULT_MAX_IN_FLIGHT })),
+  types: Type.Optional(Type.String({
+    minLength: 1,
+    pattern: `^[^,]{1,${EVENT_TYPE_MAX_CHARS}}(,[^,]{1,${EVENT_TYPE_MAX_CHARS}}){0,${STREAM_EVENT_TYPES_MAX - 1}}$`,
+    description: `listen: only events of these types, comma-separated (at most ${STREAM_EVENT_TYPES_MAX}); the others wait for a listener that takes them`,
+  })),
 });
 type StreamQuery = Static<typeof StreamQuery>;
 
@@ -94,6 +99,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
         endpoint: request.listenEndpoint!,
         maxInFlight: query.max_in_flight ?? STREAM_DEFAULT_MAX_IN_FLIGHT,
         skipMissed: query.skip_missed ?? false,
+        eventTypes: query.types === undefined ? null : [...new Set(query.types.split(',').map((type) => type.trim()).filter(Boolean))],
         leaseMs: options.leaseMs,
         heartbeatIntervalMs,
         pollIntervalMs: options.listenPollIntervalMs ?? 1000,

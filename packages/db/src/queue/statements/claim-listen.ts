@@ -9,6 +9,12 @@
  * where they are, for the next session that wants them: event ids begin with their
  * receive time, so this is a bound on the index walk, not a join to the event.
  *
+ * `$6` (a session's `--events` types, or null for all) leaves deliveries of other events'
+ * types where they are, for a listener that takes them: each candidate in the walk is
+ * checked against its event by primary key. Deliveries of other types that stay due are
+ * walked past on every claim; a listener that filters is one developer's session, and its
+ * backlog is what that developer left waiting.
+ *
  * As the workers' claim (claim-due.ts): an ordered walk of delivery_due_idx that stops at
  * the limit, whatever the statistics say (QUEUE_SESSION_SETTINGS, executor.ts).
  */
@@ -24,6 +30,8 @@ export interface ListenClaimOptions {
   fromEventId: string;
   limit: number;
   leaseMs: number;
+  /** Only deliveries of events of these types (the stored type); null or absent takes every type. */
+  eventTypes?: readonly string[] | null;
 }
 
 const CLAIM_LISTEN: NamedStatement = {
@@ -35,6 +43,7 @@ const CLAIM_LISTEN: NamedStatement = {
       where l.destination_id = $1 and l.next_attempt_at <= now() and l.event_id >= $2
         and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
         and (l.lease_id is null or l.locked_until < now())
+        and ($6::text[] is null or exists (select 1 from event t where t.id = l.event_id and t.type = any($6::text[])))
       order by l.destination_id, l.next_attempt_at, l.event_id
       limit $3
       for update of l skip locked
@@ -50,6 +59,6 @@ const CLAIM_LISTEN: NamedStatement = {
 
 /** Claims due deliveries of one `cli` destination for a listen session (see above), oldest first. */
 export async function claimForListener(orm: Orm, options: ListenClaimOptions): Promise<ClaimedDelivery[]> {
-  const rows = await runStatement<ClaimedRow>(orm, CLAIM_LISTEN, [options.destinationId, options.fromEventId, options.limit, options.leaseMs, randomToken(9)]);
+  const rows = await runStatement<ClaimedRow>(orm, CLAIM_LISTEN, [options.destinationId, options.fromEventId, options.limit, options.leaseMs, randomToken(9), options.eventTypes ?? null]);
   return oldestFirst(orm, rows);
 }
