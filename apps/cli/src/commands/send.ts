@@ -2,15 +2,18 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import type { IngestSendMethod } from '@hook/client';
 import { defineCommand, type CommandContext } from '../command.ts';
-import { resolveEndpoint } from '../endpoint-ref.ts';
 import { INPUT_UNREADABLE, UsageError, UserError } from '../errors.ts';
+import { fixtureRequest, readFixture } from '../event-fixture.ts';
 import { collectHeader } from '../option-parsers.ts';
+import { endpointToSendTo } from '../send-target.ts';
 
 interface SendOptions {
+  endpoint?: string;
   data?: string;
+  fixture?: string;
   type?: string;
   header: Array<[string, string]>;
-  method: IngestSendMethod;
+  method?: IngestSendMethod;
   path?: string;
 }
 
@@ -61,43 +64,63 @@ function isValidJson(body: Buffer): boolean {
   }
 }
 
-export default defineCommand<[string], SendOptions>({
+/** `--path`: a path and query after the receiving URL, with the leading / added when missing. */
+function pathSuffix(path: string): string {
+  return path === '' ? '' : /^[/?]/.test(path) ? path : `/${path}`;
+}
+
+export default defineCommand<[string | undefined], SendOptions>({
   path: ['send'],
   summary: 'Send a test event to an endpoint\'s receiving URL',
   description:
     'Send a request to the endpoint\'s receiving URL, as a webhook provider would, and print the stored event\'s id.\n' +
     'The body goes exactly as given (a file\'s bytes are never re-serialised); the content type defaults to application/json.\n' +
-    'Without --data, a small JSON test event is sent.',
+    'Without --data, a small JSON test event is sent. --fixture sends a fixture file (`hook events export`) again: the same method, path, query, ' +
+    'headers and body bytes.\n' +
+    'Without an endpoint: the profile\'s default endpoint (`hook endpoints use`), else the account\'s only one.',
   examples: [
     ['hook send orders', 'a test event: {"type":"hook.test",…}'],
     ['hook send orders --data \'{"type":"order.created","id":42}\'', 'this JSON body'],
     ['hook send orders --data @payload.json -H \'stripe-signature: t=1,v1=…\'', 'a file\'s exact bytes, with a header'],
     ['cat event.xml | hook send orders --data - -H \'content-type: application/xml\'', 'the body from stdin'],
     ['hook send orders --type invoice.paid --path /stripe?live=1', 'set x-event-type, and a path and query after the URL'],
+    ['hook send --fixture order-paid.json --endpoint orders', 'a saved event (hook events export), byte for byte'],
   ],
   configure(command) {
     command
-      .argument('<endpoint>', 'endpoint id (ep_…) or name')
+      .argument('[endpoint]', 'endpoint id (ep_…) or name (default: the profile\'s default endpoint, else the only one)')
+      .option('--endpoint <endpoint>', 'the endpoint, as an option (the same as the argument)')
       .option('-d, --data <body>', 'the body: text (usually JSON), @file for a file\'s bytes, or - for stdin')
+      .option('--fixture <file>', 'send a fixture file (from `hook events export`) again: its method, path, query, headers and exact body')
       .option('-t, --type <type>', 'event type, sent as the x-event-type header')
       .option('-H, --header <header>', 'a request header, \'Name: value\' (repeatable)', collectHeader, [])
-      .option('-X, --method <method>', `request method: ${SEND_METHODS.join(', ')}`, parseMethod, 'POST')
+      .option('-X, --method <method>', `request method: ${SEND_METHODS.join(', ')} (default POST)`, parseMethod)
       .option('--path <path>', 'path and query to add after the receiving URL, e.g. /github/push?delivery=7');
   },
-  async run(context, [ref], options) {
+  async run(context, [argument], options) {
     const { out } = context;
-    const bodyless = BODYLESS_METHODS.includes(options.method);
-    if (bodyless && options.data !== undefined) {
-      throw new UsageError(`--data cannot go with ${options.method}: the relay does not read ${options.method} bodies`, 'Use -X POST (the default), PUT, PATCH or DELETE to send a body.');
+    if (argument !== undefined && options.endpoint !== undefined && argument !== options.endpoint) {
+      throw new UsageError(`Two endpoints given: '${argument}' and --endpoint '${options.endpoint}'`, 'Name the endpoint once, as the argument or with --endpoint.');
     }
-    const headers: Record<string, string> = {};
+    if (options.fixture !== undefined && options.data !== undefined) throw new UsageError('--fixture and --data cannot go together: the fixture holds the body', 'Send the fixture as it is, or leave --fixture out to send --data.');
+    if (options.fixture !== undefined && options.method !== undefined) throw new UsageError('--fixture and -X cannot go together: the fixture holds the method', 'Send the fixture as it is (edit its "method" to change it).');
+    const fixture = options.fixture === undefined ? undefined : fixtureRequest(await readFixture(options.fixture));
+    const method = fixture?.method ?? options.method ?? 'POST';
+    const bodyless = BODYLESS_METHODS.includes(method);
+    if (bodyless && options.data !== undefined) {
+      throw new UsageError(`--data cannot go with ${method}: the relay does not read ${method} bodies`, 'Use -X POST (the default), PUT, PATCH or DELETE to send a body.');
+    }
+    // A fixture's headers first; -H and --type add to them or replace them.
+    const headers: Record<string, string> = { ...fixture?.headers };
+    const given = new Set<string>();
     for (const [name, value] of options.header) {
       const key = name.toLowerCase();
-      headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`;
+      headers[key] = !given.has(key) || headers[key] === undefined ? value : `${headers[key]}, ${value}`;
+      given.add(key);
     }
     if (options.type !== undefined) headers['x-event-type'] = options.type;
-    let body: Buffer | undefined;
-    if (!bodyless) {
+    let body: Buffer | undefined = fixture?.body;
+    if (!bodyless && fixture === undefined) {
       body = options.data === undefined
         ? Buffer.from(JSON.stringify({ type: options.type ?? 'hook.test', message: 'A test event sent by hook send', sent_at: new Date().toISOString() }))
         : await bodyFrom(context, options.data);
@@ -106,13 +129,14 @@ export default defineCommand<[string], SendOptions>({
         out.warn(`the body is not valid JSON but the content type is ${headers['content-type']}; it is sent as it is.`);
       }
     }
-    const path = options.path === undefined || options.path === '' ? '' : /^[/?]/.test(options.path) ? options.path : `/${options.path}`;
+    const suffix = options.path !== undefined ? pathSuffix(options.path) : (fixture?.suffix ?? '');
 
     const client = await context.client();
-    const endpoint = await resolveEndpoint(client, ref);
-    const accepted = await client.ingest.send(`${endpoint.url}${path}`, { method: options.method, headers, body });
+    const endpoint = await endpointToSendTo(context, client, argument ?? options.endpoint, options.fixture === undefined ? 'hook send' : `hook send --fixture ${options.fixture}`);
+    const accepted = await client.ingest.send(`${endpoint.url}${suffix}`, { method, headers, body });
+    const what = options.fixture === undefined ? accepted.id : `${options.fixture} as ${accepted.id}`;
     await out.result({ ...accepted, endpoint_id: endpoint.id }, [
-      { kind: 'text', text: `Sent ${accepted.id} to ${endpoint.name} (${endpoint.id}): ${accepted.status}, ${body?.length ?? 0} bytes.` },
+      { kind: 'text', text: `Sent ${what} to ${endpoint.name} (${endpoint.id}): ${accepted.status}, ${body?.length ?? 0} bytes.` },
     ]);
     out.hint(`See it: hook events get ${accepted.id}`);
   },
