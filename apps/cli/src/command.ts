@@ -22,8 +22,9 @@ export interface CommandContext {
   /**
    * A REST client for the resolved URL and key, made on first use and closed after the
    * run. Fails with `not_logged_in` when no key is configured, unless `needsKey` is false.
+   * `responseTimeoutMs` bounds each answer (and connection) for a command that must keep to a deadline.
    */
-  client(options?: { needsKey?: boolean; apiUrl?: string; apiKey?: string }): Promise<HookClient>;
+  client(options?: { needsKey?: boolean; apiUrl?: string; apiKey?: string; responseTimeoutMs?: number }): Promise<HookClient>;
 }
 
 export interface CommandModule {

@@ -48,6 +48,15 @@ export const ENDPOINT_NOT_CHOSEN = defineCliError(
   'Pass one for this run (`hook listen 3000 --endpoint <name>`), or make one the default (`hook endpoints use <name>`).',
 );
 export const INPUT_UNREADABLE = defineCliError('input_unreadable', 'Cannot read the input', 'Check the path after @ (or pipe the body into --data -).');
+export const FIXTURE_INVALID = defineCliError(
+  'fixture_invalid', 'Not a Hook fixture',
+  'Save the event again with `hook events export <event> --fixture <file>`, or fix the file as docs/cli.md#fixture-files describes.',
+);
+export const OUTPUT_UNWRITABLE = defineCliError('output_unwritable', 'Cannot write the file', 'Check that the directory exists and that you may write there.');
+export const WAIT_TIMED_OUT = defineCliError(
+  'wait_timed_out', 'No matching event in time',
+  'Check what arrived with `hook events list`, then wait longer (--timeout 2m) or count events from before the wait began (--since 10m, or --since <event>).',
+);
 export const REPLAY_FAILED = defineCliError(
   'replay_failed', 'Replay attempt failed',
   'Look at the attempt (`hook events get <id>`): fix the destination, then replay again.',

@@ -77,6 +77,7 @@ export async function run(argv: readonly string[], io: RunIo, commands: readonly
           apiUrl: clientOptions.apiUrl ? checkApiUrl(clientOptions.apiUrl, 'flag', settings.profile) : settings.apiUrl,
           apiKey,
           userAgent: `hook-cli/${CLI_VERSION}`,
+          ...(clientOptions.responseTimeoutMs !== undefined ? { responseTimeoutMs: clientOptions.responseTimeoutMs, connectTimeoutMs: clientOptions.responseTimeoutMs } : {}),
         });
         clients.push(client);
         return client;

@@ -25,7 +25,9 @@ import endpointsUse from './endpoints/use.ts';
 import eventsGet from './events/get.ts';
 import eventsList from './events/list.ts';
 import eventsReplay from './events/replay.ts';
+import eventsExport from './events/export.ts';
 import eventsTail from './events/tail.ts';
+import eventsWait from './events/wait.ts';
 import listen from './listen.ts';
 import login from './login.ts';
 import logout from './logout.ts';
@@ -41,6 +43,7 @@ import membersRole from './members/role.ts';
 import send from './send.ts';
 import signup from './signup.ts';
 import transformTest from './transform/test.ts';
+import trigger from './trigger.ts';
 import whoami from './whoami.ts';
 
 /** One line per noun for `hook --help`. */
@@ -80,6 +83,8 @@ export const COMMANDS: readonly CommandModule[] = [
   eventsGet,
   eventsReplay,
   eventsTail,
+  eventsWait,
+  eventsExport,
   notificationsSet,
   notificationsGet,
   notificationsEvents,
@@ -90,6 +95,7 @@ export const COMMANDS: readonly CommandModule[] = [
   membersRemove,
   transformTest,
   send,
+  trigger,
   listen,
   mcp,
 ];
