@@ -26,8 +26,11 @@ export function allCliErrors(): CliErrorDefinition[] {
 }
 
 export const USAGE_ERROR = defineCliError('usage_error', 'Invalid command line', 'Run the command with --help to see its arguments and options.');
-export const INVALID_API_URL = defineCliError('invalid_api_url', 'Invalid API URL', 'Pass the relay base URL with http:// or https://, e.g. --api-url http://127.0.0.1:8080.');
-export const MALFORMED_API_KEY = defineCliError('malformed_api_key', 'Malformed API key', 'Set the key again exactly as `hook signup` or POST /v1/api-keys printed it (hk_…), without line breaks or spaces.');
+export const INVALID_API_URL = defineCliError(
+  'invalid_api_url', 'Invalid API URL',
+  'Give the relay\'s base URL with https:// (--api-url https://hooks.example.com); a relay on this machine may be just host:port (--api-url 127.0.0.1:8080).',
+);
+export const MALFORMED_API_KEY = defineCliError('malformed_api_key', 'Malformed API key', 'Set the key again exactly as `hook signup` or `hook members add` printed it (hk_…), without line breaks or spaces.');
 export const RELAY_UNREACHABLE = defineCliError(
   'relay_unreachable', 'Relay unreachable',
   'Check that the relay is running (npm start) and that --api-url, HOOK_API_URL or the profile points at it.',
@@ -59,8 +62,13 @@ export const WAIT_TIMED_OUT = defineCliError(
 );
 export const REPLAY_FAILED = defineCliError(
   'replay_failed', 'Replay attempt failed',
-  'Look at the attempt (`hook events get <id>`): fix the destination, then replay again.',
+  'Fix the destination (the attempt above shows what it answered), then replay the event again.',
 );
+
+/** REPLAY_FAILED's fix for one event, naming it. */
+export function replayFailedFix(eventId: string): string {
+  return `See the attempts with \`hook events get ${eventId}\`, fix the destination, then run \`hook events replay ${eventId}\` again.`;
+}
 export const TRANSFORM_TEST_FAILED = defineCliError(
   'transform_test_failed', 'Transformation failed',
   'Fix the code at the line given (the output has its console lines), then run `hook transform test` again.',

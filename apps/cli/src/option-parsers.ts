@@ -60,6 +60,6 @@ export function parseTimeArgument(now: () => number = Date.now): (value: string)
 export function collectHeader(value: string, previous: Array<[string, string]> = []): Array<[string, string]> {
   const colon = value.indexOf(':');
   const name = colon === -1 ? '' : value.slice(0, colon).trim();
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new InvalidArgumentError(`'${value}' is not a header; write it as 'Name: value'.`);
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new InvalidArgumentError("must be a header written as 'Name: value' (a header name, a colon, then the value).");
   return [...previous, [name, value.slice(colon + 1).trim()]];
 }

@@ -3,7 +3,7 @@
  * commander command per registry entry (nouns become parent commands), help texts with
  * examples. Parsing errors are thrown, never printed here: `run` reports them.
  */
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
 import type { CommandContext, CommandModule } from './command.ts';
 import type { Output } from './output/index.ts';
 import type { GlobalFlags } from './settings.ts';
@@ -29,14 +29,26 @@ export function buildProgram(options: ProgramOptions): Command {
   const { out } = options;
   const program = new Command('hook')
     .description('Hook: receive webhooks at stable URLs, inspect and replay them, and forward them to localhost.')
-    .version(options.version, '-V, --version', 'print the version of hook')
+    // Not commander's .version(): that prints only the text, and --json wants a document.
+    .addOption(new Option('-V, --version', 'print the version of hook (with --json: {"version": …, "node": …})'))
+    .on('option:version', () => {
+      out.answer({ version: options.version, node: process.versions.node }, options.version);
+      throw new CommanderError(0, 'commander.version', options.version);
+    })
     .helpOption('-h, --help', 'show help for a command')
     .helpCommand('help [command]', 'show help for a command')
     .addOption(new Option('--api-url <url>', 'relay base URL (env HOOK_API_URL; default http://127.0.0.1:8080)'))
     .addOption(new Option('--api-key <key>', 'API key, hk_… (env HOOK_API_KEY)'))
     .addOption(new Option('--profile <name>', 'config profile to use (default "default")'))
     .addOption(new Option('--json', 'print one JSON document on stdout; errors as JSON on stderr'))
-    .configureHelp({ showGlobalOptions: true })
+    .configureHelp({
+      showGlobalOptions: true,
+      // A repeatable option starts from [] (-H, --allowed-ip): "(default: [])" tells a person nothing.
+      optionDescription(option: Option): string {
+        const shown = Array.isArray(option.defaultValue) && option.defaultValue.length === 0 ? Object.assign(Object.create(option) as Option, { defaultValue: undefined }) : option;
+        return Help.prototype.optionDescription.call(this, shown);
+      },
+    })
     .configureOutput({
       writeOut: (text) => out.help(text),
       writeErr: (text) => out.usageHelp(text),
@@ -84,6 +96,7 @@ export function buildProgram(options: ProgramOptions): Command {
     ['hook signup', 'create an account on the relay and save its API key'],
     ['hook endpoints create orders --destination https://example.com/webhooks', 'an endpoint that delivers to your server'],
     ['hook send orders --data \'{"type":"order.created"}\'', 'send it a test event'],
+    ['hook listen 3000', 'forward events to a server on this machine (http://127.0.0.1:3000)'],
     ['hook events list --endpoint orders --status failed', 'see what failed'],
     ['hook events replay --endpoint orders --status failed', 'replay every failed event'],
   ])}\nEvery command takes --json. Exit codes: 0 ok, 1 failed, 2 usage error. Docs: docs/cli.md\n`);

@@ -3,15 +3,17 @@
  * command and turns whatever it threw into a report on stderr and an exit code
  * (0 ok, 1 failed, 2 usage).
  */
-import { CommanderError } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import type { HookClient } from '@hook/client';
+import { apiKeyPrefix } from '@hook/core';
 import packageJson from '../package.json' with { type: 'json' };
 import type { CommandContext, CommandModule } from './command.ts';
 import { COMMAND_GROUPS, COMMANDS } from './commands/index.ts';
 import { ConfigStore, configPath } from './config.ts';
 import type { CliEnvironment } from './environment.ts';
-import { NOT_LOGGED_IN, UsageError, UserError } from './errors.ts';
+import { NOT_LOGGED_IN, USAGE_ERROR, UsageError, UserError } from './errors.ts';
 import { Output, type OutputStreams } from './output/index.ts';
+import type { FixContext } from './output/failure.ts';
 import { buildProgram } from './program.ts';
 import { checkApiUrl, resolveSettings, type GlobalFlags } from './settings.ts';
 
@@ -28,34 +30,96 @@ function wantsJson(argv: readonly string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
 }
 
-/** Global options that take a value: the word after them is not a command. */
-const VALUE_OPTIONS = new Set(['--api-url', '--api-key', '--profile']);
-
-/** `hook` or `hook <noun>` without the command that should follow, named with the choices. */
-function missingCommand(argv: readonly string[], commands: readonly CommandModule[]): UsageError {
-  const words = argv.filter((word, i) => !word.startsWith('-') && !VALUE_OPTIONS.has(argv[i - 1] ?? ''));
-  const noun = words[0];
-  const verbs = commands.filter((command) => command.path.length > 1 && command.path[0] === noun).map((command) => command.path[1]);
-  if (noun !== undefined && verbs.length > 0) {
-    return new UsageError(`'hook ${noun}' needs a command: ${verbs.join(', ')}`, `Run \`hook ${noun} --help\` to see what each does.`);
-  }
-  return new UsageError('hook needs a command', 'Run `hook --help` to see the commands.');
+/** What the words of a command line name in the command tree: the commands, down to a leaf, and the first word that names none. */
+interface CommandWords {
+  path: Command[];
+  unknown?: string;
 }
 
-/** Commander's parse errors as usage errors (exit 2); its help and version exits as success. */
-function fromCommander(error: CommanderError, argv: readonly string[], commands: readonly CommandModule[]): UsageError | null {
+/**
+ * Walks the command line through the command tree, as commander will, to find the
+ * command it names before commander parses it: commander answers `--help` before it
+ * notices that the command does not exist (`hook frobnicate --help` printed the help).
+ */
+function commandWords(program: Command, argv: readonly string[]): CommandWords {
+  const path = [program];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    const current = path[path.length - 1]!;
+    if (word === '--' || current.commands.length === 0) break; // a leaf's words are its arguments
+    if (word.startsWith('-')) {
+      const takesValue = path.some((command) => command.options.some((option) => (option.long === word || option.short === word) && (option.required || option.optional)));
+      if (takesValue) i++;
+      continue;
+    }
+    if (word === 'help') continue; // commander's `hook help <command>`
+    const next = current.commands.find((command) => command.name() === word || command.aliases().includes(word));
+    if (!next) return { path, unknown: word };
+    path.push(next);
+  }
+  return { path };
+}
+
+/** `hook events list`, for a command of the tree. */
+function commandLine(path: readonly Command[]): string {
+  return ['hook', ...path.slice(1).map((command) => command.name())].join(' ');
+}
+
+/** The long flag of commander's `-H, --header <header>`, else the short one. */
+function flagName(flags: string): string {
+  return /--[\w-]+/.exec(flags)?.[0] ?? flags.split(/[ ,]/)[0]!;
+}
+
+/**
+ * Commander's complaint about one value as a sentence naming the option or argument:
+ * "option '--limit <n>' argument '0' is invalid. must be…" → "The value '0' of --limit is
+ * invalid: it must be…".
+ */
+function invalidValueSentence(message: string): string | undefined {
+  const match = /^option '(.+?)' argument '([\s\S]*)' is invalid\. ([\s\S]*)$/.exec(message) ?? /^command-argument value '([\s\S]*)' is invalid for argument '(.+?)'\. ([\s\S]*)$/.exec(message);
+  if (!match) return undefined;
+  const subject = message.startsWith('option') ? `The value '${match[2]}' of ${flagName(match[1]!)}` : `The ${match[2]} '${match[1]}'`;
+  const reason = match[3]!.trim().replace(/^Allowed choices are /, 'must be one of ');
+  return /^must\b/.test(reason) ? `${subject} is invalid: it ${reason}` : `${subject} is invalid: ${reason}`;
+}
+
+/** Commander's parse errors as usage errors (exit 2) that name the command; its help and version exits as success. */
+function fromCommander(error: CommanderError, words: CommandWords): UsageError | null {
   if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0) return null;
-  if (error.code === 'commander.help') return missingCommand(argv, commands);
-  return new UsageError(error.message.replace(/^error: /, '').replace(/\n/g, ' '));
+  const { path } = words;
+  const current = path[path.length - 1]!;
+  const help = `${commandLine(path)} --help`;
+  if (error.code === 'commander.help') {
+    // `hook` or `hook <noun>` without the command that should follow.
+    const verbs = current.commands.map((command) => command.name());
+    if (path.length === 1) return new UsageError('No command given', 'Run `hook --help` to see the commands.');
+    return new UsageError(`'${commandLine(path)}' needs a command: ${verbs.join(', ')}`, `Run \`${help}\` to see what each does.`);
+  }
+  const message = error.message.replace(/^error: /, '').trim();
+  if (error.code === 'commander.unknownCommand') {
+    const suggestion = /\(Did you mean (\S+)\?\)/.exec(message)?.[1];
+    const detail = `'${commandLine(path)} ${words.unknown ?? message}' is not a command`;
+    return new UsageError(detail, suggestion ? `Did you mean \`${commandLine(path)} ${suggestion}\`? \`${help}\` lists the commands.` : `Run \`${help}\` to see the commands.`);
+  }
+  const sentence = invalidValueSentence(message) ?? message.replace(/\n\(Did you mean (.+)\?\)$/, '. Did you mean $1?').replace(/\n/g, ' ');
+  return new UsageError(`${sentence[0]!.toUpperCase()}${sentence.slice(1)}`, path.length === 1 ? USAGE_ERROR.fix : `Run \`${help}\` to see its arguments and options.`);
 }
 
 export async function run(argv: readonly string[], io: RunIo, commands: readonly CommandModule[] = COMMANDS): Promise<number> {
   const out = new Output(io, { json: wantsJson(argv) });
   const store = new ConfigStore(configPath(io.env));
   let exitCode = 0;
+  /** What a failure's fix may refer to: where this run's URL and key came from, once known. */
+  let fixContext: FixContext | undefined;
 
   function openContext(flags: GlobalFlags): { context: CommandContext; close(): Promise<void> } {
     const settings = resolveSettings(flags, io.env, store);
+    fixContext = {
+      profile: settings.profile,
+      configPath: store.path,
+      apiUrl: { value: settings.apiUrl, source: settings.apiUrlSource },
+      apiKey: settings.apiKey === undefined || settings.apiKeySource === undefined ? undefined : { prefix: apiKeyPrefix(settings.apiKey), source: settings.apiKeySource },
+    };
     const looseMode = store.looseMode();
     if (looseMode !== undefined) {
       out.warn(`${store.path} holds API keys but others can read it (mode ${looseMode.toString(8).padStart(4, '0')}); run: chmod 600 ${store.path}`);
@@ -74,7 +138,7 @@ export async function run(argv: readonly string[], io: RunIo, commands: readonly
         }
         const { createHookClient } = await import('@hook/client');
         const client = createHookClient({
-          apiUrl: clientOptions.apiUrl ? checkApiUrl(clientOptions.apiUrl, 'flag', settings.profile) : settings.apiUrl,
+          apiUrl: clientOptions.apiUrl ? checkApiUrl(clientOptions.apiUrl, 'flag', settings.profile, store.path) : settings.apiUrl,
           apiKey,
           userAgent: `hook-cli/${CLI_VERSION}`,
           ...(clientOptions.responseTimeoutMs !== undefined ? { responseTimeoutMs: clientOptions.responseTimeoutMs, connectTimeoutMs: clientOptions.responseTimeoutMs } : {}),
@@ -94,14 +158,18 @@ export async function run(argv: readonly string[], io: RunIo, commands: readonly
     openContext,
     onExit: (code) => (exitCode = code),
   });
+  const words = commandWords(program, argv);
+  // A command that does not exist is the error, whatever else the line holds (--help
+  // included): commander parses just the words, and names it with its suggestion.
+  const parsed = words.unknown === undefined ? argv : [...words.path.slice(1).map((command) => command.name()), words.unknown];
   try {
-    await program.parseAsync([...argv], { from: 'user' });
+    await program.parseAsync([...parsed], { from: 'user' });
     return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
-      const usage = fromCommander(error, argv, commands);
+      const usage = fromCommander(error, words);
       return usage ? out.failure(usage) : 0;
     }
-    return out.failure(error);
+    return out.failure(error, fixContext);
   }
 }

@@ -36,13 +36,55 @@ const SOURCE_NAMES: Record<SettingSource, string> = {
   default: 'the default',
 };
 
-/** An http(s) base URL without a trailing slash; a usage error when it came from a flag. */
-export function checkApiUrl(url: string, source: SettingSource, profile: string): string {
-  const parsed = URL.canParse(url) ? new URL(url) : undefined;
-  if (parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:') && !parsed.search && !parsed.hash) return url.replace(/\/+$/, '');
-  const detail = `${JSON.stringify(url)} (from ${source === 'profile' ? `profile '${profile}'` : SOURCE_NAMES[source]}) is not an http:// or https:// base URL`;
-  if (source === 'flag') throw new UsageError(detail, INVALID_API_URL.fix);
-  throw new UserError(INVALID_API_URL, detail);
+/**
+ * This machine's own addresses: the only hosts a bare `host:port` is taken as http:// for.
+ * Anywhere else plain http would carry the API key across a network in clear text, so
+ * the scheme has to be written out.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/** How to give the URL again, where it came from: the flag, the variable or the profile. */
+function urlFixFor(source: SettingSource, profile: string, url: string, configPath: string | undefined): string {
+  if (source === 'flag') return `Pass --api-url ${url}`;
+  if (source === 'env') return `Set HOOK_API_URL=${url}`;
+  const profileFlag = profile === DEFAULT_PROFILE ? '' : ` --profile ${profile}`;
+  return `Fix "api_url" of profile '${profile}' in ${configPath ?? 'the config file'} (${url}), or save it again with \`hook login --api-url ${url} --api-key hk_…${profileFlag}\``;
+}
+
+/**
+ * The relay's base URL as the client wants it: http(s), no query or fragment, without the
+ * trailing slashes and the trailing /v1 people copy from API examples (the client adds
+ * /v1/… itself). A bare `host:port` is taken as http:// for loopback hosts only. Bad
+ * input is a usage error when it came from the flag, else a user error naming its source.
+ */
+export function checkApiUrl(url: string, source: SettingSource, profile: string, configPath?: string): string {
+  const from = `(from ${source === 'profile' ? `profile '${profile}'` : SOURCE_NAMES[source]})`;
+  const fail = (detail: string, fix: string): never => {
+    if (source === 'flag') throw new UsageError(detail, fix);
+    throw new UserError(INVALID_API_URL, detail, fix);
+  };
+  const text = url.trim();
+  let withScheme = text;
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    const bare = URL.canParse(`http://${text}`) ? new URL(`http://${text}`) : undefined;
+    if (bare === undefined || text === '') fail(`${JSON.stringify(url)} ${from} is not an http:// or https:// base URL`, `${urlFixFor(source, profile, 'https://hooks.example.com', configPath)} (or 127.0.0.1:8080 for a relay on this machine).`);
+    if (!isLoopbackHost(bare!.hostname)) {
+      fail(
+        `${JSON.stringify(url)} ${from} has no scheme; only a relay on this machine (localhost, 127.x, [::1]) is taken as http:// without one`,
+        `${urlFixFor(source, profile, `https://${text}`, configPath)} (add https://, or http:// for a relay without TLS).`,
+      );
+    }
+    withScheme = `http://${text}`;
+  }
+  const parsed = URL.canParse(withScheme) ? new URL(withScheme) : undefined;
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search || parsed.hash) {
+    return fail(`${JSON.stringify(url)} ${from} is not an http:// or https:// base URL`, `${urlFixFor(source, profile, 'https://hooks.example.com', configPath)} (or 127.0.0.1:8080 for a relay on this machine).`);
+  }
+  const path = parsed.pathname.replace(/\/+$/, '').replace(/\/v1$/i, '').replace(/\/+$/, '');
+  return `${parsed.protocol}//${parsed.username ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : ''}${parsed.host}${path}`;
 }
 
 /** Keys travel in an Authorization header, which cannot carry a line break, NUL or other control character (a paste gone wrong). */
@@ -74,5 +116,5 @@ export function resolveSettings(flags: GlobalFlags, env: CliEnvironment, store: 
       : env.apiKey !== undefined ? [env.apiKey, 'env']
         : profile.api_key !== undefined ? [profile.api_key, 'profile']
           : [undefined, undefined];
-  return { profile: profileName, apiUrl: checkApiUrl(apiUrl, apiUrlSource, profileName), apiUrlSource, apiKey: checkApiKey(apiKey, apiKeySource, profileName), apiKeySource, defaultEndpoint: profile.default_endpoint };
+  return { profile: profileName, apiUrl: checkApiUrl(apiUrl, apiUrlSource, profileName, store.path), apiUrlSource, apiKey: checkApiKey(apiKey, apiKeySource, profileName), apiKeySource, defaultEndpoint: profile.default_endpoint };
 }

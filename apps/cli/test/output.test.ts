@@ -40,9 +40,12 @@ describe('Output.failure', () => {
       expect(text.stderr.trim().split('\n')).toHaveLength(1);
       expect(JSON.parse(text.stderr)).toMatchObject({ code, fix: expect.any(String), detail: expect.any(String) });
     }
+    // The relay's problem document, whole, but with its fix in `hook` words, naming where the key came from.
     const { out, text } = capture(true);
-    out.failure(new HookApiError(problem));
-    expect(JSON.parse(text.stderr)).toEqual(problem);
+    out.failure(new HookApiError(problem), { profile: 'default', configPath: '/c.json', apiKey: { prefix: 'hk_abcd', source: 'env' } });
+    const shown = JSON.parse(text.stderr);
+    expect(shown).toEqual({ ...problem, fix: expect.stringContaining('HOOK_API_KEY'), api_key_source: 'env' });
+    expect(shown.fix).toContain('`hook login --api-key hk_…`');
   });
 });
 

@@ -6,7 +6,7 @@ import { ConfigStore, configPath } from '../src/config.ts';
 import type { CliEnvironment } from '../src/environment.ts';
 import { readEnvironment } from '../src/environment.ts';
 import { UsageError, UserError } from '../src/errors.ts';
-import { DEFAULT_API_URL, resolveSettings } from '../src/settings.ts';
+import { checkApiUrl, DEFAULT_API_URL, resolveSettings } from '../src/settings.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'hook-settings-'));
 const store = new ConfigStore(join(directory, 'hook', 'config.json'));
@@ -45,6 +45,28 @@ describe('resolveSettings', () => {
     expect(fromEnv).toBeInstanceOf(UserError);
     expect(fromEnv).not.toBeInstanceOf(UsageError);
     expect((fromEnv as UserError).message).toContain('(from HOOK_API_URL)');
+  });
+
+  it('normalises the URL: no trailing /v1 or slashes; a bare host:port is http:// on this machine only', () => {
+    const cases: Array<[string, string]> = [
+      ['http://127.0.0.1:8080/v1', 'http://127.0.0.1:8080'],
+      ['http://127.0.0.1:8080/v1/', 'http://127.0.0.1:8080'],
+      ['https://hooks.example.com//', 'https://hooks.example.com'],
+      ['https://example.com/hook/v1', 'https://example.com/hook'],
+      ['127.0.0.1:8080', 'http://127.0.0.1:8080'],
+      ['localhost:8080/v1', 'http://localhost:8080'],
+      ['[::1]:8080', 'http://[::1]:8080'],
+      ['127.1.2.3', 'http://127.1.2.3'],
+    ];
+    for (const [given, used] of cases) expect(checkApiUrl(given, 'flag', 'default'), given).toBe(used);
+    expect(() => checkApiUrl('hooks.example.com:8080', 'flag', 'default')).toThrow(/has no scheme/);
+    expect(() => checkApiUrl('10.0.0.5:8080', 'flag', 'default')).toThrow(UsageError);
+    expect(() => checkApiUrl('hooks.example.com', 'env', 'default')).toThrow(UserError);
+    try {
+      checkApiUrl('hooks.example.com:8080', 'env', 'default');
+    } catch (error) {
+      expect((error as UserError).fix).toContain('HOOK_API_URL=https://hooks.example.com:8080');
+    }
   });
 
   it('refuses profile names that are not safe words', () => {

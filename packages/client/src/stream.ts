@@ -178,11 +178,12 @@ function refusalIsFatal(status: number): boolean {
   return status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
 
+/** Why the relay closed the stream, in words. The protocol's own codes say it all; the relay's reason text would only repeat them. */
 function describeClose(code: number, reason: string): string {
   const said = reason ? `: ${reason}` : '';
-  if (code === STREAM_CLOSE_CODES.goingAway) return `the relay is shutting down${said}`;
-  if (code === STREAM_CLOSE_CODES.heartbeatTimeout) return `the relay heard no pong from us${said}`;
-  if (code === STREAM_CLOSE_CODES.tooSlow) return `the relay dropped this stream for falling behind${said}`;
+  if (code === STREAM_CLOSE_CODES.goingAway) return 'the relay is shutting down';
+  if (code === STREAM_CLOSE_CODES.heartbeatTimeout) return 'the relay heard no pong from us';
+  if (code === STREAM_CLOSE_CODES.tooSlow) return 'the relay dropped this stream for falling behind';
   if (code === 1006) return 'the connection was lost';
   return `the relay closed the connection (code ${code}${said})`;
 }

@@ -197,7 +197,7 @@ describe('HookStream', () => {
     const { states } = stream({ apiUrl: relay.url, mode: 'listen', endpointId: 'ep_1', skipMissed: true });
     await until(() => states.filter((state) => state.state === 'open').length === 2, 5000, 'a reconnect');
     expect(relay.upgrades.map((request) => new URL(request.url!, 'ws://x').searchParams.get('skip_missed'))).toEqual(['true', null]);
-    expect(states.find((state) => state.state === 'reconnecting')).toMatchObject({ reason: 'the relay is shutting down: shutting down' });
+    expect(states.find((state) => state.state === 'reconnecting')).toMatchObject({ reason: 'the relay is shutting down' });
     expect(states.filter((state) => state.state === 'open').map((state) => (state as { reconnected: boolean }).reconnected)).toEqual([false, true]);
   });
 

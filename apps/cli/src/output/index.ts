@@ -5,18 +5,34 @@
  * text (ink on a terminal, plain text elsewhere) and stderr gets diagnostics.
  */
 import { styleText } from 'node:util';
-import { renderPlain, type View } from './view.ts';
-import { describeFailure, type Failure } from './failure.ts';
+import { plainLine, renderPlain, type Line, type View } from './view.ts';
+import { describeFailure, type Failure, type FixContext } from './failure.ts';
 
 export interface OutputStreams {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+}
+
+/** Back to the start of the row and erase it: how the status line is rewritten in place. */
+const CLEAR_ROW = '\r\x1b[2K';
+
+/** A stream's records held back while something that must come first is written (`Output.holdRecords`). */
+export interface HeldRecords {
+  /** Writes a record now, ahead of the held ones. */
+  first(value: unknown, line: string | Line): void;
+  /** Writes the held records, in order, and stops holding. */
+  release(): void;
 }
 
 export class Output {
   readonly json: boolean;
   readonly #streams: OutputStreams;
   #resultWritten = false;
+  /** The terminal's status line (`status`), null when none is shown. */
+  #status: string | null = null;
+  #held: Array<readonly [unknown, string | Line]> | null = null;
+  /** The line fitter, loaded by `prepareStream` when a terminal shows the stream. */
+  #terminal: typeof import('../ui/terminal-line.ts') | undefined;
 
   constructor(streams: OutputStreams, options: { json: boolean }) {
     this.#streams = streams;
@@ -48,9 +64,82 @@ export class Output {
     }
   }
 
-  /** One item of a stream (`events tail`, `listen`): a JSON line in JSON mode, else `line` as text. */
-  record(value: unknown, line: string): void {
-    this.#streams.stdout.write(this.json ? `${JSON.stringify(value)}\n` : `${line}\n`);
+  /**
+   * Loads what a stream needs on a terminal (the line fitter, for `Line` records and the
+   * status line). Call it before the stream's first record; it does nothing elsewhere.
+   */
+  async prepareStream(): Promise<void> {
+    if (!this.json && (this.#streams.stdout.isTTY || this.#streams.stderr.isTTY)) this.#terminal ??= await import('../ui/terminal-line.ts');
+  }
+
+  /**
+   * One item of a stream (`events tail`, `listen`): a JSON line in JSON mode, else `line`:
+   * text as it is, or a `Line`, which a terminal shows coloured and cut to its width.
+   */
+  record(value: unknown, line: string | Line): void {
+    if (this.#held) this.#held.push([value, line]);
+    else this.#writeRecord(value, line);
+  }
+
+  #writeRecord(value: unknown, line: string | Line): void {
+    const { stdout } = this.#streams;
+    let text: string;
+    if (this.json) text = JSON.stringify(value);
+    else if (typeof line === 'string') text = line;
+    else if (stdout.isTTY && this.#terminal) text = this.#terminal.terminalLine(line, stdout.columns || 80, stdout);
+    else text = plainLine(line);
+    this.#aboveStatus(stdout, `${text}\n`);
+  }
+
+  /**
+   * Holds the stream's records back (they are written on `release`) while what must come
+   * before them is written with `first`: the events a reconnect caught up on.
+   */
+  holdRecords(): HeldRecords {
+    const held: Array<readonly [unknown, string | Line]> = [];
+    this.#held = held;
+    return {
+      first: (value, line) => this.#writeRecord(value, line),
+      release: () => {
+        if (this.#held === held) this.#held = null;
+        for (const [value, line] of held.splice(0)) this.#writeRecord(value, line);
+      },
+    };
+  }
+
+  /** Whether `status` shows anything: stderr is a terminal and this is not --json. */
+  get hasStatusLine(): boolean {
+    return !this.json && Boolean(this.#streams.stderr.isTTY);
+  }
+
+  /**
+   * The terminal's status line (stderr): one row below everything else, rewritten in place
+   * by each call and cut to the terminal's width; null removes it. Other output goes above
+   * it. Returns false, showing nothing, where there is no terminal (`hasStatusLine`).
+   */
+  status(text: string | null): boolean {
+    if (!this.hasStatusLine) return false;
+    const shown = this.#status !== null;
+    this.#status = text;
+    this.#streams.stderr.write(`${shown ? CLEAR_ROW : ''}${text === null ? '' : this.#statusText(text)}`);
+    return true;
+  }
+
+  #statusText(text: string): string {
+    // One column short of the width: a full row would leave the cursor waiting to wrap.
+    const columns = Math.max(1, (this.#streams.stderr.columns || 80) - 1);
+    return this.#terminal ? this.#terminal.fitText(text, columns) : [...text].slice(0, columns).join('');
+  }
+
+  /** Writes `text` to `stream` above the status line: the line is erased first (when it is on the same terminal) and drawn again after. */
+  #aboveStatus(stream: NodeJS.WritableStream & { isTTY?: boolean }, text: string): void {
+    if (this.#status === null || !stream.isTTY) {
+      stream.write(text);
+      return;
+    }
+    this.#streams.stderr.write(CLEAR_ROW);
+    stream.write(text);
+    this.#streams.stderr.write(this.#statusText(this.#status));
   }
 
   /** Bytes exactly as given on stdout (an event body); nothing is added. */
@@ -71,16 +160,16 @@ export class Output {
 
   /** A diagnostic on stderr, in every mode: progress, what was saved where. */
   note(text: string): void {
-    this.#streams.stderr.write(`${text}\n`);
+    this.#aboveStatus(this.#streams.stderr, `${text}\n`);
   }
 
   /** A next-step suggestion on stderr, for people only (left out in JSON mode). */
   hint(text: string): void {
-    if (!this.json) this.#streams.stderr.write(`${this.#style('dim', text)}\n`);
+    if (!this.json) this.#aboveStatus(this.#streams.stderr, `${this.#style('dim', text)}\n`);
   }
 
   warn(text: string): void {
-    this.#streams.stderr.write(`${this.#style('yellow', 'Warning:')} ${text}\n`);
+    this.#aboveStatus(this.#streams.stderr, `${this.#style('yellow', 'Warning:')} ${text}\n`);
   }
 
   /** Help text commander prints on request (--help): stdout. */
@@ -93,9 +182,22 @@ export class Output {
     if (!this.json) this.#streams.stderr.write(text);
   }
 
-  /** Reports a failure on stderr (problem JSON, or text with the fix) and returns the exit code. */
-  failure(error: unknown): number {
-    const failure: Failure = describeFailure(error);
+  /**
+   * A small answer given at once, outside any command (`hook --version`): one JSON
+   * document in JSON mode, else the text, on stdout.
+   */
+  answer(value: unknown, text: string): void {
+    this.#resultWritten = true;
+    this.#streams.stdout.write(this.json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
+  }
+
+  /**
+   * Reports a failure on stderr (problem JSON, or text with the fix) and returns the exit
+   * code. `context` (the run's settings) lets a fix say where the URL or key came from.
+   */
+  failure(error: unknown, context?: FixContext): number {
+    const failure: Failure = describeFailure(error, context);
+    this.status(null);
     if (this.json) {
       this.#streams.stderr.write(`${JSON.stringify(failure.problem)}\n`);
       return failure.exitCode;

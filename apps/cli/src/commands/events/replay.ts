@@ -3,7 +3,7 @@ import { EVENT_STATUSES, type EventStatus } from '@hook/core';
 import type { Attempt, ReplayedEvent } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
-import { REPLAY_FAILED, UsageError, UserError } from '../../errors.ts';
+import { REPLAY_FAILED, replayFailedFix, UsageError, UserError } from '../../errors.ts';
 import { parseDestinationId, parseTimeArgument } from '../../option-parsers.ts';
 import { attemptTable, targetText, time } from '../../views.ts';
 
@@ -92,7 +92,7 @@ export default defineCommand<[string | undefined], ReplayOptions>({
       const attempts = lines.flatMap((line) => (line.attempt ? [line.attempt] : []));
       await out.result(event, [{ kind: 'text', text: lines.map((line) => line.text).join('\n') }, ...(attempts.length > 0 ? [attemptTable(attempts)] : [])]);
       const failed = lines.filter((line) => line.failed);
-      if (failed.length > 0) throw new UserError(REPLAY_FAILED, failed.map((line) => line.text.replace(/^Replayed/, 'The replay of')).join('; '));
+      if (failed.length > 0) throw new UserError(REPLAY_FAILED, failed.map((line) => line.text.replace(/^Replayed/, 'The replay of')).join('; '), replayFailedFix(event.id));
       return;
     }
     const endpointId = options.endpoint === undefined ? undefined : await endpointIdOf(client, options.endpoint);
