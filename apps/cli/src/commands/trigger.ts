@@ -99,7 +99,10 @@ export default defineCommand<[string | undefined, string | undefined], TriggerOp
 
     const client = await context.client();
     const endpoint = await endpointToSendTo(context, client, options.endpoint, `hook trigger ${provider.name} ${event.name}`);
-    const { headers, body } = provider.request(event, secret, freshContext(endpoint.url));
+    const request = provider.request(event, secret, freshContext(endpoint.url));
+    const { body } = request;
+    // Names lower-cased, as the relay stores them: a provider's User-Agent then replaces the client's own.
+    const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]));
     const accepted = await client.ingest.send(`${endpoint.url}${pathSuffix(options.path)}`, { method: 'POST', headers, body });
     out.note(
       `Signed as ${provider.title} signs (${provider.signature.split(':')[0]}) with ${options.secret === undefined ? `${provider.title}'s test secret` : 'your --secret'}: ${secret}`,
