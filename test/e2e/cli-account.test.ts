@@ -72,7 +72,7 @@ describe('hook account', () => {
     const text = await user.run(['account', 'plan', 'platinum']);
     expect(text.code).toBe(2);
     expect(text.stdout).toBe('');
-    expect(text.stderr).toMatch(/Allowed choices are free, pro, enterprise/);
+    expect(text.stderr).toContain("The plan 'platinum' is invalid: it must be one of free, pro, enterprise.");
     const json = await user.run(['account', 'plan', 'platinum', '--json']);
     expect(json.code).toBe(2);
     expect(JSON.parse(json.stderr).code).toBe('usage_error');

@@ -13,6 +13,7 @@ import { startTestRelay, type TestRelay } from '../support/relay.ts';
 /** The repository's Node 24, whatever Node runs the tests. */
 const NODE_24 = join(repoRoot, 'node_modules', 'node', 'bin', 'node');
 const LAUNCHER = realpathSync(HOOK_BIN);
+const CLI_VERSION: string = JSON.parse(readFileSync(join(repoRoot, 'apps', 'cli', 'package.json'), 'utf8')).version;
 
 /** Preloads for the launcher's own process: one pretends to be Node 20, one marks what this process itself writes to stdout. */
 const PRETEND_OLD_NODE = "Object.defineProperty(process.versions, 'node', { value: '20.0.0' });";
@@ -87,19 +88,19 @@ describe('the launcher', () => {
   it('runs the CLI in its own process on a new enough Node', async () => {
     const result = await launch(preload(MARK_OWN_STDOUT), ['--version'], user);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe('LAUNCHER:0.0.0\n');
+    expect(result.stdout).toBe(`LAUNCHER:${CLI_VERSION}\n`);
   });
 
   it('on an old Node, re-runs the CLI with the repo\'s Node 24, output straight through', async () => {
     const result = await launch([...preload(PRETEND_OLD_NODE), ...preload(MARK_OWN_STDOUT)], ['--version'], user);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe('0.0.0\n'); // written by the child, not through the launcher's stdout
+    expect(result.stdout).toBe(`${CLI_VERSION}\n`); // written by the child, not through the launcher's stdout
   });
 
   it('passes the exit code through', async () => {
     const usage = await launch(preload(PRETEND_OLD_NODE), ['endpoints', 'create'], user);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain("missing required argument 'name'");
+    expect(usage.stderr).toContain("Missing required argument 'name'");
     const ok = await launch(preload(PRETEND_OLD_NODE), ['whoami', '--json'], user);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout).api_url).toBe(relay.baseUrl);
