@@ -170,6 +170,10 @@ describe('every `hook …` the CLI names exists', () => {
     expect(texts.flatMap(mentionsIn).map(problemWith).filter(Boolean)).toEqual([]);
   });
 
+  it('in the relay\'s own fixes, which name hook commands for the people who read them over HTTP or MCP', () => {
+    expect(allErrors().flatMap((error) => mentionsIn(error.fix)).map(problemWith).filter(Boolean)).toEqual([]);
+  });
+
   it('in the examples, summaries and descriptions of every command', () => {
     const problems = COMMANDS.flatMap((command) => [
       ...command.examples.flatMap(([line]) => commandLinesIn(line)),

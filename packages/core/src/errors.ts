@@ -270,7 +270,7 @@ export const LAST_ADMIN = defineError(
 export const NOTIFICATIONS_NOT_CONFIGURED = defineError(
   'notifications_not_configured', 404, 'Notifications not configured',
   'This account has no notification URL',
-  'Set one with PUT /v1/account/notifications {"url": "https://…"} (hook account notifications set <url>).',
+  'Set one with PUT /v1/account/notifications {"url": "https://…"} (hook notifications set <url>).',
 );
 export const METRICS_TOKEN_REQUIRED = defineError(
   'metrics_token_required', 401, 'Metrics token required',
