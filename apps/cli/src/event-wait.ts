@@ -28,6 +28,9 @@ export type WaitStart =
   /** Events received at or after this time (ISO 8601). */
   | { kind: 'time'; at: string };
 
+/** What `--since` gives: a start the user names. */
+export type SinceStart = Exclude<WaitStart, { kind: 'snapshot' }>;
+
 /** `--timeout`: `30s`, `2m`, `500ms`, `1m30s`, or plain seconds (`30`, `2.5`). Milliseconds. */
 export function parseTimeout(value: string): number {
   const text = value.trim();
@@ -37,7 +40,7 @@ export function parseTimeout(value: string): number {
 }
 
 /** `--since`: an event id (that event and later ones), or a time as `--since` takes it elsewhere (ISO 8601, a date, or `10m` ago). */
-export function parseSince(now: () => number = Date.now): (value: string) => WaitStart {
+export function parseSince(now: () => number = Date.now): (value: string) => SinceStart {
   const parseTime = parseTimeArgument(now);
   return (value) => {
     if (value.startsWith('evt_')) {

@@ -5,13 +5,13 @@ import type { Event, EventListQuery, EventSummary, HookClient } from '@hook/clie
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
 import { UserError, WAIT_TIMED_OUT } from '../../errors.ts';
-import { describePassingFailure, isPassingFailure, parseSince, parseTimeout, pollEvents, snapshotStart, type WaitStart } from '../../event-wait.ts';
+import { describePassingFailure, isPassingFailure, parseSince, parseTimeout, pollEvents, snapshotStart, type SinceStart, type WaitStart } from '../../event-wait.ts';
 
 interface WaitOptions {
   endpoint?: string;
   type?: string;
   status?: EventStatus;
-  since?: WaitStart;
+  since?: SinceStart;
   timeout: number;
 }
 
@@ -19,6 +19,8 @@ interface WaitOptions {
 const POLL_INTERVAL_MS = 500;
 /** Longest wait for one answer of the relay: a relay that hangs cannot hold the command past its deadline by more. */
 const REQUEST_TIMEOUT_MS = 5_000;
+/** How long past the deadline a look that was under way may still finish (and match): the last look is made at the deadline. */
+const LAST_ANSWER_GRACE_MS = 1_000;
 const DEFAULT_TIMEOUT = '30s';
 
 function seconds(ms: number): string {
@@ -31,13 +33,13 @@ function filterWords(options: WaitOptions): string {
   return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }
 
-/** Resolves at `deadlineMs` to `undefined` unless `work` settles first. */
-function beforeDeadline<T>(work: Promise<T>, deadlineMs: number): Promise<T | undefined> {
+/** `work`'s value, or `{ late: true }` when `deadlineMs` comes first. */
+function beforeDeadline<T>(work: Promise<T>, deadlineMs: number): Promise<{ late: false; value: T } | { late: true }> {
   const controller = new AbortController();
-  const deadline = sleep(Math.max(0, deadlineMs - Date.now()), undefined, { signal: controller.signal }).catch(() => undefined);
+  const deadline = sleep(Math.max(0, deadlineMs - Date.now()), { late: true } as const, { signal: controller.signal }).catch(() => ({ late: true }) as const);
   // Left behind at the deadline, its failure no longer matters.
   work.catch(() => undefined);
-  return Promise.race([work, deadline]).finally(() => controller.abort());
+  return Promise.race([work.then((value) => ({ late: false, value }) as const), deadline]).finally(() => controller.abort());
 }
 
 export default defineCommand<[], WaitOptions>({
@@ -69,17 +71,21 @@ export default defineCommand<[], WaitOptions>({
     const startedAt = Date.now();
     const deadline = startedAt + options.timeout;
     const client: HookClient = await context.client({ responseTimeoutMs: REQUEST_TIMEOUT_MS });
-    const endpointId = options.endpoint === undefined ? undefined : await endpointIdOf(client, options.endpoint);
-    const query: Omit<EventListQuery, 'limit' | 'cursor'> = { endpoint_id: endpointId, type: options.type };
     const fromRelay = (error: unknown): unknown => (options.endpoint === undefined ? error : endpointErrorFor(options.endpoint, error));
+    /** The list's filters, once the endpoint's name is looked up (in the loop: the relay may be down when the wait begins). */
+    let query: Omit<EventListQuery, 'limit' | 'cursor'> | undefined = options.endpoint === undefined ? { type: options.type } : undefined;
+    const from = options.since === undefined ? 'received from now on' : options.since.kind === 'event' ? `from ${options.since.id} on` : `received since ${options.since.at}`;
 
-    let start = options.since;
+    let start: WaitStart | undefined = options.since;
+    let announced = false;
     let newest: EventSummary | undefined;
     /** Since when, and why, the relay has not answered; undefined while it answers. */
     let silent: { sinceMs: number; reason: string } | undefined;
     for (;;) {
+      const askedAt = Date.now();
       try {
-        const found = await beforeDeadline((async () => {
+        const answer = await beforeDeadline((async () => {
+          query ??= { endpoint_id: await endpointIdOf(client, options.endpoint!), type: options.type };
           if (start === undefined) {
             start = await snapshotStart(client, query);
             return undefined;
@@ -90,7 +96,17 @@ export default defineCommand<[], WaitOptions>({
           const event: Event = await client.events.get(poll.match.id);
           // Its status may have moved on (a replay) between the list and now.
           return options.status === undefined || event.status === options.status ? event : undefined;
-        })(), deadline);
+        })(), Math.max(deadline, askedAt) + LAST_ANSWER_GRACE_MS);
+        if (answer.late) {
+          silent ??= { sinceMs: askedAt, reason: 'no answer yet' };
+          break;
+        }
+        const found = answer.value;
+        if (!announced && start !== undefined) {
+          // Said once counting has begun: a script may send its event after this line.
+          out.note(`Waiting up to ${seconds(options.timeout)} for an event${filterWords(options)} ${from}.`);
+          announced = true;
+        }
         if (silent !== undefined) {
           out.note(`The relay answers again (it did not for ${seconds(Date.now() - silent.sinceMs)}); still waiting.`);
           silent = undefined;
