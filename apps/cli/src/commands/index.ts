@@ -51,7 +51,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
   account: 'Show the account, change its plan and its settings',
   endpoints: 'Create and manage endpoints (receiving URLs and where their events go)',
   destinations: 'Where an endpoint\'s events go: add, pause, limit and remove destinations (URLs or `hook listen`)',
-  events: 'Inspect and replay received events',
+  events: 'Inspect, replay and export received events, or wait for one (scripts, CI)',
   notifications: 'Where the account\'s own notifications go (usage, plan, disabled endpoints, failed events), and those sent',
   members: 'Manage the team: who has access and with which role',
   transform: 'Try endpoint transformations (JavaScript that reshapes events) before using them',
