@@ -112,7 +112,7 @@ export default defineCommand<[], WaitOptions>({
           silent = undefined;
         }
         if (found !== undefined) {
-          out.note(`${found.id} matched after ${seconds(Date.now() - startedAt)}: ${found.type ?? 'no type'}, ${found.status}.`);
+          out.hint(`${found.id} matched after ${seconds(Date.now() - startedAt)}: ${found.type ?? 'no type'}, ${found.status}.`);
           // The event as JSON on stdout in every output mode: a script reads it either way.
           await out.result(found, [{ kind: 'text', text: JSON.stringify(found, null, 2) }]);
           return 0;
