@@ -2,7 +2,8 @@
 import type { AccountDetails, Attempt, Delivery, Destination, DestinationTarget, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
 import type { Member } from '@hook/client';
 import type { NotificationSettings } from '@hook/client';
-import { cellText, statusCell, type Block, type Cell, type View } from './output/view.ts';
+import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus } from '@hook/core';
+import { cellText, statusCell, type Block, type Cell, type Line, type Tone, type View } from './output/view.ts';
 
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
 export function time(iso: string | null): string {
@@ -295,4 +296,52 @@ export function notificationSettingsView(settings: NotificationSettings): View {
       ['Updated', time(settings.updated_at)],
     ],
   }];
+}
+
+const TAIL_STATUS_TONES: Record<EventStatus, Tone> = { delivered: 'good', failed: 'bad', retrying: 'warn', pending: 'dim', filtered: 'dim' };
+/** Width of the status word in tail lines (`delivered`, `received`), so the event ids line up. */
+const TAIL_STATUS_WIDTH = 9;
+
+function requestTarget(event: { method: string; path: string; query: string }): string {
+  return `${event.method} ${event.path || '/'}${event.query ? `?${event.query}` : ''}`;
+}
+
+/**
+ * `hook events tail`: one line per message, what matters first (a terminal cuts the end):
+ * time, what happened, event id, endpoint name, then the details.
+ *
+ *   12:36:11  received   evt_01M8…  orders  order.created  POST /hooks?x=1  24 B
+ *   12:36:12  retrying   evt_01M8…  500  12 ms  orders  attempt 1 (auto)
+ */
+export function tailLine(message: EventReceivedMessage | AttemptFinishedMessage, endpointName: string): Line {
+  if (message.type === 'event.received') {
+    const { event } = message;
+    return [{ at: event.received_at }, 'received'.padEnd(TAIL_STATUS_WIDTH), event.id, endpointName, event.type ?? '-', requestTarget(event), bytes(event.size)];
+  }
+  const { attempt } = message;
+  const ok = attempt.response_status !== null && attempt.response_status >= 200 && attempt.response_status < 300;
+  const line: Cell[] = [
+    { at: attempt.started_at },
+    { text: message.event_status.padEnd(TAIL_STATUS_WIDTH), tone: TAIL_STATUS_TONES[message.event_status] },
+    message.event_id,
+    { text: attempt.response_status === null ? 'ERR' : String(attempt.response_status), tone: ok ? 'good' : 'bad' },
+    `${Math.round(attempt.duration_ms)} ms`,
+    endpointName,
+    `attempt ${attempt.n} (${attempt.trigger})`,
+  ];
+  if (attempt.error) line.push(attempt.error);
+  return line;
+}
+
+/** `hook events tail`: an event received while the stream was down (caught up on reconnect), with the status it has now. */
+export function missedEventLine(event: EventSummary, endpointName: string): Line {
+  return [
+    { at: event.received_at },
+    { text: event.status.padEnd(TAIL_STATUS_WIDTH), tone: TAIL_STATUS_TONES[event.status] },
+    event.id,
+    endpointName,
+    event.type ?? '-',
+    requestTarget(event),
+    bytes(event.size),
+  ];
 }

@@ -115,13 +115,15 @@ export class Output {
   /**
    * The terminal's status line (stderr): one row below everything else, rewritten in place
    * by each call and cut to the terminal's width; null removes it. Other output goes above
-   * it. Returns false, showing nothing, where there is no terminal (`hasStatusLine`).
+   * it. `keep`: the text replaces the status line and stays, as a line of its own (cut to
+   * the width too). Returns false, showing nothing, where there is no terminal
+   * (`hasStatusLine`).
    */
-  status(text: string | null): boolean {
+  status(text: string | null, options: { keep?: boolean } = {}): boolean {
     if (!this.hasStatusLine) return false;
     const shown = this.#status !== null;
-    this.#status = text;
-    this.#streams.stderr.write(`${shown ? CLEAR_ROW : ''}${text === null ? '' : this.#statusText(text)}`);
+    this.#status = options.keep ? null : text;
+    this.#streams.stderr.write(`${shown ? CLEAR_ROW : ''}${text === null ? '' : this.#statusText(text)}${options.keep && text !== null ? '\n' : ''}`);
     return true;
   }
 

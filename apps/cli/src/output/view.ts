@@ -7,7 +7,12 @@
 /** How a cell reads at a glance; the terminal renderer colours it, plain text ignores it. */
 export type Tone = 'good' | 'bad' | 'warn' | 'dim';
 
-export type Cell = string | { text: string; tone: Tone };
+/**
+ * What one cell shows. `{ at }` is a moment (ISO 8601): plain text shows it as the UTC
+ * timestamp without milliseconds, a terminal line (`Line`) as the local time of day, which
+ * is what a person watching live wants and leaves room on an 80-column line.
+ */
+export type Cell = string | { text: string; tone: Tone } | { at: string };
 
 export interface Column {
   header: string;
@@ -25,8 +30,26 @@ export type Block =
 
 export type View = readonly Block[];
 
+/**
+ * One line of a stream (`hook events tail`): cells joined by two spaces. On a terminal it
+ * is coloured by tone and cut to the terminal's width with "…" (never wrapped), so put
+ * what matters most first; plain text keeps the whole line.
+ */
+export type Line = readonly Cell[];
+
+/** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
+export function isoSeconds(iso: string): string {
+  return iso.replace(/\.\d+Z$/, 'Z');
+}
+
 export function cellText(cell: Cell): string {
-  return typeof cell === 'string' ? cell : cell.text;
+  if (typeof cell === 'string') return cell;
+  return 'at' in cell ? isoSeconds(cell.at) : cell.text;
+}
+
+/** The line as plain text: the cells' text, two spaces apart; a control character (a newline in an event type) shows as "�", so one line stays one line. */
+export function plainLine(line: Line): string {
+  return line.map(cellText).join('  ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '\uFFFD');
 }
 
 const STATUS_TONES: Record<string, Tone> = {

@@ -19,7 +19,7 @@ const TONE_STYLES: Record<Tone, { color?: string; dimColor?: boolean }> = {
 const GAP = 2;
 
 function cellElement(cell: Cell, key: string, wrap: 'truncate-end' | 'wrap' = 'truncate-end'): ReactNode {
-  const style = typeof cell === 'string' ? {} : TONE_STYLES[cell.tone];
+  const style = typeof cell === 'string' || !('tone' in cell) ? {} : TONE_STYLES[cell.tone];
   return h(Text, { key, wrap, ...style }, cellText(cell));
 }
 

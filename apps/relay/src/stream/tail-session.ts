@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
-import { HookError, newUlid, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION, STREAM_TOO_SLOW, type EventStatus } from '@hook/core';
+import { ENDPOINT_GONE, HookError, newUlid, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION, STREAM_TOO_SLOW, type EventStatus } from '@hook/core';
+import { Endpoint, type Orm } from '@hook/db';
 import type { StreamHub } from './hub.ts';
 import { closeWithError, sendMessage } from './socket.ts';
 
@@ -12,12 +13,20 @@ export interface TailSessionOptions {
   /** Only events in this status: received events count as pending, attempts by the status they leave. */
   status?: EventStatus;
   heartbeatIntervalMs: number;
+  /** Looks up the endpoint watched (`endpointId`) every heartbeat: a tail of an endpoint that was deleted ends. */
+  orm: Orm;
+  onError: (error: unknown) => void;
 }
 
 /** Bytes a tail may fall behind by before it is closed (its client reconnects and carries on from the live edge). */
 const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 
-/** One `hook events tail` connection: the account's events and attempts as they happen, in every relay process sharing the database (peers.ts). */
+/**
+ * One `hook events tail` connection: the account's events and attempts as they happen, in
+ * every relay process sharing the database (peers.ts). A tail of one endpoint ends when
+ * the endpoint is deleted (close code 4004 after an `endpoint_gone` error), so its client
+ * stops instead of watching nothing forever.
+ */
 export class TailSession {
   readonly sessionId = `ses_${newUlid()}`;
   readonly #options: TailSessionOptions;
@@ -54,8 +63,17 @@ export class TailSession {
         });
       },
     });
-    socket.on('close', unsubscribe);
-    socket.on('error', unsubscribe);
+    let endpointCheck: NodeJS.Timeout | undefined;
+    if (endpointId) {
+      endpointCheck = setInterval(() => void this.#closeIfEndpointGone(endpointId), this.#options.heartbeatIntervalMs);
+      endpointCheck.unref();
+    }
+    const stop = (): void => {
+      unsubscribe();
+      clearInterval(endpointCheck);
+    };
+    socket.on('close', stop);
+    socket.on('error', stop);
     sendMessage(socket, {
       type: 'hello',
       version: STREAM_PROTOCOL_VERSION,
@@ -64,5 +82,15 @@ export class TailSession {
       session_id: this.sessionId,
       heartbeat_interval_ms: this.#options.heartbeatIntervalMs,
     });
+  }
+
+  async #closeIfEndpointGone(endpointId: string): Promise<void> {
+    const { socket, orm } = this.#options;
+    try {
+      const endpoint = await orm.em.fork().findOne(Endpoint, { id: endpointId, deletedAt: null }, { fields: ['id'] });
+      if (!endpoint && socket.readyState === socket.OPEN) closeWithError(socket, STREAM_CLOSE_CODES.endpointGone, new HookError(ENDPOINT_GONE, [endpointId]));
+    } catch (error) {
+      this.#options.onError(error);
+    }
   }
 }

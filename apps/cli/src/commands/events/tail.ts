@@ -1,12 +1,12 @@
 import { Option } from 'commander';
-import { EVENT_STATUSES, type AttemptFinishedMessage, type EventReceivedMessage, type EventStatus } from '@hook/core';
-import { HookStream } from '@hook/client';
+import { EVENT_STATUSES, STREAM_PROTOCOL_VERSION, type EventStatus } from '@hook/core';
+import { HookStream, type EventSummary, type HookClient } from '@hook/client';
+import { HookApiError } from '@hook/client/errors';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
-import type { Tone } from '../../output/view.ts';
-import { noteConnection, reportStreamState, stopSignal, untilRelayAnswers } from '../../stream-connection.ts';
-import type { LiveLines } from '../../ui/live-lines.ts';
-import { bytes, time } from '../../views.ts';
+import { ENDPOINT_NOT_FOUND, UserError } from '../../errors.ts';
+import { noteConnection, stopSignal, untilRelayAnswers, watchConnection, type ConnectionWatch } from '../../stream-connection.ts';
+import { missedEventLine, tailLine } from '../../views.ts';
 import packageJson from '../../../package.json' with { type: 'json' };
 
 interface TailOptions {
@@ -14,29 +14,71 @@ interface TailOptions {
   status?: EventStatus;
 }
 
-const STATUS_TONES: Record<EventStatus, Tone> = { delivered: 'good', failed: 'bad', retrying: 'warn', pending: 'dim', filtered: 'dim' };
+/**
+ * Endpoint names by id, for lines a person reads (the stream names endpoints by id): the
+ * list is read once at the start, and again when an event names an endpoint not in it
+ * (one created since). An id that is still unknown after that is shown as it is.
+ */
+class EndpointNames {
+  readonly #client: HookClient;
+  readonly #names = new Map<string, string>();
+  readonly #notFound = new Set<string>();
+  #reading: Promise<void> | undefined;
 
-/** One line per message, for people: what happened, to which event, how it ended. */
-function lineFor(message: EventReceivedMessage | AttemptFinishedMessage): { text: string; tone?: Tone } {
-  if (message.type === 'event.received') {
-    const { event } = message;
-    const target = `${event.path || '/'}${event.query ? `?${event.query}` : ''}`;
-    return { text: [time(event.received_at), 'received ', event.id, `${event.method} ${target}`, event.type ?? '-', bytes(event.size), event.endpoint_id].join('  ') };
+  constructor(client: HookClient) {
+    this.#client = client;
   }
-  const { attempt } = message;
-  const answer = attempt.response_status === null ? `no answer: ${attempt.error ?? 'unknown error'}` : String(attempt.response_status);
+
+  async read(): Promise<void> {
+    for await (const endpoint of this.#client.endpoints.iterate()) this.#names.set(endpoint.id, endpoint.name);
+  }
+
+  /** The name known now, or the id. */
+  known(id: string): string {
+    return this.#names.get(id) ?? id;
+  }
+
+  /** The name, reading the list again (once at a time) for an id not seen before. */
+  async nameOf(id: string): Promise<string> {
+    if (this.#names.has(id) || this.#notFound.has(id)) return this.known(id);
+    this.#reading ??= this.read().finally(() => (this.#reading = undefined));
+    await this.#reading.catch(() => undefined);
+    if (!this.#names.has(id)) this.#notFound.add(id);
+    return this.known(id);
+  }
+}
+
+/** An event caught up on after a reconnect, as the stream's `event.received` message (with `missed: true`) for --json. */
+function missedRecord(event: EventSummary): Record<string, unknown> {
+  const { id, endpoint_id, type, method, path, query, content_type, size, received_at, status } = event;
   return {
-    text: [time(attempt.started_at), message.event_status.padEnd(9), message.event_id, `attempt ${attempt.n} (${attempt.trigger})`, answer, `${Math.round(attempt.duration_ms)} ms`].join('  '),
-    tone: STATUS_TONES[message.event_status],
+    type: 'event.received',
+    version: STREAM_PROTOCOL_VERSION,
+    event: { id, endpoint_id, type, method, path, query, content_type, size, received_at, status },
+    missed: true,
   };
+}
+
+/** The relay ended a tail of one endpoint because the endpoint was deleted: said in the CLI's words. */
+function tailEnded(error: HookApiError | null, ref: string | undefined): unknown {
+  if (error === null) return new Error('the stream closed without a reason');
+  if (error.code === 'endpoint_gone' && ref !== undefined) {
+    return new UserError(
+      ENDPOINT_NOT_FOUND,
+      `The endpoint '${ref}' was deleted while hook events tail watched it`,
+      'Run `hook endpoints list` to see the endpoints left; `hook events tail` without --endpoint watches all of them.',
+    );
+  }
+  return error;
 }
 
 export default defineCommand<[], TailOptions>({
   path: ['events', 'tail'],
   summary: 'Watch events and delivery attempts as they happen',
   description: [
-    'Print each event as it is received and each delivery attempt as it finishes, live, until Ctrl-C.',
-    '--json prints the stream\'s messages as they arrive, one per line: {"type":"event.received",…} and {"type":"attempt.finished",…}. A lost connection is re-opened with backoff; what happened while it was down is not replayed (use `hook events list` for history). Docs: docs/cli.md#hook-events-tail',
+    'Print each event as it is received and each delivery attempt as it finishes, live, until Ctrl-C. On a terminal each line is cut to its width, with colours; endpoints are shown by name.',
+    'A lost connection is re-opened with backoff; a terminal shows one status line saying how long it has been down, and on return the events received meanwhile are shown. A tail of an endpoint that is deleted ends with exit 1.',
+    '--json prints the stream\'s messages as they arrive, one per line: {"type":"event.received",…} and {"type":"attempt.finished",…}; connection changes go to stderr as {"type":"connection",…} lines. Docs: docs/cli.md#hook-events-tail',
   ].join('\n\n'),
   examples: [
     ['hook events tail', 'everything, for every endpoint'],
@@ -54,46 +96,56 @@ export default defineCommand<[], TailOptions>({
     const apiUrl = client.apiUrl;
     const stop = stopSignal();
     let stream: HookStream | undefined;
-    let live: LiveLines | undefined;
+    let watch: ConnectionWatch | undefined;
     try {
-      let endpointId: string | undefined;
-      if (options.endpoint !== undefined) {
-        const ref = options.endpoint;
-        endpointId = await untilRelayAnswers(out, apiUrl, () => endpointIdOf(client, ref), stop);
-        if (endpointId === undefined) return 0;
-      }
-      if (!out.json && out.interactive) {
-        const { renderLiveLines } = await import('../../ui/live-lines.ts');
-        // The terminal's width: stdout is a TTY here (out.interactive).
-        live = renderLiveLines({ write: (data) => out.bytes(data), columns: process.stdout.columns });
-      }
+      // Names only for people: --json prints the stream's messages as they are.
+      const names = out.json ? undefined : new EndpointNames(client);
+      const ready = await untilRelayAnswers(out, apiUrl, async () => {
+        const endpointId = options.endpoint === undefined ? undefined : await endpointIdOf(client, options.endpoint);
+        await names?.read();
+        return { endpointId };
+      }, stop);
+      if (!ready) return 0;
       stream = new HookStream({
         apiUrl,
         apiKey: context.settings.apiKey!,
         mode: 'tail',
-        endpointId,
+        endpointId: ready.endpointId,
         status: options.status,
         userAgent: `hook-cli/${packageJson.version}`,
       });
       const scope = options.endpoint ? `endpoint ${options.endpoint}` : 'every endpoint';
-      stream.on('state', (state) =>
-        reportStreamState(out, state, { apiUrl, connectedText: `Connected. Watching ${scope}${options.status ? ` (status ${options.status})` : ''}; Ctrl-C to stop.` }),
-      );
+      watch = watchConnection(out, stream, {
+        apiUrl,
+        client,
+        endpointId: ready.endpointId,
+        status: options.status,
+        connectedText: `Connected. Watching ${scope}${options.status ? ` (status ${options.status})` : ''}; Ctrl-C to stop.`,
+        showMissed: (events, write) => {
+          for (const event of events) write(missedRecord(event), missedEventLine(event, names?.known(event.endpoint_id) ?? event.endpoint_id));
+        },
+      });
+      // Lines are written in the order messages came, each once its endpoint's name is known.
+      let written: Promise<void> = Promise.resolve();
       stream.on('message', (message) => {
         if (message.type !== 'event.received' && message.type !== 'attempt.finished') return;
-        const line = lineFor(message);
-        if (live) live.add(line);
-        else out.record(message, line.text);
+        if (!names) {
+          out.record(message, '');
+          return;
+        }
+        const endpointId = message.type === 'event.received' ? message.event.endpoint_id : message.endpoint_id;
+        written = written.then(async () => out.record(message, tailLine(message, await names.nameOf(endpointId))));
       });
       stream.start();
       const ending = await Promise.race([stop.stopped.then(() => 'stopped' as const), stream.done]);
-      if (ending !== 'stopped') throw ending ?? new Error('the stream closed without a reason');
+      if (ending !== 'stopped') throw tailEnded(ending, options.endpoint);
+      await written;
       return 0;
     } catch (error) {
       throw options.endpoint === undefined ? error : endpointErrorFor(options.endpoint, error);
     } finally {
       await stream?.close();
-      await live?.close();
+      watch?.dispose();
       stop.dispose();
       if (stream && stop.isStopped()) noteConnection(out, { state: 'closed' }, 'Stopped.');
     }

@@ -111,6 +111,10 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
       });
       return;
     }
-    new TailSession({ socket, hub: options.hub, accountId: request.accountId, endpointId: query.endpoint_id, status: query.status, heartbeatIntervalMs }).start();
+    new TailSession({
+      socket, hub: options.hub, accountId: request.accountId, endpointId: query.endpoint_id, status: query.status, heartbeatIntervalMs,
+      orm: request.server.delivery.orm,
+      onError: (error) => request.log.error({ err: error }, 'tail session error'),
+    }).start();
   });
 }
