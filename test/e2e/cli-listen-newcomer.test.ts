@@ -16,6 +16,9 @@ import { HOOK_BIN, HookUser } from '../support/cli.ts';
 import { startHook, stopAllHookProcesses, type HookProcess } from '../support/hook-process.ts';
 import { api, createEndpoint, startTestRelay, type TestRelay } from '../support/relay.ts';
 
+/** A time as a pipe shows it: UTC, to the second. */
+const ISO_SECONDS = '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z';
+
 /** Two retries, two seconds apart: long enough to show "next retry in 2 s", short enough to see them run out. */
 const RETRY_MS = 2000;
 
@@ -110,8 +113,8 @@ describe('which endpoint hook listen forwards', () => {
     const local = await localServer();
     const hook = startHook(user, ['listen', String(local.port)]);
     const line = await hook.waitForStdout((text) => text.includes(sent.id));
-    expect(line).toMatch(new RegExp(`^\\d{2}:\\d{2}:\\d{2}  200  POST /  \\d+ ms  invoice\\.paid  ${sent.id}$`));
-    expect(hook.stderrLines).toContain(`Endpoint:    stripe-dev (${first.id}), the default endpoint of profile 'default'`);
+    expect(line).toMatch(new RegExp(`^${ISO_SECONDS}  200  POST /  \\d+ ms  ${sent.id}  invoice\\.paid$`));
+    expect(hook.stderrLines).toContain(`Endpoint:    stripe-dev (${first.id}), the default endpoint`);
     expect(local.received.map((request) => request.eventId)).toEqual([sent.id]);
     expect((await eventOf(key, sent.id)).status).toBe('delivered');
     expect((await user.json(['endpoints', 'list'])).data).toHaveLength(2); // nothing created
@@ -189,12 +192,12 @@ describe('which endpoint hook listen forwards', () => {
 });
 
 describe('what hook listen prints', () => {
-  it('colours the status on a terminal and marks each retry with when the next is due, until they run out', async () => {
+  it('on an 80-column terminal: the status coloured, each retry on a row of its own with when the next is due, nothing wrapped', async () => {
     const { user } = await newUser();
     const endpoint = await user.json(['endpoints', 'create', 'tty']);
     const local = await localServer();
     // `script` runs hook on a pseudo-terminal, as a person's shell would.
-    const child = spawn('script', ['-qec', `stty cols 200 rows 40; exec ${HOOK_BIN} listen ${local.port}`, '/dev/null'], {
+    const child = spawn('script', ['-qec', `stty cols 80 rows 40; exec ${HOOK_BIN} listen ${local.port}`, '/dev/null'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: user.home, XDG_CONFIG_HOME: user.configHome, TERM: 'xterm-256color' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -207,10 +210,15 @@ describe('what hook listen prints', () => {
       const failing = await ingest(`${endpoint.url}/fail`, '{"type":"charge.failed"}');
       await expect.poll(() => screen, { timeout: 20_000 }).toContain('retries exhausted: failed');
       const at = '\\d{2}:\\d{2}:\\d{2}';
-      expect(screen).toMatch(new RegExp(`${at}  \x1b\\[32m200\x1b\\[39m  POST /  \\d+ ms  invoice\\.paid  ${ok}\r\n`));
-      expect(screen).toMatch(new RegExp(`${at}  \x1b\\[31m500\x1b\\[39m  POST /fail  \\d+ ms  charge\\.failed  ${failing}  \\(attempt 1; next retry in 2 s at ${at}\\)\r\n`));
-      expect(screen).toMatch(new RegExp(`${at}  \x1b\\[31m500\x1b\\[39m  POST /fail  \\d+ ms  charge\\.failed  ${failing}  \\(attempt 2; next retry in 2 s at ${at}\\)\r\n`));
-      expect(screen).toMatch(new RegExp(`${at}  \x1b\\[31m500\x1b\\[39m  POST /fail  \\d+ ms  charge\\.failed  ${failing}  \\(attempt 3; retries exhausted: failed\\)\r\n`));
+      expect(screen).toMatch(new RegExp(`${at}\x1b\\[22m  \x1b\\[32m200\x1b\\[39m  POST /  \\d+ ms  ${ok}  invoice\\.paid\r\n`));
+      expect(screen).toMatch(new RegExp(`${at}\x1b\\[22m  \x1b\\[31m500\x1b\\[39m  POST /fail  \\d+ ms  ${failing}  charge\\.failed\r\n`));
+      for (const verdict of [`attempt 1; next retry in 2 s at ${at}`, `attempt 2; next retry in 2 s at ${at}`, 'attempt 3; retries exhausted: failed']) {
+        expect(screen).toMatch(new RegExp(`\r\n\x1b\\[2m {10}${verdict}\x1b\\[22m\r\n`));
+      }
+      // Every delivery row fits the 80 columns.
+      const rows = screen.replaceAll(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split('\r\n').filter((row) => row.includes('evt_') || row.includes('attempt'));
+      expect(rows.length).toBeGreaterThanOrEqual(7);
+      for (const row of rows) expect([...row].length, row).toBeLessThanOrEqual(80);
       child.stdin.write('\x03'); // Ctrl-C
       expect(await exited).toBe(0);
     } finally {
@@ -228,7 +236,7 @@ describe('what hook listen prints', () => {
     await hook.waitForStdout((line) => line.includes(ok));
     const failing = await ingest(`${endpoint.url}/fail`, '{"type":"charge.failed"}');
     const failedLine = await hook.waitForStdout((line) => line.includes(failing));
-    expect(failedLine).toMatch(/  500  POST \/fail  \d+ ms  charge\.failed  evt_\w+  \(attempt 1; next retry in 2 s at \d{2}:\d{2}:\d{2}\)$/);
+    expect(failedLine).toMatch(new RegExp(`^${ISO_SECONDS}  500  POST /fail  \\d+ ms  ${failing}  charge\\.failed  \\(attempt 1; next retry in 2 s at ${ISO_SECONDS}\\)$`));
     await hook.waitForStdout((line) => line.includes('at handler (server.js:12:30)'));
     const lines = hook.stdoutLines;
     const okIndex = lines.findIndex((line) => line.includes(ok));
@@ -269,7 +277,7 @@ describe('what hook listen prints', () => {
     const replay = await user.run(['events', 'replay', id]);
     expect(replay.code).toBe(0);
     const replayed = await hook.waitForStdout((line) => line.includes(id) && line.includes('replay'));
-    expect(replayed).toMatch(new RegExp(`  200  POST /  \\d+ ms  customer\\.created  ${id}  \\(replay; attempt 2\\)$`));
+    expect(replayed).toMatch(new RegExp(`  200  POST /  \\d+ ms  ${id}  customer\\.created  \\(replay; attempt 2\\)$`));
     expect(local.received.map((request) => request.eventId)).toEqual([id, id]);
     await hook.stop();
   });

@@ -111,7 +111,7 @@ describe('hook listen', () => {
     const ingestUrl = ingestLine.split(/\s+/)[2]!;
     const id = await ingest(`${ingestUrl}/github`, '{"a":1}');
     const line = await hook.waitForStdout((text) => text.includes(id));
-    expect(line).toMatch(new RegExp(`^\\d{2}:\\d{2}:\\d{2}  200  POST /webhooks/github  \\d+ ms  -  ${id}$`));
+    expect(line).toMatch(new RegExp(`^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z  200  POST /webhooks/github  \\d+ ms  ${id}  -$`));
     expect(server.requests[0]!.url).toBe('/webhooks/github');
     const exit = await hook.stop('SIGTERM');
     expect(exit.code).toBe(0);

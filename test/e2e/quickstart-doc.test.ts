@@ -96,13 +96,13 @@ describe('docs/quickstart.md, with the CLI', () => {
     expect(received[0]!.body).toBe('{"type":"invoice.paid","amount":100}');
     const eventId = received[0]!.eventId;
     expect(listenOutput).toContain("Endpoint:    stripe-dev (ep_");
-    await expect.poll(() => listenOutput, { timeout: 10_000 }).toMatch(new RegExp(`  200  POST /  \\d+ ms  invoice\\.paid  ${eventId}\\n`));
+    await expect.poll(() => listenOutput, { timeout: 10_000 }).toMatch(new RegExp(`  200  POST /  \\d+ ms  ${eventId}  invoice\\.paid\\n`));
 
     const replay = await runBlock(BLOCKS[2]!);
     expect(replay.code, replay.stderr).toBe(0);
     await untilReceived(2, 15_000);
     expect(received[1]!.eventId).toBe(eventId);
-    await expect.poll(() => listenOutput, { timeout: 10_000 }).toContain(`${eventId}  (replay; attempt 2)`);
+    await expect.poll(() => listenOutput, { timeout: 10_000 }).toContain(`${eventId}  invoice.paid  (replay; attempt 2)`);
 
     // Ctrl-C, as a terminal sends it: to the whole process group (npx re-raises it on itself once hook has stopped).
     const exited = new Promise<void>((resolveExit) => listener!.once('exit', () => resolveExit()));

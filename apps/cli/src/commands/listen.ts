@@ -3,12 +3,13 @@ import { EVENT_TYPE_MAX_CHARS, STREAM_EVENT_TYPES_MAX, STREAM_MAX_IN_FLIGHT_LIMI
 import { HookStream, type SigningSecret } from '@hook/client';
 import { HookApiError } from '@hook/client/errors';
 import { defineCommand, type CommandContext } from '../command.ts';
+import { DEFAULT_PROFILE } from '../config.ts';
 import { UsageError } from '../errors.ts';
 import { chooseListenEndpoint, type ChosenEndpoint, type EndpointChoice } from '../forward/endpoint-choice.ts';
-import { deliveryLine, deliveryRecord, type DeliveryReport, type PrintBody } from '../forward/delivery-report.ts';
+import { deliveryLines, deliveryRecord, type DeliveryReport, type PrintBody } from '../forward/delivery-report.ts';
 import { LocalForwarder, type ForwardOutcome } from '../forward/local-forwarder.ts';
 import { describeTarget, parseForwardTarget } from '../forward/target.ts';
-import { noteConnection, reportStreamState, stopSignal, untilRelayAnswers } from '../stream-connection.ts';
+import { noteConnection, stopSignal, untilRelayAnswers, watchConnection, type ConnectionWatch } from '../stream-connection.ts';
 import { targetText } from '../views.ts';
 import packageJson from '../../package.json' with { type: 'json' };
 
@@ -56,7 +57,7 @@ function plural(count: number, one: string, many: string): string {
 /** How the endpoint line ends: why this endpoint. */
 const CHOICE_TEXT: Record<EndpointChoice, (profile: string) => string> = {
   flag: () => 'from --endpoint',
-  default: (profile) => `the default endpoint of profile '${profile}'`,
+  default: (profile) => (profile === DEFAULT_PROFILE ? 'the default endpoint' : `the default endpoint of profile '${profile}'`),
   only: () => "this account's only endpoint",
   created: () => 'created now',
 };
@@ -123,6 +124,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
     });
     const forwarder = new LocalForwarder(target);
     let stream: HookStream | undefined;
+    let watch: ConnectionWatch | undefined;
     try {
       const found = await untilRelayAnswers(out, apiUrl, () => endpointAndSecret(context, options, targetArgument), stop);
       if (!found) return 0;
@@ -138,7 +140,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
         if (eventTypes) out.note(`Events:      only ${eventTypes.join(', ')} (others wait on the relay for a \`hook listen\` without --events)`);
         if (mirror) out.note(`Note: this endpoint delivers only to URLs (${endpoint.destinations.map((destination) => targetText(destination.destination)).join(', ')}); events are mirrored here and answers are not recorded.`);
         if (endpoint.status !== 'active') out.warn(`The endpoint is ${endpoint.status}: ${endpoint.status === 'paused' ? 'events are held until it is resumed' : 'it refuses new events'}.`);
-        out.hint(`Another endpoint: hook listen ${targetArgument} --endpoint <name> (this run), or hook endpoints use <name> (the default).`);
+        out.hint('Pick another: --endpoint <name> (this run), hook endpoints use <name> (default)');
       }
 
       stream = new HookStream({
@@ -159,7 +161,10 @@ export default defineCommand<[string | undefined], ListenOptions>({
       /** Deliveries answered and reported, waiting for the relay's `recorded` message before they are printed. */
       const unconfirmed = new Map<string, DeliveryReport>();
       const print = (report: DeliveryReport): void => {
-        out.record(deliveryRecord(report, options.printBody), deliveryLine(report, { paint: (format, text) => out.paint(format, text), printBody: options.printBody }));
+        const [first, ...more] = deliveryLines(report, { terminal: out.interactive, printBody: options.printBody });
+        out.record(deliveryRecord(report, options.printBody), first!);
+        // The rows under it (the verdict on a terminal, the local answer) are for people only.
+        if (!out.json) for (const line of more) out.record(null, line);
       };
       const printUnconfirmed = (): void => {
         for (const report of unconfirmed.values()) print({ ...report, unconfirmed: 'connection_lost' });
@@ -192,8 +197,8 @@ export default defineCommand<[string | undefined], ListenOptions>({
           // The connection is gone: the relay's verdicts on results already sent will not come.
           printUnconfirmed();
         }
-        reportStreamState(out, state, { apiUrl, connectedText: `Connected. Forwarding events to ${describeTarget(target)} (Ctrl-C to stop).` });
       });
+      watch = watchConnection(out, live, { apiUrl, client, endpointId: endpoint.id, connectedText: `Connected. Forwarding events to ${describeTarget(target)} (Ctrl-C to stop).` });
       live.on('message', (message) => {
         if (message.type === 'recorded') {
           onRecorded(message);
@@ -260,6 +265,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
       return 0;
     } finally {
       await stream?.close();
+      watch?.dispose();
       await forwarder.close();
       stop.dispose();
       if (stream && stop.isStopped()) noteConnection(out, { state: 'closed' }, 'Stopped.');

@@ -1,14 +1,23 @@
 /**
- * What `hook listen` prints for one delivery: a line a person reads at a glance, and the
+ * What `hook listen` prints for one delivery: rows a person reads at a glance, and the
  * JSON line a script reads (docs/cli.md#hook-listen). A delivery is reported once the
  * relay has said what the local server's answer decided (the stream's `recorded`
  * message: delivered, or retrying and when, or failed), or with what is known when that
  * cannot come (a mirror copy, a connection lost first, a relay that does not say).
  *
- *   13:03:10  200  POST /webhooks   9 ms  invoice.paid  evt_01M80PKA1A4D0JD7HEVS2AV4D5
- *   13:03:12  500  POST /webhooks  12 ms  invoice.paid  evt_01M80PKE2V3WJ6R0S3QXW1M2ZB  (attempt 1; next retry in 30 s at 13:03:42)
+ * In a pipe, one line per delivery, whole (grep finds the verdict beside the id):
+ *
+ *   2026-11-25T13:03:12Z  500  POST /webhooks  12 ms  evt_01M80PKE2V3WJ6R0S3QXW1M2ZB  charge.failed  (attempt 1; next retry in 30 s at 2026-11-25T13:03:42Z)
+ *
+ * On a terminal the rows are cut to its width, never wrapped: the delivery's row first
+ * (local time, coloured status, path, duration, id, type), and what the relay made of
+ * it on an indented row of its own, so an 80-column terminal still shows both:
+ *
+ *   13:03:12  500  POST /webhooks  12 ms  evt_01M80PKE2V3WJ6R0S3QXW1M2ZB  charge.failed
+ *             attempt 1; next retry in 30 s at 13:03:42
  */
 import type { DeliveryMessage, RecordedMessage } from '@hook/core';
+import { isoSeconds, type Cell, type Line } from '../output/view.ts';
 import type { ForwardOutcome } from './local-forwarder.ts';
 
 /** Whose local answers `--print-body` shows: the failed deliveries' (the flag alone), or every one's. */
@@ -30,9 +39,6 @@ export interface DeliveryReport {
   /** Why no verdict came (when `reported` and not a mirror copy): the connection was lost, or the relay does not send one. */
   unconfirmed?: 'connection_lost' | 'relay_silent';
 }
-
-/** The output's colouring for stdout (plain off a terminal). */
-export type Paint = (format: 'green' | 'yellow' | 'red' | 'dim', text: string) => string;
 
 function pad2(n: number): string {
   return String(n).padStart(2, '0');
@@ -57,17 +63,17 @@ function succeeded(status: number | null): boolean {
   return status !== null && status >= 200 && status < 300;
 }
 
-function statusText(report: DeliveryReport, paint: Paint): string {
-  const status = report.outcome.status;
-  const text = (status === null ? 'ERR' : String(status)).padEnd(3);
-  if (status === null || status >= 500) return paint('red', text);
-  if (status >= 400) return paint('yellow', text);
-  if (status >= 200 && status < 300) return paint('green', text);
+/** The local server's status, toned: 2xx good (green), 4xx warn (yellow), 5xx and no answer bad (red). */
+function statusCellOf(status: number | null): Cell {
+  const text = status === null ? 'ERR' : String(status);
+  if (status === null || status >= 500) return { text, tone: 'bad' };
+  if (status >= 400) return { text, tone: 'warn' };
+  if (succeeded(status)) return { text, tone: 'good' };
   return text;
 }
 
 /** What the relay made of it, in words: `attempt 2; next retry in 2 min at 13:05:10`. */
-function verdictText(report: DeliveryReport, nowMs: number): string {
+function verdictText(report: DeliveryReport, nowMs: number, clock: (date: Date) => string): string {
   const { delivery, recorded, outcome } = report;
   if (delivery.mirror) return 'mirror copy: your answer is not recorded';
   if (!report.reported) return 'connection lost before the result was sent; the relay will offer it again';
@@ -82,7 +88,7 @@ function verdictText(report: DeliveryReport, nowMs: number): string {
     parts.push(recorded.trigger === 'replay' ? 'event failed' : 'retries exhausted: failed');
   } else if (recorded.status !== 'delivered' && recorded.next_attempt_at !== null) {
     const dueMs = Date.parse(recorded.next_attempt_at);
-    parts.push(dueMs - nowMs < 1000 ? 'next retry now' : `next retry in ${waitText(dueMs - nowMs)} at ${clockTime(new Date(dueMs))}`);
+    parts.push(dueMs - nowMs < 1000 ? 'next retry now' : `next retry in ${waitText(dueMs - nowMs)} at ${clock(new Date(dueMs))}`);
   } else if (recorded.status !== 'delivered') {
     parts.push(recorded.status);
   }
@@ -96,8 +102,8 @@ function showsBody(report: DeliveryReport, printBody: PrintBody | undefined): bo
 
 /** The local server's answer, indented under the line: control characters shown as �, cut at PRINTED_BODY_MAX_* with a note. */
 function bodyLines(body: string): string[] {
-  // A terminal would act on escape sequences in a server's answer; tabs and line breaks stay.
-  const clean = body.replaceAll(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\uFFFD').replace(/\s+$/, '');
+  // A terminal would act on escape sequences in a server's answer; line breaks stay (one row each), tabs become spaces.
+  const clean = body.replaceAll('\t', '  ').replaceAll(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\uFFFD').replace(/\s+$/, '');
   if (clean === '') return ['    (empty answer)'];
   let shown = clean.slice(0, PRINTED_BODY_MAX_CHARS);
   let lines = shown.split('\n');
@@ -110,24 +116,39 @@ function bodyLines(body: string): string[] {
   return out;
 }
 
-/** The line (and, with --print-body, the answer under it) for a person. */
-export function deliveryLine(report: DeliveryReport, options: { paint: Paint; printBody?: PrintBody; nowMs?: number }): string {
+/** Where the verdict row starts on a terminal: under the status. */
+const VERDICT_INDENT = ' '.repeat(10);
+
+/**
+ * The rows for a person: in a pipe (`terminal` false) one whole line, on a terminal the
+ * delivery's row and, when there is more to say, the verdict's; with --print-body the
+ * local answer under them.
+ */
+export function deliveryLines(report: DeliveryReport, options: { terminal: boolean; printBody?: PrintBody; nowMs?: number }): Line[] {
   const { delivery, outcome } = report;
   const url = new URL(outcome.url);
-  const parts = [
-    clockTime(new Date(report.forwardedAt)),
-    statusText(report, options.paint),
+  const clock = options.terminal ? clockTime : (date: Date) => isoSeconds(date.toISOString());
+  const row: Cell[] = [
+    { at: report.forwardedAt },
+    statusCellOf(outcome.status),
     `POST ${url.pathname}${url.search}`,
     `${Math.round(outcome.durationMs)} ms`,
-    delivery.event.type ?? '-',
     delivery.event.id,
+    delivery.event.type ?? '-',
   ];
-  if (outcome.error) parts.push(outcome.error);
-  const verdict = verdictText(report, options.nowMs ?? Date.now());
-  if (verdict) parts.push(`(${verdict})`);
-  const lines = [parts.join('  ')];
-  if (showsBody(report, options.printBody) && outcome.responseBody !== null) lines.push(...bodyLines(outcome.responseBody).map((line) => options.paint('dim', line)));
-  return lines.join('\n');
+  const verdict = verdictText(report, options.nowMs ?? Date.now(), clock);
+  const lines: Line[] = [];
+  if (options.terminal) {
+    lines.push(row);
+    const said = [outcome.error, verdict].filter(Boolean).join('; ');
+    if (said) lines.push([{ text: `${VERDICT_INDENT}${said}`, tone: 'dim' }]);
+  } else {
+    if (outcome.error) row.push(outcome.error);
+    if (verdict) row.push(`(${verdict})`);
+    lines.push(row);
+  }
+  if (showsBody(report, options.printBody) && outcome.responseBody !== null) lines.push(...bodyLines(outcome.responseBody).map((line): Line => [{ text: line, tone: 'dim' }]));
+  return lines;
 }
 
 /** One JSON line per delivery (docs/cli.md#hook-listen lists every field). */

@@ -214,14 +214,6 @@ export class Output {
     return failure.exitCode;
   }
 
-  /**
-   * `text` coloured for stdout when stdout is a terminal that takes colours (a stream line
-   * such as `hook listen`'s status); plain in pipes, files, JSON mode, NO_COLOR and dumb terminals.
-   */
-  paint(format: Parameters<typeof styleText>[0], text: string): string {
-    return this.json ? text : styleText(format, text, { stream: this.#streams.stdout as NodeJS.WriteStream });
-  }
-
   /** Colours for a terminal only; styleText leaves text plain for pipes, NO_COLOR and dumb terminals. */
   #style(format: Parameters<typeof styleText>[0], text: string): string {
     return styleText(format, text, { stream: this.#streams.stderr as NodeJS.WriteStream });
