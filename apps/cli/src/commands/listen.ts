@@ -113,7 +113,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
       await out.result({ endpoint_id: found.endpoint.id, endpoint_name: found.endpoint.name, secret: found.secret.secret }, [{ kind: 'text', text: found.secret.secret }]);
       return 0;
     }
-    if (targetArgument === undefined) throw new UsageError("missing argument 'port|url'", 'Give the port your server listens on (hook listen 3000) or its URL (hook listen http://localhost:3000/webhooks).');
+    if (targetArgument === undefined) throw new UsageError('hook listen needs the port or URL of your server', 'Give the port your server listens on (`hook listen 3000`) or its URL (`hook listen http://localhost:3000/webhooks`).');
     const target = parseForwardTarget(targetArgument, options.path);
     const client = await context.client();
     const apiKey = context.settings.apiKey!;

@@ -29,7 +29,7 @@ export default defineCommand<[string | undefined], { clear?: boolean }>({
       ]);
       return;
     }
-    if (ref === undefined) throw new UsageError("missing argument 'endpoint'", 'Name the endpoint: `hook endpoints use <endpoint>` (`hook endpoints list` shows them), or `hook endpoints use --clear`.');
+    if (ref === undefined) throw new UsageError('hook endpoints use needs the endpoint to make the default (its id or name)', 'Name the endpoint: `hook endpoints use <endpoint>` (`hook endpoints list` shows them), or `hook endpoints use --clear`.');
     const client = await context.client();
     const endpoint = await resolveEndpoint(client, ref);
     config.setDefaultEndpoint(settings.profile, { id: endpoint.id, name: endpoint.name });
