@@ -10,7 +10,7 @@
  * for how long it was down and how many events arrived meanwhile (counted with
  * `GET /v1/events`): listen's missed deliveries follow it, tail shows the missed events.
  * In --json mode the same reports are `{"type":"connection",…}` lines on stderr, fields
- * documented in docs/cli.md#connection-state-lines:
+ * documented in docs/cli.md#connection-state:
  *
  *   {"type":"connection","state":"connecting","attempt":1}
  *   {"type":"connection","state":"open","session_id":"…","reconnected":false}
@@ -18,7 +18,7 @@
  *   {"type":"connection","state":"open","session_id":"…","reconnected":true,"down_since":"…","down_for_ms":4210,"missed":3}
  */
 import { idTimeMs, type EventStatus } from '@hook/core';
-import { HookNetworkError } from '@hook/client/errors';
+import { HookApiError, HookNetworkError } from '@hook/client/errors';
 import type { EventSummary, HookClient, HookStream, StreamState } from '@hook/client';
 import type { HelloMessage, ServerMessage } from '@hook/core';
 import type { HeldRecords, Output } from './output/index.ts';
@@ -145,6 +145,19 @@ class Outage {
   }
 }
 
+/** How a relay that has not answered yet (at start) is shown: state `waiting_for_relay`. */
+function describeRelayWait(apiUrl: string): (outage: Outage) => { state: string; status: string; reminder: string } {
+  return (current) => ({
+    state: 'waiting_for_relay',
+    status: `Cannot reach the relay at ${apiUrl} for ${formatDuration(current.downForMs)}; trying again (try ${current.attempt + 1})… (${current.reason})`,
+    reminder: `Still cannot reach the relay at ${apiUrl} after ${formatDuration(current.downForMs)} (${current.reason}); trying again…`,
+  });
+}
+
+function relayWaitText(apiUrl: string, reason: string, delayMs: number): string {
+  return `Cannot reach the relay at ${apiUrl} (${reason}); trying again in ${delayText(delayMs)}, and on until it answers (Ctrl-C to stop).`;
+}
+
 /**
  * Runs `call` until the relay answers: a relay that is down (HookNetworkError) is waited
  * for with backoff, saying so on stderr as an outage; any other error (a bad key, say)
@@ -161,15 +174,11 @@ export async function untilRelayAnswers<T>(out: Output, apiUrl: string, call: ()
         if (!(error instanceof HookNetworkError) || stop.isStopped()) throw error;
         const delayMs = Math.min(RELAY_WAIT_MAX_MS, RELAY_WAIT_INITIAL_MS * 2 ** (attempt - 1));
         const first = outage === undefined;
-        outage ??= new Outage(out, now, error.reason, (current) => ({
-          state: 'waiting_for_relay',
-          status: `Cannot reach the relay at ${apiUrl} for ${formatDuration(current.downForMs)}; trying again (try ${current.attempt + 1})… (${current.reason})`,
-          reminder: `Still cannot reach the relay at ${apiUrl} after ${formatDuration(current.downForMs)} (${current.reason}); trying again…`,
-        }));
+        outage ??= new Outage(out, now, error.reason, describeRelayWait(apiUrl));
         outage.reason = error.reason;
         outage.attempt = attempt;
         outage.retryInMs = delayMs;
-        if (first) outage.begin(`Cannot reach the relay at ${apiUrl} (${error.reason}); trying again in ${delayText(delayMs)}, and on until it answers (Ctrl-C to stop).`);
+        if (first) outage.begin(relayWaitText(apiUrl, error.reason, delayMs));
         else outage.refresh();
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, delayMs))), stop.stopped]);
@@ -196,6 +205,8 @@ export interface WatchOptions {
    * held meanwhile). Without it (listen) they are only counted: their deliveries follow.
    */
   showMissed?: (events: readonly EventSummary[], write: (value: unknown, line: string | Line) => void) => void;
+  /** The error the command reports for a fatal close, when it says it in its own words (the `closed` line gives its code and reason). */
+  fatalError?: (fatal: HookApiError) => Error & { code?: string };
   now?: () => number;
 }
 
@@ -380,10 +391,11 @@ export function watchConnection(out: Output, stream: HookStream, options: WatchO
           break;
         }
         if (!opened) {
-          // Never connected yet: this is still the first connection's outage.
-          outage = new Outage(out, now, state.reason, describeOutage);
+          // Never connected yet: the relay did not answer at start, as in untilRelayAnswers.
+          outage = new Outage(out, now, state.reason, describeRelayWait(apiUrl));
+          outage.attempt = 1;
           outage.retryInMs = state.delayMs;
-          outage.begin(`Cannot connect to ${apiUrl} (${state.reason}); retrying…`);
+          outage.begin(relayWaitText(apiUrl, state.reason, state.delayMs));
           break;
         }
         outage = new Outage(out, now, state.reason, describeOutage);
@@ -395,7 +407,11 @@ export function watchConnection(out: Output, stream: HookStream, options: WatchO
         outage = undefined;
         out.status(null);
         // The error itself follows on stderr (with its fix) for people and scripts alike; in --json a closed line comes first, so the state lines end.
-        if (state.fatal && out.json) noteConnection(out, { state: 'closed', reason: state.fatal.problem.detail, code: state.fatal.code }, '');
+        if (state.fatal && out.json) {
+          const reported = options.fatalError?.(state.fatal) ?? state.fatal;
+          const reason = reported instanceof HookApiError ? reported.detail : reported.message;
+          noteConnection(out, { state: 'closed', reason, code: reported.code ?? null }, '');
+        }
         break;
     }
   };

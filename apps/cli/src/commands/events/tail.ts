@@ -60,8 +60,7 @@ function missedRecord(event: EventSummary): Record<string, unknown> {
 }
 
 /** The relay ended a tail of one endpoint because the endpoint was deleted: said in the CLI's words. */
-function tailEnded(error: HookApiError | null, ref: string | undefined): unknown {
-  if (error === null) return new Error('the stream closed without a reason');
+function tailEnded(error: HookApiError, ref: string | undefined): Error & { code?: string } {
   if (error.code === 'endpoint_gone' && ref !== undefined) {
     return new UserError(
       ENDPOINT_NOT_FOUND,
@@ -121,6 +120,7 @@ export default defineCommand<[], TailOptions>({
         endpointId: ready.endpointId,
         status: options.status,
         connectedText: `Connected. Watching ${scope}${options.status ? ` (status ${options.status})` : ''}; Ctrl-C to stop.`,
+        fatalError: (fatal) => tailEnded(fatal, options.endpoint),
         showMissed: (events, write) => {
           for (const event of events) write(missedRecord(event), missedEventLine(event, names?.known(event.endpoint_id) ?? event.endpoint_id));
         },
@@ -138,7 +138,7 @@ export default defineCommand<[], TailOptions>({
       });
       stream.start();
       const ending = await Promise.race([stop.stopped.then(() => 'stopped' as const), stream.done]);
-      if (ending !== 'stopped') throw tailEnded(ending, options.endpoint);
+      if (ending !== 'stopped') throw ending === null ? new Error('the stream closed without a reason') : tailEnded(ending, options.endpoint);
       await written;
       return 0;
     } catch (error) {
