@@ -146,10 +146,11 @@ describe('output on a terminal', () => {
     expect(onTerminal).toMatch(/\x1b\[1mID\x1b\[22m/); // ink: bold headers
     expect(onTerminal).toContain('\x1b[32mactive\x1b[39m'); // ink: a green status
     const visible = onTerminal.replace(/\x1b\[[0-9;]*m/g, '').replace(/\r/g, '');
-    expect(visible).toMatch(new RegExp(`^${endpoint.id} +tty-check +active +${endpoint.url} +cli *$`, 'm'));
+    // The user's first endpoint: the default of `hook listen`, marked after its name.
+    expect(visible).toMatch(new RegExp(`^${endpoint.id} +tty-check \\(default\\) +active +${endpoint.url} +cli *$`, 'm'));
 
     const piped = await user.run(['endpoints', 'list']);
     expect(piped.stdout).not.toContain('\x1b');
-    expect(piped.stdout).toMatch(new RegExp(`^${endpoint.id} +tty-check +active +${endpoint.url} +cli$`, 'm'));
+    expect(piped.stdout).toMatch(new RegExp(`^${endpoint.id} +tty-check \\(default\\) +active +${endpoint.url} +cli$`, 'm'));
   });
 });

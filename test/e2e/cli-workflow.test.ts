@@ -70,7 +70,9 @@ describe('endpoints, send and events', () => {
   const fileBody = '{"b":  1,\n "a": [1,2 ,3],   "text": "é ✓ \\u00e9"}\n\n';
 
   it('creates an endpoint that holds events for hook listen', async () => {
-    endpoint = await user.json(['endpoints', 'create', 'orders']);
+    const { default: isDefault, ...created } = await user.json(['endpoints', 'create', 'orders']);
+    expect(isDefault).toBe(true); // the profile's first endpoint is the one hook listen forwards
+    endpoint = created;
     expect(endpoint).toMatchObject({ id: expect.stringMatching(/^ep_/), name: 'orders', status: 'active', destination: { type: 'cli' } });
     expect(endpoint.url).toMatch(new RegExp(`^${relay.baseUrl}/v1/ingest/`));
     expect(Object.keys(endpoint).sort()).toEqual(['created_at', 'destination', 'destinations', 'filter', 'id', 'name', 'status', 'transformation', 'updated_at', 'url']);
@@ -143,9 +145,9 @@ describe('endpoints, send and events', () => {
 
   it('lists, gets (by name or id), updates, rotates and deletes endpoints', async () => {
     const list = await user.json(['endpoints', 'list']);
-    expect(list).toEqual({ data: [endpoint], next_cursor: null });
+    expect(list).toEqual({ data: [{ ...endpoint, default: true }], next_cursor: null });
     const table = await user.run(['endpoints', 'list']);
-    expect(table.stdout).toMatch(new RegExp(`^${endpoint.id} +orders +active +${endpoint.url} +cli$`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^${endpoint.id} +orders \\(default\\) +active +${endpoint.url} +cli$`, 'm'));
     expect(await user.json(['endpoints', 'get', 'orders'])).toEqual(endpoint);
     expect(await user.json(['endpoints', 'get', endpoint.id])).toEqual(endpoint);
 
