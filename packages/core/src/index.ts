@@ -10,3 +10,4 @@ export * from './delivery.ts';
 export * from './stream-protocol.ts';
 export * from './notifications.ts';
 export * from './filters.ts';
+export * from './wording.ts';

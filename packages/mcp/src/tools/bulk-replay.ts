@@ -1,4 +1,4 @@
-import { EVENT_STATUSES } from '@hook/core';
+import { countOf, EVENT_STATUSES } from '@hook/core';
 import { z } from 'zod';
 import { defineTool } from '../tool.ts';
 
@@ -26,7 +26,7 @@ export default defineTool({
     const result = await client.events.replayMany(input);
     return {
       result,
-      summary: `Queued ${result.replayed} event(s), ${result.deliveries} delivery(ies) (${result.waiting_for_listener} for hook listen) for replay${result.deliveries >= result.limit ? ' (the limit: more may match)' : ''}`,
+      summary: `Queued ${countOf(result.replayed, 'event')}, ${countOf(result.deliveries, 'delivery', 'deliveries')} (${result.waiting_for_listener} for hook listen) for replay${result.deliveries >= result.limit ? ' (the limit: more may match)' : ''}`,
     };
   },
 });

@@ -1,3 +1,4 @@
+import { countOf } from '@hook/core';
 import { z } from 'zod';
 import { eventSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
@@ -33,7 +34,7 @@ export default defineTool({
     return {
       result: { event, payload: parsedPayload(event.body, event.body_encoding, event.content_type) },
       summary:
-        `Event ${event.id}${event.type ? ` (${event.type})` : ''}: ${event.status}, ${event.attempts.length} attempt(s)` +
+        `Event ${event.id}${event.type ? ` (${event.type})` : ''}: ${event.status}, ${countOf(event.attempts.length, 'attempt')}` +
         (last ? `; last: ${last.response_status ?? last.error ?? 'no response'}` : ''),
     };
   },

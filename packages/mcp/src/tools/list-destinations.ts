@@ -1,3 +1,4 @@
+import { countOf } from '@hook/core';
 import { z } from 'zod';
 import { destinationSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
@@ -14,6 +15,6 @@ export default defineTool({
   async run(client, input) {
     const { data } = await client.destinations.list(input.endpoint_id);
     const unhealthy = data.filter((destination) => destination.status !== 'active' || destination.health.consecutive_failures > 0).length;
-    return { result: { destinations: data }, summary: `${data.length} destination(s) of ${input.endpoint_id}${unhealthy > 0 ? `, ${unhealthy} not active or failing` : ''}` };
+    return { result: { destinations: data }, summary: `${countOf(data.length, 'destination')} of ${input.endpoint_id}${unhealthy > 0 ? `, ${unhealthy} not active or failing` : ''}` };
   },
 });

@@ -1,3 +1,4 @@
+import { countOf } from '@hook/core';
 import { z } from 'zod';
 import { cursorInput, endpointSchema, limitInput, pageFields } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
@@ -13,7 +14,7 @@ export default defineTool({
     const page = await client.endpoints.list({ limit: input.limit, cursor: input.cursor });
     return {
       result: { endpoints: page.data, next_cursor: page.next_cursor },
-      summary: `${page.data.length} endpoint(s)${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
+      summary: `${countOf(page.data.length, 'endpoint')}${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
     };
   },
 });

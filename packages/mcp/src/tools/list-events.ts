@@ -1,4 +1,4 @@
-import { EVENT_STATUSES } from '@hook/core';
+import { countOf, EVENT_STATUSES } from '@hook/core';
 import { z } from 'zod';
 import { cursorInput, eventSummarySchema, limitInput, pageFields } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
@@ -22,7 +22,7 @@ export default defineTool({
     const page = await client.events.list(input);
     return {
       result: { events: page.data, next_cursor: page.next_cursor },
-      summary: `${page.data.length} event(s)${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
+      summary: `${countOf(page.data.length, 'event')}${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
     };
   },
 });

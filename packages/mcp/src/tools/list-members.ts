@@ -1,3 +1,4 @@
+import { countOf } from '@hook/core';
 import { z } from 'zod';
 import { cursorInput, limitInput, memberSchema, pageFields } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
@@ -13,7 +14,7 @@ export default defineTool({
     const page = await client.members.list({ limit: input.limit, cursor: input.cursor });
     return {
       result: { members: page.data, next_cursor: page.next_cursor },
-      summary: `${page.data.length} member(s)${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
+      summary: `${countOf(page.data.length, 'member')}${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
     };
   },
 });

@@ -1,4 +1,4 @@
-import { NOTIFICATION_TYPES } from '@hook/core';
+import { countOf, NOTIFICATION_TYPES } from '@hook/core';
 import { z } from 'zod';
 import { cursorInput, eventSummarySchema, limitInput, pageFields } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
@@ -20,7 +20,7 @@ export default defineTool({
     const page = await client.notifications.events(input);
     return {
       result: { events: page.data, next_cursor: page.next_cursor },
-      summary: `${page.data.length} notification(s)${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
+      summary: `${countOf(page.data.length, 'notification')}${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
     };
   },
 });

@@ -1,3 +1,4 @@
+import { countOf } from '@hook/core';
 import { z } from 'zod';
 import { defineTool } from '../tool.ts';
 
@@ -46,7 +47,7 @@ export default defineTool({
       ...(input.request !== undefined ? { request: input.request } : {}),
     });
     const summary = result.ok
-      ? `The transformation ran${result.type !== undefined ? ` and set the type to ${result.type}` : ''}; ${result.logs.length} console line(s)`
+      ? `The transformation ran${result.type !== undefined ? ` and set the type to ${result.type}` : ''}; ${countOf(result.logs.length, 'console line')}`
       : `The transformation failed${result.error?.line != null ? ` at line ${result.error.line}` : ''}: ${result.error?.message ?? 'unknown error'}`;
     return { result, summary };
   },
