@@ -60,7 +60,7 @@ function fitPieces(pieces: readonly Piece[], columns: number): Piece[] {
       continue;
     }
     const kept = room >= 1 ? widestStart(piece.text, room - 1) : '';
-    if (room >= 1) fitted.push({ ...piece, text: `${kept}${ELLIPSIS}` });
+    if (room >= 1) fitted.push({ ...piece, text: `${kept.trimEnd()}${ELLIPSIS}` });
     break;
   }
   return fitted;
