@@ -123,11 +123,12 @@ export function secretView(secret: SigningSecret): View {
   return [{ kind: 'fields', rows }];
 }
 
-export function eventTable(events: readonly EventSummary[]): Block {
+/** Events, newest first; `endpointNames` (id → name) shows endpoints by the name a person gave them, else by id. */
+export function eventTable(events: readonly EventSummary[], endpointNames: ReadonlyMap<string, string> = new Map()): Block {
   return {
     kind: 'table',
     columns: [{ header: 'Id' }, { header: 'Received' }, { header: 'Type' }, { header: 'Status' }, { header: 'Attempts', align: 'right' }, { header: 'Size', align: 'right' }, { header: 'Endpoint' }],
-    rows: events.map((event) => [event.id, time(event.received_at), event.type ?? '-', statusCell(event.status), String(event.attempt_count), bytes(event.size), event.endpoint_id]),
+    rows: events.map((event) => [event.id, time(event.received_at), event.type ?? '-', statusCell(event.status), String(event.attempt_count), bytes(event.size), endpointNames.get(event.endpoint_id) ?? event.endpoint_id]),
     empty: 'No events match.',
   };
 }

@@ -40,7 +40,16 @@ export default defineCommand<[], ListOptions>({
       .catch((error: unknown) => {
         throw options.endpoint === undefined ? error : endpointErrorFor(options.endpoint, error);
       });
-    await context.out.result(page, [eventTable(page.data)]);
+    // People know their endpoints by name: read them for the table (one more request; --json prints the page as it is).
+    const names = new Map<string, string>();
+    if (!context.out.json && page.data.length > 0) {
+      try {
+        for await (const endpoint of client.endpoints.iterate()) names.set(endpoint.id, endpoint.name);
+      } catch {
+        // Ids, then: the events are what was asked for.
+      }
+    }
+    await context.out.result(page, [eventTable(page.data, names)]);
     if (page.next_cursor) {
       const filters = [
         options.endpoint && `--endpoint ${options.endpoint}`,
