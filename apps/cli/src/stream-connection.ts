@@ -17,7 +17,7 @@
  *   {"type":"connection","state":"reconnecting","reason":"the connection was lost","down_since":"…","down_for_ms":0,"attempt":1,"retry_in_ms":212}
  *   {"type":"connection","state":"open","session_id":"…","reconnected":true,"down_since":"…","down_for_ms":4210,"missed":3}
  */
-import { idTimeMs, type EventStatus } from '@hook/core';
+import { countOf, type EventStatus, idTimeMs } from '@hook/core';
 import { HookApiError, HookNetworkError } from '@hook/client/errors';
 import type { EventSummary, HookClient, HookStream, StreamState } from '@hook/client';
 import type { HelloMessage, ServerMessage } from '@hook/core';
@@ -65,10 +65,6 @@ export function reminderAtMs(n: number): number {
     at += gap;
   }
   return at;
-}
-
-function plural(count: number, one: string, many: string): string {
-  return `${count.toLocaleString('en-US')} ${count === 1 ? one : many}`;
 }
 
 /** A connection report on stderr: JSON in --json mode, a sentence otherwise. */
@@ -293,7 +289,7 @@ export function watchConnection(out: Output, stream: HookStream, options: WatchO
   /** What the line that says the stream is back adds about the missed events. */
   const missedText = (count: number | null, more: boolean, why: string | undefined): string => {
     if (count === null) return `could not count the events that arrived meanwhile (${why ?? 'unknown error'})`;
-    const many = more ? `more than ${MISSED_EVENTS_MAX.toLocaleString('en-US')} events` : plural(count, 'event', 'events');
+    const many = more ? `more than ${MISSED_EVENTS_MAX.toLocaleString('en-US')} events` : countOf(count, 'event', 'events');
     if (options.showMissed) return count === 0 ? 'no events were missed' : `${many} arrived meanwhile:`;
     if (count === 0) return 'no events were missed';
     if (hello?.endpoint?.mirror) return `${many} arrived meanwhile; this endpoint is mirrored here, so they are not forwarded (see them with \`hook events list --endpoint ${hello.endpoint.name}\`)`;

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { EVENT_TYPE_MAX_CHARS, STREAM_EVENT_TYPES_MAX, STREAM_MAX_IN_FLIGHT_LIMIT, type DeliveryMessage, type RecordedMessage } from '@hook/core';
+import { countOf, type DeliveryMessage, EVENT_TYPE_MAX_CHARS, type RecordedMessage, STREAM_EVENT_TYPES_MAX, STREAM_MAX_IN_FLIGHT_LIMIT } from '@hook/core';
 import { HookStream, type SigningSecret } from '@hook/client';
 import { HookApiError } from '@hook/client/errors';
 import { defineCommand, type CommandContext } from '../command.ts';
@@ -48,10 +48,6 @@ function parsePrintBody(value: string): PrintBody {
   // `hook listen --print-body 3000`: the optional value took the port.
   if (/^\d+$|:\/\/|^[\w.-]+:\d+/.test(value)) throw new InvalidArgumentError(`'${value}' looks like the port or URL; put it first: hook listen ${value} --print-body.`);
   throw new InvalidArgumentError("must be 'failed' (the default: --print-body alone) or 'all'.");
-}
-
-function plural(count: number, one: string, many: string): string {
-  return `${count} ${count === 1 ? one : many}`;
 }
 
 /** How the endpoint line ends: why this endpoint. */
@@ -249,7 +245,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
       }
       if (inFlight.size > 0 || unconfirmed.size > 0) {
         if (inFlight.size > 0) {
-          noteConnection(out, { state: 'stopping', in_flight: inFlight.size }, `Stopping: waiting up to ${STOP_GRACE_MS / 1000} s for ${plural(inFlight.size, 'delivery', 'deliveries')} in flight (Ctrl-C again to abandon them)…`);
+          noteConnection(out, { state: 'stopping', in_flight: inFlight.size }, `Stopping: waiting up to ${STOP_GRACE_MS / 1000} s for ${countOf(inFlight.size, 'delivery', 'deliveries')} in flight (Ctrl-C again to abandon them)…`);
         }
         // Results already sent get their verdict too, within the same grace.
         const deadline = Date.now() + STOP_GRACE_MS;
@@ -257,7 +253,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         if (inFlight.size > 0) {
-          noteConnection(out, { state: 'stopping', abandoned: inFlight.size }, `Abandoned ${plural(inFlight.size, 'delivery', 'deliveries')}; the relay offers them again to the next listener.`);
+          noteConnection(out, { state: 'stopping', abandoned: inFlight.size }, `Abandoned ${countOf(inFlight.size, 'delivery', 'deliveries')}; the relay offers them again to the next listener.`);
           for (const controller of inFlight.values()) controller.abort();
         }
         printUnconfirmed();
