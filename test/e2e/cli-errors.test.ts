@@ -3,10 +3,9 @@
  * --json, as one problem JSON document; exit 1 for failures, 2 for usage errors. And
  * how it helps: every command's --help, with examples.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readFileSync, existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/hook-process.ts';
 import { HookUser, type HookRun } from '../support/cli.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 
@@ -25,15 +24,6 @@ afterAll(async () => {
   user.remove();
   stranger.remove();
 });
-
-/** A port nothing listens on: bound once, then released. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** A failed --json run: nothing on stdout, one problem document on stderr. */
 function problemOf(result: HookRun): any {
@@ -83,7 +73,7 @@ describe('failures exit 1 with the error on stderr', () => {
   });
 
   it('a relay that is down: a clear message naming the URL', async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
+    const url = `http://127.0.0.1:${await freePort()}`;
     const text = await user.run(['endpoints', 'list', '--api-url', url]);
     expect(text.code).toBe(1);
     expect(text.stdout).toBe('');

@@ -5,12 +5,10 @@
  * commands refused whatever their flags; messages that read as sentences.
  */
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HookUser, type HookRun } from '../support/cli.ts';
-import { startHook, stopAllHookProcesses } from '../support/hook-process.ts';
+import { freePort, startHook, stopAllHookProcesses } from '../support/hook-process.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 
@@ -51,15 +49,6 @@ function problemOf(result: HookRun): any {
   const problem = JSON.parse(lines[0]!);
   for (const field of ['code', 'detail', 'fix']) expect(typeof problem[field]).toBe('string');
   return problem;
-}
-
-/** A port nothing listens on: bound once, then released. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 /** The `Fix:` line of a failed text run. */
@@ -149,7 +138,7 @@ describe('relay errors say what to do with hook', () => {
 
 describe('relay URLs as people write them', () => {
   it('a relay that does not answer: the fix names where its URL came from', async () => {
-    const down = `http://127.0.0.1:${await closedPort()}`;
+    const down = `http://127.0.0.1:${await freePort()}`;
     const fromEnv = problemOf(await user.run(['endpoints', 'list', '--json'], { env: { HOOK_API_URL: down } }));
     expect(fromEnv).toMatchObject({ code: 'relay_unreachable', url: down });
     expect(fromEnv.fix).toContain("HOOK_API_URL, which overrides the profile, points at it (unset it to use profile 'default')");

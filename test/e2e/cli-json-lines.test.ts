@@ -7,7 +7,6 @@
  * line has exactly the fields its table gives it, and every kind of line the tables
  * describe is produced and checked.
  */
-import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +15,7 @@ import type { TestDatabase } from '@hook/db/testing';
 import { HookUser, repoRoot } from '../support/cli.ts';
 import { freshDatabase } from '../support/database.ts';
 import { freePort, startHook, stopAllHookProcesses, type HookProcess } from '../support/hook-process.ts';
-import { startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
+import { RelayProcesses, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
 
 const cliDoc = readFileSync(`${repoRoot}docs/cli.md`, 'utf8');
 
@@ -63,7 +62,7 @@ function fieldsOf(line: Record<string, unknown>, documented: readonly Documented
 }
 
 const user = new HookUser();
-const relays = new Set<ChildProcess>();
+const relays = new RelayProcesses();
 let database: TestDatabase;
 let portA: number;
 let relayA: RelayProcess;
@@ -72,11 +71,8 @@ let relayB: RelayProcess;
 let local: Server;
 let localPort: number;
 
-async function startRelay(port: number): Promise<RelayProcess> {
-  const relay = await startRelayProcess(database.url, { HOOK_PORT: String(port) });
-  relays.add(relay.child);
-  relay.child.once('exit', () => relays.delete(relay.child));
-  return relay;
+function startRelay(port: number): Promise<RelayProcess> {
+  return relays.start(database.url, port);
 }
 
 async function ingest(relay: RelayProcess, endpointUrl: string, suffix = '/'): Promise<string> {
@@ -111,7 +107,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopAllHookProcesses();
-  await stopRelayProcesses([...relays]);
+  await relays.stopAll();
   local?.closeAllConnections();
   await new Promise((resolve) => local?.close(resolve));
   await database?.drop().catch(() => undefined);

@@ -11,17 +11,16 @@
  * The relay runs as two processes on one database: the one hook talks to is stopped and
  * started again on its port, the other takes events meanwhile.
  */
-import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { TestDatabase } from '@hook/db/testing';
 import { HookUser } from '../support/cli.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually, freePort, startHook, startLocalServer, stopAllHookProcesses, type LocalServer } from '../support/hook-process.ts';
-import { startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
+import { RelayProcesses, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
 import { runOnTerminal, stopAllTerminalRuns, type ScreenRow, type TerminalRun } from '../support/terminal.ts';
 
 const user = new HookUser();
-const relays = new Set<ChildProcess>();
+const relays = new RelayProcesses();
 let database: TestDatabase;
 let portA: number;
 /** The relay hook talks to (stopped and started again by the tests). */
@@ -31,11 +30,8 @@ let relayB: RelayProcess;
 let local: LocalServer;
 let apiKey: string;
 
-async function startRelay(port: number): Promise<RelayProcess> {
-  const relay = await startRelayProcess(database.url, { HOOK_PORT: String(port) });
-  relays.add(relay.child);
-  relay.child.once('exit', () => relays.delete(relay.child));
-  return relay;
+function startRelay(port: number): Promise<RelayProcess> {
+  return relays.start(database.url, port);
 }
 
 /** Sends an event to an endpoint's ingest URL on `relay`. */
@@ -74,7 +70,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await stopRelayProcesses([...relays]);
+  await relays.stopAll();
   await local?.close();
   await database?.drop().catch(() => undefined);
   user.remove();

@@ -42,3 +42,19 @@ export async function stopRelayProcesses(children: readonly ChildProcess[]): Pro
     await exited;
   }));
 }
+
+/** Relay processes started on one database and port by port, each forgotten when it exits: `stopAll` stops the ones still running. */
+export class RelayProcesses {
+  readonly #running = new Set<ChildProcess>();
+
+  async start(databaseUrl: string, port: number): Promise<RelayProcess> {
+    const relay = await startRelayProcess(databaseUrl, { HOOK_PORT: String(port) });
+    this.#running.add(relay.child);
+    relay.child.once('exit', () => this.#running.delete(relay.child));
+    return relay;
+  }
+
+  stopAll(): Promise<void> {
+    return stopRelayProcesses([...this.#running]);
+  }
+}
