@@ -310,7 +310,7 @@ async function runSmee(options: { durationS: number; latencyS: number; latencyRa
   const run = await runLoad({ url: channel, connections: CONNECTIONS, durationS: options.durationS, body: options.body });
   const ids = acknowledgedIds([run]).ids;
   const missing = await waitForArrivals('smee', local, ids, options.deliveryTimeoutMs);
-  const lastArrivalMs = Math.max(...[...ids].map((id) => local.arrivals.get(id) ?? 0));
+  const lastArrivalMs = [...ids].reduce((latest, id) => Math.max(latest, local.arrivals.get(id) ?? 0), 0);
   const forwardedPerS = (ids.size - missing.length) / ((lastArrivalMs - firstIngestMs) / 1000);
 
   log(`phase 5: ${options.latencyRate} events/s through smee for ${options.latencyS} s`);
@@ -419,7 +419,7 @@ async function main(): Promise<number> {
   const saturationIds = acknowledgedIds([saturationRun]).ids;
   const forwardedDuringIngest = [...saturationIds].filter((id) => (local.arrivals.get(id) ?? Infinity) <= ingestEndMs).length;
   const saturationMissing = await waitForArrivals('phase 2', local, saturationIds, deliveryTimeoutMs);
-  const lastArrivalMs = Math.max(...[...saturationIds].map((id) => local.arrivals.get(id) ?? 0));
+  const lastArrivalMs = [...saturationIds].reduce((latest, id) => Math.max(latest, local.arrivals.get(id) ?? 0), 0);
   const forwardSpanS = (lastArrivalMs - firstIngestMs) / 1000;
   const forwardedPerS = (saturationIds.size - saturationMissing.length) / forwardSpanS;
   const forwardedPerSDuringIngest = forwardedDuringIngest / ((ingestEndMs - firstIngestMs) / 1000);
@@ -514,7 +514,7 @@ async function main(): Promise<number> {
     `   hook listen: delivery lines by local status: ${statusSummary}; peak RSS ${mb(peakKb)} MB (VmHWM ${mb(finalMemory.hwmKb)} MB, highest sampled VmRSS ${mb(finalMemory.peakRssKb)} MB); exit ${hookExit.code ?? hookExit.signal} on SIGINT`,
     ...(smee
       ? [
-        `5. smee baseline (smee-client ${smeeClientVersion()}, smee.io-style server, nothing stored): ingest ${smee.ingest.requestsPerSecond.toFixed(0)} req/s while forwarding; forwarded ${smee.forwardedPerS.toFixed(1)} events/s; p50 ${ms(smee.p50)} ms, p99 ${ms(smee.p99)} ms at ${latencyRate} events/s; client peak RSS ${smee.peakRssMb.toFixed(1)} MB; ${smee.missing} of ${smee.acknowledged} acknowledged never arrived; ${smee.exactBodies} of ${smee.forwardedBodies} non-canonical JSON bodies (phase 3's) arrived byte-exact`,
+        `5. smee baseline (smee-client ${smeeClientVersion()}, smee.io-shaped server, nothing stored): ingest ${smee.ingest.requestsPerSecond.toFixed(0)} req/s while forwarding; forwarded ${smee.forwardedPerS.toFixed(1)} events/s; p50 ${ms(smee.p50)} ms, p99 ${ms(smee.p99)} ms at ${latencyRate} events/s; client peak RSS ${smee.peakRssMb.toFixed(1)} MB; ${smee.missing} of ${smee.acknowledged} acknowledged never arrived; ${smee.exactBodies} of ${smee.forwardedBodies} non-canonical JSON bodies (phase 3's) arrived byte-exact`,
         `   Hook / smee: forwarded ${(forwardedPerS / smee.forwardedPerS).toFixed(2)}, ingest while forwarding ${(whileListening.requestsPerSecond / smee.ingest.requestsPerSecond).toFixed(2)}`,
       ]
       : []),

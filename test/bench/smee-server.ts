@@ -1,58 +1,56 @@
 /**
- * The bench's smee.io: what probot/smee.io's server does, in node:http (its own package is
- * not on npm). `POST /<channel>` with a JSON body broadcasts `{...headers, body, query,
- * timestamp}` as one Server-Sent Event to every `GET /<channel>` subscriber (EventSource)
- * and answers 200; nothing is stored, so an event sent while no client is connected is
- * gone. Two additions for measuring, as Hook's ingest has them: each event gets a
- * `webhook-id` header (the bench matches arrivals by it) and the answer is `{"id": …}`.
+ * The bench's smee.io: a server shaped as probot/smee.io's (whose package is not on npm):
+ * Fastify with its request logger on, `POST /:channel` validating a JSON object body and
+ * broadcasting `{...headers, body, query, timestamp}` as one Server-Sent Event (with an
+ * `id:` line) to every `GET /:channel` subscriber (`Accept: text/event-stream`), answering
+ * 200; nothing is stored, so an event sent while no client is connected is gone. The log
+ * lines are built as smee.io builds them and dropped rather than written. Two additions
+ * for measuring, as Hook's ingest has them: each event gets a `webhook-id` header (the
+ * bench matches arrivals by it) and the answer is `{"id": …}`.
  *
- * Run by bench:listen as a child process: `node test/bench/smee-server.ts`, printing its
- * URL as the first stdout line (HOOK-style: "smee listening on http://127.0.0.1:<port>").
+ * Run by bench:listen as a child process: `node test/bench/smee-server.ts`; its first
+ * stdout line is "smee listening on http://127.0.0.1:<port>".
  */
-import { createServer, type ServerResponse } from 'node:http';
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import Fastify from 'fastify';
 
-const channels = new Map<string, Set<ServerResponse>>();
+const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
+const app = Fastify({ logger: { level: 'info', stream: discard } });
+const bus = new EventEmitter();
+bus.setMaxListeners(0);
 let sequence = 0;
 
-const server = createServer((req, res) => {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const channel = url.pathname;
-  if (req.method === 'GET' && req.headers.accept?.includes('text/event-stream')) {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    res.write('event: ready\ndata: {}\n\n');
-    let subscribers = channels.get(channel);
-    if (!subscribers) channels.set(channel, (subscribers = new Set()));
-    subscribers.add(res);
-    req.on('close', () => subscribers.delete(res));
-    return;
-  }
-  if (req.method !== 'POST') {
-    res.writeHead(404).end();
-    return;
-  }
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    let body: unknown;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    const id = `smee_${++sequence}`;
-    const payload = JSON.stringify({ ...req.headers, 'webhook-id': id, body, query: Object.fromEntries(url.searchParams), timestamp: Date.now() });
-    for (const subscriber of channels.get(channel) ?? []) subscriber.write(`data: ${payload}\n\n`);
-    const answer = JSON.stringify({ id });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) }).end(answer);
-  });
+const channelParams = {
+  type: 'object',
+  properties: { channel: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[a-zA-Z0-9-_]+$' } },
+} as const;
+
+app.get<{ Params: { channel: string } }>('/:channel', { schema: { params: channelParams } }, (request, reply) => {
+  if (request.headers.accept !== 'text/event-stream') return reply.code(404).send();
+  const { channel } = request.params;
+  let messageId = 0;
+  const send = (payload: unknown): void => {
+    reply.raw.write(`id: ${messageId++}\ndata: ${JSON.stringify(payload)}\n\n`);
+  };
+  reply.raw.socket?.setTimeout(0);
+  reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  bus.on(channel, send);
+  reply.raw.on('close', () => bus.off(channel, send));
+  reply.raw.write(`id: ${messageId++}\nevent: ready\ndata: {}\n\n`);
+  request.log.info({ channel, listeners: bus.listenerCount(channel) }, 'client connected to sse');
+  return reply.hijack();
 });
-server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  if (address && typeof address === 'object') console.log(`smee listening on http://127.0.0.1:${address.port}`);
+
+app.post<{ Params: { channel: string } }>('/:channel', { schema: { params: channelParams, body: { type: 'object' } } }, async (request, reply) => {
+  const id = `smee_${++sequence}`;
+  bus.emit(request.params.channel, { ...request.headers, 'webhook-id': id, body: request.body, query: request.query, timestamp: Date.now() });
+  return reply.code(200).send({ id });
 });
+
+const address = await app.listen({ port: 0, host: '127.0.0.1' });
+console.log(`smee listening on ${address}`);
 process.on('SIGTERM', () => {
-  for (const subscribers of channels.values()) for (const subscriber of subscribers) subscriber.end();
-  server.close(() => process.exit(0));
+  bus.removeAllListeners();
+  void app.close().then(() => process.exit(0));
 });
