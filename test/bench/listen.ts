@@ -40,6 +40,8 @@
  *   BENCH_MAX_IN_FLIGHT        hook listen --max-in-flight (default: not passed, the relay's 32)
  *   BENCH_DELIVERY_TIMEOUT_S   how long to wait for a phase's events to arrive (default 120)
  *   BENCH_SMEE=0               leave out the smee baseline (phase 5)
+ *   BENCH_LISTEN_NODE_OPTIONS  NODE_OPTIONS for hook listen (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see where its time goes)
+ *   BENCH_RELAY_NODE_OPTIONS   NODE_OPTIONS for the relay (the same, for the relay)
  *   BENCH_JSON=1               also print a one-line JSON summary as the last stdout line
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
@@ -75,11 +77,13 @@ import {
   runBench,
   runLoad,
   runPaced,
+  sampleCpu,
   seconds,
   startRelay,
   startServer,
   UsageError,
   writeReport,
+  type CpuSample,
 } from './support.ts';
 
 const CONNECTIONS = 50;
@@ -196,7 +200,10 @@ async function startListen(apiUrl: string, apiKey: string, endpointId: string, p
   const args = [HOOK_ENTRY, 'listen', String(port), '--endpoint', endpointId, '--json', ...(maxInFlight ? ['--max-in-flight', maxInFlight] : [])];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), HOOK_API_URL: apiUrl, HOOK_API_KEY: apiKey },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), HOOK_API_URL: apiUrl, HOOK_API_KEY: apiKey,
+      ...(process.env.BENCH_LISTEN_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_LISTEN_NODE_OPTIONS } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const statuses = new Map<string, number>();
@@ -357,6 +364,19 @@ function nonCanonical(body: Buffer): Buffer {
   return Buffer.from(`{ ${body.toString('utf8').slice(1)}`);
 }
 
+interface CpuPerEvent { relay: number; postgres: number; hook: number; bench: number }
+
+/** CPU ms per event between two samples of [relay, hook listen, this process] and PostgreSQL. */
+function cpuPerEvent(before: CpuSample | null, after: CpuSample | null, [relayPid, hookPid, benchPid]: number[], events: number): CpuPerEvent | null {
+  if (!before || !after || events === 0) return null;
+  const of = (pid: number): number => (after.byPid.get(pid)! - before.byPid.get(pid)!) / events;
+  return { relay: of(relayPid!), postgres: (after.postgresMs - before.postgresMs) / events, hook: of(hookPid!), bench: of(benchPid!) };
+}
+
+function cpuText(cpu: CpuPerEvent): string {
+  return [cpu.relay, cpu.postgres, cpu.hook, cpu.bench].map((ms) => ms.toFixed(3)).join(' / ');
+}
+
 function smeeClientVersion(): string {
   try {
     return (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/smee-client/package.json'), 'utf8')) as { version: string }).version;
@@ -391,7 +411,10 @@ async function main(): Promise<number> {
     return text === loadBodyText || pacedBodies.has(text);
   });
   const database = await createBenchDatabase(databaseServerUrl());
-  const relay = await startRelay(database.url, { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' });
+  const relay = await startRelay(database.url, {
+    HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    ...(process.env.BENCH_RELAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_RELAY_NODE_OPTIONS } : {}),
+  });
   const apiKey = await createAccount(relay.url);
   const storeOnly = await createEndpoint(relay.url, apiKey, { name: 'bench-store-only' });
   const listened = await createEndpoint(relay.url, apiKey, { name: 'bench-listen' });
@@ -407,18 +430,23 @@ async function main(): Promise<number> {
     if (missingWarm.length > 0) log(`warm-up: ${missingWarm.length} events not forwarded (counted below)`);
   }
   log(`phase 1: ${durationS} s of ingest to the store-only endpoint (baseline)`);
+  const cpuPids = [relay.pid, hook.pid, process.pid];
+  const storeCpuBefore = sampleCpu(cpuPids);
   const baselineRun = await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS, body: loadBody });
   const baseline = figures(baselineRun.result);
+  const storeCpu = cpuPerEvent(storeCpuBefore, sampleCpu(cpuPids), cpuPids, baselineRun.acknowledged.length);
 
   // 2. Saturation.
   log(`phase 2: ${durationS} s of ingest to the listened endpoint`);
   const firstIngestMs = performance.now();
+  const listenCpuBefore = sampleCpu(cpuPids);
   const saturationRun = await runLoad({ url: listened.url, connections: CONNECTIONS, durationS, body: loadBody });
   const ingestEndMs = performance.now();
   const whileListening = figures(saturationRun.result);
   const saturationIds = acknowledgedIds([saturationRun]).ids;
   const forwardedDuringIngest = [...saturationIds].filter((id) => (local.arrivals.get(id) ?? Infinity) <= ingestEndMs).length;
   const saturationMissing = await waitForArrivals('phase 2', local, saturationIds, deliveryTimeoutMs);
+  const listenCpu = cpuPerEvent(listenCpuBefore, sampleCpu(cpuPids), cpuPids, saturationIds.size);
   const lastArrivalMs = [...saturationIds].reduce((latest, id) => Math.max(latest, local.arrivals.get(id) ?? 0), 0);
   const forwardSpanS = (lastArrivalMs - firstIngestMs) / 1000;
   const forwardedPerS = (saturationIds.size - saturationMissing.length) / forwardSpanS;
@@ -505,6 +533,12 @@ async function main(): Promise<number> {
     `2. forwarded: ${saturationIds.size - saturationMissing.length} of ${saturationIds.size} events in ${forwardSpanS.toFixed(2)} s from first ingest to last arrival → ${forwardedPerS.toFixed(1)} events/s`,
     `   while ingesting: ${forwardedPerSDuringIngest.toFixed(1)} events/s (${forwardedDuringIngest} forwarded when the load ended); backlog drained in ${drainS.toFixed(2)} s`,
     `   ratio to the store-only baseline: ${(forwardedPerS / baseline.requestsPerSecond).toFixed(2)}`,
+    ...(storeCpu && listenCpu
+      ? [
+        `   CPU per event, ms (relay / PostgreSQL / hook listen / bench: load and local server): store only ${cpuText(storeCpu)}; listened ${cpuText(listenCpu)}`,
+        `   forwarding adds ${cpuText({ relay: listenCpu.relay - storeCpu.relay, postgres: listenCpu.postgres - storeCpu.postgres, hook: listenCpu.hook - storeCpu.hook, bench: listenCpu.bench - storeCpu.bench })} ms per event`,
+      ]
+      : []),
     `3. latency at ${latencyRate} events/s (${paced.sent} sent, ${paced.acknowledged.size} acknowledged), ingest send → arrival at the local server:`,
     latencies.length === 0 ? '   no event arrived' : `   p50 ${ms(p50)} ms, p90 ${ms(percentile(latencies, 90))} ms, p99 ${ms(p99)} ms, max ${ms(latencies.at(-1)!)} ms${latencyMissing.length > 0 ? ` over the ${latencies.length} that arrived` : ''}`,
     ...(relayPart.length > 0
@@ -547,6 +581,8 @@ async function main(): Promise<number> {
     repeats: duplicates,
     cli_peak_rss_mb: round(peakKb / 1024, 1),
     ingest_ratio: round(ingestRatio, 2),
+    cpu_ms_per_event_store_only: storeCpu,
+    cpu_ms_per_event_listened: listenCpu,
     smee: smee ? {
       ingest: figuresJson(smee.ingest),
       forwarded_per_second: round(smee.forwardedPerS, 1),

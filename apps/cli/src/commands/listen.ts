@@ -220,7 +220,8 @@ export default defineCommand<[string | undefined], ListenOptions>({
       });
 
       function onAnswered(delivery: DeliveryMessage, outcome: ForwardOutcome, forwardedAt: string, reported: boolean): void {
-        const report: DeliveryReport = { delivery, outcome, forwardedAt, reported, recorded: undefined };
+        // Kept until the relay's verdict comes: without the body and headers, which the line does not show.
+        const report: DeliveryReport = { delivery: { ...delivery, headers: {}, body_base64: '' }, outcome, forwardedAt, reported, recorded: undefined };
         if (!reported || delivery.mirror) print(report);
         else if (!relayRecords) print({ ...report, unconfirmed: 'relay_silent' });
         else unconfirmed.set(delivery.delivery_id, report);
