@@ -39,8 +39,14 @@ export const MISSED_EVENTS_MAX = 1000;
 const MISSED_COUNT_TIMEOUT_MS = 10_000;
 /** Heartbeats before the drop whose events may have been lost unnoticed (a dead connection takes up to 3 to notice). */
 const UNNOTICED_HEARTBEATS = 3;
-/** How long ids of events already shown are remembered, so a catch-up does not show them again. */
-const SEEN_EVENTS_KEPT_MS = 120_000;
+/**
+ * Ids of events already shown, so a catch-up does not show them again: a catch-up looks
+ * back UNNOTICED_HEARTBEATS heartbeats before the drop, so ids are kept that long and this
+ * much more…
+ */
+const SEEN_EVENTS_MARGIN_MS = 10_000;
+/** …and at most this many (a catch-up shows at most MISSED_EVENTS_MAX anyway): at thousands of events a second, two minutes of ids took tens of MB. */
+const SEEN_EVENTS_MAX = 20_000;
 
 /** `42 s`, `3 min 5 s`, `2 h 4 min`: a duration for people. */
 export function formatDuration(ms: number): string {
@@ -274,8 +280,9 @@ export function watchConnection(out: Output, stream: HookStream, options: WatchO
     const at = now();
     seen.delete(id);
     seen.set(id, at);
+    const keptMs = UNNOTICED_HEARTBEATS * (hello?.heartbeat_interval_ms ?? 0) + SEEN_EVENTS_MARGIN_MS;
     for (const [oldId, seenAt] of seen) {
-      if (seenAt >= at - SEEN_EVENTS_KEPT_MS) break;
+      if (seenAt >= at - keptMs && seen.size <= SEEN_EVENTS_MAX) break;
       seen.delete(oldId);
     }
   };
