@@ -205,6 +205,26 @@ describe('a session that cannot recover', () => {
     expect(listenText).toMatch(/Fix: .*hook /);
   });
 
+  it('exits 1 with the reason when its key is revoked while it is connected: tail and listen, --json', async () => {
+    await user.json(['endpoints', 'create', 'revoked-live']);
+    const created = await fetch(`${relayA.baseUrl}/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'revoked-live' }) });
+    const key = (await created.json()) as { id: string; api_key: string };
+    const tail = startHook(user, ['events', 'tail', '--json'], { HOOK_API_KEY: key.api_key });
+    const listen = startHook(user, ['listen', String(local.port), '--endpoint', 'revoked-live', '--json'], { HOOK_API_KEY: key.api_key });
+    await tail.waitForStderr((line) => line.includes('"state":"open"'));
+    await listen.waitForStderr((line) => line.includes('"state":"open"'));
+    expect((await fetch(`${relayA.baseUrl}/v1/api-keys/${key.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(204);
+
+    // The relay looks the key up every heartbeat and closes the stream for good.
+    for (const hook of [tail, listen]) {
+      expect((await hook.exited).code, hook.transcript()).toBe(1);
+      const last = hook.stderrLines.slice(-2).map((line) => JSON.parse(line));
+      expect(last[0]).toMatchObject({ type: 'connection', state: 'closed', code: 'invalid_api_key' });
+      expect(last[1]).toMatchObject({ status: 401, code: 'invalid_api_key', fix: expect.stringContaining('hook ') });
+      expect(hook.stderrLines.some((line) => line.includes('"state":"reconnecting"')), hook.transcript()).toBe(false);
+    }
+  }, 60_000);
+
   it('exits 1 with the reason when its key was revoked while the relay was away (401 on reconnect): tail and listen, --json', async () => {
     await user.json(['endpoints', 'create', 'revoked']);
     const created = await fetch(`${relayA.baseUrl}/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'short-lived' }) });

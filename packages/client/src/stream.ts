@@ -13,7 +13,7 @@
  * - Fatal errors: what reconnecting cannot fix ends the stream with a `HookApiError`
  *   carrying the relay's problem document: a 4xx answer to the upgrade (bad key 401/403,
  *   unknown endpoint 404, bad query 400; not 408/429), an `error` message from the
- *   relay, close code 4004 (endpoint deleted or disabled), or a protocol version this
+ *   relay, close code 4004 (endpoint deleted or disabled), 4001 (the key revoked while streaming), or a protocol version this
  *   client does not speak.
  *
  * Listen mode: `skipMissed` is asked for on the first connection only. Reconnects take
@@ -397,6 +397,11 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     if (socket !== this.#socket) return;
     clearInterval(this.#heartbeatTimer);
     this.#unanswered.clear();
+    if (code === STREAM_CLOSE_CODES.keyRevoked) {
+      this.#fatal ??= new HookApiError(
+        problemForCode('invalid_api_key', `The relay closed the stream: ${reason || 'the API key was revoked'}`, 'Use a key that is still valid (`hook login --api-key hk_…`).', 401),
+      );
+    }
     if (code === STREAM_CLOSE_CODES.endpointGone) {
       this.#fatal ??= new HookApiError(
         problemForCode('endpoint_not_found', `The relay closed the stream: ${reason || 'the endpoint was deleted or disabled'}`, 'Check the endpoint with `hook endpoints get <id>`.', 404),

@@ -51,6 +51,8 @@ export const STREAM_CLOSE_CODES = {
   tooSlow: 1013,
   /** The endpoint was deleted or disabled while listening. */
   endpointGone: 4004,
+  /** The stream's API key was revoked (or its member or account removed) while streaming. */
+  keyRevoked: 4001,
 } as const;
 
 export type StreamMode = 'tail' | 'listen';

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
+import type { WebSocket } from 'ws';
 import {
-  ENDPOINT_NOT_FOUND, EVENT_TYPE_MAX_CHARS, HookError, STREAM_DEFAULT_MAX_IN_FLIGHT, STREAM_EVENT_TYPES_MAX, STREAM_HEARTBEAT_INTERVAL_MS, STREAM_MAX_IN_FLIGHT_LIMIT,
-  STREAM_NEEDS_ENDPOINT, STREAM_NEEDS_WEBSOCKET,
+  ENDPOINT_NOT_FOUND, EVENT_TYPE_MAX_CHARS, HookError, INVALID_API_KEY, STREAM_CLOSE_CODES, STREAM_DEFAULT_MAX_IN_FLIGHT, STREAM_EVENT_TYPES_MAX, STREAM_HEARTBEAT_INTERVAL_MS, STREAM_MAX_IN_FLIGHT_LIMIT, STREAM_NEEDS_ENDPOINT, STREAM_NEEDS_WEBSOCKET,
 } from '@hook/core';
 import { Destination, Endpoint } from '@hook/db';
 import { EventStatus as EventStatusSchema, errorResponses, IdOf } from '../../schemas.ts';
@@ -12,7 +12,7 @@ import type { StreamHub } from '../../stream/hub.ts';
 import { ListenSession, type ListenEndpoint } from '../../stream/listen-session.ts';
 import type { DeliveryCopies } from '../../stream/copies.ts';
 import type { ListenerRegistry } from '../../stream/listeners.ts';
-import { keepAlive } from '../../stream/socket.ts';
+import { closeWithError, keepAlive } from '../../stream/socket.ts';
 import { TailSession } from '../../stream/tail-session.ts';
 
 const StreamQuery = Type.Object({
@@ -86,7 +86,11 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
     preHandler: findListenEndpoint,
   }, (socket, request) => {
     const stopKeepAlive = keepAlive(socket, heartbeatIntervalMs);
-    socket.on('close', stopKeepAlive);
+    const stopKeyCheck = closeWhenKeyRevoked(socket, request, heartbeatIntervalMs);
+    socket.on('close', () => {
+      stopKeepAlive();
+      stopKeyCheck();
+    });
     const query = request.query as StreamQuery;
     if (query.mode === 'listen') {
       const session = new ListenSession({
@@ -117,4 +121,23 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
       onError: (error) => request.log.error({ err: error }, 'tail session error'),
     }).start();
   });
+}
+
+/**
+ * A stream lives as long as its key: every heartbeat the key is looked up, and a stream
+ * whose key was revoked (or whose member or account was removed) is closed with
+ * `keyRevoked`, which clients treat as final. Returns the function that stops checking.
+ */
+function closeWhenKeyRevoked(socket: WebSocket, request: FastifyRequest, intervalMs: number): () => void {
+  const { orm } = request.server.delivery;
+  const { keyId } = request.caller;
+  const timer = setInterval(() => {
+    orm.em.fork().getConnection().execute<{ id: string }[]>('select id from api_key where id = ?', [keyId])
+      .then((rows) => {
+        if (rows.length === 0) closeWithError(socket, STREAM_CLOSE_CODES.keyRevoked, new HookError(INVALID_API_KEY));
+      })
+      .catch((error: unknown) => request.log.warn({ err: error }, 'could not check a stream\'s API key'));
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
