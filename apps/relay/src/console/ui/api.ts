@@ -1,0 +1,65 @@
+// Calls from the console to the relay: same origin, the session cookie, and the header
+// that tells the relay the call comes from the console (see docs/console.md).
+
+export interface Problem { status: number; code?: string; detail?: string; fix?: string; title?: string }
+
+export class ApiError extends Error {
+  readonly problem: Problem;
+  constructor(problem: Problem) {
+    super(problemText(problem));
+    this.problem = problem;
+  }
+}
+
+/** One sentence for a problem document: what went wrong and how to fix it. */
+export function problemText(problem: Problem): string {
+  const what = problem.detail ?? problem.title ?? `The relay answered ${problem.status}`;
+  return problem.fix ? `${what}. ${problem.fix}` : what;
+}
+
+export async function call<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { 'x-hook-console': '1' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  if (response.status === 204) return undefined as T;
+  const data = await response.json().catch(() => null);
+  if (!response.ok) {
+    if (response.status === 401) window.dispatchEvent(new CustomEvent('hook:signed-out'));
+    throw new ApiError({ status: response.status, ...(data ?? {}) });
+  }
+  return data as T;
+}
+
+export interface Session { account_id: string; member_id: string; role: string; key_prefix: string }
+
+export interface Destination {
+  id: string; endpoint_id: string; position: number;
+  destination: { type: 'cli' } | { type: 'url'; url: string };
+  status: string; disabled_reason: string | null;
+  health?: { consecutive_failures: number; failing_since: string | null };
+}
+
+export interface Endpoint {
+  id: string; name: string; url: string; status: string;
+  destinations?: Destination[];
+}
+
+export interface Attempt {
+  id: string; destination_id?: string; n: number; trigger: string; started_at: string; duration_ms: number;
+  response_status: number | null; response_body?: string | null; error: string | null;
+}
+
+export interface Delivery {
+  destination_id: string; destination: Destination['destination'] | null; status: string;
+  attempt_count: number; next_attempt_at: string | null; next_trigger?: string | null;
+}
+
+export interface HookEvent {
+  id: string; endpoint_id?: string; type: string | null; method: string; path: string; query: string;
+  headers?: Record<string, string>; content_type: string | null; size: number; received_at: string;
+  status: string; attempt_count?: number; next_attempt_at?: string | null;
+  body?: string; body_encoding?: 'utf8' | 'base64';
+  deliveries?: Delivery[]; attempts?: Attempt[];
+}
+
+export interface Page<T> { data: T[]; next_cursor: string | null }
