@@ -1,5 +1,8 @@
 // The playground page: starts (or resumes) a session, shows the ingest URL, sends test
-// events, and lists incoming events live over a WebSocket. Plain browser JavaScript.
+// events, and lists incoming events live over a WebSocket. Plain browser JavaScript; an
+// opened event is shown by the console's inspector (src/console/ui/inspector-entry.tsx).
+import { renderInspector } from '/console/assets/inspector.js';
+
 const TOKEN_KEY = 'hook.playground.token';
 const EMPTY_TYPE_MESSAGE = 'An event type cannot be empty';
 const RECONNECT_MAX_MS = 10_000;
@@ -7,6 +10,9 @@ const RECONNECT_MAX_MS = 10_000;
 const $ = (id) => document.getElementById(id);
 let token = sessionStorage.getItem(TOKEN_KEY);
 const rows = new Map();
+/** The events shown, by id: an open row's inspector is drawn again when its status changes. */
+const events = new Map();
+let claimed = false;
 
 async function call(method, path, body) {
   const headers = { authorization: `Bearer ${token}` };
@@ -43,15 +49,7 @@ function showSession(session) {
     ? `This playground and its events are removed at ${new Date(session.expires_at).toLocaleString()} unless you claim it.`
     : 'This playground is claimed: it belongs to your account and does not expire.';
   if (session.claimed) $('claim-button').disabled = true;
-}
-
-function pretty(event) {
-  if (event.body_encoding !== 'utf8') return `(base64) ${event.body}`;
-  try {
-    return JSON.stringify(JSON.parse(event.body), null, 2);
-  } catch {
-    return event.body;
-  }
+  claimed = session.claimed;
 }
 
 function element(tag, className, text) {
@@ -65,6 +63,17 @@ function setStatus(row, status) {
   const badge = row.querySelector('.event-status');
   badge.dataset.status = status;
   badge.textContent = status;
+  const event = events.get(row.dataset.eventId);
+  if (event && event.status !== status) {
+    event.status = status;
+    showInspector(row);
+  }
+}
+
+/** Draws the inspector of an open row (a closed one is drawn when it opens). */
+function showInspector(row) {
+  const details = row.querySelector('details');
+  if (details.open) renderInspector(row.querySelector('.inspector-slot'), events.get(row.dataset.eventId), { claimed });
 }
 
 function showEvent(event) {
@@ -83,11 +92,10 @@ function showEvent(event) {
     element('span', 'event-status'),
     element('time', 'quiet', new Date(event.received_at).toLocaleTimeString()),
   );
-  details.append(summary);
-  details.append(element('h3', '', 'Payload'), element('pre', 'event-body', pretty(event)));
-  const headerLines = Object.entries(event.headers).map(([name, value]) => `${name}: ${value}`).join('\n');
-  details.append(element('h3', '', 'Headers'), element('pre', 'event-headers', headerLines));
+  details.append(summary, element('div', 'inspector-slot'));
+  details.addEventListener('toggle', () => showInspector(row));
   row.append(details);
+  events.set(event.id, { ...event });
   setStatus(row, event.status);
   rows.set(event.id, row);
   $('events-empty').hidden = true;
@@ -158,6 +166,9 @@ async function claim() {
     return;
   }
   $('api-key').value = result.data.api_key;
+  $('login-command').textContent = `hook login --api-key ${result.data.api_key} --api-url ${location.origin}`;
+  claimed = true;
+  for (const row of rows.values()) showInspector(row);
   $('claim-result').hidden = false;
   $('expires').textContent = 'This playground is claimed: it belongs to your account and does not expire.';
   $('api-key').focus();
