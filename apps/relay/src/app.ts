@@ -30,6 +30,8 @@ import { mcpRoutes } from './routes/mcp/index.ts';
 import { notificationRoutes } from './routes/notifications/index.ts';
 import { playgroundRoutes } from './routes/playground/index.ts';
 import { consolePages } from './routes/console/pages.ts';
+import { consoleSessionRoutes } from './routes/console/session.ts';
+import { landingRoutes } from './routes/landing/index.ts';
 import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { startRetention } from './jobs/retention.ts';
 import { registerNotifier } from './jobs/notifier.ts';
@@ -226,6 +228,8 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(streamRoutes, { hub, listeners, copies, leaseMs: leaseMsFor(config), publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });
   await app.register(consolePages);
+  await app.register(consoleSessionRoutes);
+  await app.register(landingRoutes, { publicUrl: config.publicUrl });
   await app.register(playgroundRoutes, { hub, publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour });
   // Expired playground accounts are removed at start, then every 10 minutes.
   let stopPlaygroundExpiry: (() => Promise<void>) | undefined;

@@ -162,6 +162,21 @@ export const PLAYGROUND_TOKEN_INVALID = defineError(
   'The playground token is missing, unknown, or its session expired (temporary playground accounts last 24 hours)',
   'Open /playground again to start a new session; claim it from the page to keep it.',
 );
+export const CONSOLE_HEADER_REQUIRED = defineError(
+  'console_header_required', 401, 'Console header required',
+  'The request carried a console session cookie but not the header X-Hook-Console: 1, which cookie-authenticated API requests need (it keeps other sites from using the cookie)',
+  'Send X-Hook-Console: 1 with the cookie (the console does), or authenticate with Authorization: Bearer <api key>.',
+);
+export const CONSOLE_ORIGIN_REFUSED = defineError(
+  'console_origin_refused', 403, 'Console stream from another site',
+  'A WebSocket upgrade carried the console session cookie from a page of another site (its Origin header names a host other than this relay)',
+  'Open the stream from the console served by this relay, or authenticate with Authorization: Bearer <api key>.',
+);
+export const CONSOLE_SESSION_INVALID = defineError(
+  'console_session_invalid', 401, 'Console session ended',
+  'The console session is missing, expired, or ended because you signed out or its API key was revoked',
+  'Sign in again at /console with an API key; create one with hook api-keys create.',
+);
 export const EVENT_TYPE_EMPTY = defineError(
   'event_type_empty', 400, 'Event type required',
   'An event type cannot be empty',

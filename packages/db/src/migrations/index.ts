@@ -7,6 +7,7 @@ import { Transformations } from './006-transformations.ts';
 import { LeasedIndex } from './007-leased-index.ts';
 import { TransformationCpu } from './008-transformation-cpu.ts';
 import { Destinations } from './009-destinations.ts';
+import { ConsoleSessions } from './010-console-sessions.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   { name: '007-leased-index', class: LeasedIndex },
   { name: '008-transformation-cpu', class: TransformationCpu },
   { name: '009-destinations', class: Destinations },
+  { name: '010-console-sessions', class: ConsoleSessions },
 ];

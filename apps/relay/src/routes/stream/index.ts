@@ -124,15 +124,20 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
 }
 
 /**
- * A stream lives as long as its key: every heartbeat the key is looked up, and a stream
- * whose key was revoked (or whose member or account was removed) is closed with
+ * A stream lives as long as its key: every heartbeat the key (or the console session,
+ * which goes with its key) is looked up, and a stream whose key was revoked (or whose
+ * member or account was removed, or whose console session ended) is closed with
  * `keyRevoked`, which clients treat as final. Returns the function that stops checking.
  */
 function closeWhenKeyRevoked(socket: WebSocket, request: FastifyRequest, intervalMs: number): () => void {
   const { orm } = request.server.delivery;
-  const { keyId } = request.caller;
+  const { keyId, consoleSession } = request.caller;
+  // A console stream (cookie) also ends when its session does: signed out or expired.
+  const stillValid = consoleSession === undefined
+    ? ['select id from api_key where id = ?', [keyId]] as const
+    : ['select key_id as id from console_session where token_hash = ? and expires_at > now()', [consoleSession]] as const;
   const timer = setInterval(() => {
-    orm.em.fork().getConnection().execute<{ id: string }[]>('select id from api_key where id = ?', [keyId])
+    orm.em.fork().getConnection().execute<{ id: string }[]>(stillValid[0], [...stillValid[1]])
       .then((rows) => {
         if (rows.length === 0) closeWithError(socket, STREAM_CLOSE_CODES.keyRevoked, new HookError(INVALID_API_KEY));
       })
