@@ -49,7 +49,7 @@ describe('/openapi.json', () => {
     expect(problem.properties.errors.items.properties).toHaveProperty('field');
     expect(create.responses['201'].content['application/json'].schema.properties).toHaveProperty('url');
     const list = document.paths['/v1/events'].get;
-    expect(list.parameters.map((parameter: { name: string }) => parameter.name).sort()).toEqual(['cursor', 'endpoint_id', 'limit', 'status', 'type']);
+    expect(list.parameters.map((parameter: { name: string }) => parameter.name).sort()).toEqual(['cursor', 'endpoint_id', 'limit', 'q', 'since', 'status', 'type', 'until']);
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 });

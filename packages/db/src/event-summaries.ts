@@ -6,7 +6,7 @@
  * deliveries by primary key.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { EventStatus } from '@hook/core';
+import { firstIdAt, type EventStatus } from '@hook/core';
 import type { Orm } from './orm.ts';
 import { runStatement } from './queue/executor.ts';
 import type { ReceivedEvent } from './queue/types.ts';
@@ -47,9 +47,20 @@ export interface EventListFilter {
   type?: string;
   /** Keyset: only ids before this one (newest first). */
   beforeId?: string;
+  /** Only events received at or after this time. */
+  receivedFrom?: Date;
+  /** Only events received before this time. */
+  receivedBefore?: Date;
   limit: number;
   withBody?: boolean;
 }
+
+/**
+ * How far an event id's time may run ahead of its `received_at`: ids are made from the
+ * same clock reading, but stay increasing when the clock steps back (newUlid), so an
+ * upper id bound gets this much slack and `received_at` decides exactly.
+ */
+const ID_CLOCK_SLACK_MS = 60_000;
 
 interface ListedRow {
   id: string; account_id: string; endpoint_id: string; type: string | null; method: string; path: string; query: string;
@@ -78,36 +89,95 @@ function toListed(row: ListedRow): ListedEvent {
 }
 
 /**
- * One page of an account's events, newest first, with their summaries. The account's
- * events are walked in event_account_idx order and each one's deliveries found by
- * primary key; a status filter is applied to the summary as the walk goes.
+ * The SQL of one page of an account's events, newest first, with their summaries. The
+ * account's events are walked in event_account_idx order and each one's deliveries found by
+ * primary key; a status filter is applied to the summary as the walk goes. A time range
+ * bounds the walk by id (ids begin with their time), so `since`/`until` stay an index
+ * range; `received_at` then decides exactly. Exported for the plan test.
  */
-export async function listEvents(em: EntityManager, filter: EventListFilter): Promise<ListedEvent[]> {
-  const rows = await em.execute<ListedRow[]>(`
-    select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at,
-           ${filter.withBody ? 'e.body,' : ''} s.status, s.attempt_count, s.next_attempt_at
+export function eventListQuery(filter: EventListFilter, select: 'page' | 'ids' = 'page'): { sql: string; params: unknown[] } {
+  const ids = idArray(filter.ids);
+  const endpointIds = idArray(filter.endpointIds);
+  const excluded = idArray(filter.excludeEndpointIds?.length ? filter.excludeEndpointIds : undefined);
+  const fromId = filter.receivedFrom ? firstIdAt('event', filter.receivedFrom.getTime()) : null;
+  const beforeTimeId = filter.receivedBefore ? firstIdAt('event', filter.receivedBefore.getTime() + ID_CLOCK_SLACK_MS) : null;
+  const columns = select === 'ids' ? 'e.id' : `e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at,
+           ${filter.withBody ? 'e.body,' : ''} s.status, s.attempt_count, s.next_attempt_at`;
+  // A scan for ids only reads the summaries when the status filter needs them.
+  const summaries = select === 'ids' && filter.status === undefined ? '' : `cross join lateral (select ${EVENT_SUMMARY_COLUMNS} from delivery l where l.event_id = e.id) s`;
+  const sql = `
+    select ${columns}
     from event e
-    cross join lateral (select ${EVENT_SUMMARY_COLUMNS} from delivery l where l.event_id = e.id) s
+    ${summaries}
     where e.account_id = ?
       and (?::text[] is null or e.id = any(?::text[]))
       and (?::text[] is null or e.endpoint_id = any(?::text[]))
       and (?::text[] is null or e.endpoint_id <> all(?::text[]))
       and (?::text is null or e.type = ?)
       and (?::text is null or e.id < ?)
-      and (?::text is null or s.status = ?)
+      and (?::text is null or e.id >= ?)
+      and (?::text is null or e.id < ?)
+      and (?::timestamptz is null or e.received_at >= ?)
+      and (?::timestamptz is null or e.received_at < ?)
+      ${filter.status === undefined ? '' : 'and s.status = ?'}
     order by e.account_id desc, e.id desc
-    limit ?`,
-  [
+    limit ?`;
+  const params = [
     filter.accountId,
-    idArray(filter.ids), idArray(filter.ids),
-    idArray(filter.endpointIds), idArray(filter.endpointIds),
-    idArray(filter.excludeEndpointIds?.length ? filter.excludeEndpointIds : undefined), idArray(filter.excludeEndpointIds?.length ? filter.excludeEndpointIds : undefined),
+    ids, ids,
+    endpointIds, endpointIds,
+    excluded, excluded,
     filter.type ?? null, filter.type ?? null,
     filter.beforeId ?? null, filter.beforeId ?? null,
-    filter.status ?? null, filter.status ?? null,
+    fromId, fromId,
+    beforeTimeId, beforeTimeId,
+    filter.receivedFrom ?? null, filter.receivedFrom ?? null,
+    filter.receivedBefore ?? null, filter.receivedBefore ?? null,
+    ...(filter.status === undefined ? [] : [filter.status]),
     filter.limit,
-  ]);
+  ];
+  return { sql, params };
+}
+
+/** One page of an account's events, newest first, with their summaries (eventListQuery). */
+export async function listEvents(em: EntityManager, filter: EventListFilter): Promise<ListedEvent[]> {
+  const { sql, params } = eventListQuery(filter);
+  const rows = await em.execute<ListedRow[]>(sql, params);
   return rows.map(toListed);
+}
+
+/** What a payload search found, and how far it looked. */
+export interface EventSearchResult {
+  events: ListedEvent[];
+  /** How many events (matching the other filters, from the cursor on) the search looked through. */
+  scanned: number;
+  /** The oldest of them: a search that stopped at its bound continues below it. */
+  oldestScannedId: string | null;
+}
+
+/**
+ * Events whose body holds `text` (case-insensitive; the body read as UTF-8, or for a body
+ * that is not valid UTF-8 its escaped bytes: hook_body_text, migration 010), newest
+ * first, among at most `maxScanned` newest events matching the rest of the filter. The
+ * bound keeps a search's cost fixed at any account size: the window is an index walk of
+ * ids, and bodies are read newest first only until the page is full.
+ */
+export async function searchEvents(em: EntityManager, filter: EventListFilter & { text: string; maxScanned: number }): Promise<EventSearchResult> {
+  const scan = eventListQuery({ ...filter, limit: filter.maxScanned }, 'ids');
+  const [found] = await em.execute<{ scanned: number; oldest_scanned_id: string | null; ids: string[] }[]>(`
+    with scanned as materialized (${scan.sql}),
+    matched as (
+      select c.id from scanned c join event b on b.id = c.id
+      where strpos(lower(hook_body_text(b.body)), lower(?)) > 0
+      order by c.id desc
+      limit ?
+    )
+    select (select count(*) from scanned)::int as scanned, (select min(id) from scanned) as oldest_scanned_id,
+           array(select id from matched order by id desc) as ids`,
+  [...scan.params, filter.text, filter.limit]);
+  const ids = found?.ids ?? [];
+  const events = ids.length === 0 ? [] : await listEvents(em, { accountId: filter.accountId, ids, limit: ids.length, withBody: filter.withBody });
+  return { events, scanned: found?.scanned ?? 0, oldestScannedId: found?.oldest_scanned_id ?? null };
 }
 
 const SUMMARIES = {

@@ -8,7 +8,7 @@ export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOpti
 export { EventWriter, type EventWriterOptions, type InsertOutcome, type NewEvent } from './event-writer.ts';
 export { addTransformationCpu, readAccountUsage, recordTransformationThrottled, type AccountUsage } from './usage-sql.ts';
 export * from './queue/index.ts';
-export { EVENT_SUMMARY_COLUMNS, listEvents, summarizeEvents, type EventListFilter, type EventSummary, type ListedEvent } from './event-summaries.ts';
+export { EVENT_SUMMARY_COLUMNS, eventListQuery, listEvents, searchEvents, summarizeEvents, type EventListFilter, type EventSearchResult, type EventSummary, type ListedEvent } from './event-summaries.ts';
 export { listenForDueEvents, type DueListener } from './listener.ts';
 export { openStreamChannel, readStreamEvents, STREAM_CHANNEL, STREAM_PAYLOAD_MAX_BYTES, type StreamChannel, type StreamChannelOptions, type StreamEventRow } from './stream-channel.ts';
 export {
@@ -22,3 +22,4 @@ export {
 } from './playground.ts';
 export { pruneExpiredEvents, retentionRanges, RETENTION_BATCH_PAUSE_MS, RETENTION_BATCH_SIZE, type PruneOptions, type PruneResult, type RetentionRange } from './retention-sql.ts';
 export { CONSOLE_SESSION_IDLE_MS, CONSOLE_SESSION_MAX_MS, deleteConsoleSession, findConsoleSessionKey, insertConsoleSession, touchConsoleSession } from './console-sessions.ts';
+export { readDailyUsage, type DailyUsage } from './daily-usage.ts';

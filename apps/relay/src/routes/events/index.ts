@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
 import { Type } from 'typebox';
-import { DESTINATION_NOT_FOUND, encodeBody, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_NOT_FOUND, HookError, REPLAY_NOWHERE } from '@hook/core';
-import { Attempt, Delivery, Destination, Endpoint, Event, listEvents, notificationEndpointIds, replayEvent, replayMany, type AttemptEntity, type ListedEvent } from '@hook/db';
+import { DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_NOT_FOUND, HookError, LIST_LIMIT_DEFAULT, REPLAY_NOWHERE } from '@hook/core';
+import { Attempt, Delivery, Destination, Endpoint, Event, listEvents, notificationEndpointIds, replayEvent, replayMany, searchEvents, type AttemptEntity, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
 import { EventSchema, EventStatus as EventStatusSchema, EventSummarySchema, errorResponses, IdOf, IdParams, Page, PageQuery, Timestamp } from '../../schemas.ts';
@@ -34,6 +34,9 @@ function presentAttempt(attempt: AttemptEntity) {
     error: attempt.error ?? null,
   };
 }
+
+/** Most events one payload search (`q`) looks through: its cost stays the same at any account size. */
+export const EVENT_SEARCH_WINDOW = 10_000;
 
 /** Most deliveries one bulk replay request queues. */
 export const BULK_REPLAY_MAX = 10_000;
@@ -80,35 +83,57 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
   api.get('/v1/events', {
     schema: {
       tags: ['events'],
-      summary: 'List events newest first (without bodies; GET /v1/events/{id} has the body)',
+      summary: `List events newest first (without bodies; GET /v1/events/{id} has the body). q searches payloads among the ${EVENT_SEARCH_WINDOW.toLocaleString('en')} newest events matching the other filters`,
       security,
       querystring: Type.Object(
         {
           endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
           status: Type.Optional(EventStatusSchema),
           type: Type.Optional(Type.String({ maxLength: 200 })),
+          since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
+          until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),
+          q: Type.Optional(Type.String({
+            minLength: 1,
+            maxLength: 200,
+            description: `Only events whose body contains this text, case-insensitive (the body read as UTF-8; a body that is not valid UTF-8 is searched in its ASCII parts). Looks through at most the ${EVENT_SEARCH_WINDOW.toLocaleString('en')} newest events that match the other filters, from the cursor on: see search_truncated`,
+          })),
           ...PageQuery,
         },
         { additionalProperties: false },
       ),
-      response: { 200: Page(EventSummarySchema), ...errorResponses },
+      response: {
+        200: Type.Object({
+          ...Page(EventSummarySchema).properties,
+          search_scanned: Type.Optional(Type.Integer({ description: 'With q: how many events (matching the other filters, from the cursor on) this page searched' })),
+          search_truncated: Type.Optional(Type.Boolean({ description: `With q: true when the search stopped at its bound of ${EVENT_SEARCH_WINDOW.toLocaleString('en')} events with older ones left unsearched; next_cursor then continues below them` })),
+        }),
+        ...errorResponses,
+      },
     },
   }, async (request) => {
-    const { endpoint_id: endpointId, status, type, limit, cursor } = request.query;
+    const { endpoint_id: endpointId, status, type, since, until, q, limit, cursor } = request.query;
     if (endpointId !== undefined && (await request.em.count(Endpoint, { id: endpointId, accountId: request.accountId, kind: 'user' })) === 0) {
       throw new HookError(ENDPOINT_NOT_FOUND, [endpointId]);
     }
     // Account notifications are listed by GET /v1/account/notifications/events, not here.
     const notificationEndpoints = endpointId === undefined ? await notificationEndpointIds(request.em, request.accountId) : [];
-    const rows = await listEvents(request.em, {
+    const filter = {
       accountId: request.accountId,
       ...(endpointId !== undefined ? { endpointIds: [endpointId] } : { excludeEndpointIds: notificationEndpoints }),
       ...(status !== undefined ? { status } : {}),
       ...(type !== undefined ? { type } : {}),
+      ...(since !== undefined ? { receivedFrom: new Date(since) } : {}),
+      ...(until !== undefined ? { receivedBefore: new Date(until) } : {}),
       ...beforeIdOf(cursor),
       limit: fetchSize(limit),
-    });
-    return toPage(rows, limit, presentEventSummary);
+    };
+    if (q === undefined) return toPage(await listEvents(request.em, filter), limit, presentEventSummary);
+    const found = await searchEvents(request.em, { ...filter, text: q, maxScanned: EVENT_SEARCH_WINDOW });
+    const page = toPage(found.events, limit, presentEventSummary);
+    const truncated = found.scanned === EVENT_SEARCH_WINDOW && found.events.length <= (limit ?? LIST_LIMIT_DEFAULT);
+    // A search that stopped at its bound before filling the page continues below what it looked through.
+    if (truncated && found.oldestScannedId !== null) page.next_cursor = encodeCursor(found.oldestScannedId);
+    return { ...page, search_scanned: found.scanned, search_truncated: truncated };
   });
 
   api.get('/v1/events/:id', {

@@ -1,0 +1,161 @@
+/**
+ * What the web console reads beyond the v1 basics: payload search (`q`), time filters
+ * and a plan that stays an index walk at 100,000 events, and usage per day.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { firstIdAt, newId } from '@hook/core';
+import { eventListQuery } from '@hook/db';
+import { api, createEndpoint, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { writeEventHistory, type EventHistory } from '../../../test/support/event-history.ts';
+
+const HISTORY_EVENTS = 100_000;
+const STEP_MS = 1000;
+
+let relay: TestRelay;
+let client: pg.Client;
+let owner: { key: string; accountId: string };
+let history: EventHistory;
+
+beforeAll(async () => {
+  relay = await startTestRelay();
+  client = new pg.Client({ connectionString: relay.database.url });
+  await client.connect();
+  owner = await signUp(relay.baseUrl);
+  const endpoint = await createEndpoint(relay.baseUrl, owner.key);
+  history = {
+    accountId: owner.accountId, endpointId: endpoint.id, destinationId: `dst_${endpoint.id.slice(3)}`,
+    count: HISTORY_EVENTS, startMs: Date.now() - (HISTORY_EVENTS + 60) * STEP_MS, stepMs: STEP_MS, tag: 1,
+  };
+  // Another account busier lately, as on any shared relay: its events are the newest, so
+  // a walk of the primary key would step over all of them; the plan must use the account's index.
+  const other = await signUp(relay.baseUrl);
+  const otherEndpoint = await createEndpoint(relay.baseUrl, other.key);
+  await writeEventHistory(client, { ...history, accountId: other.accountId, endpointId: otherEndpoint.id, destinationId: `dst_${otherEndpoint.id.slice(3)}`, startMs: history.startMs + HISTORY_EVENTS * STEP_MS, stepMs: 0.5, tag: 2 });
+  await writeEventHistory(client, history);
+}, 120_000);
+afterAll(async () => {
+  await client?.end();
+  await relay?.close();
+});
+
+/** Every node of an EXPLAIN (FORMAT JSON) plan. */
+function planNodes(node: any): any[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
+}
+
+async function plan(filter: Parameters<typeof eventListQuery>[0]): Promise<any[]> {
+  const { sql, params } = eventListQuery(filter);
+  const [row] = await relay.orm.em.fork().getConnection().execute(`explain (format json) ${sql}`, params);
+  return planNodes(row['QUERY PLAN'][0].Plan);
+}
+
+const receivedAt = (g: number) => new Date(history.startMs + g * STEP_MS).toISOString();
+
+describe('event list at 100,000 events', () => {
+  it('plans the first page, a time range and a status filter as a backward walk of event_account_idx: no sort, no sequential scan', async () => {
+    for (const filter of [
+      { accountId: history.accountId, limit: 51 },
+      { accountId: history.accountId, limit: 51, receivedFrom: new Date(receivedAt(500)), receivedBefore: new Date(receivedAt(600)) },
+      { accountId: history.accountId, limit: 51, status: 'failed' as const, excludeEndpointIds: [newId('endpoint')] },
+    ]) {
+      const nodes = await plan(filter);
+      const summary = nodes.map((node) => `${node['Node Type']}${node['Index Name'] ? ` ${node['Index Name']}` : ''}`).join(' > ');
+      expect(nodes[0]['Node Type'], summary).toBe('Limit');
+      expect(nodes.some((node) => node['Index Name'] === 'event_account_idx' && node['Scan Direction'] === 'Backward'), summary).toBe(true);
+      expect(nodes.some((node) => node['Node Type'] === 'Sort' || (node['Node Type'] === 'Seq Scan' && node['Relation Name'] === 'event')), summary).toBe(false);
+    }
+  });
+
+  it('filters by since (inclusive) and until (exclusive) with keyset pages', async () => {
+    const first = await api(relay.baseUrl, 'GET', `/v1/events?since=${receivedAt(500)}&until=${receivedAt(510)}&limit=6`, { key: owner.key });
+    expect(first.status).toBe(200);
+    expect(first.body.data.map((event: any) => event.received_at)).toEqual([509, 508, 507, 506, 505, 504].map(receivedAt));
+    const second = await api(relay.baseUrl, 'GET', `/v1/events?since=${receivedAt(500)}&until=${receivedAt(510)}&limit=6&cursor=${first.body.next_cursor}`, { key: owner.key });
+    expect(second.body.data.map((event: any) => event.received_at)).toEqual([503, 502, 501, 500].map(receivedAt));
+    expect(second.body.next_cursor).toBeNull();
+    expect(first.body.search_scanned).toBeUndefined();
+  });
+
+  it('searches payloads case-insensitively within the newest 10,000 matching events, says when it stopped there, and continues below with the cursor', async () => {
+    const recent = await api(relay.baseUrl, 'GET', '/v1/events?q=SEQ-99990%22', { key: owner.key });
+    expect(recent.status).toBe(200);
+    expect(recent.body.data.map((event: any) => event.received_at)).toEqual([receivedAt(99_990)]);
+    expect(recent.body).toMatchObject({ search_scanned: 10_000, search_truncated: true });
+
+    const old = await api(relay.baseUrl, 'GET', '/v1/events?q=%22seq-85000%22', { key: owner.key });
+    expect(old.body).toMatchObject({ data: [], search_scanned: 10_000, search_truncated: true, next_cursor: expect.any(String) });
+    const below = await api(relay.baseUrl, 'GET', `/v1/events?q=%22seq-85000%22&cursor=${old.body.next_cursor}`, { key: owner.key });
+    expect(below.body.data.map((event: any) => event.received_at)).toEqual([receivedAt(85_000)]);
+
+    // Many matches: a full page, its cursor at the last match; the other filters apply before the bound.
+    const failed = await api(relay.baseUrl, 'GET', '/v1/events?q=invoice.paid&status=failed&limit=3', { key: owner.key });
+    expect(failed.body.data.map((event: any) => [event.received_at, event.status])).toEqual([99_998, 99_993, 99_988].map((g) => [receivedAt(g), 'failed']));
+    expect(failed.body.search_truncated).toBe(false);
+    const ranged = await api(relay.baseUrl, 'GET', `/v1/events?q=seq-12&since=${receivedAt(100)}&until=${receivedAt(130)}`, { key: owner.key });
+    expect(ranged.body).toMatchObject({ search_scanned: 30, search_truncated: false, next_cursor: null });
+    expect(ranged.body.data.map((event: any) => event.received_at)).toEqual([129, 128, 127, 126, 125, 124, 123, 122, 121, 120].map(receivedAt));
+  });
+});
+
+describe('payload search over any bytes', () => {
+  it('finds text in JSON, binary and invalid UTF-8 bodies alike, never failing on them', async () => {
+    const account = await signUp(relay.baseUrl);
+    const endpoint = await createEndpoint(relay.baseUrl, account.key);
+    const octets = { 'content-type': 'application/octet-stream' };
+    const json = await sendEvent(endpoint.url, '{"note":"Needle in JSON"}');
+    const binary = await sendEvent(endpoint.url, Buffer.concat([Buffer.from([0x00, 0xff, 0xfe, 0x01]), Buffer.from('needle'), Buffer.from([0x00, 0x80])]), octets);
+    const invalid = await sendEvent(endpoint.url, Buffer.concat([Buffer.from([0xc3, 0x28]), Buffer.from(' NEEDLE '), Buffer.from([0xe2, 0x82])]), octets);
+    await sendEvent(endpoint.url, Buffer.from([0x00, 0x01, 0x02, 0xff]), octets);
+    await sendEvent(endpoint.url, '{"note":"haystack only"}');
+
+    const found = await api(relay.baseUrl, 'GET', '/v1/events?q=needle', { key: account.key });
+    expect(found.status).toBe(200);
+    expect(found.body.data.map((event: any) => event.id)).toEqual([invalid, binary, json]);
+    expect(found.body).toMatchObject({ search_scanned: 5, search_truncated: false, next_cursor: null });
+    expect((await api(relay.baseUrl, 'GET', '/v1/events?q=%00%FF', { key: account.key })).status).toBe(200);
+    const none = await api(relay.baseUrl, 'GET', '/v1/events?q=absent', { key: account.key });
+    expect(none.body).toMatchObject({ data: [], search_scanned: 5, search_truncated: false });
+  });
+});
+
+describe('usage per day', () => {
+  it('counts events received per UTC day and their deliveries by outcome, oldest day first, empty days included', async () => {
+    const account = await signUp(relay.baseUrl);
+    const endpoint = await createEndpoint(relay.baseUrl, account.key);
+    const destinationId = `dst_${endpoint.id.slice(3)}`;
+    const day = 24 * 60 * 60 * 1000;
+    const todayStart = Math.floor(Date.now() / day) * day;
+    let made = 0;
+    const insert = async (atMs: number, statuses: string[]) => {
+      // An id of that time (newId keeps ids increasing, so it would not go back in time).
+      const id = `${firstIdAt('event', atMs).slice(0, -4)}${String(++made).padStart(4, '0')}`;
+      await sqlRows(relay, `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, delivery_count)
+                            values (?, ?, ?, 'POST', '', '', '{}', '\\x7b7d', 2, ?, ?)`, [id, account.accountId, endpoint.id, new Date(atMs), statuses.length]);
+      for (const [index, status] of statuses.entries()) {
+        await sqlRows(relay, 'insert into delivery (event_id, destination_id, account_id, endpoint_id, status) values (?, ?, ?, ?, ?)',
+          [id, index === 0 ? destinationId : `dst_${newId('destination').slice(4)}`, account.accountId, endpoint.id, status]);
+      }
+    };
+    await insert(todayStart + 1000, ['delivered']);
+    await insert(todayStart + 2000, ['failed', 'delivered']);
+    await insert(todayStart - 1, ['pending']); // the last millisecond of yesterday
+    await insert(todayStart - day + 5000, ['delivered']);
+    await insert(todayStart - day + 6000, ['retrying']);
+    await insert(todayStart - 3 * day, ['delivered', 'filtered']);
+    await insert(todayStart - 9 * day, ['failed']); // before the window
+
+    const usage = await api(relay.baseUrl, 'GET', '/v1/account/usage/daily?days=5', { key: account.key });
+    expect(usage.status).toBe(200);
+    const date = (offset: number) => new Date(todayStart - offset * day).toISOString().slice(0, 10);
+    expect(usage.body.days).toEqual([
+      { date: date(4), events: 0, deliveries: 0, delivered: 0, failed: 0 },
+      { date: date(3), events: 1, deliveries: 1, delivered: 1, failed: 0 },
+      { date: date(2), events: 0, deliveries: 0, delivered: 0, failed: 0 },
+      { date: date(1), events: 3, deliveries: 3, delivered: 1, failed: 0 },
+      { date: date(0), events: 2, deliveries: 3, delivered: 2, failed: 1 },
+    ]);
+    expect((await api(relay.baseUrl, 'GET', '/v1/account/usage/daily', { key: account.key })).body.days).toHaveLength(30);
+    expect((await api(relay.baseUrl, 'GET', '/v1/account/usage/daily?days=91', { key: account.key })).status).toBe(400);
+  });
+});
