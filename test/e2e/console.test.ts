@@ -201,8 +201,10 @@ describe('the console in Chromium', () => {
     await page.goto(`${relay.baseUrl}/console#/events?type=bulk.test`);
     await expect.poll(() => rows().locator('.status').allTextContents()).toEqual(['failed', 'failed']);
     receiver.respond = () => ({ status: 200, body: 'fixed' });
+    const failed = (await api(relay.baseUrl, 'GET', '/v1/events?status=failed', { key })).body.data.length; // these two and the one replayed to a 503 above
+    expect(failed).toBe(3);
     await page.click('#replay-failed');
-    await expect.poll(() => page.textContent('#bulk-note')).toContain('Replaying 2 failed events');
+    await expect.poll(() => page.textContent('#bulk-note')).toContain(`Replaying ${failed} failed events`);
     await expect.poll(() => rows().locator('.status').allTextContents(), { timeout: 10_000 }).toEqual(['delivered', 'delivered']);
     expect(await saveScreenshot(page, 'console-bulk-replay')).toBeGreaterThan(5000);
   });

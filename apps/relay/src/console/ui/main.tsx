@@ -69,7 +69,7 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
     submitEvent.preventDefault();
     const form = submitEvent.currentTarget as HTMLFormElement;
     const apiKey = (form.elements.namedItem('api_key') as HTMLInputElement).value.trim();
-    if (!apiKey) return setError('Enter an API key (hk_…). `hook login` saved yours; `hook api-keys create` makes a new one.');
+    if (!apiKey) return setError('Enter an API key (hk_…): the one signing up or claiming a playground gave you.');
     setBusy(true);
     try {
       await call('POST', '/console/session', { api_key: apiKey });
@@ -241,6 +241,8 @@ function EventsPage({ hash }: { hash: string }) {
       const update = (list: HookEvent[]) => list.some((event) => event.id === message.event_id)
         ? list.map((event) => event.id === message.event_id ? { ...event, status: message.event_status, attempt_count: (event.attempt_count ?? 0) + 1 } : event)
         : list;
+      // The event may still wait for the next frame (an attempt can finish within a frame of its arrival).
+      pendingLive.current = update(pendingLive.current);
       setEvents(update);
       setWaiting(update);
     }
@@ -435,7 +437,7 @@ function AccountPage() {
         <h2 id="keys-heading">API keys</h2>
         <div class="scroll"><table id="keys"><thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th></tr></thead>
           <tbody>{keys.map((key) => <tr key={key.id}><td>{key.name ?? '(no name)'}</td><td class="mono">{key.prefix}…</td><td>{new Date(key.created_at).toLocaleDateString()}</td></tr>)}</tbody></table></div>
-        <p class="quiet">Revoking a key with <code>hook api-keys revoke &lt;id&gt;</code> also ends the console sessions signed in with it.</p>
+        <p class="quiet">Revoking a key (<code>{'DELETE /v1/api-keys/{id}'}</code>) also ends the console sessions signed in with it.</p>
       </section>
     </main>
   );
