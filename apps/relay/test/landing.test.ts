@@ -58,7 +58,7 @@ describe('landing page and docs', () => {
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const text = await page.text();
     expect(text).toContain('<pre class="doc">');
-    expect(text).toContain('`hook api-keys create`');
+    expect(text).toContain('`console_session_invalid`');
     const body = text.split('<pre class="doc">')[1]!.split('</pre>')[0]!;
     expect(body).toContain('Bearer &#60;api key&#62;'); // the markdown's own < are escaped
     expect(body).not.toContain('<');

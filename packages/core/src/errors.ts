@@ -175,7 +175,7 @@ export const CONSOLE_ORIGIN_REFUSED = defineError(
 export const CONSOLE_SESSION_INVALID = defineError(
   'console_session_invalid', 401, 'Console session ended',
   'The console session is missing, expired, or ended because you signed out or its API key was revoked',
-  'Sign in again at /console with an API key; create one with hook api-keys create.',
+  'Sign in again at /console with an API key (hook signup makes an account and its first key; hook members add makes a key for a member).',
 );
 export const EVENT_TYPE_EMPTY = defineError(
   'event_type_empty', 400, 'Event type required',
