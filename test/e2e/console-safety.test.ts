@@ -4,7 +4,7 @@
  * would set window.__pwned or trip the CSP), a megabyte on one line and invalid UTF-8
  * render without freezing the page, axe-core finds no serious or critical violation on
  * any page, and no page scrolls sideways on a phone. Also measures (prints, does not
- * assert) long tasks while 200 events/s arrive live.
+ * assert) the gaps between frames while 200 events/s arrive live.
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -41,8 +41,8 @@ beforeAll(async () => {
     // where closing a context can bring it down and contexts share one cookie store.
     context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     await context.addInitScript(() => {
-      (window as any).__cspViolations = [];
-      document.addEventListener('securitypolicyviolation', (violation) => (window as any).__cspViolations.push(`${violation.violatedDirective}: ${violation.sample}`));
+      (globalThis as any).__cspViolations = [];
+      (globalThis as any).document.addEventListener('securitypolicyviolation', (violation: any) => (globalThis as any).__cspViolations.push(`${violation.violatedDirective}: ${violation.sample}`));
     });
     page = await context.newPage();
     page.on('pageerror', (error) => pageErrors.push(error));
@@ -88,8 +88,8 @@ describe('hostile payloads', () => {
     expect(await page.textContent('.event-title')).toContain(HOSTILE);
     expect(await page.locator('.inspector img, .inspector script, .inspector svg').count()).toBe(0);
     expect(await saveScreenshot(page, 'console-hostile')).toBeGreaterThan(5000);
-    expect(await page.evaluate(() => (window as any).__pwned)).toBeUndefined();
-    expect(await page.evaluate(() => (window as any).__cspViolations)).toEqual([]);
+    expect(await page.evaluate(() => (globalThis as any).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as any).__cspViolations)).toEqual([]);
   });
 
   it('renders a megabyte on one line capped, with "Show all", without freezing; invalid UTF-8 as a hex dump', async () => {
@@ -98,7 +98,7 @@ describe('hostile payloads', () => {
     expect((await page.textContent('.event-body'))!.length).toBe(64 * 1024);
     expect(await page.textContent('.inspector')).toContain('Showing the first 65,536 of 1,048,576 characters');
     // The page still answers at once: a frozen main thread would hold this evaluate.
-    expect(await page.evaluate(() => new Promise<number>((resolve) => { const at = performance.now(); requestAnimationFrame(() => resolve(performance.now() - at)); }))).toBeLessThan(1000);
+    expect(await page.evaluate(() => new Promise<number>((resolve) => { const at = performance.now(); (globalThis as any).requestAnimationFrame(() => resolve(performance.now() - at)); }))).toBeLessThan(1000);
     await page.getByRole('button', { name: 'Show all' }).click();
     await expect.poll(async () => (await page.textContent('.event-body'))!.length).toBe(1024 * 1024);
     process.stdout.write(`console: 1 MiB one-line body opened and shown whole in ${Date.now() - started} ms\n`);
@@ -107,8 +107,8 @@ describe('hostile payloads', () => {
     const dump = await page.textContent('.event-body.hex');
     expect(dump).toBe('00000000  ff fe 3c 73 63 72 69 70 74 3e 00 c3 28 80        ..<script>..(.');
     expect(await page.textContent('.inspector')).toContain('Not valid UTF-8');
-    expect(await page.evaluate(() => (window as any).__pwned)).toBeUndefined();
-    expect(await page.evaluate(() => (window as any).__cspViolations)).toEqual([]);
+    expect(await page.evaluate(() => (globalThis as any).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as any).__cspViolations)).toEqual([]);
   });
 });
 
@@ -126,7 +126,7 @@ describe('accessibility and small screens', () => {
     const check = async (name: string) => {
       // Evaluated through the DevTools protocol, which the page's CSP does not govern (a <script> tag would be refused).
       await page.evaluate(axeSource);
-      const results = await page.evaluate(async () => (window as any).axe.run(document, { resultTypes: ['violations'] }));
+      const results = await page.evaluate(async () => (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] }));
       const bad = results.violations.filter((violation: { impact: string }) => violation.impact === 'serious' || violation.impact === 'critical')
         .map((violation: { id: string; nodes: { target: string[] }[] }) => `${name}: ${violation.id} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
       return bad;
@@ -176,13 +176,22 @@ describe('accessibility and small screens', () => {
 });
 
 describe('responsiveness under live load (measured, not asserted as a timing)', () => {
-  it('takes 200 events/s for 10 s: the list keeps up and the long tasks are printed', async () => {
+  it('takes 200 events/s for 10 s: the list keeps up and the gaps between frames are printed', async () => {
     await page.goto(`${relay.baseUrl}/console#/events`);
     await page.waitForSelector('.live.on');
+    // The main thread seen through the gaps between animation frames: a long task holds the next frame back
+    // (this headless Chromium reports no 'longtask' entries to a PerformanceObserver).
     await page.evaluate(() => {
-      (window as any).__longTasks = [];
-      new PerformanceObserver((list) => { for (const entry of list.getEntries()) (window as any).__longTasks.push(entry.duration); }).observe({ type: 'longtask', buffered: false });
+      const page = globalThis as any;
+      page.__frameGaps = [];
+      let last = performance.now();
+      const frame = (now: number) => { page.__frameGaps.push(now - last); last = now; if (!page.__stopFrames) page.requestAnimationFrame(frame); };
+      page.requestAnimationFrame(frame);
+      // A known 120 ms task, to prove the gaps show one in this browser (left out of the figures below).
+      page.setTimeout(() => { const until = performance.now() + 120; while (performance.now() < until) { /* busy */ } }, 50);
     });
+    await expect.poll(() => page.evaluate(() => Math.max(0, ...(globalThis as any).__frameGaps))).toBeGreaterThanOrEqual(120);
+    await page.evaluate(() => { (globalThis as any).__frameGaps = []; });
     const RATE_PER_S = 200;
     const SECONDS = 10;
     const startedAt = Date.now();
@@ -195,10 +204,11 @@ describe('responsiveness under live load (measured, not asserted as a timing)', 
     const lastId = (await Promise.all(sent)).sort().at(-1);
     const sendSeconds = (Date.now() - startedAt) / 1000;
     await expect.poll(() => page.locator(`#event-list li[data-event-id="${lastId}"]`).count(), { timeout: 15_000 }).toBe(1);
-    const rafLatencyMs = await page.evaluate(() => new Promise<number>((resolve) => { const at = performance.now(); requestAnimationFrame(() => resolve(performance.now() - at)); }));
-    const longTasks: number[] = await page.evaluate(() => (window as any).__longTasks);
+    const rafLatencyMs = await page.evaluate(() => new Promise<number>((resolve) => { const at = performance.now(); (globalThis as any).requestAnimationFrame(() => resolve(performance.now() - at)); }));
+    const frameGaps: number[] = await page.evaluate(() => { (globalThis as any).__stopFrames = true; return (globalThis as any).__frameGaps; });
+    const sortedGaps = [...frameGaps].sort((a, b) => a - b);
     const rows = await page.locator('#event-list li').count();
-    process.stdout.write(`console under load: ${RATE_PER_S * SECONDS} events in ${sendSeconds.toFixed(1)} s; ${longTasks.length} long tasks, ${Math.round(longTasks.reduce((a, b) => a + b, 0))} ms in all, longest ${Math.round(Math.max(0, ...longTasks))} ms; ${rows} rows shown; next frame after ${rafLatencyMs.toFixed(0)} ms\n`);
+    process.stdout.write(`console under load: ${RATE_PER_S * SECONDS} events in ${sendSeconds.toFixed(1)} s; ${frameGaps.length} frames, ${frameGaps.filter((gap) => gap > 50).length} gaps over 50 ms, gap p50 ${Math.round(sortedGaps[Math.floor(sortedGaps.length / 2)] ?? 0)} ms, p99 ${Math.round(sortedGaps[Math.floor(sortedGaps.length * 0.99)] ?? 0)} ms, max ${Math.round(sortedGaps.at(-1) ?? 0)} ms; ${rows} rows shown; next frame after ${rafLatencyMs.toFixed(0)} ms\n`);
     expect(rows).toBeLessThanOrEqual(500);
   }, 60_000);
 });

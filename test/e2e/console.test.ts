@@ -87,7 +87,7 @@ describe('the console in Chromium', () => {
     expect(await card.locator('.destination-row').textContent()).toContain(`${receiver.url}/hooks`);
     expect(await card.locator('.destination-row .health').textContent()).toContain('healthy');
     await card.getByRole('button', { name: 'Copy' }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(orders.url);
+    expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(orders.url);
 
     const before = (await api(relay.baseUrl, 'GET', `/v1/endpoints/${orders.id}/secret`, { key })).body.secret;
     await card.locator('.reveal-secret').click();
@@ -135,7 +135,7 @@ describe('the console in Chromium', () => {
     expect(await saveScreenshot(page, 'console-events')).toBeGreaterThan(5000);
 
     // Scrolled down, new events wait behind a button instead of moving the list.
-    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await page.evaluate(() => (globalThis as any).scrollTo(0, (globalThis as any).document.body.scrollHeight));
     const firstBefore = await rows().first().getAttribute('data-event-id');
     const waitingId = await sendEvent(local.url, '{"later": 1}');
     await page.waitForSelector('#show-new');
@@ -158,7 +158,7 @@ describe('the console in Chromium', () => {
     expect(await page.locator('.delivery .attempt .attempt-status').textContent()).toBe('200');
 
     await page.click('#copy-curl');
-    const curl = await page.evaluate(() => navigator.clipboard.readText());
+    const curl = await page.evaluate(() => (globalThis as any).navigator.clipboard.readText());
     expect(curl).toBe(await page.textContent('#curl-command'));
     const received = receiver.requests.length;
     const { stdout } = await run('sh', ['-c', curl]);

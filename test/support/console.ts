@@ -16,5 +16,5 @@ export async function saveScreenshot(page: Page, name: string): Promise<number> 
 
 /** Whether the page scrolls sideways (content wider than the viewport). */
 export async function scrollsSideways(page: Page): Promise<boolean> {
-  return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
+  return page.evaluate(() => { const root = (globalThis as any).document.documentElement; return root.scrollWidth > root.clientWidth; });
 }
