@@ -47,7 +47,7 @@ function planNodes(node: any): any[] {
 async function plan(filter: Parameters<typeof eventListQuery>[0]): Promise<any[]> {
   const { sql, params } = eventListQuery(filter);
   const [row] = await relay.orm.em.fork().getConnection().execute(`explain (format json) ${sql}`, params);
-  return planNodes(row['QUERY PLAN'][0].Plan);
+  return planNodes(row!['QUERY PLAN'][0].Plan);
 }
 
 const receivedAt = (g: number) => new Date(history.startMs + g * STEP_MS).toISOString();

@@ -325,6 +325,12 @@ export interface EventListQuery extends PageQuery {
   status?: EventStatus;
   /** Exact event type. */
   type?: string;
+  /** ISO 8601: events received at or after this time. */
+  since?: string;
+  /** ISO 8601: events received before this time. */
+  until?: string;
+  /** Text in the body, any case; searches at most the 10,000 newest events matching the rest (docs/api.md#get-v1events). */
+  q?: string;
 }
 
 /** `POST /v1/events/replay`: which events to queue; all optional (default: every failed event). */

@@ -300,7 +300,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
   const events: HookClient['events'] = {
     list: (query = {}) =>
       call('GET', '/v1/events', {
-        query: { endpoint_id: query.endpoint_id, status: query.status, type: query.type, limit: query.limit, cursor: query.cursor },
+        query: { endpoint_id: query.endpoint_id, status: query.status, type: query.type, since: query.since, until: query.until, q: query.q, limit: query.limit, cursor: query.cursor },
       }),
     iterate: (query = {}) => paginate((cursor) => events.list({ limit: 100, ...query, cursor })),
     get: (eventId) => call('GET', `/v1/events/${id(eventId)}`),
