@@ -155,3 +155,21 @@ describe('console stream', () => {
     expect(await closed).toBe(4001);
   });
 });
+
+describe('console session limits', () => {
+  let limited: TestRelay;
+  beforeAll(async () => {
+    limited = await startTestRelay({ apiRateLimit: 4 });
+  });
+  afterAll(async () => limited?.close());
+
+  it('counts cookie requests against the key\'s rate limit, together with its Bearer requests', async () => {
+    const account = await signUp(limited.baseUrl);
+    const { cookie } = await signIn(limited.baseUrl, account.key);
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await api(limited.baseUrl, 'GET', '/v1/endpoints', { key: account.key })).status);
+    statuses.push((await api(limited.baseUrl, 'GET', '/v1/endpoints', asConsole(cookie))).status);
+    expect(statuses).toEqual([200, 200, 200, 200]);
+    expectProblem(await api(limited.baseUrl, 'GET', '/v1/endpoints', asConsole(cookie)), 429, 'rate_limited');
+  });
+});
