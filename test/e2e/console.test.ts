@@ -128,6 +128,13 @@ describe('the console in Chromium', () => {
     await page.click('#filters button[type="submit"]');
     await expect.poll(() => rows().count()).toBe(1);
     expect(page.url()).toContain('q=needle-in-a-payload');
+    await page.goto(`${relay.baseUrl}/console#/events?endpoint_id=${local.id}&since=2099-01-01T00:00`);
+    await page.waitForSelector('#events-empty');
+    expect(await rows().count()).toBe(0);
+    await page.goto(`${relay.baseUrl}/console#/events?endpoint_id=${local.id}&until=2000-01-01T00:00`);
+    await page.waitForSelector('#events-empty');
+    await page.goto(`${relay.baseUrl}/console#/events?endpoint_id=${local.id}&since=2000-01-01T00:00`);
+    await expect.poll(() => rows().count()).toBe(50);
     await page.goto(`${relay.baseUrl}/console#/events?status=delivered`);
     await expect.poll(() => rows().count()).toBe(1);
     await page.goto(`${relay.baseUrl}/console#/events`);
@@ -221,6 +228,7 @@ describe('the console in Chromium', () => {
     expect(total).toBe(account.usage.events_accepted);
     expect(await page.textContent('#usage-summary')).toContain(`${total.toLocaleString('en-US')} events in 30 days`);
     expect(await page.locator('#usage-chart polyline.rate').count()).toBe(1);
+    expect(await page.locator('#usage-chart circle.rate-point').count()).toBe(daily.filter((day: { delivered: number; failed: number }) => day.delivered + day.failed > 0).length);
     expect(await page.locator('#members tbody tr').count()).toBe(1);
     expect(await page.locator('#keys tbody tr').count()).toBe(1);
     expect(await saveScreenshot(page, 'console-account')).toBeGreaterThan(5000);

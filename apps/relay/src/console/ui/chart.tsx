@@ -25,6 +25,11 @@ export function UsageChart({ days }: { days: UsageDay[] }) {
           </rect>
         ))}
         {ratePoints && <polyline class="rate" points={ratePoints} />}
+        {rates.map((rate, index) => (rate === null ? null : (
+          <circle key={days[index]!.date} class="rate-point" cx={PAD + step * index + step / 2} cy={rateY(rate)} r={3}>
+            <title>{`${days[index]!.date}: ${(rate * 100).toFixed(1)}% of finished deliveries succeeded`}</title>
+          </circle>
+        )))}
         <text x={PAD} y={PAD - 8} class="chart-label">{most} events</text>
         <text x={WIDTH - PAD} y={PAD - 8} class="chart-label rate-label" text-anchor="end">success rate (line, 0–100%)</text>
       </svg>

@@ -209,6 +209,7 @@ function EventsPage({ hash }: { hash: string }) {
   const filterKey = JSON.stringify(filters);
   const [events, setEvents] = useState<HookEvent[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
+  const [searchTruncated, setSearchTruncated] = useState(false);
   const [waiting, setWaiting] = useState<HookEvent[]>([]);
   const [error, setError] = useState('');
   const [note, setNote] = useState('');
@@ -218,9 +219,10 @@ function EventsPage({ hash }: { hash: string }) {
   useEffect(() => {
     setError('');
     setWaiting([]);
-    call<Page<HookEvent>>('GET', `/v1/events?${queryOf(filters)}`).then((page) => {
+    call<Page<HookEvent> & { search_truncated?: boolean }>('GET', `/v1/events?${queryOf(filters)}`).then((page) => {
       setEvents(page.data);
       setCursor(page.next_cursor);
+      setSearchTruncated(page.search_truncated === true);
     }, (failure) => setError(failure.message));
   }, [filterKey]);
 
@@ -312,6 +314,7 @@ function EventsPage({ hash }: { hash: string }) {
           {waiting.length} new {waiting.length === 1 ? 'event' : 'events'}: show
         </button>
       )}
+      {searchTruncated && <p class="quiet" id="search-truncated">The search looked through the newest 10,000 events that match the other filters; narrow it with Since and Until to search further back.</p>}
       {events.length === 0 && !error && <p class="quiet" id="events-empty">No events{filters.q || filters.type || filters.status ? ' match these filters' : ' yet'}. Send one to an endpoint's ingest URL; it appears here at once.</p>}
       <ol id="event-list" class="event-list" aria-label="Events, newest first">
         {events.map((event) => (
