@@ -173,3 +173,14 @@ describe('console session limits', () => {
     expectProblem(await api(limited.baseUrl, 'GET', '/v1/endpoints', asConsole(cookie)), 429, 'rate_limited');
   });
 });
+
+describe('sign-in from another site', () => {
+  it('refuses a sign-in posted as a plain form (what another site can send without CORS), even with a valid key', async () => {
+    const account = await signUp(relay.baseUrl);
+    for (const [type, body] of [['text/plain', JSON.stringify({ api_key: account.key })], ['application/x-www-form-urlencoded', `api_key=${account.key}`]] as const) {
+      const response = await fetch(`${relay.baseUrl}/console/session`, { method: 'POST', headers: { 'content-type': type, origin: 'https://evil.example' }, body });
+      expect(response.status, type).toBeGreaterThanOrEqual(400);
+      expect(response.headers.get('set-cookie'), type).toBeNull();
+    }
+  });
+});
