@@ -84,7 +84,7 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main id="main" class="signin">
       <h1>Sign in to the Hook console</h1>
-      <p>Use an API key (<code>hk_…</code>). The key is sent once to make a session and is never put in a URL. No account yet? Start with the <a href="/playground">playground</a>.</p>
+      <p>Use an API key (<code>hk_…</code>). The key is sent once to make a session and is never put in a URL. No account yet? <code>curl -X POST {location.origin}/v1/accounts</code> makes one and prints its key, or start with the <a href="/playground">playground</a> and claim it.</p>
       <form id="signin-form" method="post" action="/console/session" onSubmit={submit} noValidate>
         <label for="api-key">API key</label>
         <input id="api-key" name="api_key" type="password" autocomplete="current-password" required aria-describedby="signin-error" aria-invalid={error ? 'true' : 'false'} />
