@@ -105,6 +105,11 @@ function destinationLabel(delivery: Delivery): string {
   return destination.type === 'url' ? destination.url : 'hook listen';
 }
 
+/** A sentence whose `quoted` parts are commands: shown as code. */
+function WithCommands({ text }: { text: string }) {
+  return <>{text.split('`').map((part, index) => (index % 2 ? <code key={index}>{part}</code> : part))}</>;
+}
+
 /** Why an event (or one of its deliveries) is pending, and what to do: in CLI words. */
 export function pendingReason(event: HookEvent, delivery: Delivery | undefined, endpointName: string | undefined): string | undefined {
   if ((delivery?.status ?? event.status) !== 'pending') return undefined;
@@ -141,7 +146,7 @@ export function Inspector({ event, endpointName, onReplay, replayState = {}, pen
         <dt>Size</dt><dd class="event-size">{formatSize(event.size)}</dd>
         <dt>Content type</dt><dd class="mono">{event.content_type ?? '(none)'}</dd>
       </dl>
-      {event.status === 'pending' && (pendingHelp ?? (deliveries.length === 0 ? <p class="pending-reason">{pendingReason(event, undefined, endpointName)}</p> : null))}
+      {event.status === 'pending' && (pendingHelp ?? (deliveries.length === 0 ? <p class="pending-reason"><WithCommands text={pendingReason(event, undefined, endpointName)!} /></p> : null))}
       {actions}
       <h3>Body</h3>
       <EventBody event={event} />
@@ -167,7 +172,7 @@ export function Inspector({ event, endpointName, onReplay, replayState = {}, pen
               )}
             </div>
             {replayState[delivery.destination_id] && replayState[delivery.destination_id] !== 'sending' && <p class="replay-result" role="status">{replayState[delivery.destination_id]}</p>}
-            {reason && <p class="pending-reason">{reason}</p>}
+            {reason && <p class="pending-reason"><WithCommands text={reason} /></p>}
             <ol class="timeline">{attempts.filter((attempt) => attempt.destination_id === delivery.destination_id).map((attempt) => <AttemptRow key={attempt.id} attempt={attempt} />)}</ol>
           </section>
         );

@@ -367,8 +367,8 @@ function EventPage({ id }: { id: string }) {
       const outcome = result.replay?.find((entry: { destination_id: string }) => entry.destination_id === destinationId)?.outcome;
       const words: Record<string, string> = {
         attempted: 'Sent; the result appears below as it arrives.',
-        sent_to_listener: 'Sent to the connected `hook listen`; its answer appears below as it arrives.',
-        waiting_for_listener: 'Queued: no `hook listen` is connected; the next one gets it first.',
+        sent_to_listener: 'Sent to the connected hook listen; its answer appears below as it arrives.',
+        waiting_for_listener: 'Queued: no hook listen is connected; the next one gets it first.',
         in_flight: 'An attempt was already running; none was queued.',
       };
       setReplayState((state) => (state[destinationId] === 'sending' ? { ...state, [destinationId]: words[outcome] ?? `Replay: ${outcome}` } : state));
