@@ -8,9 +8,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser.ts';
+import { browserSuite, launchBrowser } from '../support/browser.ts';
 import { saveScreenshot, scrollsSideways } from '../support/console.ts';
 import { createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
 
@@ -23,8 +23,6 @@ let page: Page;
 let key: string;
 let endpoint: any;
 const ids: Record<string, string> = {};
-let launchError: unknown;
-const pageErrors: Error[] = [];
 
 beforeAll(async () => {
   relay = await startTestRelay({ allowPrivateDestinations: true });
@@ -35,28 +33,20 @@ beforeAll(async () => {
   ids.xml = await sendEvent(endpoint.url, `<a><b>${HOSTILE.replace(/</g, '&lt;')}</b><c/></a>`, { 'content-type': 'application/xml', 'x-event-type': 'xml.event' });
   ids.huge = await sendEvent(endpoint.url, `"${'x'.repeat(1024 * 1024 - 2)}"`, { 'content-type': 'text/plain', 'x-event-type': 'huge.line' });
   ids.binary = await sendEvent(endpoint.url, Buffer.from([0xff, 0xfe, 0x3c, 0x73, 0x63, 0x72, 0x69, 0x70, 0x74, 0x3e, 0x00, 0xc3, 0x28, 0x80]), { 'content-type': 'application/octet-stream', 'x-event-type': 'binary.event' });
-  try {
-    browser = await launchBrowser();
-    // One context and page for the file: the test browser runs as one process (--single-process),
-    // where closing a context can bring it down and contexts share one cookie store.
-    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    await context.addInitScript(() => {
-      (globalThis as any).__cspViolations = [];
-      (globalThis as any).document.addEventListener('securitypolicyviolation', (violation: any) => (globalThis as any).__cspViolations.push(`${violation.violatedDirective}: ${violation.sample}`));
-    });
-    page = await context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(error));
-    await signIn();
-  } catch (error) {
-    launchError = error;
-  }
 }, 120_000);
-beforeEach(() => {
-  if (launchError) throw launchError;
-});
-afterEach(() => {
-  expect(pageErrors.splice(0)).toEqual([]);
-});
+browserSuite(async (suite) => {
+  browser = await launchBrowser();
+  // One context and page for the file: the test browser runs as one process (--single-process),
+  // where closing a context can bring it down and contexts share one cookie store.
+  context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  await context.addInitScript(() => {
+    (globalThis as any).__cspViolations = [];
+    (globalThis as any).document.addEventListener('securitypolicyviolation', (violation: any) => (globalThis as any).__cspViolations.push(`${violation.violatedDirective}: ${violation.sample}`));
+  });
+  page = await context.newPage();
+  suite.watch(page);
+  await signIn();
+}, 120_000);
 afterAll(async () => {
   await browser?.close();
   await relay?.close();

@@ -7,9 +7,9 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser.ts';
+import { browserSuite, launchBrowser } from '../support/browser.ts';
 import { saveScreenshot } from '../support/console.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { api, createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
@@ -24,8 +24,6 @@ let page: Page;
 let key: string;
 let orders: any;
 let local: any;
-let launchError: unknown;
-const pageErrors: Error[] = [];
 
 beforeAll(async () => {
   relay = await startTestRelay({ retryScheduleMs: [50], allowPrivateDestinations: true }, { workerPollMs: 50 });
@@ -33,22 +31,14 @@ beforeAll(async () => {
   ({ key } = await signUp(relay.baseUrl));
   orders = await createEndpoint(relay.baseUrl, key, { name: 'orders', destination: { type: 'url', url: `${receiver.url}/hooks` } });
   local = await createEndpoint(relay.baseUrl, key, { name: 'local' });
-  try {
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: relay.baseUrl });
-    page = await context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(error));
-  } catch (error) {
-    launchError = error;
-  }
 }, 120_000);
-beforeEach(() => {
-  if (launchError) throw launchError;
-});
-afterEach(() => {
-  expect(pageErrors.splice(0)).toEqual([]);
-});
+const suite = browserSuite(async ({ watch }) => {
+  browser = await launchBrowser();
+  context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: relay.baseUrl });
+  page = await context.newPage();
+  watch(page);
+}, 120_000);
 afterAll(async () => {
   await browser?.close();
   await receiver?.close();
@@ -245,7 +235,7 @@ describe('the console in Chromium', () => {
 describe('the playground in Chromium: the console\'s inspector', () => {
   it('explains why an event is pending and, after claiming, shows the exact next command', async () => {
     const playground = await context.newPage();
-    playground.on('pageerror', (error) => pageErrors.push(error));
+    suite.watch(playground);
     await playground.goto(`${relay.baseUrl}/playground`);
     await playground.waitForSelector('#session-status:has-text("Live")');
     const ingestUrl = await playground.inputValue('#ingest-url');

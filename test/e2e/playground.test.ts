@@ -4,9 +4,9 @@
  * kept in test/artifacts/ (not committed).
  */
 import { mkdir } from 'node:fs/promises';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser.ts';
+import { browserSuite, launchBrowser } from '../support/browser.ts';
 import { api, sendEvent, startTestRelay, type TestRelay } from '../support/relay.ts';
 
 const ARTIFACTS = new URL('../artifacts/', import.meta.url);
@@ -14,26 +14,14 @@ const ARTIFACTS = new URL('../artifacts/', import.meta.url);
 let relay: TestRelay;
 let browser: Browser | undefined;
 let page: Page;
-/** Why the browser did not start: each test then fails with it (a failed beforeAll would only mark them skipped). */
-let launchError: unknown;
-/** Uncaught errors in the page's script: any fails the test that caused it. */
-const pageErrors: Error[] = [];
 
 beforeAll(async () => {
   relay = await startTestRelay();
-  try {
-    browser = await launchBrowser();
-    page = await browser.newPage();
-    page.on('pageerror', (error) => pageErrors.push(error));
-  } catch (error) {
-    launchError = error;
-  }
 });
-beforeEach(() => {
-  if (launchError) throw launchError;
-});
-afterEach(() => {
-  expect(pageErrors.splice(0)).toEqual([]);
+browserSuite(async ({ watch }) => {
+  browser = await launchBrowser();
+  page = await browser.newPage();
+  watch(page);
 });
 afterAll(async () => {
   await browser?.close();

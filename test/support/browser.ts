@@ -14,7 +14,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import chromium from '@sparticuz/chromium';
-import { chromium as playwright, type Browser } from 'playwright-core';
+import { chromium as playwright, type Browser, type Page } from 'playwright-core';
+import { afterEach, beforeAll, beforeEach, expect } from 'vitest';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 const CACHE_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'hook-test-chromium');
@@ -93,4 +94,35 @@ export async function launchBrowser(): Promise<Browser> {
       : `run "npm install" again (it brings @sparticuz/chromium), or set HOOK_TEST_CHROMIUM to a Chromium to use instead`;
     throw new Error(`Cannot start the test browser (${executablePath ?? '@sparticuz/chromium'}): ${reason}. Fix: ${fix}.`);
   }
+}
+
+/** Hands pages to browserSuite, whose uncaught script errors then fail the test that caused them. */
+export interface BrowserSuite {
+  watch(page: Page): void;
+}
+
+/**
+ * The hooks every browser test file shares: `launch` (the browser and its pages) runs
+ * before the tests, after the file's own beforeAll; if it throws, each test fails with
+ * that error (a failed beforeAll would only mark them skipped). Uncaught errors in the
+ * pages it watches fail the test that caused them.
+ */
+export function browserSuite(launch: (suite: BrowserSuite) => Promise<void>, timeoutMs?: number): BrowserSuite {
+  const pageErrors: Error[] = [];
+  let launchError: unknown;
+  const suite: BrowserSuite = { watch: (page) => void page.on('pageerror', (error) => pageErrors.push(error)) };
+  beforeAll(async () => {
+    try {
+      await launch(suite);
+    } catch (error) {
+      launchError = error;
+    }
+  }, timeoutMs);
+  beforeEach(() => {
+    if (launchError) throw launchError;
+  });
+  afterEach(() => {
+    expect(pageErrors.splice(0)).toEqual([]);
+  });
+  return suite;
 }
