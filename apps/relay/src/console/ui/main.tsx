@@ -76,7 +76,10 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
       form.reset();
       onSignedIn();
     } catch (failure) {
-      setError(failure instanceof ApiError ? failure.message : String(failure));
+      // A refused key gets a fix in the console's words (the relay's names REST routes).
+      setError(failure instanceof ApiError && failure.problem.code === 'invalid_api_key'
+        ? 'That key is not one the relay knows: it may be mistyped or revoked. Paste the key (hk_…) that signing up, claiming a playground or `hook signup` printed, or start with the playground.'
+        : failure instanceof ApiError ? failure.message : String(failure));
     } finally {
       setBusy(false);
     }
