@@ -3,7 +3,7 @@
  * /openapi.json.
  */
 import { Type, type TSchema } from 'typebox';
-import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PLANS, type IdKind } from '@hook/core';
+import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PLANS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS, DEFAULT_TOLERANCE_SECONDS, type IdKind } from '@hook/core';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC, ending in Z' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
@@ -176,6 +176,51 @@ export const DestinationSchema = Type.Object({
   updated_at: Timestamp,
 });
 
+const verificationFields = {
+  provider: Type.Enum([...VERIFICATION_PROVIDERS], { description: "Whose signature scheme to check (docs/sources.md); 'hmac' is a generic HMAC described by the fields below" }),
+  mode: Type.Enum([...VERIFICATION_MODES], { description: 'reject: a failing request is answered 401 signature_invalid and not stored; flag: it is stored and delivered, marked unverified' }),
+  tolerance_seconds: Type.Integer({ minimum: 1, maximum: 86_400, description: `How far a signed timestamp may be from the relay's clock (stripe, slack, standard-webhooks, hmac with signed timestamp.body); default ${DEFAULT_TOLERANCE_SECONDS}` }),
+  header: Type.String({ minLength: 1, maxLength: 200, pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$', description: 'hmac: the header carrying the signature' }),
+  algorithm: Type.Enum([...HMAC_ALGORITHMS], { description: 'hmac: the hash (default sha256)' }),
+  encoding: Type.Enum([...HMAC_ENCODINGS], { description: 'hmac: how the signature is written (default hex)' }),
+  prefix: Type.String({ maxLength: 100, description: 'hmac: text before the signature in the header, e.g. "sha256="; default none' }),
+  signed: Type.Enum([...HMAC_SIGNED], { description: 'hmac: what is signed: the body, or "<timestamp>." then the body (default body)' }),
+  timestamp_header: Type.String({ minLength: 1, maxLength: 200, pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$', description: 'hmac with signed timestamp.body: the header carrying the Unix timestamp' }),
+};
+
+export const VerificationInput = Type.Union([
+  Type.Object({
+    provider: verificationFields.provider,
+    secret: Type.String({ minLength: 1, maxLength: 1000, description: 'The secret the sender signs with (write-only: never returned)' }),
+    mode: Type.Optional({ ...verificationFields.mode, default: 'reject' }),
+    tolerance_seconds: Type.Optional(verificationFields.tolerance_seconds),
+    header: Type.Optional(verificationFields.header),
+    algorithm: Type.Optional(verificationFields.algorithm),
+    encoding: Type.Optional(verificationFields.encoding),
+    prefix: Type.Optional(verificationFields.prefix),
+    signed: Type.Optional(verificationFields.signed),
+    timestamp_header: Type.Optional(verificationFields.timestamp_header),
+  }, { additionalProperties: false }),
+  Type.Null(),
+], { description: 'Check each request\'s signature at the ingest URL (docs/sources.md); null turns it off' });
+
+export const VerificationSchema = Type.Union([
+  Type.Object({
+    provider: verificationFields.provider,
+    mode: verificationFields.mode,
+    tolerance_seconds: verificationFields.tolerance_seconds,
+    header: Type.Optional(verificationFields.header),
+    algorithm: Type.Optional(verificationFields.algorithm),
+    encoding: Type.Optional(verificationFields.encoding),
+    prefix: Type.Optional(verificationFields.prefix),
+    signed: Type.Optional(verificationFields.signed),
+    timestamp_header: Type.Optional(verificationFields.timestamp_header),
+    secret_set: Type.Boolean({ description: 'A secret is stored (it is never shown)' }),
+    secret_hint: Type.String({ description: "The secret's last 4 characters, to tell which one is set" }),
+  }),
+  Type.Null(),
+], { description: 'Signature verification at the ingest URL (docs/sources.md); null when off' });
+
 export const EndpointSchema = Type.Object({
   id: IdOf('endpoint', 'Endpoint id'),
   name: Type.String(),
@@ -185,6 +230,7 @@ export const EndpointSchema = Type.Object({
   transformation: TransformationSchema,
   filter: FilterSchema,
   destinations: Type.Array(DestinationSchema, { description: 'Every destination, first first: each event is delivered to each' }),
+  verification: VerificationSchema,
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -218,6 +264,12 @@ export const DeliverySchema = Type.Object({
   next_trigger: Type.Enum(['auto', 'replay'], { description: 'replay: a replay is queued for it' }),
 }, { description: 'The event on its way to one destination' });
 
+export const VerificationResultSchema = Type.Object({
+  provider: Type.Enum([...VERIFICATION_PROVIDERS]),
+  verified: Type.Boolean(),
+  reason: Type.Union([Type.Enum([...VERIFICATION_REASONS]), Type.Null()], { description: 'Why it failed; null when verified' }),
+});
+
 const eventSummaryProperties = {
   id: IdOf('event', 'Event id'),
   endpoint_id: IdOf('endpoint', 'Endpoint that received it'),
@@ -232,6 +284,7 @@ const eventSummaryProperties = {
   status: EventStatus,
   attempt_count: Type.Integer(),
   next_attempt_at: NullableTimestamp,
+  verification: Type.Union([VerificationResultSchema, Type.Null()], { description: "What the endpoint's signature verification found (docs/sources.md); null when the endpoint verifies nothing" }),
 };
 
 export const EventSummarySchema = Type.Object(eventSummaryProperties, { description: 'An event without its body; GET /v1/events/{id} has the body' });

@@ -23,6 +23,7 @@ describe('endpoints', () => {
       destination: { type: 'cli' },
       transformation: null,
       filter: null,
+      verification: null,
       destinations: [{
         id: `dst_${endpoint.id.slice(3)}`,
         endpoint_id: endpoint.id,

@@ -202,6 +202,11 @@ export const ENDPOINT_DISABLED = defineError(
   "The endpoint '%s' is disabled and refuses new events",
   "Re-enable it with PATCH /v1/endpoints/{id} {\"status\":\"active\"}, or send to another endpoint's url.",
 );
+export const SIGNATURE_INVALID = defineError(
+  'signature_invalid', 401, 'Signature not verified',
+  "The request's %s signature failed verification: %s (header %s)",
+  "Sign the request with the endpoint's verification secret as the provider does (docs/sources.md); to check what the relay holds, see hook endpoints get, and set the secret again with hook endpoints update <endpoint> --verify <provider> --verify-secret-file <path>.",
+);
 export const STREAM_NEEDS_WEBSOCKET = defineError(
   'stream_needs_websocket', 426, 'WebSocket required',
   'GET /v1/stream is a WebSocket; this request did not ask to upgrade',

@@ -11,3 +11,4 @@ export * from './stream-protocol.ts';
 export * from './notifications.ts';
 export * from './filters.ts';
 export * from './wording.ts';
+export * from './verification.ts';

@@ -17,7 +17,7 @@ export const METRICS_PREFIX = 'hook_';
 export const QUEUE_STATUS_CACHE_MS = 1000;
 
 /** What became of one ingest request, by its answer's status. */
-export type IngestOutcome = 'accepted' | 'quota_exceeded' | 'not_found' | 'disabled' | 'too_large' | 'error';
+export type IngestOutcome = 'accepted' | 'signature_invalid' | 'quota_exceeded' | 'not_found' | 'disabled' | 'too_large' | 'error';
 
 /** What became of one delivery attempt. */
 export type DeliveryOutcome = 'delivered' | 'failed_status' | 'timeout' | 'network_error' | 'transformation_failed' | 'filtered';
@@ -25,7 +25,7 @@ export type DeliveryOutcome = 'delivered' | 'failed_status' | 'timeout' | 'netwo
 /** The kinds of live WebSocket connection. */
 export type StreamMode = 'tail' | 'listen' | 'playground';
 
-const INGEST_OUTCOME_BY_STATUS: Record<number, IngestOutcome> = { 404: 'not_found', 410: 'disabled', 413: 'too_large', 429: 'quota_exceeded' };
+const INGEST_OUTCOME_BY_STATUS: Record<number, IngestOutcome> = { 401: 'signature_invalid', 404: 'not_found', 410: 'disabled', 413: 'too_large', 429: 'quota_exceeded' };
 
 export function ingestOutcome(statusCode: number): IngestOutcome {
   if (statusCode >= 200 && statusCode < 300) return 'accepted';
@@ -54,7 +54,7 @@ export class RelayMetrics {
   readonly registry = new Registry();
   readonly #ingestRequests = new Counter({
     name: `${METRICS_PREFIX}ingest_requests_total`,
-    help: 'Requests to ingest URLs, by outcome (accepted, quota_exceeded, not_found, disabled, too_large, error).',
+    help: 'Requests to ingest URLs, by outcome (accepted, signature_invalid, quota_exceeded, not_found, disabled, too_large, error).',
     labelNames: ['outcome'],
     registers: [this.registry],
   });
@@ -98,7 +98,7 @@ export class RelayMetrics {
 
   constructor(orm: Orm) {
     collectDefaultMetrics({ register: this.registry, prefix: METRICS_PREFIX });
-    for (const outcome of ['accepted', 'quota_exceeded', 'not_found', 'disabled', 'too_large', 'error'] satisfies IngestOutcome[]) this.#ingestRequests.inc({ outcome }, 0);
+    for (const outcome of ['accepted', 'signature_invalid', 'quota_exceeded', 'not_found', 'disabled', 'too_large', 'error'] satisfies IngestOutcome[]) this.#ingestRequests.inc({ outcome }, 0);
     for (const outcome of ['delivered', 'failed_status', 'timeout', 'network_error', 'transformation_failed', 'filtered'] satisfies DeliveryOutcome[]) this.#deliveryAttempts.inc({ outcome }, 0);
     for (const mode of ['tail', 'listen', 'playground'] satisfies StreamMode[]) this.#streamConnections.set({ mode }, 0);
     const queueStatus = (): Promise<QueueStatus> => this.#queueStatus(orm);

@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import type { EndpointStatus } from '@hook/core';
+import type { EndpointStatus, VerificationSettings } from '@hook/core';
 
 /**
  * An endpoint: an ingest URL; where its events go are its destinations (Destination). Deleting one sets `deletedAt`
@@ -16,6 +16,10 @@ export const Endpoint = defineEntity({
     name: p.string(),
     ingestId: p.string().unique(),
     status: p.string().$type<EndpointStatus>(),
+    /** Signature verification at ingest (docs/sources.md); null: every request is taken as it is. */
+    verification: p.json<VerificationSettings>().nullable(),
+    /** The verification secret, sealed (signing-secrets.ts); never shown. */
+    verificationSecret: p.text().nullable().lazy(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     deletedAt: p.datetime().nullable(),

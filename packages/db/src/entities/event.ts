@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { VerificationResult } from '@hook/core';
 
 /** One request received at an ingest URL; `body` holds its exact bytes. */
 export const Event = defineEntity({
@@ -17,6 +18,8 @@ export const Event = defineEntity({
     contentType: p.string().nullable(),
     size: p.integer(),
     receivedAt: p.datetime(),
+    /** What signature verification found; null when the endpoint verified nothing. */
+    verification: p.json<VerificationResult>().nullable(),
     /** How many deliveries (destinations) the event has; its status is theirs (event-summaries.ts). */
     deliveryCount: p.integer(),
   },

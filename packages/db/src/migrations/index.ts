@@ -8,6 +8,7 @@ import { LeasedIndex } from './007-leased-index.ts';
 import { TransformationCpu } from './008-transformation-cpu.ts';
 import { Destinations } from './009-destinations.ts';
 import { ConsoleSessions } from './010-console-sessions.ts';
+import { IngestVerification } from './011-ingest-verification.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   { name: '008-transformation-cpu', class: TransformationCpu },
   { name: '009-destinations', class: Destinations },
   { name: '010-console-sessions', class: ConsoleSessions },
+  { name: '011-ingest-verification', class: IngestVerification },
 ];

@@ -1,4 +1,4 @@
-import type { AttemptTrigger, DestinationType, EndpointFilter, EventStatus } from '@hook/core';
+import type { AttemptTrigger, DestinationType, EndpointFilter, EventStatus, VerificationResult } from '@hook/core';
 
 /** The channel that tells idle workers a URL delivery may be due. */
 export const DUE_CHANNEL = 'hook_events_due';
@@ -17,6 +17,8 @@ export interface ReceivedEvent {
   contentType: string | null;
   size: number;
   receivedAt: Date;
+  /** What signature verification found at ingest; null (or absent) when the endpoint verifies nothing. */
+  verification?: VerificationResult | null;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Destination, type DestinationEntity, type EndpointEntity } from '@hook/db';
+import { presentVerification } from './verification.ts';
 
 /**
  * The base URL clients reach the relay at: HOOK_PUBLIC_URL when set, else what this
@@ -63,6 +64,7 @@ export function presentEndpoint(endpoint: EndpointEntity, destinations: readonly
     transformation: first.transformationCode ? { code: first.transformationCode } : null,
     filter: first.filter ?? null,
     destinations: destinations.map(presentDestination),
+    verification: presentVerification(endpoint.verification),
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
   };

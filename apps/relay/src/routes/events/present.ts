@@ -1,4 +1,4 @@
-import type { EventStatus } from '@hook/core';
+import type { EventStatus, VerificationResult } from '@hook/core';
 
 /** What any view of a stored request shows about it, body aside. */
 export interface StoredRequest {
@@ -12,6 +12,8 @@ export interface StoredRequest {
   size: number;
   receivedAt: Date;
   status: EventStatus;
+  /** What signature verification at ingest found; null or absent when the endpoint verifies nothing. */
+  verification?: VerificationResult | null;
   /** Absent for an event just stored (none made yet). */
   attemptCount?: number;
 }
@@ -30,5 +32,6 @@ export function presentStoredRequest(event: StoredRequest) {
     received_at: event.receivedAt.toISOString(),
     status: event.status,
     attempt_count: event.attemptCount ?? 0,
+    verification: event.verification ?? null,
   };
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED } from '@hook/core';
+import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
 import type { EventWriter, NewEvent } from '@hook/db';
 import type { LocalDelivery } from '../../delivery/worker.ts';
 import type { StreamHub } from '../../stream/hub.ts';
@@ -74,6 +74,16 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     const headers = receivedHeaders(request.raw.rawHeaders);
     const contentType = headers['content-type'] ?? null;
     const receivedAt = new Date();
+    // Checked before anything is reserved or stored: a rejected request leaves no trace but its metric.
+    let verification = null;
+    if (target.verification) {
+      const result = target.verification.verify(headers, body, receivedAt.getTime());
+      if (!result.verified && target.verification.mode === 'reject') {
+        const { header, reason } = result as VerificationFailure;
+        throw new HookError(SIGNATURE_INVALID, [result.provider, reason.replace(/_/g, ' '), header], [{ field: `headers.${header}`, message: reason }]);
+      }
+      verification = { provider: result.provider, verified: result.verified, reason: result.reason };
+    }
     const id = newId('event', receivedAt.getTime());
     // Every delivery is due now (a paused destination's wait until it resumes, then go in
     // arrival order; `cli` ones go to the next listener's claim). For an endpoint with one
@@ -95,6 +105,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       receivedAt,
       status: 'pending',
       lease: slot?.lease ?? null,
+      verification,
     } satisfies NewEvent;
     const write = options.writer.write(event);
     if (slot) {

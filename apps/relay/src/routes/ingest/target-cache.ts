@@ -1,4 +1,5 @@
-import { Destination, Endpoint, type Orm } from '@hook/db';
+import { createVerifier, type VerificationMode, type Verifier } from '@hook/core';
+import { Destination, Endpoint, openSigningSecret, type Orm } from '@hook/db';
 
 /** What ingest needs to know about the endpoint behind an ingest id. */
 export interface IngestTarget {
@@ -12,6 +13,11 @@ export interface IngestTarget {
    * (stream/listeners.ts), and deliver it at once.
    */
   soleDestination: { id: string; type: 'url' | 'cli' } | null;
+  /**
+   * The endpoint's signature check, made once per load (secret opened, key imported) so a
+   * request costs one HMAC; null when the endpoint verifies nothing.
+   */
+  verification: { mode: VerificationMode; verify: Verifier } | null;
 }
 
 export interface IngestTargetCacheOptions {
@@ -72,14 +78,18 @@ export class IngestTargetCache {
     const endpoint = await em.findOne(
       Endpoint,
       { ingestId, kind: 'user', deletedAt: null }, // the notifications endpoint takes no events from outside
-      { fields: ['id', 'accountId', 'status'] },
+      { fields: ['id', 'accountId', 'status', 'verification', 'verificationSecret'] },
     );
     const destinations = endpoint
       ? await em.find(Destination, { endpointId: endpoint.id, deletedAt: null }, { fields: ['id', 'type', 'status', 'ratePerSecond', 'maxInFlight'], limit: 2 })
       : [];
     const only = destinations.length === 1 ? destinations[0]! : undefined;
     const sole = only && only.status === 'active' && (only.type === 'cli' || (only.ratePerSecond === null && only.maxInFlight === null)) ? { id: only.id, type: only.type } : null;
-    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole } : null;
+    const settings = endpoint?.verification;
+    const verification = settings && endpoint.verificationSecret
+      ? { mode: settings.mode, verify: createVerifier(settings, openSigningSecret(this.#orm, endpoint.verificationSecret)) }
+      : null;
+    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification } : null;
     // Unknown ids are not cached: an attacker's random ids must not evict real ones.
     if (target) {
       this.#entries.delete(ingestId);

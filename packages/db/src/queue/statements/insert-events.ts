@@ -169,9 +169,9 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
         ${column((e) => e.query)}::text[], ${column((e) => JSON.stringify(e.headers))}::text[], array[${bodies}]::bytea[],
         ${column((e) => e.contentType)}::text[], ${column((e) => e.size)}::int[], ${column((e) => e.receivedAt)}::timestamptz[],
         ${column((e) => e.lease?.id ?? null)}::text[], ${column((e) => e.lease?.ms ?? null)}::int[], ${column((e) => e.lease?.destinationType ?? null)}::text[],
-        ${months}::date[], ${ranks}::int[]
+        ${months}::date[], ${ranks}::int[], ${column((e) => (e.verification ? JSON.stringify(e.verification) : null))}::text[]
       ) as b(id, account_id, endpoint_id, type, method, path, query, headers, body,
-             content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn)
+             content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn, verification)
     ),
     usage as (
       select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit
@@ -205,9 +205,9 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     ),
     inserted as (
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
-                         content_type, size, received_at, delivery_count)
+                         content_type, size, received_at, delivery_count, verification)
       select id, account_id, endpoint_id, type, method, path, query, headers::jsonb, body,
-             content_type, size, received_at, delivery_count
+             content_type, size, received_at, delivery_count, verification::jsonb
       from accepted
       returning id
     ),
