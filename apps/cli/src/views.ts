@@ -3,7 +3,9 @@ import type { AccountDetails, Attempt, Delivery, Destination, DestinationTarget,
 import type { Member } from '@hook/client';
 import type { NotificationSettings } from '@hook/client';
 import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus } from '@hook/core';
+import type { VerificationResult } from '@hook/core';
 import { cellText, statusCell, type Block, type Cell, type Line, type Tone, type View } from './output/view.ts';
+import { verificationText } from './verification-flags.ts';
 
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
 export function time(iso: string | null): string {
@@ -88,6 +90,7 @@ export function endpointView(endpoint: Endpoint): View {
         ['Destination', destinationText(endpoint)],
         ['Transformation', endpoint.transformation ? `${Buffer.byteLength(endpoint.transformation.code, 'utf8')} bytes of JavaScript` : 'none'],
         ['Filter', endpoint.filter ? JSON.stringify(endpoint.filter) : 'none'],
+        ['Verification', verificationText(endpoint.verification)],
         ['Created', time(endpoint.created_at)],
         ['Updated', time(endpoint.updated_at)],
       ],
@@ -203,6 +206,7 @@ export function eventView(event: Event): View {
         ['Request', `${event.method} ${target}`],
         ['Attempts', String(event.attempt_count)],
         ['Next attempt', time(event.next_attempt_at)],
+        ...(event.verification ? [['Signature', verificationResultCell(event.verification)] as const] : []),
       ],
     },
     { kind: 'heading', text: 'Headers' },
@@ -307,6 +311,13 @@ function requestTarget(event: { method: string; path: string; query: string }): 
   return `${event.method} ${event.path || '/'}${event.query ? `?${event.query}` : ''}`;
 }
 
+/** An event's signature check: `github verified`, or `stripe unverified: no signature matches`. */
+export function verificationResultCell(result: VerificationResult): Cell {
+  return result.verified
+    ? { text: `${result.provider} verified`, tone: 'good' }
+    : { text: `${result.provider} unverified: ${(result.reason ?? '').replace(/_/g, ' ')}`, tone: 'bad' };
+}
+
 /**
  * `hook events tail`: one line per message, what matters first (a terminal cuts the end):
  * time, what happened, event id, endpoint name, then the details.
@@ -317,7 +328,9 @@ function requestTarget(event: { method: string; path: string; query: string }): 
 export function tailLine(message: EventReceivedMessage | AttemptFinishedMessage, endpointName: string): Line {
   if (message.type === 'event.received') {
     const { event } = message;
-    return [{ at: event.received_at }, 'received'.padEnd(TAIL_STATUS_WIDTH), event.id, endpointName, event.type ?? '-', requestTarget(event), bytes(event.size)];
+    const line: Cell[] = [{ at: event.received_at }, 'received'.padEnd(TAIL_STATUS_WIDTH), event.id, endpointName, event.type ?? '-', requestTarget(event), bytes(event.size)];
+    if (event.verification) line.push(verificationResultCell(event.verification));
+    return line;
   }
   const { attempt } = message;
   const ok = attempt.response_status !== null && attempt.response_status >= 200 && attempt.response_status < 300;
@@ -344,5 +357,6 @@ export function missedEventLine(event: EventSummary, endpointName: string): Line
     event.type ?? '-',
     requestTarget(event),
     bytes(event.size),
+    ...(event.verification ? [verificationResultCell(event.verification)] : []),
   ];
 }

@@ -4,9 +4,11 @@
  * server's code, only on its contract.
  */
 import type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, NotificationType, Plan, StreamAttempt, StreamEventSummary } from '@hook/core';
+import type { HmacAlgorithm, HmacEncoding, HmacSigned, VerificationMode, VerificationProvider, VerificationReason, VerificationResult } from '@hook/core';
 import type { NotificationBody, NotificationData } from '@hook/core';
 
 export type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, Plan };
+export type { HmacAlgorithm, HmacEncoding, HmacSigned, VerificationMode, VerificationProvider, VerificationReason, VerificationResult };
 export type { NotificationBody, NotificationData, NotificationType };
 
 /** An RFC 9457 problem document as the relay sends it (`application/problem+json`). */
@@ -172,8 +174,44 @@ export interface Endpoint {
   filter: EndpointFilter | null;
   /** Every destination, first first: each event is delivered to each. */
   destinations: Destination[];
+  /** Signature verification at the ingest URL (docs/sources.md); null when off. The secret is never shown. */
+  verification: EndpointVerification | null;
   created_at: string;
   updated_at: string;
+}
+
+/** The generic HMAC's settings (provider `hmac`). */
+export interface HmacVerificationFields {
+  /** The header carrying the signature. */
+  header?: string;
+  algorithm?: HmacAlgorithm;
+  encoding?: HmacEncoding;
+  /** Text before the signature, e.g. `sha256=`. */
+  prefix?: string;
+  signed?: HmacSigned;
+  /** With signed `timestamp.body`: the header carrying the Unix timestamp. */
+  timestamp_header?: string;
+}
+
+/** An endpoint's signature verification as the API shows it. */
+export interface EndpointVerification extends HmacVerificationFields {
+  provider: VerificationProvider;
+  mode: VerificationMode;
+  tolerance_seconds: number;
+  secret_set: true;
+  /** The secret's last 4 characters. */
+  secret_hint: string;
+}
+
+/** Setting an endpoint's signature verification (`verification` of create and update); null turns it off. */
+export interface EndpointVerificationInput extends HmacVerificationFields {
+  provider: VerificationProvider;
+  /** The sender's signing secret (write-only). */
+  secret: string;
+  /** Default `reject`. */
+  mode?: VerificationMode;
+  /** Default 300. */
+  tolerance_seconds?: number;
 }
 
 /** Why the relay (or you) disabled a destination: 410 Gone, failing too long (docs/delivery.md#destination-health), or by hand. */
@@ -240,6 +278,7 @@ export interface EndpointCreate {
   destination?: DestinationTarget;
   transformation?: EndpointTransformation | null;
   filter?: EndpointFilter | null;
+  verification?: EndpointVerificationInput | null;
 }
 
 /** `PATCH /v1/endpoints/{id}`: any of these fields; the others stay as they are. null removes a transformation or filter. */
@@ -250,6 +289,8 @@ export interface EndpointUpdate {
   status?: EndpointStatus;
   transformation?: EndpointTransformation | null;
   filter?: EndpointFilter | null;
+  /** null turns verification off. */
+  verification?: EndpointVerificationInput | null;
 }
 
 export interface SigningSecret {
@@ -270,6 +311,8 @@ export interface EventSummary extends StreamEventSummary {
   headers: Record<string, string>;
   attempt_count: number;
   next_attempt_at: string | null;
+  /** What the endpoint's signature verification found; null when it verifies nothing. */
+  verification: VerificationResult | null;
 }
 
 /** One delivery attempt: the live stream's shape plus the start of the answer. */

@@ -30,6 +30,7 @@
  * before answering is offered again, not counted as a failed attempt.
  */
 import type { AttemptTrigger, EventStatus } from './events.ts';
+import type { VerificationResult } from './verification.ts';
 
 export const STREAM_PROTOCOL_VERSION = 1;
 /** How often each side pings; two missed pongs close the socket. */
@@ -69,6 +70,8 @@ export interface StreamEventSummary {
   size: number;
   received_at: string;
   status: EventStatus;
+  /** What the endpoint's signature verification found (docs/sources.md); null or absent when it verifies nothing. */
+  verification?: VerificationResult | null;
 }
 
 export interface StreamAttempt {

@@ -1,4 +1,5 @@
 import { CompiledQuery } from 'kysely';
+import type { VerificationResult } from '@hook/core';
 import { openListenConnection } from './listen-connection.ts';
 import { EVENT_SUMMARY_COLUMNS } from './event-summaries.ts';
 import type { Orm } from './orm.ts';
@@ -58,7 +59,7 @@ export async function openStreamChannel(options: StreamChannelOptions): Promise<
 /** How the live stream shows an event (no body), as read back for a fact too large to NOTIFY. */
 export interface StreamEventRow {
   id: string; account_id: string; endpoint_id: string; type: string | null; method: string; path: string; query: string;
-  content_type: string | null; size: number; received_at: Date; status: string;
+  content_type: string | null; size: number; received_at: Date; status: string; verification: VerificationResult | null;
 }
 
 /**
@@ -67,7 +68,7 @@ export interface StreamEventRow {
  */
 export async function readStreamEvents(orm: Orm, ids: readonly string[]): Promise<StreamEventRow[]> {
   const result = await orm.em.getKysely().executeQuery<Omit<StreamEventRow, 'received_at'> & { received_at: string | Date }>(CompiledQuery.raw(`
-    select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, s.status
+    select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, e.verification, s.status
     from event e cross join lateral (select ${EVENT_SUMMARY_COLUMNS} from delivery l where l.event_id = e.id) s
     where e.id = any($1::text[])`, [ids]));
   const byId = new Map(result.rows.map((row) => [row.id, { ...row, received_at: new Date(row.received_at) }]));

@@ -158,5 +158,6 @@ export function eventSummary(event: Omit<StoredEvent, 'headers' | 'body'>) {
     size: event.size,
     received_at: event.receivedAt.toISOString(),
     status: event.status,
+    verification: event.verification ?? null,
   };
 }

@@ -193,7 +193,7 @@ export class StreamPeerLink implements StreamPeers {
         accountId: row.account_id,
         event: {
           id: row.id, endpoint_id: row.endpoint_id, type: row.type, method: row.method, path: row.path, query: row.query,
-          content_type: row.content_type, size: row.size, received_at: row.received_at.toISOString(), status: 'pending',
+          content_type: row.content_type, size: row.size, received_at: row.received_at.toISOString(), status: 'pending', verification: row.verification,
         },
       });
     }

@@ -5,8 +5,9 @@ import { rulesFromFlags } from '../../endpoint-rules.ts';
 import { adoptAsDefault } from '../../forward/endpoint-choice.ts';
 import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
+import { addVerificationOptions, verificationFromFlags, type VerificationFlags } from '../../verification-flags.ts';
 
-export default defineCommand<[string], { destination?: string; transformationFile?: string; filterFile?: string; filter?: string }>({
+export default defineCommand<[string], { destination?: string; transformationFile?: string; filterFile?: string; filter?: string } & VerificationFlags>({
   path: ['endpoints', 'create'],
   summary: 'Create an endpoint and print its receiving URL',
   description:
@@ -17,6 +18,7 @@ export default defineCommand<[string], { destination?: string; transformationFil
     ['hook endpoints create stripe-dev', 'events wait for `hook listen`'],
     ['hook endpoints create orders --destination https://example.com/webhooks', 'events are delivered to your server'],
     ['hook endpoints create ci --json | jq -r .url', 'just the receiving URL'],
+    ['hook endpoints create github --verify github --verify-secret-file github-secret.txt', 'refuse requests GitHub did not sign'],
     ['hook endpoints create orders --destination https://example.com/hooks --transformation-file t.js --filter \'{"body":{"type":{"$startsWith":"order."}}}\'', 'reshape and select events from the start'],
   ],
   configure(command) {
@@ -26,12 +28,15 @@ export default defineCommand<[string], { destination?: string; transformationFil
       .option('--transformation-file <path>', 'reshape events before delivery with the JavaScript in this file (docs/transformations.md)')
       .addOption(new Option('--filter-file <path>', 'deliver only events matching the JSON filter in this file (docs/filters.md)').conflicts('filter'))
       .option('--filter <json>', 'deliver only events matching this JSON filter');
+    addVerificationOptions(command, false);
   },
   async run(context, [name], options) {
     const client = await context.client();
     const destination: DestinationTarget = options.destination === undefined ? { type: 'cli' } : { type: 'url', url: options.destination };
     const settings: EndpointCreate = { name, destination };
     Object.assign(settings, await rulesFromFlags(options));
+    const verification = await verificationFromFlags(options);
+    if (verification) settings.verification = verification;
     const endpoint = await client.endpoints.create(settings);
     const isDefault = adoptAsDefault(context, endpoint);
     await context.out.result({ ...endpoint, default: isDefault }, endpointView(endpoint));

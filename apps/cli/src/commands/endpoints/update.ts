@@ -6,8 +6,9 @@ import { rulesFromFlags } from '../../endpoint-rules.ts';
 import { UsageError } from '../../errors.ts';
 import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
+import { addVerificationOptions, verificationFromFlags, type VerificationFlags } from '../../verification-flags.ts';
 
-interface UpdateOptions {
+interface UpdateOptions extends VerificationFlags {
   name?: string;
   destination?: string;
   cli?: boolean;
@@ -25,11 +26,12 @@ const STATUS_FLAGS = ['pause', 'resume', 'disable'] as const;
 
 export default defineCommand<[string], UpdateOptions>({
   path: ['endpoints', 'update'],
-  summary: 'Rename an endpoint, change its destination, transformation or filter, or pause, resume or disable it',
+  summary: 'Rename an endpoint, change its destination, transformation, filter or signature verification, or pause, resume or disable it',
   description:
     'Change an endpoint (PATCH /v1/endpoints/{id}); what is not given stays as it is.\n' +
     'Paused: events are received and held. Disabled: the URL refuses events (410). Resume makes it active again and delivers what was held, oldest first.\n' +
-    'A transformation (JavaScript, docs/transformations.md) reshapes each event before delivery; a filter (JSON, docs/filters.md) decides which are delivered.',
+    'A transformation (JavaScript, docs/transformations.md) reshapes each event before delivery; a filter (JSON, docs/filters.md) decides which are delivered.\n' +
+    'Verification (docs/sources.md) checks each request\'s signature at the ingest URL with the sender\'s secret: --verify github|stripe|shopify|slack|standard-webhooks|hmac.',
   examples: [
     ['hook endpoints update orders --destination https://example.com/webhooks', 'deliver to a URL (waiting events go there now)'],
     ['hook endpoints update orders --cli', 'hold events for `hook listen` instead'],
@@ -39,6 +41,9 @@ export default defineCommand<[string], UpdateOptions>({
     ['hook endpoints update orders --transformation-file transform.js', 'reshape events before delivery'],
     ['hook endpoints update orders --filter \'{"body":{"type":{"$startsWith":"order."}}}\'', 'deliver only order events'],
     ['hook endpoints update orders --clear-transformation --clear-filter', 'deliver events as received, all of them'],
+    ['hook endpoints update github --verify github --verify-secret-file github-secret.txt', 'refuse requests GitHub did not sign (401)'],
+    ['hook endpoints update stripe --verify stripe --verify-secret-file whsec.txt --verify-mode flag', 'store every request, marked verified or not'],
+    ['hook endpoints update github --no-verify', 'stop checking signatures'],
   ],
   configure(command) {
     command
@@ -54,6 +59,7 @@ export default defineCommand<[string], UpdateOptions>({
       .addOption(new Option('--filter-file <path>', 'set the filter: JSON in this file').conflicts(['filter', 'clearFilter']))
       .addOption(new Option('--filter <json>', 'set the filter: JSON given inline').conflicts('clearFilter'))
       .addOption(new Option('--clear-filter', 'remove the filter: deliver every event'));
+    addVerificationOptions(command, true);
   },
   async run(context, [ref], options) {
     const changes: EndpointUpdate = {};
@@ -64,10 +70,12 @@ export default defineCommand<[string], UpdateOptions>({
     if (options.resume) changes.status = 'active';
     if (options.disable) changes.status = 'disabled';
     Object.assign(changes, await rulesFromFlags(options));
+    const verification = await verificationFromFlags(options);
+    if (verification !== undefined) changes.verification = verification;
     if (Object.keys(changes).length === 0) {
       throw new UsageError(
         'Nothing to change',
-        `Pass --name, --destination <url>, --cli, --transformation-file, --clear-transformation, --filter, --filter-file, --clear-filter, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`,
+        `Pass --name, --destination <url>, --cli, --transformation-file, --clear-transformation, --filter, --filter-file, --clear-filter, --verify <provider> --verify-secret-file <path>, --no-verify, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`,
       );
     }
     const client = await context.client();

@@ -50,11 +50,11 @@ class EndpointNames {
 
 /** An event caught up on after a reconnect, as the stream's `event.received` message (with `missed: true`) for --json. */
 function missedRecord(event: EventSummary): Record<string, unknown> {
-  const { id, endpoint_id, type, method, path, query, content_type, size, received_at, status } = event;
+  const { id, endpoint_id, type, method, path, query, content_type, size, received_at, status, verification } = event;
   return {
     type: 'event.received',
     version: STREAM_PROTOCOL_VERSION,
-    event: { id, endpoint_id, type, method, path, query, content_type, size, received_at, status },
+    event: { id, endpoint_id, type, method, path, query, content_type, size, received_at, status, verification },
     missed: true,
   };
 }
