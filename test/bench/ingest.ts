@@ -4,7 +4,8 @@
  *
  * Both servers run as child processes so autocannon (here) never shares their event
  * loop. Each gets a warm-up (not counted) and then a measured run at
- * 50 connections with 1 KiB JSON bodies. The relay gets a fresh
+ * 50 connections with 1 KiB JSON bodies; then the same relay on an endpoint that verifies a
+ * GitHub signature on each request (docs/sources.md), reported as a ratio to the plain relay. The relay gets a fresh
  * database: a new `hook_bench_<random>` on the server named by HOOK_BENCH_DATABASE_URL
  * or HOOK_TEST_DATABASE_URL, else an embedded PostgreSQL in a temporary directory.
  * After the runs the relay is stopped (it commits what it accepted) and every event
@@ -22,6 +23,7 @@
  *   BENCH_JSON=1       also print a one-line JSON summary as the last stdout line
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
+import { createHmac } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -55,6 +57,10 @@ const CONNECTIONS = 50;
 const BODY_SIZE_BYTES = 1024;
 /** The relay must reach this share of the no-op server's throughput. */
 const TARGET_RATIO = 0.5;
+/** The relay verifying a GitHub signature on each request (one HMAC) must reach this share of the same run's plain relay target. */
+const VERIFIED_TARGET_RATIO = 0.9;
+/** The secret of the verifying endpoint; every request carries the signature of the fixed body under it. */
+const GITHUB_SECRET = "It's a Secret to Everybody";
 const DEFAULT_DURATION_S = 10;
 const DEFAULT_WARMUP_S = 2;
 const NOOP_START_TIMEOUT_MS = 15_000;
@@ -72,18 +78,30 @@ async function storedEvents(databaseUrl: string, endpointId: string): Promise<{ 
   }
 }
 
+/** Events of the endpoint not marked verified (each request of the verified target carries a good signature). */
+async function unverifiedEvents(databaseUrl: string, endpointId: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const result = await client.query<{ count: string }>(`select count(*) as count from event where endpoint_id = $1 and (verification->>'verified') is distinct from 'true'`, [endpointId]);
+    return Number(result.rows[0]!.count);
+  } finally {
+    await client.end();
+  }
+}
+
 // ---------------------------------------------------------------------------------
 // Load
 
 /** Warm-up then measured run; returns both (the relay's check needs the warm-up too). */
-async function measure(name: string, url: string, durationS: number, warmupS: number, body: Buffer): Promise<{ warmup: LoadRun | undefined; measured: LoadRun }> {
+async function measure(name: string, url: string, durationS: number, warmupS: number, body: Buffer, headers?: Record<string, string>): Promise<{ warmup: LoadRun | undefined; measured: LoadRun }> {
   let warmup: LoadRun | undefined;
   if (warmupS > 0) {
     log(`${name}: warm-up ${warmupS} s`);
-    warmup = await runLoad({ url, connections: CONNECTIONS, durationS: warmupS, body });
+    warmup = await runLoad({ url, connections: CONNECTIONS, durationS: warmupS, body, headers });
   }
   log(`${name}: measuring ${durationS} s`);
-  const measured = await runLoad({ url, connections: CONNECTIONS, durationS, body });
+  const measured = await runLoad({ url, connections: CONNECTIONS, durationS, body, headers });
   return { warmup, measured };
 }
 
@@ -91,8 +109,8 @@ async function measure(name: string, url: string, durationS: number, warmupS: nu
 // Relay set-up over its API
 
 /** An account and an endpoint on the relay; returns the endpoint's id and ingest URL. */
-async function createIngestEndpoint(baseUrl: string): Promise<{ id: string; url: string }> {
-  return createEndpoint(baseUrl, await createAccount(baseUrl), { name: 'bench' });
+async function createIngestEndpoint(baseUrl: string, settings: Record<string, unknown> = {}): Promise<{ id: string; url: string }> {
+  return createEndpoint(baseUrl, await createAccount(baseUrl), { name: 'bench', ...settings });
 }
 
 async function main(): Promise<number> {
@@ -116,6 +134,11 @@ async function main(): Promise<number> {
   const relay = await startRelay(database.url);
   const endpoint = await createIngestEndpoint(relay.url);
   const relayRuns = await measure('relay', endpoint.url, durationS, warmupS, body);
+  // The same relay and body, on an endpoint that checks a GitHub signature (reject mode) on
+  // each request: the cost of verification is the gap between the two targets.
+  const verifiedEndpoint = await createIngestEndpoint(relay.url, { verification: { provider: 'github', secret: GITHUB_SECRET, mode: 'reject' } });
+  const signature = `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`;
+  const verifiedRuns = await measure('relay with verification', verifiedEndpoint.url, durationS, warmupS, body, { 'x-hub-signature-256': signature });
 
   // A graceful stop commits every accepted event, including those whose answer
   // autocannon stopped waiting for when its run ended.
@@ -123,8 +146,14 @@ async function main(): Promise<number> {
   const relayExit = await relay.stop();
   const relayWarnings = relay.stderrLinesWhileServing();
   const stored = await storedEvents(database.url, endpoint.id);
+  const verifiedStored = await storedEvents(database.url, verifiedEndpoint.id);
+  const verifiedUnverified = await unverifiedEvents(database.url, verifiedEndpoint.id);
 
   const runs = [relayRuns.warmup, relayRuns.measured].filter((run): run is LoadRun => run !== undefined);
+  const verifiedAll = [verifiedRuns.warmup, verifiedRuns.measured].filter((run): run is LoadRun => run !== undefined);
+  const { ids: verifiedAcknowledgedIds } = idsOf(verifiedAll);
+  const verifiedLost = [...verifiedAcknowledgedIds].filter((id) => !verifiedStored.ids.has(id)).length;
+  const verifiedFailures = verifiedAll.reduce((sum, run) => sum + run.result.non2xx + run.result.errors, 0);
   const { ids: acknowledgedIds, unreadable: unreadableAcknowledgements } = idsOf(runs);
   const acknowledged = runs.reduce((sum, run) => sum + run.result['2xx'], 0);
   const sent = runs.reduce((sum, run) => sum + run.result.requests.sent, 0);
@@ -137,6 +166,9 @@ async function main(): Promise<number> {
   const baseline = figures(baselineRuns.measured.result);
   const relayFigures = figures(relayRuns.measured.result);
   const ratio = baseline.requestsPerSecond > 0 ? relayFigures.requestsPerSecond / baseline.requestsPerSecond : 0;
+  const verifiedFigures = figures(verifiedRuns.measured.result);
+  const verifiedRatio = relayFigures.requestsPerSecond > 0 ? verifiedFigures.requestsPerSecond / relayFigures.requestsPerSecond : 0;
+  const verifiedPass = verifiedRatio >= VERIFIED_TARGET_RATIO;
   const baselineFailures = [baselineRuns.warmup, baselineRuns.measured].reduce((sum, run) => sum + (run ? run.result.non2xx + run.result.errors : 0), 0);
 
   const problems: string[] = [];
@@ -146,6 +178,9 @@ async function main(): Promise<number> {
   if (stored.ids.size > sent) problems.push(`${stored.ids.size} rows stored for ${sent} requests sent (duplicates)`);
   if (relayNon2xx > 0) problems.push(`relay answered ${relayNon2xx} request(s) with a non-2xx status`);
   if (relayErrors > 0) problems.push(`relay left ${relayErrors} request(s) without an answer (connection errors or timeouts)`);
+  if (verifiedLost > 0) problems.push(`${verifiedLost} acknowledged event(s) of the verifying endpoint missing from PostgreSQL`);
+  if (verifiedFailures > 0) problems.push(`relay with verification failed ${verifiedFailures} request(s) (non-2xx or no answer)`);
+  if (verifiedUnverified > 0) problems.push(`${verifiedUnverified} event(s) of the verifying endpoint stored without verified: true`);
   if (baselineFailures > 0) problems.push(`the no-op baseline failed ${baselineFailures} request(s): the measurement is not valid`);
   if (relayExit.code !== 0) problems.push(`relay did not shut down cleanly (exit code ${relayExit.code}, signal ${relayExit.signal}${relayExit.killed ? ', killed after timeout' : ''})`);
 
@@ -160,8 +195,10 @@ async function main(): Promise<number> {
     figuresHeader('target', widths),
     figuresRow('baseline', baseline, widths),
     figuresRow('relay', relayFigures, widths),
+    figuresRow('verified', verifiedFigures, widths),
     '',
     `ratio (relay / baseline throughput): ${ratio.toFixed(2)}`,
+    `ratio (relay with verification, one HMAC-SHA256 per request / relay): ${verifiedRatio.toFixed(2)} (target >= ${VERIFIED_TARGET_RATIO.toFixed(2)} → ${verifiedPass ? 'PASS' : 'FAIL'})`,
     `events acknowledged: ${acknowledged}, rows in PostgreSQL: ${stored.rows}, lost: ${lostIds.length}`,
     `  (warm-up included; ${storedUnacknowledged} stored event(s) were still in flight when autocannon stopped, so their 2xx was never read: not losses)`,
     ...(relayWarnings > 0 ? [`  relay wrote ${relayWarnings} line(s) to stderr at log level warn during the runs (shown above)`] : []),
@@ -178,6 +215,10 @@ async function main(): Promise<number> {
     relay: figuresJson(relayFigures),
     ratio: round(ratio, 3),
     target_ratio: TARGET_RATIO,
+    verified: figuresJson(verifiedFigures),
+    verified_ratio: round(verifiedRatio, 3),
+    verified_target_ratio: VERIFIED_TARGET_RATIO,
+    verified_pass: verifiedPass,
     pass,
     events_acknowledged: acknowledged,
     rows_in_postgresql: stored.rows,

@@ -384,6 +384,8 @@ export interface LoadOptions {
   connections: number;
   durationS: number;
   body: Buffer;
+  /** Headers sent besides content-type (a signature over the fixed body, say). */
+  headers?: Record<string, string>;
   /** Called on each 2xx answer, as it comes. */
   onAcknowledged?: () => void;
 }
@@ -394,7 +396,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
   const request = {
     method: 'POST' as const,
     body: options.body,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...options.headers },
     onResponse: (status: number, responseBody: string): void => {
       if (status >= 200 && status < 300) {
         acknowledged.push(responseBody);

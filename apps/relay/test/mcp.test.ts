@@ -102,3 +102,20 @@ describe('POST /mcp', () => {
     expect(toolError(await other.callTool({ name: 'get_endpoint', arguments: { endpoint_id: endpoint.id } })).code).toBe('endpoint_not_found');
   });
 });
+
+describe('signature verification over MCP', () => {
+  it('update_endpoint sets it (the secret never comes back) and get_event shows what the check found', async () => {
+    const client = await connect((await signUp(relay.baseUrl)).key);
+    const { endpoint: created } = await callTool(client, 'create_endpoint', { name: 'github' });
+    const { endpoint } = await callTool(client, 'update_endpoint', { endpoint_id: created.id, verification: { provider: 'github', secret: "It's a Secret to Everybody", mode: 'flag' } });
+    expect(endpoint.verification).toEqual({ provider: 'github', mode: 'flag', tolerance_seconds: 300, secret_set: true, secret_hint: 'body' });
+    const signed = await fetch(endpoint.url, { method: 'POST', headers: { 'x-hub-signature-256': 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17' }, body: 'Hello, World!' });
+    const unsigned = await fetch(endpoint.url, { method: 'POST', body: 'Hello, World!' });
+    const verified = await callTool(client, 'get_event', { event_id: (await signed.json() as { id: string }).id });
+    expect(verified.event.verification).toEqual({ provider: 'github', verified: true, reason: null });
+    const flagged = await callTool(client, 'get_event', { event_id: (await unsigned.json() as { id: string }).id });
+    expect(flagged.event.verification).toEqual({ provider: 'github', verified: false, reason: 'missing_header' });
+    const { endpoint: off } = await callTool(client, 'update_endpoint', { endpoint_id: created.id, verification: null });
+    expect(off.verification).toBeNull();
+  });
+});

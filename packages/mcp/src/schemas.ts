@@ -3,7 +3,7 @@
  * field names as on the wire. Objects are loose (extra fields pass) so a relay newer than
  * this package can add fields without breaking a client that checks the output schema.
  */
-import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, PLANS } from '@hook/core';
+import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, PLANS, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '@hook/core';
 import { z } from 'zod';
 
 export const destinationTargetSchema = z
@@ -42,9 +42,33 @@ export const endpointSchema = z.looseObject({
   transformation: z.object({ code: z.string() }).nullable().optional().describe('The first destination\'s transformation, or null'),
   filter: z.record(z.string(), z.unknown()).nullable().optional().describe('The first destination\'s filter, or null'),
   destinations: z.array(destinationSchema).optional().describe('Every destination, first first: each event is delivered to each'),
+  verification: z.looseObject({
+    provider: z.enum(VERIFICATION_PROVIDERS),
+    mode: z.enum(VERIFICATION_MODES),
+    tolerance_seconds: z.number(),
+    secret_set: z.boolean(),
+    secret_hint: z.string().describe("The secret's last 4 characters (the secret is never shown)"),
+  }).nullable().optional().describe('Signature verification at the ingest URL (docs/sources.md), or null'),
   created_at: z.string(),
   updated_at: z.string(),
 });
+
+/** An endpoint's signature verification as a tool takes it: an object sets it, null turns it off. */
+export const verificationInputSchema = z
+  .object({
+    provider: z.enum(VERIFICATION_PROVIDERS).describe("Whose signature scheme to check; 'hmac' is a generic HMAC described by header, algorithm, encoding, prefix, signed, timestamp_header"),
+    secret: z.string().min(1).max(1000).describe('The secret the sender signs with (write-only)'),
+    mode: z.enum(VERIFICATION_MODES).optional().describe('reject (default): a failing request gets 401 and is not stored; flag: stored and delivered, marked unverified'),
+    tolerance_seconds: z.number().int().min(1).max(86_400).optional().describe('How far a signed timestamp may be from the relay clock (default 300)'),
+    header: z.string().optional().describe('hmac: the header carrying the signature'),
+    algorithm: z.enum(HMAC_ALGORITHMS).optional(),
+    encoding: z.enum(HMAC_ENCODINGS).optional(),
+    prefix: z.string().optional().describe('hmac: text before the signature, e.g. "sha256="'),
+    signed: z.enum(HMAC_SIGNED).optional().describe('hmac: "body" (default) or "timestamp.body"'),
+    timestamp_header: z.string().optional().describe('hmac with signed "timestamp.body": the header carrying the Unix timestamp'),
+  })
+  .nullable()
+  .describe('Check senders\' signatures at the ingest URL (docs/sources.md); null turns it off');
 
 /** A destination's limits as a tool takes them: null removes one. */
 export const ratePerSecondInput = z.number().int().min(1).max(10_000).nullable().describe('Most deliveries started per second (1–10000); null: no limit');
@@ -124,6 +148,8 @@ export const eventSummarySchema = z.looseObject({
   status: z.enum(EVENT_STATUSES),
   attempt_count: z.number(),
   next_attempt_at: z.string().nullable(),
+  verification: z.object({ provider: z.enum(VERIFICATION_PROVIDERS), verified: z.boolean(), reason: z.enum(VERIFICATION_REASONS).nullable() })
+    .nullable().optional().describe("What the endpoint's signature verification found; null when it verifies nothing"),
 });
 
 export const attemptSchema = z.looseObject({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema } from '../schemas.ts';
+import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -13,6 +13,7 @@ export default defineTool({
     destination: destinationTargetSchema.optional(),
     transformation: transformationInputSchema.optional(),
     filter: filterInputSchema.optional(),
+    verification: verificationInputSchema.optional(),
   },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -22,6 +23,7 @@ export default defineTool({
       destination: input.destination,
       ...(input.transformation !== undefined ? { transformation: input.transformation } : {}),
       ...(input.filter !== undefined ? { filter: input.filter } : {}),
+      ...(input.verification !== undefined ? { verification: input.verification } : {}),
     });
     return { result: { endpoint }, summary: `Created endpoint ${endpoint.id} (${endpoint.name}); send events to ${endpoint.url}` };
   },

@@ -1,13 +1,13 @@
 import { ENDPOINT_STATUSES } from '@hook/core';
 import { z } from 'zod';
-import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema } from '../schemas.ts';
+import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
   name: 'update_endpoint',
   title: 'Update endpoint',
   description:
-    'Change an endpoint (PATCH /v1/endpoints/{id}): its name, destination, status, transformation or filter. Fields left out stay as they are. ' +
+    'Change an endpoint (PATCH /v1/endpoints/{id}): its name, destination, status, transformation, filter or signature verification (docs/sources.md). Fields left out stay as they are. ' +
     'Status `paused` accepts events but holds delivery; `disabled` refuses events; `active` resumes.',
   input: {
     endpoint_id: z.string().describe('ep_…'),
@@ -16,6 +16,7 @@ export default defineTool({
     status: z.enum(ENDPOINT_STATUSES).optional(),
     transformation: transformationInputSchema.optional(),
     filter: filterInputSchema.optional(),
+    verification: verificationInputSchema.optional(),
   },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
