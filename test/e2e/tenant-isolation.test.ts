@@ -138,6 +138,18 @@ const ROUTE_CHECKS: Record<string, RouteCheck> = {
   'HEAD /v1/ingest/{ingest_id}': { none: 'as POST /v1/ingest/{ingest_id}' },
   'OPTIONS /v1/ingest/{ingest_id}': { none: 'as POST /v1/ingest/{ingest_id}' },
   'GET /v1/account': { check: async () => { expect((await onlyOwn('GET', '/v1/account')).body.account.id).toBe(b.accountId); } },
+  'GET /v1/account/usage/daily': {
+    check: async () => {
+      // Counts carry no ids: B's days add up to B's own events, none of A's.
+      const days = (await onlyOwn('GET', '/v1/account/usage/daily?days=90')).body.days as { events: number }[];
+      const own = (await onlyOwn('GET', '/v1/events?limit=100')).body;
+      expect(own.next_cursor).toBeNull();
+      expect(days.reduce((sum, day) => sum + day.events, 0)).toBe(own.data.length);
+    },
+  },
+  'POST /console/session': { none: 'makes a session for the key it is sent; takes no id (console-session.test.ts)' },
+  'GET /console/session': { none: 'reads only the session of the cookie the caller carries; takes no id' },
+  'DELETE /console/session': { none: 'ends only the session of the cookie the caller carries; takes no id' },
   'PATCH /v1/account': { check: async () => { expect((await onlyOwn('PATCH', '/v1/account', { email: 'b-owner@example.com' })).body.account.id).toBe(b.accountId); } },
   'POST /v1/account/plan': { check: async () => { expect((await onlyOwn('POST', '/v1/account/plan', { plan: 'enterprise' })).body.account.id).toBe(b.accountId); } },
   'POST /v1/api-keys': { check: async () => { await onlyOwn('POST', '/v1/api-keys', { name: 'b extra' }); } },

@@ -68,6 +68,9 @@ function invalidKeyFix(_problem: Problem, context: FixContext): string {
   }
 }
 
+/** The web console's session codes: hook authenticates with its key and never sends the console's cookie. */
+const CONSOLE_ONLY = 'hook authenticates with its API key, never with the web console\'s cookie: this is a bug in hook; please report it with the request id.';
+
 const RETRY_SAFE = 'the relay stored nothing, so running it again cannot duplicate anything';
 
 export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
@@ -105,6 +108,9 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
   endpoint_not_found: 'Run `hook endpoints list` to see your endpoints, with their names and ids (ep_…).',
   event_not_found: 'Run `hook events list` to see your events and their ids (evt_…); `hook events list --endpoint <endpoint>` narrows it to one endpoint.',
   api_key_not_found: 'hook does not manage API keys by id: `hook whoami` shows the key in use, and `hook members remove <member>` revokes every key of a member.',
+  console_header_required: CONSOLE_ONLY,
+  console_origin_refused: CONSOLE_ONLY,
+  console_session_invalid: CONSOLE_ONLY,
   playground_token_invalid: 'The playground lives in a browser: open /playground on the relay again to start a new session. From hook, `hook signup` makes a lasting account.',
   event_type_empty: 'Give the event a type, such as `hook send <endpoint> --type order.created`.',
   payload_not_json: 'Send a JSON document, such as `hook send <endpoint> --data \'{"id": 1}\'`.',
