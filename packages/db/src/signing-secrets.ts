@@ -49,9 +49,10 @@ export const SEAL_BATCH_SIZE = 500;
  * Start-up step, after migrations: checks that the key opens the stored secrets, then
  * seals any secret still stored in plaintext (rows from before encryption).
  *
- * The check opens one sealed secret of each key id found: with the wrong HOOK_SECRET_KEY
- * the relay must refuse to start rather than sign deliveries with garbage. The sealing is
- * one keyset pass over the table in batches; each row is updated only if it still holds
+ * The check opens one sealed secret of each key id found (destination signing secrets and
+ * endpoint verification secrets): with the wrong HOOK_SECRET_KEY the relay must refuse to
+ * start rather than sign deliveries with garbage or fail every verifying ingest. The
+ * sealing is one keyset pass over the table in batches; each row is updated only if it still holds
  * the value read, so relays starting together (or a rotation meanwhile) never overwrite
  * each other. Returns how many destinations were sealed.
  */
@@ -61,7 +62,10 @@ export async function prepareSigningSecrets(orm: Orm, batchSize = SEAL_BATCH_SIZ
   const query = async <Row>(text: string, params: unknown[]): Promise<Row[]> => [...(await kysely.executeQuery<Row>(CompiledQuery.raw(text, params))).rows];
 
   const samples = await query<{ secret: string }>(
-    `select distinct on (split_part(secret, ':', 3)) secret from destination where secret like 'enc:%' order by split_part(secret, ':', 3), id`,
+    `select distinct on (split_part(secret, ':', 3)) secret
+     from (select secret, id from destination where secret like 'enc:%'
+           union all select verification_secret, id from endpoint where verification_secret like 'enc:%') as sealed
+     order by split_part(secret, ':', 3), id`,
     [],
   );
   for (const { secret } of samples) {

@@ -94,3 +94,16 @@ describe('signing secrets at rest', () => {
     }
   });
 });
+
+describe('endpoint verification secrets at rest', () => {
+  it('are checked at start-up too: a key that cannot open one refuses to start', async () => {
+    const endpointId = await insertLegacyEndpoint(sealSigningSecret(orm, generateSigningSecret()));
+    const otherKey = generateSecretKey();
+    await sql('update endpoint set verification = ?, verification_secret = ? where id = ?', [JSON.stringify({ provider: 'github', mode: 'reject', tolerance_seconds: 300 }), new SecretBox(otherKey).seal('github secret'), endpointId]);
+    try {
+      await expect(prepareSigningSecrets(orm)).rejects.toThrow(new RegExp(`encrypted with key ${new SecretBox(otherKey).keyId}`));
+    } finally {
+      await sql('update endpoint set verification = null, verification_secret = null where id = ?', [endpointId]);
+    }
+  });
+});
