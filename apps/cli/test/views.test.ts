@@ -40,3 +40,25 @@ describe('renderForTerminal', () => {
     expect(text).toMatch(/^Status: +paused$/m);
   });
 });
+
+describe('signature verification in views', () => {
+  const event = {
+    id: 'evt_01M89BZYBPPK4RNNJABXPSBXY6', endpoint_id: 'ep_01M89BZYBPPK4RNNJABXPSBXY6', type: 'push', method: 'POST', path: '', query: '',
+    content_type: 'application/json', size: 30, received_at: '2026-11-25T12:48:20.000Z', status: 'pending' as const,
+  };
+
+  it('a tail line ends with what the check found, and says nothing for an endpoint that verifies nothing', async () => {
+    const { tailLine } = await import('../src/views.ts');
+    const { plainLine } = await import('../src/output/view.ts');
+    const line = (verification: unknown) => plainLine(tailLine({ type: 'event.received', version: 1, event: { ...event, verification } } as never, 'github'));
+    expect(line({ provider: 'github', verified: true, reason: null })).toMatch(/30 B\s+github verified$/);
+    expect(line({ provider: 'stripe', verified: false, reason: 'timestamp_outside_tolerance' })).toMatch(/stripe unverified: timestamp outside tolerance$/);
+    expect(line(null)).toMatch(/30 B$/);
+  });
+
+  it('hook events get shows a Signature line', async () => {
+    const { eventView } = await import('../src/views.ts');
+    const view = eventView({ ...event, headers: {}, attempt_count: 0, next_attempt_at: null, body: '{}', body_encoding: 'utf8', attempts: [], deliveries: [], verification: { provider: 'slack', verified: false, reason: 'missing_header' } } as never);
+    expect(renderPlain(view)).toMatch(/Signature:\s+slack unverified: missing header/);
+  });
+});
