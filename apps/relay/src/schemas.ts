@@ -3,7 +3,7 @@
  * /openapi.json.
  */
 import { Type, type TSchema } from 'typebox';
-import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PLANS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS, DEFAULT_TOLERANCE_SECONDS, type IdKind } from '@hook/core';
+import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PLANS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS, DEFAULT_TOLERANCE_SECONDS, RESPONSE_EVENT_ID_PLACEHOLDER, RESPONSE_MAX_BODY_BYTES, RESPONSE_MAX_HEADER_VALUE, RESPONSE_MAX_HEADERS, RESPONSE_STATUS_MAX, RESPONSE_STATUS_MIN, type IdKind } from '@hook/core';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC, ending in Z' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
@@ -221,6 +221,26 @@ export const VerificationSchema = Type.Union([
   Type.Null(),
 ], { description: 'Signature verification at the ingest URL (docs/sources.md); null when off' });
 
+const responseFields = {
+  status: Type.Integer({ minimum: RESPONSE_STATUS_MIN, maximum: RESPONSE_STATUS_MAX, description: `The status a stored request is answered with (${RESPONSE_STATUS_MIN}–${RESPONSE_STATUS_MAX})` }),
+  headers: Type.Record(Type.String(), Type.String(), { description: `Headers sent with it, at most ${RESPONSE_MAX_HEADERS}, values at most ${RESPONSE_MAX_HEADER_VALUE} characters; hop-by-hop headers, Content-Length, Content-Encoding, Set-Cookie, Date and Server are refused. Without Content-Type a body goes as text/plain; charset=utf-8` }),
+  body: Type.String({ maxLength: RESPONSE_MAX_BODY_BYTES, description: `UTF-8 text, at most ${RESPONSE_MAX_BODY_BYTES} bytes; ${RESPONSE_EVENT_ID_PLACEHOLDER} is replaced by the stored event's id` }),
+};
+
+export const ResponseInput = Type.Union([
+  Type.Object({
+    status: Type.Optional({ ...responseFields.status, default: 200 }),
+    headers: Type.Optional(responseFields.headers),
+    body: Type.Optional(responseFields.body),
+  }, { additionalProperties: false }),
+  Type.Null(),
+], { description: 'What a stored request is answered with instead of {"id","status"} (docs/sources.md, Custom responses); refusals are answered as always; null restores the default' });
+
+export const ResponseSchema = Type.Union([
+  Type.Object({ status: responseFields.status, headers: responseFields.headers, body: responseFields.body }),
+  Type.Null(),
+], { description: 'The custom answer to a stored request (docs/sources.md, Custom responses); null: the default {"id","status"} JSON' });
+
 export const EndpointSchema = Type.Object({
   id: IdOf('endpoint', 'Endpoint id'),
   name: Type.String(),
@@ -231,6 +251,7 @@ export const EndpointSchema = Type.Object({
   filter: FilterSchema,
   destinations: Type.Array(DestinationSchema, { description: 'Every destination, first first: each event is delivered to each' }),
   verification: VerificationSchema,
+  response: ResponseSchema,
   created_at: Timestamp,
   updated_at: Timestamp,
 });

@@ -24,6 +24,7 @@ describe('endpoints', () => {
       transformation: null,
       filter: null,
       verification: null,
+      response: null,
       destinations: [{
         id: `dst_${endpoint.id.slice(3)}`,
         endpoint_id: endpoint.id,

@@ -176,8 +176,28 @@ export interface Endpoint {
   destinations: Destination[];
   /** Signature verification at the ingest URL (docs/sources.md); null when off. The secret is never shown. */
   verification: EndpointVerification | null;
+  /** What a stored request is answered with (docs/api.md, Custom responses); null: the default `{"id","status"}` JSON. */
+  response: EndpointResponse | null;
   created_at: string;
   updated_at: string;
+}
+
+/** An endpoint's custom response as the API shows it (header names lower-cased). */
+export interface EndpointResponse {
+  /** 200–299. */
+  status: number;
+  headers: Record<string, string>;
+  /** At most 4096 UTF-8 bytes; `{{event_id}}` is replaced by the stored event's id. */
+  body: string;
+}
+
+/** Setting an endpoint's custom response; null restores the default. */
+export interface EndpointResponseInput {
+  /** 200–299; default 200. */
+  status?: number;
+  /** At most 20; hop-by-hop headers, Content-Length, Content-Encoding, Set-Cookie, Date and Server are refused. */
+  headers?: Record<string, string>;
+  body?: string;
 }
 
 /** The generic HMAC's settings (provider `hmac`). */
@@ -279,6 +299,7 @@ export interface EndpointCreate {
   transformation?: EndpointTransformation | null;
   filter?: EndpointFilter | null;
   verification?: EndpointVerificationInput | null;
+  response?: EndpointResponseInput | null;
 }
 
 /** `PATCH /v1/endpoints/{id}`: any of these fields; the others stay as they are. null removes a transformation or filter. */
@@ -291,6 +312,8 @@ export interface EndpointUpdate {
   filter?: EndpointFilter | null;
   /** null turns verification off. */
   verification?: EndpointVerificationInput | null;
+  /** null restores the default answer. */
+  response?: EndpointResponseInput | null;
 }
 
 export interface SigningSecret {

@@ -12,3 +12,4 @@ export * from './notifications.ts';
 export * from './filters.ts';
 export * from './wording.ts';
 export * from './verification.ts';
+export * from './responses.ts';

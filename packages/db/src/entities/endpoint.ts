@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import type { EndpointStatus, VerificationSettings } from '@hook/core';
+import type { EndpointResponse, EndpointStatus, VerificationSettings } from '@hook/core';
 
 /**
  * An endpoint: an ingest URL; where its events go are its destinations (Destination). Deleting one sets `deletedAt`
@@ -20,6 +20,8 @@ export const Endpoint = defineEntity({
     verification: p.json<VerificationSettings>().nullable(),
     /** The verification secret, sealed (signing-secrets.ts); never shown. */
     verificationSecret: p.text().nullable().lazy(),
+    /** The answer to a stored request (docs/sources.md, Custom responses); null: the default `{"id","status"}` JSON. */
+    response: p.json<EndpointResponse>().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     deletedAt: p.datetime().nullable(),

@@ -9,6 +9,7 @@ import { TransformationCpu } from './008-transformation-cpu.ts';
 import { Destinations } from './009-destinations.ts';
 import { ConsoleSessions } from './010-console-sessions.ts';
 import { IngestVerification } from './011-ingest-verification.ts';
+import { CustomResponses } from './012-custom-responses.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   { name: '009-destinations', class: Destinations },
   { name: '010-console-sessions', class: ConsoleSessions },
   { name: '011-ingest-verification', class: IngestVerification },
+  { name: '012-custom-responses', class: CustomResponses },
 ];

@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS } from '@hook/core';
 import { Account, Endpoint, makeDestinationsDue, sealSigningSecret, type DestinationEntity } from '@hook/db';
 import {
-  Destination as DestinationInputSchema, EndpointSchema, EndpointStatus, errorResponses, FilterInput, IdParams, Page, PageQuery, ResourceName, SecretSchema, TransformationInput, VerificationInput,
+  Destination as DestinationInputSchema, EndpointSchema, EndpointStatus, errorResponses, FilterInput, IdParams, Page, PageQuery, ResourceName, SecretSchema, TransformationInput, VerificationInput, ResponseInput,
 } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 import type { IngestTargetCache } from '../ingest/target-cache.ts';
@@ -14,6 +14,7 @@ import { checkDestination, checkRules, presentSecret } from './checks.ts';
 import { createEndpoint, destinationColumns } from './new-endpoint.ts';
 import { destinationsOf, presentEndpoint, publicBaseUrl } from './present.ts';
 import { verificationColumns } from './verification.ts';
+import { responseColumn } from './response.ts';
 
 const security = [{ bearerAuth: [] }];
 const EndpointParams = IdParams('endpoint', 'Endpoint id');
@@ -47,7 +48,7 @@ export async function endpointRoutes(
       body: Type.Object(
         {
           name: ResourceName, destination: Type.Optional(DestinationInputSchema), transformation: Type.Optional(TransformationInput), filter: Type.Optional(FilterInput),
-          verification: Type.Optional(VerificationInput),
+          verification: Type.Optional(VerificationInput), response: Type.Optional(ResponseInput),
         },
         { additionalProperties: false },
       ),
@@ -57,6 +58,7 @@ export async function endpointRoutes(
     await checkDestination(request.body.destination, options.allowPrivateDestinations);
     await checkRules(app, request.body);
     const verification = request.body.verification ? verificationColumns(request.em, request.body.verification) : null;
+    const response = request.body.response ? responseColumn(request.body.response) : null;
     const now = new Date();
     const created = await request.em.transactional(async (em) => {
       // The account row is locked, so concurrent creations (and plan changes) take turns
@@ -73,6 +75,7 @@ export async function endpointRoutes(
         transformationCode: request.body.transformation?.code ?? null,
         filter: (request.body.filter ?? null) as Record<string, unknown> | null,
         verification,
+        response,
       }, now);
     });
     return reply.code(201).send(presentEndpoint(created.endpoint, created.destinations, publicBaseUrl(request, options.publicUrl)));
@@ -108,13 +111,14 @@ export async function endpointRoutes(
   api.patch('/v1/endpoints/:id', {
     schema: {
       tags: ['endpoints'],
-      summary: 'Change an endpoint: name, status (active, paused, disabled), signature verification, and its first destination\'s destination, transformation and filter',
+      summary: 'Change an endpoint: name, status (active, paused, disabled), signature verification, custom response, and its first destination\'s destination, transformation and filter',
       security,
       params: EndpointParams,
       body: Type.Object(
         {
           name: Type.Optional(ResourceName), destination: Type.Optional(DestinationInputSchema), status: Type.Optional(EndpointStatus),
           transformation: Type.Optional(TransformationInput), filter: Type.Optional(FilterInput), verification: Type.Optional(VerificationInput),
+          response: Type.Optional(ResponseInput),
         },
         { additionalProperties: false },
       ),
@@ -122,10 +126,11 @@ export async function endpointRoutes(
     },
   }, async (request) => {
     const { endpoint, destinations, first } = await findEndpoint(request, request.params.id);
-    const { name, destination, status, transformation, filter, verification } = request.body;
+    const { name, destination, status, transformation, filter, verification, response } = request.body;
     await checkDestination(destination, options.allowPrivateDestinations);
     await checkRules(app, request.body);
     if (verification !== undefined) Object.assign(endpoint, verification === null ? { verification: null, verificationSecret: null } : verificationColumns(request.em, verification));
+    if (response !== undefined) endpoint.response = response === null ? null : responseColumn(response);
     const now = new Date();
     const resumes = status === 'active' && endpoint.status !== 'active';
     if (name !== undefined) endpoint.name = name;

@@ -65,6 +65,7 @@ export function presentEndpoint(endpoint: EndpointEntity, destinations: readonly
     filter: first.filter ?? null,
     destinations: destinations.map(presentDestination),
     verification: presentVerification(endpoint.verification),
+    response: endpoint.response ?? null,
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
   };

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
+import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED, renderResponseBody, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
 import type { EventWriter, NewEvent } from '@hook/db';
 import type { LocalDelivery } from '../../delivery/worker.ts';
 import type { StreamHub } from '../../stream/hub.ts';
@@ -117,6 +117,14 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       throw new HookError(QUOTA_EXCEEDED, [outcome.eventsPerMonth, outcome.month, outcome.plan]);
     }
     if (options.hub.watches(event.accountId)) options.hub.eventStored({ ...event, claimedHere: outcome.delivery !== null });
+    if (target.response) {
+      // The endpoint's own answer (docs/sources.md, Custom responses): bytes with its headers exactly as
+      // set (a Buffer is neither serialised nor given a charset), never through the JSON schema.
+      const { status, headers: answer, body: template } = target.response;
+      reply.code(status).headers(answer);
+      if (answer['content-type'] === undefined) reply.type('text/plain; charset=utf-8');
+      return reply.send(Buffer.from(renderResponseBody(template, id), 'utf8'));
+    }
     return { id, status: 'pending' as const };
   }
 

@@ -1,4 +1,4 @@
-import { createVerifier, type VerificationMode, type Verifier } from '@hook/core';
+import { createVerifier, type EndpointResponse, type VerificationMode, type Verifier } from '@hook/core';
 import { Destination, Endpoint, openSigningSecret, type Orm } from '@hook/db';
 
 /** What ingest needs to know about the endpoint behind an ingest id. */
@@ -18,6 +18,8 @@ export interface IngestTarget {
    * request costs one HMAC; null when the endpoint verifies nothing.
    */
   verification: { mode: VerificationMode; verify: Verifier } | null;
+  /** What a stored request is answered with; null: the default `{"id","status"}` JSON. */
+  response: EndpointResponse | null;
 }
 
 export interface IngestTargetCacheOptions {
@@ -78,7 +80,7 @@ export class IngestTargetCache {
     const endpoint = await em.findOne(
       Endpoint,
       { ingestId, kind: 'user', deletedAt: null }, // the notifications endpoint takes no events from outside
-      { fields: ['id', 'accountId', 'status', 'verification', 'verificationSecret'] },
+      { fields: ['id', 'accountId', 'status', 'verification', 'verificationSecret', 'response'] },
     );
     const destinations = endpoint
       ? await em.find(Destination, { endpointId: endpoint.id, deletedAt: null }, { fields: ['id', 'type', 'status', 'ratePerSecond', 'maxInFlight'], limit: 2 })
@@ -89,7 +91,7 @@ export class IngestTargetCache {
     const verification = settings && endpoint.verificationSecret
       ? { mode: settings.mode, verify: createVerifier(settings, openSigningSecret(this.#orm, endpoint.verificationSecret)) }
       : null;
-    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification } : null;
+    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification, response: endpoint.response ?? null } : null;
     // Unknown ids are not cached: an attacker's random ids must not evict real ones.
     if (target) {
       this.#entries.delete(ingestId);

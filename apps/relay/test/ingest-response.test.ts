@@ -1,0 +1,110 @@
+/**
+ * Custom responses at ingest (docs/sources.md, "Custom responses") against a real relay
+ * and PostgreSQL: a stored request is answered with the endpoint's status, headers and
+ * body ({{event_id}} filled in), still delivered; refusals keep their usual answers;
+ * out-of-bounds settings are 400s naming the field.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
+
+let relay: TestRelay;
+let receiver: Receiver;
+let key: string;
+
+beforeAll(async () => {
+  relay = await startTestRelay({}, { workerPollMs: 20 });
+  receiver = await startReceiver();
+  ({ key } = await signUp(relay.baseUrl, { plan: 'pro' }));
+});
+afterAll(async () => {
+  await relay.close();
+  await receiver.close();
+});
+
+async function create(body: Record<string, unknown>) {
+  return api(relay.baseUrl, 'POST', '/v1/endpoints', { key, json: body });
+}
+
+describe('custom responses', () => {
+  it('a stored request gets the endpoint\'s status, headers and body with the event id; the event is stored and delivered', async () => {
+    const created = await create({
+      name: 'custom answer',
+      destination: { type: 'url', url: `${receiver.url}/hook` },
+      response: { status: 202, headers: { 'Content-Type': 'application/json', 'X-Received-By': 'hook' }, body: '{"ok":true,"ref":"{{event_id}}","again":"{{event_id}}"}' },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.response).toEqual({ status: 202, headers: { 'content-type': 'application/json', 'x-received-by': 'hook' }, body: '{"ok":true,"ref":"{{event_id}}","again":"{{event_id}}"}' });
+
+    const answer = await fetch(created.body.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' });
+    expect(answer.status).toBe(202);
+    expect(answer.headers.get('content-type')).toBe('application/json');
+    expect(answer.headers.get('x-received-by')).toBe('hook');
+    const body = JSON.parse(await answer.text());
+    expect(body.ok).toBe(true);
+    expect(body.ref).toMatch(/^evt_/);
+    expect(body.again).toBe(body.ref);
+
+    const rows = await sqlRows(relay, 'select id, body from event where endpoint_id = ?', [created.body.id]);
+    expect(rows.map((row) => row.id)).toEqual([body.ref]);
+    const delivered = await receiver.waitFor(1);
+    expect(delivered[0]!.body.toString()).toBe('{"n":1}');
+  });
+
+  it('a body without Content-Type goes as text/plain; an empty response answers 200 with nothing', async () => {
+    const text = await create({ name: 'text', response: { body: 'thanks {{event_id}}' } });
+    expect(text.body.response).toEqual({ status: 200, headers: {}, body: 'thanks {{event_id}}' });
+    const answer = await fetch(text.body.url, { method: 'POST', body: 'x' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await answer.text()).toMatch(/^thanks evt_\w+$/);
+
+    const empty = await create({ name: 'empty', response: { status: 204 } });
+    const none = await fetch(empty.body.url, { method: 'POST', body: 'x' });
+    expect(none.status).toBe(204);
+    expect(await none.text()).toBe('');
+  });
+
+  it('refusals keep their usual answer: a disabled endpoint is still 409/410 problem+json, not the custom body', async () => {
+    const created = await create({ name: 'disabled', response: { status: 200, body: 'ok' } });
+    await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${created.body.id}`, { key, json: { status: 'disabled' } });
+    const answer = await fetch(created.body.url, { method: 'POST', body: 'x' });
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(answer.headers.get('content-type')).toContain('application/problem+json');
+  });
+
+  it('an update takes effect at once and null restores the default {"id","status"}', async () => {
+    const created = await create({ name: 'switch' });
+    expect(created.body.response).toBeNull();
+    const before = await fetch(created.body.url, { method: 'POST', body: 'x' });
+    expect(await before.json()).toEqual({ id: expect.stringMatching(/^evt_/), status: 'pending' });
+
+    const set = await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${created.body.id}`, { key, json: { response: { body: 'got it' } } });
+    expect(set.status).toBe(200);
+    expect(await (await fetch(created.body.url, { method: 'POST', body: 'x' })).text()).toBe('got it');
+
+    const off = await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${created.body.id}`, { key, json: { response: null } });
+    expect(off.body.response).toBeNull();
+    expect(await (await fetch(created.body.url, { method: 'POST', body: 'x' })).json()).toEqual({ id: expect.stringMatching(/^evt_/), status: 'pending' });
+  });
+
+  it('bounds are refused with a 400 naming the field', async () => {
+    for (const [label, response, field] of [
+      ['status below 200', { status: 302 }, 'body.response.status'],
+      ['status above 299', { status: 500 }, 'body.response.status'],
+      ['body over 4 KiB', { body: 'é'.repeat(2049) }, 'body.response.body'],
+      ['body over 4096 characters', { body: 'x'.repeat(4097) }, 'body.response.body'],
+      ['Set-Cookie', { headers: { 'Set-Cookie': 'a=b' } }, 'body.response.headers.Set-Cookie'],
+      ['hop-by-hop', { headers: { Connection: 'close' } }, 'body.response.headers.Connection'],
+      ['Content-Length', { headers: { 'content-length': '1' } }, 'body.response.headers.content-length'],
+      ['bad name', { headers: { 'X Bad': 'v' } }, 'body.response.headers.X Bad'],
+      ['line break', { headers: { 'X-Split': 'a\r\nSet-Cookie: b=c' } }, 'body.response.headers.X-Split'],
+      ['too many', { headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`x-h${i}`, 'v'])) }, 'body.response.headers'],
+      ['unknown field', { code: 200 }, 'body.response'],
+    ] as const) {
+      const refused = await create({ name: 'bad', response });
+      const problem = expectProblem(refused, 400, 'validation_failed');
+      expect(JSON.stringify(problem.errors.map((error: any) => error.field)), label).toContain(field);
+    }
+  });
+});
