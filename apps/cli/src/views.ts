@@ -6,6 +6,7 @@ import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus } from '
 import type { VerificationResult } from '@hook/core';
 import { cellText, statusCell, type Block, type Cell, type Line, type Tone, type View } from './output/view.ts';
 import { verificationText } from './verification-flags.ts';
+import { responseText } from './response-flags.ts';
 
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
 export function time(iso: string | null): string {
@@ -91,6 +92,7 @@ export function endpointView(endpoint: Endpoint): View {
         ['Transformation', endpoint.transformation ? `${Buffer.byteLength(endpoint.transformation.code, 'utf8')} bytes of JavaScript` : 'none'],
         ['Filter', endpoint.filter ? JSON.stringify(endpoint.filter) : 'none'],
         ['Verification', verificationText(endpoint.verification)],
+        ['Response', responseText(endpoint.response)],
         ['Created', time(endpoint.created_at)],
         ['Updated', time(endpoint.updated_at)],
       ],

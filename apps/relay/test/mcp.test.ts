@@ -119,3 +119,16 @@ describe('signature verification over MCP', () => {
     expect(off.verification).toBeNull();
   });
 });
+
+describe('custom responses over MCP', () => {
+  it('create_endpoint sets one, the ingest URL answers with it, update_endpoint null restores the default', async () => {
+    const client = await connect((await signUp(relay.baseUrl)).key);
+    const { endpoint } = await callTool(client, 'create_endpoint', { name: 'answered', response: { status: 202, body: 'ok {{event_id}}' } });
+    expect(endpoint.response).toEqual({ status: 202, headers: {}, body: 'ok {{event_id}}' });
+    const answer = await fetch(endpoint.url, { method: 'POST', body: 'x' });
+    expect(answer.status).toBe(202);
+    expect(await answer.text()).toMatch(/^ok evt_\w+$/);
+    const { endpoint: off } = await callTool(client, 'update_endpoint', { endpoint_id: endpoint.id, response: null });
+    expect(off.response).toBeNull();
+  });
+});

@@ -49,6 +49,8 @@ export const endpointSchema = z.looseObject({
     secret_set: z.boolean(),
     secret_hint: z.string().describe("The secret's last 4 characters (the secret is never shown)"),
   }).nullable().optional().describe('Signature verification at the ingest URL (docs/sources.md), or null'),
+  response: z.looseObject({ status: z.number(), headers: z.record(z.string(), z.string()), body: z.string() })
+    .nullable().optional().describe('What a stored request is answered with (docs/sources.md, Custom responses); null: the default {"id","status"} JSON'),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -69,6 +71,16 @@ export const verificationInputSchema = z
   })
   .nullable()
   .describe('Check senders\' signatures at the ingest URL (docs/sources.md); null turns it off');
+
+/** An endpoint's custom response as a tool takes it: an object sets it (the whole of it), null restores the default. */
+export const responseInputSchema = z
+  .object({
+    status: z.number().int().min(200).max(299).optional().describe('200–299 (default 200)'),
+    headers: z.record(z.string(), z.string()).optional().describe('At most 20; hop-by-hop headers, Content-Length, Content-Encoding, Set-Cookie, Date and Server are refused; without Content-Type a body goes as text/plain'),
+    body: z.string().max(4096).optional().describe('At most 4096 UTF-8 bytes; {{event_id}} becomes the stored event\'s id'),
+  })
+  .nullable()
+  .describe('Answer each stored request with this instead of {"id","status"} (docs/sources.md, Custom responses); null restores the default');
 
 /** A destination's limits as a tool takes them: null removes one. */
 export const ratePerSecondInput = z.number().int().min(1).max(10_000).nullable().describe('Most deliveries started per second (1–10000); null: no limit');

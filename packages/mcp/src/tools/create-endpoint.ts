@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema } from '../schemas.ts';
+import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema, responseInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -14,6 +14,7 @@ export default defineTool({
     transformation: transformationInputSchema.optional(),
     filter: filterInputSchema.optional(),
     verification: verificationInputSchema.optional(),
+    response: responseInputSchema.optional(),
   },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -24,6 +25,7 @@ export default defineTool({
       ...(input.transformation !== undefined ? { transformation: input.transformation } : {}),
       ...(input.filter !== undefined ? { filter: input.filter } : {}),
       ...(input.verification !== undefined ? { verification: input.verification } : {}),
+      ...(input.response !== undefined ? { response: input.response } : {}),
     });
     return { result: { endpoint }, summary: `Created endpoint ${endpoint.id} (${endpoint.name}); send events to ${endpoint.url}` };
   },

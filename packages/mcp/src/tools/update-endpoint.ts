@@ -1,13 +1,13 @@
 import { ENDPOINT_STATUSES } from '@hook/core';
 import { z } from 'zod';
-import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema } from '../schemas.ts';
+import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema, responseInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
   name: 'update_endpoint',
   title: 'Update endpoint',
   description:
-    'Change an endpoint (PATCH /v1/endpoints/{id}): its name, destination, status, transformation, filter or signature verification (docs/sources.md). Fields left out stay as they are. ' +
+    'Change an endpoint (PATCH /v1/endpoints/{id}): its name, destination, status, transformation, filter, signature verification or custom response (docs/sources.md). Fields left out stay as they are. ' +
     'Status `paused` accepts events but holds delivery; `disabled` refuses events; `active` resumes.',
   input: {
     endpoint_id: z.string().describe('ep_…'),
@@ -17,6 +17,7 @@ export default defineTool({
     transformation: transformationInputSchema.optional(),
     filter: filterInputSchema.optional(),
     verification: verificationInputSchema.optional(),
+    response: responseInputSchema.optional(),
   },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },

@@ -6,8 +6,9 @@ import { adoptAsDefault } from '../../forward/endpoint-choice.ts';
 import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
 import { addVerificationOptions, verificationFromFlags, type VerificationFlags } from '../../verification-flags.ts';
+import { addResponseOptions, responseFromFlags, type ResponseFlags } from '../../response-flags.ts';
 
-export default defineCommand<[string], { destination?: string; transformationFile?: string; filterFile?: string; filter?: string } & VerificationFlags>({
+export default defineCommand<[string], { destination?: string; transformationFile?: string; filterFile?: string; filter?: string } & VerificationFlags & ResponseFlags>({
   path: ['endpoints', 'create'],
   summary: 'Create an endpoint and print its receiving URL',
   description:
@@ -29,6 +30,7 @@ export default defineCommand<[string], { destination?: string; transformationFil
       .addOption(new Option('--filter-file <path>', 'deliver only events matching the JSON filter in this file (docs/filters.md)').conflicts('filter'))
       .option('--filter <json>', 'deliver only events matching this JSON filter');
     addVerificationOptions(command, false);
+    addResponseOptions(command, false);
   },
   async run(context, [name], options) {
     const client = await context.client();
@@ -37,6 +39,8 @@ export default defineCommand<[string], { destination?: string; transformationFil
     Object.assign(settings, await rulesFromFlags(options));
     const verification = await verificationFromFlags(options);
     if (verification) settings.verification = verification;
+    const response = await responseFromFlags(options);
+    if (response) settings.response = response;
     const endpoint = await client.endpoints.create(settings);
     const isDefault = adoptAsDefault(context, endpoint);
     await context.out.result({ ...endpoint, default: isDefault }, endpointView(endpoint));

@@ -7,8 +7,9 @@ import { UsageError } from '../../errors.ts';
 import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
 import { addVerificationOptions, verificationFromFlags, type VerificationFlags } from '../../verification-flags.ts';
+import { addResponseOptions, responseFromFlags, type ResponseFlags } from '../../response-flags.ts';
 
-interface UpdateOptions extends VerificationFlags {
+interface UpdateOptions extends VerificationFlags, ResponseFlags {
   name?: string;
   destination?: string;
   cli?: boolean;
@@ -26,12 +27,13 @@ const STATUS_FLAGS = ['pause', 'resume', 'disable'] as const;
 
 export default defineCommand<[string], UpdateOptions>({
   path: ['endpoints', 'update'],
-  summary: 'Rename an endpoint, change its destination, transformation, filter or signature verification, or pause, resume or disable it',
+  summary: 'Rename an endpoint, change its destination, transformation, filter, signature verification or custom response, or pause, resume or disable it',
   description:
     'Change an endpoint (PATCH /v1/endpoints/{id}); what is not given stays as it is.\n' +
     'Paused: events are received and held. Disabled: the URL refuses events (410). Resume makes it active again and delivers what was held, oldest first.\n' +
     'A transformation (JavaScript, docs/transformations.md) reshapes each event before delivery; a filter (JSON, docs/filters.md) decides which are delivered.\n' +
-    'Verification (docs/sources.md) checks each request\'s signature at the ingest URL with the sender\'s secret: --verify github|stripe|shopify|slack|standard-webhooks|hmac.',
+    'Verification (docs/sources.md) checks each request\'s signature at the ingest URL with the sender\'s secret: --verify github|stripe|shopify|slack|standard-webhooks|hmac.\n' +
+    'A custom response (docs/sources.md) answers each stored request with your status, headers and body; the --response-… flags given make the whole response.',
   examples: [
     ['hook endpoints update orders --destination https://example.com/webhooks', 'deliver to a URL (waiting events go there now)'],
     ['hook endpoints update orders --cli', 'hold events for `hook listen` instead'],
@@ -44,6 +46,8 @@ export default defineCommand<[string], UpdateOptions>({
     ['hook endpoints update github --verify github --verify-secret-file github-secret.txt', 'refuse requests GitHub did not sign (401)'],
     ['hook endpoints update stripe --verify stripe --verify-secret-file whsec.txt --verify-mode flag', 'store every request, marked verified or not'],
     ['hook endpoints update github --no-verify', 'stop checking signatures'],
+    ['hook endpoints update orders --response-status 202 --response-header \'Content-Type: application/json\' --response-body-file answer.json', 'answer senders your way'],
+    ['hook endpoints update orders --clear-response', 'answer with {"id","status"} again'],
   ],
   configure(command) {
     command
@@ -60,6 +64,7 @@ export default defineCommand<[string], UpdateOptions>({
       .addOption(new Option('--filter <json>', 'set the filter: JSON given inline').conflicts('clearFilter'))
       .addOption(new Option('--clear-filter', 'remove the filter: deliver every event'));
     addVerificationOptions(command, true);
+    addResponseOptions(command, true);
   },
   async run(context, [ref], options) {
     const changes: EndpointUpdate = {};
@@ -72,10 +77,12 @@ export default defineCommand<[string], UpdateOptions>({
     Object.assign(changes, await rulesFromFlags(options));
     const verification = await verificationFromFlags(options);
     if (verification !== undefined) changes.verification = verification;
+    const response = await responseFromFlags(options);
+    if (response !== undefined) changes.response = response;
     if (Object.keys(changes).length === 0) {
       throw new UsageError(
         'Nothing to change',
-        `Pass --name, --destination <url>, --cli, --transformation-file, --clear-transformation, --filter, --filter-file, --clear-filter, --verify <provider> --verify-secret-file <path>, --no-verify, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`,
+        `Pass --name, --destination <url>, --cli, --transformation-file, --clear-transformation, --filter, --filter-file, --clear-filter, --verify <provider> --verify-secret-file <path>, --no-verify, --response-status, --response-header, --response-body-file, --clear-response, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`,
       );
     }
     const client = await context.client();
