@@ -14,7 +14,7 @@ const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 const PAGE = readFileSync(join(REPO_ROOT, 'docs', 'sources.md'), 'utf8');
 const SECTIONS = PAGE.split('\n## ').slice(1).map((section) => ({
   title: section.slice(0, section.indexOf('\n')),
-  script: /```sh\n([\s\S]*?)```/.exec(section)![1]!,
+  script: /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? null,
 }));
 
 let relay: TestRelay;
@@ -45,10 +45,27 @@ afterAll(async () => {
 
 describe('docs/sources.md', () => {
   it('has a section per provider', () => {
-    expect(SECTIONS.map((section) => section.title)).toEqual(['GitHub', 'Stripe', 'Shopify', 'Slack', 'Standard Webhooks', 'Any other HMAC (`hmac`)', 'Custom responses']);
+    expect(SECTIONS.map((section) => section.title)).toEqual(['GitHub', 'Stripe', 'Shopify', 'Slack', 'Standard Webhooks', 'Any other HMAC (`hmac`)', 'Custom responses',
+      'Handshake: overview', 'Handshake: Slack', 'Handshake: Meta (WhatsApp, Messenger, Instagram)', 'Handshake: Microsoft Graph', 'Handshake: Dropbox', 'Handshake: Zoom', 'Handshake: X (Twitter) CRC']);
   });
 
-  for (const { title, script } of SECTIONS) {
+  for (const { title, script } of SECTIONS.filter((section) => section.title.startsWith('Handshake: ') && section.script !== null)) {
+    it(`${title}: the example runs and each answer is the one shown under its curl`, async () => {
+      const run = await runScript(script!);
+      expect(run.code, run.stderr).toBe(0);
+      const lines = script!.split('\n');
+      const shown = lines.flatMap((line, i) => (line.startsWith('curl ') ? [lines[i + 1]!.replace(/^# /, '')] : []));
+      // The curls come last: their answers are the last lines (hook endpoints create prints the endpoint first).
+      expect(run.stdout.trimEnd().split('\n').slice(-shown.length)).toEqual(shown);
+      // Stored as a handshake, not delivered.
+      const endpointName = /hook endpoints create (\S+)/.exec(script!)![1]!;
+      const events = await user.json(['events', 'list', '--endpoint', endpointName]);
+      expect(events.data.length).toBeGreaterThan(0);
+      for (const event of events.data) expect(event).toMatchObject({ handshake: expect.any(String), status: 'filtered' });
+    });
+  }
+
+  for (const { title, script } of SECTIONS.filter((section) => !section.title.startsWith('Handshake: ')) as Array<{ title: string; script: string }>) {
     it(`${title}: the example runs, and each request it signs is stored verified`, async () => {
       const run = await runScript(script);
       expect(run.code, run.stderr).toBe(0);

@@ -121,6 +121,7 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
     const endpoint = quotedId(problem, 'ep_', '<endpoint>');
     return `Re-enable it with \`hook endpoints update ${endpoint} --resume\`, or send to another endpoint (\`hook endpoints list\`).`;
   },
+  handshake_refused: 'The endpoint answers Meta\'s handshake and the request\'s hub.verify_token is not the one it holds: give Meta the same verify token, or set it again with `hook endpoints update <endpoint> --handshake meta --handshake-secret-file <path>` (docs/sources.md).',
   signature_invalid: 'The endpoint checks senders\' signatures (`hook endpoints get <endpoint>` shows which provider) and this request was not signed with its secret: send it signed as the provider signs (docs/sources.md), set the secret again with `hook endpoints update <endpoint> --verify <provider> --verify-secret-file <path>`, or store such requests marked instead with `--verify-mode flag`.',
   stream_needs_websocket: 'Use `hook events tail` or `hook listen <port>`, which speak the relay\'s live stream.',
   stream_needs_endpoint: 'Name the endpoint to listen on: `hook listen <port> --endpoint <endpoint>`.',

@@ -7,6 +7,7 @@ import type { VerificationResult } from '@hook/core';
 import { cellText, statusCell, type Block, type Cell, type Line, type Tone, type View } from './output/view.ts';
 import { verificationText } from './verification-flags.ts';
 import { responseText } from './response-flags.ts';
+import { handshakeText } from './handshake-flags.ts';
 
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
 export function time(iso: string | null): string {
@@ -93,6 +94,7 @@ export function endpointView(endpoint: Endpoint): View {
         ['Filter', endpoint.filter ? JSON.stringify(endpoint.filter) : 'none'],
         ['Verification', verificationText(endpoint.verification)],
         ['Response', responseText(endpoint.response)],
+        ['Handshake', handshakeText(endpoint.handshake)],
         ['Created', time(endpoint.created_at)],
         ['Updated', time(endpoint.updated_at)],
       ],

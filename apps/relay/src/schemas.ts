@@ -3,7 +3,7 @@
  * /openapi.json.
  */
 import { Type, type TSchema } from 'typebox';
-import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PLANS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS, DEFAULT_TOLERANCE_SECONDS, RESPONSE_EVENT_ID_PLACEHOLDER, RESPONSE_MAX_BODY_BYTES, RESPONSE_MAX_HEADER_VALUE, RESPONSE_MAX_HEADERS, RESPONSE_STATUS_MAX, RESPONSE_STATUS_MIN, type IdKind } from '@hook/core';
+import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PLANS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS, DEFAULT_TOLERANCE_SECONDS, RESPONSE_EVENT_ID_PLACEHOLDER, RESPONSE_MAX_BODY_BYTES, RESPONSE_MAX_HEADER_VALUE, RESPONSE_MAX_HEADERS, RESPONSE_STATUS_MAX, RESPONSE_STATUS_MIN, HANDSHAKE_PROVIDERS, type IdKind } from '@hook/core';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC, ending in Z' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
@@ -241,6 +241,23 @@ export const ResponseSchema = Type.Union([
   Type.Null(),
 ], { description: 'The custom answer to a stored request (docs/sources.md, Custom responses); null: the default {"id","status"} JSON' });
 
+export const HandshakeInput = Type.Union([
+  Type.Object({
+    provider: Type.Enum([...HANDSHAKE_PROVIDERS], { description: 'Whose handshake to answer at the ingest URL (docs/sources.md, Handshakes)' }),
+    secret: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: "meta: the verify token; zoom: the app's secret token; twitter: the consumer secret (required for these three, refused for the others; write-only)" })),
+  }, { additionalProperties: false }),
+  Type.Null(),
+], { description: 'Answer a provider\'s handshake at the ingest URL (docs/sources.md, Handshakes); null turns it off' });
+
+export const HandshakeSchema = Type.Union([
+  Type.Object({
+    provider: Type.Enum([...HANDSHAKE_PROVIDERS]),
+    secret_set: Type.Boolean({ description: 'A secret is stored (never shown)' }),
+    secret_hint: Type.Union([Type.String(), Type.Null()], { description: "The secret's last 4 characters; null without one" }),
+  }),
+  Type.Null(),
+], { description: 'The handshake answered at the ingest URL (docs/sources.md, Handshakes); null when none' });
+
 export const EndpointSchema = Type.Object({
   id: IdOf('endpoint', 'Endpoint id'),
   name: Type.String(),
@@ -252,6 +269,7 @@ export const EndpointSchema = Type.Object({
   destinations: Type.Array(DestinationSchema, { description: 'Every destination, first first: each event is delivered to each' }),
   verification: VerificationSchema,
   response: ResponseSchema,
+  handshake: HandshakeSchema,
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -306,6 +324,7 @@ const eventSummaryProperties = {
   attempt_count: Type.Integer(),
   next_attempt_at: NullableTimestamp,
   verification: Type.Union([VerificationResultSchema, Type.Null()], { description: "What the endpoint's signature verification found (docs/sources.md); null when the endpoint verifies nothing" }),
+  handshake: Type.Union([Type.Enum([...HANDSHAKE_PROVIDERS]), Type.Null()], { description: 'The provider whose handshake this request was: answered at the ingest URL and not delivered (status filtered, no deliveries; docs/sources.md, Handshakes); null otherwise' }),
 };
 
 export const EventSummarySchema = Type.Object(eventSummaryProperties, { description: 'An event without its body; GET /v1/events/{id} has the body' });

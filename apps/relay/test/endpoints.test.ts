@@ -25,6 +25,7 @@ describe('endpoints', () => {
       filter: null,
       verification: null,
       response: null,
+      handshake: null,
       destinations: [{
         id: `dst_${endpoint.id.slice(3)}`,
         endpoint_id: endpoint.id,

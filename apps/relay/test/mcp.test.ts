@@ -132,3 +132,18 @@ describe('custom responses over MCP', () => {
     expect(off.response).toBeNull();
   });
 });
+
+describe('handshakes over MCP', () => {
+  it('update_endpoint sets one (the secret never comes back); the challenge is answered and get_event shows the handshake', async () => {
+    const client = await connect((await signUp(relay.baseUrl)).key);
+    const { endpoint: created } = await callTool(client, 'create_endpoint', { name: 'whatsapp' });
+    const { endpoint } = await callTool(client, 'update_endpoint', { endpoint_id: created.id, handshake: { provider: 'meta', secret: 'meatyhamhock' } });
+    expect(endpoint.handshake).toEqual({ provider: 'meta', secret_set: true, secret_hint: 'hock' });
+    const answer = await fetch(`${endpoint.url}?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock`);
+    expect(await answer.text()).toBe('1158201444');
+    const listed = await callTool(client, 'list_events', { endpoint_id: endpoint.id });
+    expect(listed.events).toEqual([expect.objectContaining({ handshake: 'meta', status: 'filtered' })]);
+    const { endpoint: off } = await callTool(client, 'update_endpoint', { endpoint_id: created.id, handshake: null });
+    expect(off.handshake).toBeNull();
+  });
+});

@@ -6,10 +6,12 @@
 import type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, NotificationType, Plan, StreamAttempt, StreamEventSummary } from '@hook/core';
 import type { HmacAlgorithm, HmacEncoding, HmacSigned, VerificationMode, VerificationProvider, VerificationReason, VerificationResult } from '@hook/core';
 import type { NotificationBody, NotificationData } from '@hook/core';
+import type { HandshakeProvider } from '@hook/core';
 
 export type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, Plan };
 export type { HmacAlgorithm, HmacEncoding, HmacSigned, VerificationMode, VerificationProvider, VerificationReason, VerificationResult };
 export type { NotificationBody, NotificationData, NotificationType };
+export type { HandshakeProvider };
 
 /** An RFC 9457 problem document as the relay sends it (`application/problem+json`). */
 export interface Problem {
@@ -178,8 +180,25 @@ export interface Endpoint {
   verification: EndpointVerification | null;
   /** What a stored request is answered with (docs/api.md, Custom responses); null: the default `{"id","status"}` JSON. */
   response: EndpointResponse | null;
+  /** The handshake answered at the ingest URL (docs/sources.md, Handshakes); null when none. */
+  handshake: EndpointHandshake | null;
   created_at: string;
   updated_at: string;
+}
+
+/** An endpoint's handshake as the API shows it: never the secret. */
+export interface EndpointHandshake {
+  provider: HandshakeProvider;
+  secret_set: boolean;
+  /** The secret's last 4 characters; null without one. */
+  secret_hint: string | null;
+}
+
+/** Setting an endpoint's handshake; null turns it off. */
+export interface EndpointHandshakeInput {
+  provider: HandshakeProvider;
+  /** meta: the verify token; zoom: the secret token; twitter: the consumer secret (required for these, refused for the others). */
+  secret?: string;
 }
 
 /** An endpoint's custom response as the API shows it (header names lower-cased). */
@@ -300,6 +319,7 @@ export interface EndpointCreate {
   filter?: EndpointFilter | null;
   verification?: EndpointVerificationInput | null;
   response?: EndpointResponseInput | null;
+  handshake?: EndpointHandshakeInput | null;
 }
 
 /** `PATCH /v1/endpoints/{id}`: any of these fields; the others stay as they are. null removes a transformation or filter. */
@@ -314,6 +334,8 @@ export interface EndpointUpdate {
   verification?: EndpointVerificationInput | null;
   /** null restores the default answer. */
   response?: EndpointResponseInput | null;
+  /** null turns the handshake off. */
+  handshake?: EndpointHandshakeInput | null;
 }
 
 export interface SigningSecret {
@@ -336,6 +358,8 @@ export interface EventSummary extends StreamEventSummary {
   next_attempt_at: string | null;
   /** What the endpoint's signature verification found; null when it verifies nothing. */
   verification: VerificationResult | null;
+  /** The provider whose handshake this request was: answered at ingest, not delivered (status filtered). */
+  handshake: HandshakeProvider | null;
 }
 
 /** One delivery attempt: the live stream's shape plus the start of the answer. */

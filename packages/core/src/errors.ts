@@ -207,6 +207,11 @@ export const SIGNATURE_INVALID = defineError(
   "The request's %s signature failed verification: %s (header %s)",
   "Sign the request with the endpoint's verification secret as the provider does (docs/sources.md); to check what the relay holds, see hook endpoints get, and set the secret again with hook endpoints update <endpoint> --verify <provider> --verify-secret-file <path>.",
 );
+export const HANDSHAKE_REFUSED = defineError(
+  'handshake_refused', 403, 'Handshake refused',
+  "The %s handshake was refused: %s",
+  "Give the provider the verify token the endpoint holds (docs/sources.md, Handshakes); set it again with hook endpoints update <endpoint> --handshake meta --handshake-secret-file <path>.",
+);
 export const STREAM_NEEDS_WEBSOCKET = defineError(
   'stream_needs_websocket', 426, 'WebSocket required',
   'GET /v1/stream is a WebSocket; this request did not ask to upgrade',

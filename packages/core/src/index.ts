@@ -13,3 +13,4 @@ export * from './filters.ts';
 export * from './wording.ts';
 export * from './verification.ts';
 export * from './responses.ts';
+export * from './handshakes.ts';

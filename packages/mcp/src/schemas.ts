@@ -3,7 +3,7 @@
  * field names as on the wire. Objects are loose (extra fields pass) so a relay newer than
  * this package can add fields without breaking a client that checks the output schema.
  */
-import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, PLANS, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '@hook/core';
+import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, HANDSHAKE_PROVIDERS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, PLANS, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '@hook/core';
 import { z } from 'zod';
 
 export const destinationTargetSchema = z
@@ -49,6 +49,8 @@ export const endpointSchema = z.looseObject({
     secret_set: z.boolean(),
     secret_hint: z.string().describe("The secret's last 4 characters (the secret is never shown)"),
   }).nullable().optional().describe('Signature verification at the ingest URL (docs/sources.md), or null'),
+  handshake: z.looseObject({ provider: z.enum(HANDSHAKE_PROVIDERS), secret_set: z.boolean(), secret_hint: z.string().nullable() })
+    .nullable().optional().describe('The handshake answered at the ingest URL (docs/sources.md, Handshakes); null when none'),
   response: z.looseObject({ status: z.number(), headers: z.record(z.string(), z.string()), body: z.string() })
     .nullable().optional().describe('What a stored request is answered with (docs/sources.md, Custom responses); null: the default {"id","status"} JSON'),
   created_at: z.string(),
@@ -71,6 +73,15 @@ export const verificationInputSchema = z
   })
   .nullable()
   .describe('Check senders\' signatures at the ingest URL (docs/sources.md); null turns it off');
+
+/** An endpoint's handshake as a tool takes it: an object sets it, null turns it off. */
+export const handshakeInputSchema = z
+  .object({
+    provider: z.enum(HANDSHAKE_PROVIDERS).describe('Whose handshake to answer at the ingest URL'),
+    secret: z.string().min(1).max(1000).optional().describe('meta: the verify token; zoom: the secret token; twitter: the consumer secret (required for these, refused for the others; write-only)'),
+  })
+  .nullable()
+  .describe('Answer a provider\'s handshake at the ingest URL, stored but not delivered (docs/sources.md, Handshakes); null turns it off');
 
 /** An endpoint's custom response as a tool takes it: an object sets it (the whole of it), null restores the default. */
 export const responseInputSchema = z
@@ -162,6 +173,7 @@ export const eventSummarySchema = z.looseObject({
   next_attempt_at: z.string().nullable(),
   verification: z.object({ provider: z.enum(VERIFICATION_PROVIDERS), verified: z.boolean(), reason: z.enum(VERIFICATION_REASONS).nullable() })
     .nullable().optional().describe("What the endpoint's signature verification found; null when it verifies nothing"),
+  handshake: z.enum(HANDSHAKE_PROVIDERS).nullable().optional().describe('The provider whose handshake this request was: answered at ingest, not delivered; null otherwise'),
 });
 
 export const attemptSchema = z.looseObject({

@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import type { EndpointResponse, EndpointStatus, VerificationSettings } from '@hook/core';
+import type { EndpointResponse, EndpointStatus, HandshakeSettings, VerificationSettings } from '@hook/core';
 
 /**
  * An endpoint: an ingest URL; where its events go are its destinations (Destination). Deleting one sets `deletedAt`
@@ -22,6 +22,10 @@ export const Endpoint = defineEntity({
     verificationSecret: p.text().nullable().lazy(),
     /** The answer to a stored request (docs/sources.md, Custom responses); null: the default `{"id","status"}` JSON. */
     response: p.json<EndpointResponse>().nullable(),
+    /** The handshake answered at the ingest URL (docs/sources.md, Handshakes); null: none. */
+    handshake: p.json<HandshakeSettings>().nullable(),
+    /** Meta's verify token, Zoom's secret token or X's consumer secret, sealed (signing-secrets.ts); never shown. */
+    handshakeSecret: p.text().nullable().lazy(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     deletedAt: p.datetime().nullable(),

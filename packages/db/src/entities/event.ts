@@ -20,6 +20,8 @@ export const Event = defineEntity({
     receivedAt: p.datetime(),
     /** What signature verification found; null when the endpoint verified nothing. */
     verification: p.json<VerificationResult>().nullable(),
+    /** The provider whose handshake this request was (answered at ingest, not delivered); null otherwise. */
+    handshake: p.string().nullable(),
     /** How many deliveries (destinations) the event has; its status is theirs (event-summaries.ts). */
     deliveryCount: p.integer(),
   },

@@ -10,6 +10,7 @@ import { Destinations } from './009-destinations.ts';
 import { ConsoleSessions } from './010-console-sessions.ts';
 import { IngestVerification } from './011-ingest-verification.ts';
 import { CustomResponses } from './012-custom-responses.ts';
+import { Handshakes } from './013-handshakes.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   { name: '010-console-sessions', class: ConsoleSessions },
   { name: '011-ingest-verification', class: IngestVerification },
   { name: '012-custom-responses', class: CustomResponses },
+  { name: '013-handshakes', class: Handshakes },
 ];

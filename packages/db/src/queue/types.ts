@@ -19,6 +19,8 @@ export interface ReceivedEvent {
   receivedAt: Date;
   /** What signature verification found at ingest; null (or absent) when the endpoint verifies nothing. */
   verification?: VerificationResult | null;
+  /** The provider whose handshake this request was: stored without deliveries. */
+  handshake?: string | null;
 }
 
 /**

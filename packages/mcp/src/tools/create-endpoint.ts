@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema, responseInputSchema } from '../schemas.ts';
+import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema, responseInputSchema, handshakeInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -15,6 +15,7 @@ export default defineTool({
     filter: filterInputSchema.optional(),
     verification: verificationInputSchema.optional(),
     response: responseInputSchema.optional(),
+    handshake: handshakeInputSchema.optional(),
   },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -26,6 +27,7 @@ export default defineTool({
       ...(input.filter !== undefined ? { filter: input.filter } : {}),
       ...(input.verification !== undefined ? { verification: input.verification } : {}),
       ...(input.response !== undefined ? { response: input.response } : {}),
+      ...(input.handshake !== undefined ? { handshake: input.handshake } : {}),
     });
     return { result: { endpoint }, summary: `Created endpoint ${endpoint.id} (${endpoint.name}); send events to ${endpoint.url}` };
   },

@@ -7,8 +7,9 @@ import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
 import { addVerificationOptions, verificationFromFlags, type VerificationFlags } from '../../verification-flags.ts';
 import { addResponseOptions, responseFromFlags, type ResponseFlags } from '../../response-flags.ts';
+import { addHandshakeOptions, handshakeFromFlags, type HandshakeFlags } from '../../handshake-flags.ts';
 
-export default defineCommand<[string], { destination?: string; transformationFile?: string; filterFile?: string; filter?: string } & VerificationFlags & ResponseFlags>({
+export default defineCommand<[string], { destination?: string; transformationFile?: string; filterFile?: string; filter?: string } & VerificationFlags & ResponseFlags & HandshakeFlags>({
   path: ['endpoints', 'create'],
   summary: 'Create an endpoint and print its receiving URL',
   description:
@@ -31,6 +32,7 @@ export default defineCommand<[string], { destination?: string; transformationFil
       .option('--filter <json>', 'deliver only events matching this JSON filter');
     addVerificationOptions(command, false);
     addResponseOptions(command, false);
+    addHandshakeOptions(command, false);
   },
   async run(context, [name], options) {
     const client = await context.client();
@@ -41,6 +43,8 @@ export default defineCommand<[string], { destination?: string; transformationFil
     if (verification) settings.verification = verification;
     const response = await responseFromFlags(options);
     if (response) settings.response = response;
+    const handshake = await handshakeFromFlags(options);
+    if (handshake) settings.handshake = handshake;
     const endpoint = await client.endpoints.create(settings);
     const isDefault = adoptAsDefault(context, endpoint);
     await context.out.result({ ...endpoint, default: isDefault }, endpointView(endpoint));

@@ -8,8 +8,9 @@ import { parseHttpUrl } from '../../option-parsers.ts';
 import { endpointView } from '../../views.ts';
 import { addVerificationOptions, verificationFromFlags, type VerificationFlags } from '../../verification-flags.ts';
 import { addResponseOptions, responseFromFlags, type ResponseFlags } from '../../response-flags.ts';
+import { addHandshakeOptions, handshakeFromFlags, type HandshakeFlags } from '../../handshake-flags.ts';
 
-interface UpdateOptions extends VerificationFlags, ResponseFlags {
+interface UpdateOptions extends VerificationFlags, ResponseFlags, HandshakeFlags {
   name?: string;
   destination?: string;
   cli?: boolean;
@@ -27,13 +28,14 @@ const STATUS_FLAGS = ['pause', 'resume', 'disable'] as const;
 
 export default defineCommand<[string], UpdateOptions>({
   path: ['endpoints', 'update'],
-  summary: 'Rename an endpoint, change its destination, transformation, filter, signature verification or custom response, or pause, resume or disable it',
+  summary: 'Rename an endpoint, change its destination, transformation, filter, signature verification, custom response or handshake, or pause, resume or disable it',
   description:
     'Change an endpoint (PATCH /v1/endpoints/{id}); what is not given stays as it is.\n' +
     'Paused: events are received and held. Disabled: the URL refuses events (410). Resume makes it active again and delivers what was held, oldest first.\n' +
     'A transformation (JavaScript, docs/transformations.md) reshapes each event before delivery; a filter (JSON, docs/filters.md) decides which are delivered.\n' +
     'Verification (docs/sources.md) checks each request\'s signature at the ingest URL with the sender\'s secret: --verify github|stripe|shopify|slack|standard-webhooks|hmac.\n' +
-    'A custom response (docs/sources.md) answers each stored request with your status, headers and body; the --response-… flags given make the whole response.',
+    'A custom response (docs/sources.md) answers each stored request with your status, headers and body; the --response-… flags given make the whole response.\n' +
+    'A handshake (docs/sources.md) is answered at the ingest URL at once and stored, not delivered: --handshake slack|meta|graph|dropbox|zoom|twitter.',
   examples: [
     ['hook endpoints update orders --destination https://example.com/webhooks', 'deliver to a URL (waiting events go there now)'],
     ['hook endpoints update orders --cli', 'hold events for `hook listen` instead'],
@@ -47,6 +49,7 @@ export default defineCommand<[string], UpdateOptions>({
     ['hook endpoints update stripe --verify stripe --verify-secret-file whsec.txt --verify-mode flag', 'store every request, marked verified or not'],
     ['hook endpoints update github --no-verify', 'stop checking signatures'],
     ['hook endpoints update orders --response-status 202 --response-header \'Content-Type: application/json\' --response-body-file answer.json', 'answer senders your way'],
+    ['hook endpoints update whatsapp --handshake meta --handshake-secret-file verify-token.txt', 'answer Meta\'s subscribe check'],
     ['hook endpoints update orders --clear-response', 'answer with {"id","status"} again'],
   ],
   configure(command) {
@@ -65,6 +68,7 @@ export default defineCommand<[string], UpdateOptions>({
       .addOption(new Option('--clear-filter', 'remove the filter: deliver every event'));
     addVerificationOptions(command, true);
     addResponseOptions(command, true);
+    addHandshakeOptions(command, true);
   },
   async run(context, [ref], options) {
     const changes: EndpointUpdate = {};
@@ -79,10 +83,12 @@ export default defineCommand<[string], UpdateOptions>({
     if (verification !== undefined) changes.verification = verification;
     const response = await responseFromFlags(options);
     if (response !== undefined) changes.response = response;
+    const handshake = await handshakeFromFlags(options);
+    if (handshake !== undefined) changes.handshake = handshake;
     if (Object.keys(changes).length === 0) {
       throw new UsageError(
         'Nothing to change',
-        `Pass --name, --destination <url>, --cli, --transformation-file, --clear-transformation, --filter, --filter-file, --clear-filter, --verify <provider> --verify-secret-file <path>, --no-verify, --response-status, --response-header, --response-body-file, --clear-response, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`,
+        `Pass --name, --destination <url>, --cli, --transformation-file, --clear-transformation, --filter, --filter-file, --clear-filter, --verify <provider> --verify-secret-file <path>, --no-verify, --response-status, --response-header, --response-body-file, --clear-response, --handshake <provider>, --no-handshake, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`,
       );
     }
     const client = await context.client();

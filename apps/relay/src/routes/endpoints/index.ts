@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS } from '@hook/core';
 import { Account, Endpoint, makeDestinationsDue, sealSigningSecret, type DestinationEntity } from '@hook/db';
 import {
-  Destination as DestinationInputSchema, EndpointSchema, EndpointStatus, errorResponses, FilterInput, IdParams, Page, PageQuery, ResourceName, SecretSchema, TransformationInput, VerificationInput, ResponseInput,
+  Destination as DestinationInputSchema, EndpointSchema, EndpointStatus, errorResponses, FilterInput, IdParams, Page, PageQuery, ResourceName, SecretSchema, TransformationInput, VerificationInput, ResponseInput, HandshakeInput,
 } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 import type { IngestTargetCache } from '../ingest/target-cache.ts';
@@ -15,6 +15,7 @@ import { createEndpoint, destinationColumns } from './new-endpoint.ts';
 import { destinationsOf, presentEndpoint, publicBaseUrl } from './present.ts';
 import { verificationColumns } from './verification.ts';
 import { responseColumn } from './response.ts';
+import { handshakeColumns } from './handshake.ts';
 
 const security = [{ bearerAuth: [] }];
 const EndpointParams = IdParams('endpoint', 'Endpoint id');
@@ -48,7 +49,7 @@ export async function endpointRoutes(
       body: Type.Object(
         {
           name: ResourceName, destination: Type.Optional(DestinationInputSchema), transformation: Type.Optional(TransformationInput), filter: Type.Optional(FilterInput),
-          verification: Type.Optional(VerificationInput), response: Type.Optional(ResponseInput),
+          verification: Type.Optional(VerificationInput), response: Type.Optional(ResponseInput), handshake: Type.Optional(HandshakeInput),
         },
         { additionalProperties: false },
       ),
@@ -59,6 +60,7 @@ export async function endpointRoutes(
     await checkRules(app, request.body);
     const verification = request.body.verification ? verificationColumns(request.em, request.body.verification) : null;
     const response = request.body.response ? responseColumn(request.body.response) : null;
+    const handshake = request.body.handshake ? handshakeColumns(request.em, request.body.handshake) : null;
     const now = new Date();
     const created = await request.em.transactional(async (em) => {
       // The account row is locked, so concurrent creations (and plan changes) take turns
@@ -76,6 +78,7 @@ export async function endpointRoutes(
         filter: (request.body.filter ?? null) as Record<string, unknown> | null,
         verification,
         response,
+        handshake,
       }, now);
     });
     return reply.code(201).send(presentEndpoint(created.endpoint, created.destinations, publicBaseUrl(request, options.publicUrl)));
@@ -111,14 +114,14 @@ export async function endpointRoutes(
   api.patch('/v1/endpoints/:id', {
     schema: {
       tags: ['endpoints'],
-      summary: 'Change an endpoint: name, status (active, paused, disabled), signature verification, custom response, and its first destination\'s destination, transformation and filter',
+      summary: 'Change an endpoint: name, status (active, paused, disabled), signature verification, custom response, handshake, and its first destination\'s destination, transformation and filter',
       security,
       params: EndpointParams,
       body: Type.Object(
         {
           name: Type.Optional(ResourceName), destination: Type.Optional(DestinationInputSchema), status: Type.Optional(EndpointStatus),
           transformation: Type.Optional(TransformationInput), filter: Type.Optional(FilterInput), verification: Type.Optional(VerificationInput),
-          response: Type.Optional(ResponseInput),
+          response: Type.Optional(ResponseInput), handshake: Type.Optional(HandshakeInput),
         },
         { additionalProperties: false },
       ),
@@ -126,11 +129,12 @@ export async function endpointRoutes(
     },
   }, async (request) => {
     const { endpoint, destinations, first } = await findEndpoint(request, request.params.id);
-    const { name, destination, status, transformation, filter, verification, response } = request.body;
+    const { name, destination, status, transformation, filter, verification, response, handshake } = request.body;
     await checkDestination(destination, options.allowPrivateDestinations);
     await checkRules(app, request.body);
     if (verification !== undefined) Object.assign(endpoint, verification === null ? { verification: null, verificationSecret: null } : verificationColumns(request.em, verification));
     if (response !== undefined) endpoint.response = response === null ? null : responseColumn(response);
+    if (handshake !== undefined) Object.assign(endpoint, handshake === null ? { handshake: null, handshakeSecret: null } : handshakeColumns(request.em, handshake));
     const now = new Date();
     const resumes = status === 'active' && endpoint.status !== 'active';
     if (name !== undefined) endpoint.name = name;

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Destination, type DestinationEntity, type EndpointEntity } from '@hook/db';
 import { presentVerification } from './verification.ts';
+import { presentHandshake } from './handshake.ts';
 
 /**
  * The base URL clients reach the relay at: HOOK_PUBLIC_URL when set, else what this
@@ -66,6 +67,7 @@ export function presentEndpoint(endpoint: EndpointEntity, destinations: readonly
     destinations: destinations.map(presentDestination),
     verification: presentVerification(endpoint.verification),
     response: endpoint.response ?? null,
+    handshake: presentHandshake(endpoint.handshake),
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
   };

@@ -1,4 +1,4 @@
-import type { EventStatus, VerificationResult } from '@hook/core';
+import type { EventStatus, HandshakeProvider, VerificationResult } from '@hook/core';
 
 /** What any view of a stored request shows about it, body aside. */
 export interface StoredRequest {
@@ -14,6 +14,8 @@ export interface StoredRequest {
   status: EventStatus;
   /** What signature verification at ingest found; null or absent when the endpoint verifies nothing. */
   verification?: VerificationResult | null;
+  /** The provider whose handshake this request was (answered at ingest, not delivered); null or absent otherwise. */
+  handshake?: string | null;
   /** Absent for an event just stored (none made yet). */
   attemptCount?: number;
 }
@@ -33,5 +35,6 @@ export function presentStoredRequest(event: StoredRequest) {
     status: event.status,
     attempt_count: event.attemptCount ?? 0,
     verification: event.verification ?? null,
+    handshake: (event.handshake ?? null) as HandshakeProvider | null,
   };
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ENDPOINT_DISABLED, extractEventType, HookError, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED, renderResponseBody, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
+import { ENDPOINT_DISABLED, extractEventType, HANDSHAKE_REFUSED, HookError, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED, renderResponseBody, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
 import type { EventWriter, NewEvent } from '@hook/db';
 import type { LocalDelivery } from '../../delivery/worker.ts';
 import type { StreamHub } from '../../stream/hub.ts';
@@ -74,6 +74,23 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     const headers = receivedHeaders(request.raw.rawHeaders);
     const contentType = headers['content-type'] ?? null;
     const receivedAt = new Date();
+    const where = pathAndQuery(request.url);
+    // A provider's handshake (docs/sources.md, Handshakes) is answered at once, stored marked, never delivered.
+    const handshake = target.handshake?.respond({ method: request.method, query: where.query, contentType, body });
+    if (handshake?.kind === 'refuse') throw new HookError(HANDSHAKE_REFUSED, [target.handshake!.provider, handshake.reason]);
+    if (handshake) {
+      const id = newId('event', receivedAt.getTime());
+      const outcome = await options.writer.write({
+        id, accountId: target.accountId, endpointId: target.id, type: `${target.handshake!.provider}.handshake`, method: request.method, ...where,
+        headers, body, contentType, size: body.length, receivedAt, status: 'pending', lease: null, handshake: target.handshake!.provider,
+      });
+      if (!outcome.stored) {
+        reply.header('retry-after', Math.max(1, Math.ceil((nextUsageMonthStart(receivedAt).getTime() - Date.now()) / 1000)));
+        throw new HookError(QUOTA_EXCEEDED, [outcome.eventsPerMonth, outcome.month, outcome.plan]);
+      }
+      reply.code(handshake.status).headers(handshake.headers ?? {}).type(handshake.contentType);
+      return reply.send(Buffer.from(handshake.body, 'utf8'));
+    }
     // Checked before anything is reserved or stored: a rejected request leaves no trace but its metric.
     let verification = null;
     if (target.verification) {
@@ -97,7 +114,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       endpointId: target.id,
       type: extractEventType(headers['x-event-type'], contentType ?? undefined, body),
       method: request.method,
-      ...pathAndQuery(request.url),
+      ...where,
       headers,
       body,
       contentType,

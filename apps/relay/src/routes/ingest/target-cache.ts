@@ -1,4 +1,4 @@
-import { createVerifier, type EndpointResponse, type VerificationMode, type Verifier } from '@hook/core';
+import { createHandshakeResponder, createVerifier, type EndpointResponse, type HandshakeProvider, type HandshakeResponder, type VerificationMode, type Verifier } from '@hook/core';
 import { Destination, Endpoint, openSigningSecret, type Orm } from '@hook/db';
 
 /** What ingest needs to know about the endpoint behind an ingest id. */
@@ -20,6 +20,8 @@ export interface IngestTarget {
   verification: { mode: VerificationMode; verify: Verifier } | null;
   /** What a stored request is answered with; null: the default `{"id","status"}` JSON. */
   response: EndpointResponse | null;
+  /** The provider's handshake, answered at once; null when the endpoint answers none. */
+  handshake: { provider: HandshakeProvider; respond: HandshakeResponder } | null;
 }
 
 export interface IngestTargetCacheOptions {
@@ -80,7 +82,7 @@ export class IngestTargetCache {
     const endpoint = await em.findOne(
       Endpoint,
       { ingestId, kind: 'user', deletedAt: null }, // the notifications endpoint takes no events from outside
-      { fields: ['id', 'accountId', 'status', 'verification', 'verificationSecret', 'response'] },
+      { fields: ['id', 'accountId', 'status', 'verification', 'verificationSecret', 'response', 'handshake', 'handshakeSecret'] },
     );
     const destinations = endpoint
       ? await em.find(Destination, { endpointId: endpoint.id, deletedAt: null }, { fields: ['id', 'type', 'status', 'ratePerSecond', 'maxInFlight'], limit: 2 })
@@ -91,7 +93,10 @@ export class IngestTargetCache {
     const verification = settings && endpoint.verificationSecret
       ? { mode: settings.mode, verify: createVerifier(settings, openSigningSecret(this.#orm, endpoint.verificationSecret)) }
       : null;
-    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification, response: endpoint.response ?? null } : null;
+    const handshake = endpoint?.handshake
+      ? { provider: endpoint.handshake.provider, respond: createHandshakeResponder(endpoint.handshake.provider, endpoint.handshakeSecret ? openSigningSecret(this.#orm, endpoint.handshakeSecret) : null) }
+      : null;
+    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification, response: endpoint.response ?? null, handshake } : null;
     // Unknown ids are not cached: an attacker's random ids must not evict real ones.
     if (target) {
       this.#entries.delete(ingestId);

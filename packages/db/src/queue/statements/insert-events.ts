@@ -162,16 +162,18 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
   const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${events.length}`, sql<InsertResultRow>`
     with batch as (
       select b.*,
-             (select count(*) from destination d where d.endpoint_id = b.endpoint_id and d.deleted_at is null)::int as delivery_count
+             case when b.handshake is not null then 0 -- a handshake is answered at ingest, never delivered
+                  else (select count(*) from destination d where d.endpoint_id = b.endpoint_id and d.deleted_at is null) end::int as delivery_count
       from unnest(
         ${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.endpointId)}::text[],
         ${column((e) => e.type)}::text[], ${column((e) => e.method)}::text[], ${column((e) => e.path)}::text[],
         ${column((e) => e.query)}::text[], ${column((e) => JSON.stringify(e.headers))}::text[], array[${bodies}]::bytea[],
         ${column((e) => e.contentType)}::text[], ${column((e) => e.size)}::int[], ${column((e) => e.receivedAt)}::timestamptz[],
         ${column((e) => e.lease?.id ?? null)}::text[], ${column((e) => e.lease?.ms ?? null)}::int[], ${column((e) => e.lease?.destinationType ?? null)}::text[],
-        ${months}::date[], ${ranks}::int[], ${column((e) => (e.verification ? JSON.stringify(e.verification) : null))}::text[]
+        ${months}::date[], ${ranks}::int[], ${column((e) => (e.verification ? JSON.stringify(e.verification) : null))}::text[],
+        ${column((e) => e.handshake ?? null)}::text[]
       ) as b(id, account_id, endpoint_id, type, method, path, query, headers, body,
-             content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn, verification)
+             content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn, verification, handshake)
     ),
     usage as (
       select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit
@@ -205,9 +207,9 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     ),
     inserted as (
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
-                         content_type, size, received_at, delivery_count, verification)
+                         content_type, size, received_at, delivery_count, verification, handshake)
       select id, account_id, endpoint_id, type, method, path, query, headers::jsonb, body,
-             content_type, size, received_at, delivery_count, verification::jsonb
+             content_type, size, received_at, delivery_count, verification::jsonb, handshake
       from accepted
       returning id
     ),
@@ -223,6 +225,7 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       from accepted a
       join endpoint p on p.id = a.endpoint_id
       join destination d on d.endpoint_id = a.endpoint_id and d.deleted_at is null
+      where a.handshake is null
     ),
     deliveries as (
       insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, lease_id, locked_until)
