@@ -50,7 +50,7 @@ export const SEAL_BATCH_SIZE = 500;
  * seals any secret still stored in plaintext (rows from before encryption).
  *
  * The check opens one sealed secret of each key id found (destination signing secrets and
- * endpoint verification secrets): with the wrong HOOK_SECRET_KEY the relay must refuse to
+ * endpoint verification and handshake secrets): with the wrong HOOK_SECRET_KEY the relay must refuse to
  * start rather than sign deliveries with garbage or fail every verifying ingest. The
  * sealing is one keyset pass over the table in batches; each row is updated only if it still holds
  * the value read, so relays starting together (or a rotation meanwhile) never overwrite
@@ -64,7 +64,8 @@ export async function prepareSigningSecrets(orm: Orm, batchSize = SEAL_BATCH_SIZ
   const samples = await query<{ secret: string }>(
     `select distinct on (split_part(secret, ':', 3)) secret
      from (select secret, id from destination where secret like 'enc:%'
-           union all select verification_secret, id from endpoint where verification_secret like 'enc:%') as sealed
+           union all select verification_secret, id from endpoint where verification_secret like 'enc:%'
+           union all select handshake_secret, id from endpoint where handshake_secret like 'enc:%') as sealed
      order by split_part(secret, ':', 3), id`,
     [],
   );

@@ -106,4 +106,15 @@ describe('endpoint verification secrets at rest', () => {
       await sql('update endpoint set verification = null, verification_secret = null where id = ?', [endpointId]);
     }
   });
+
+  it('handshake secrets (Meta verify token, Zoom and X secrets) are checked at start-up the same way', async () => {
+    const endpointId = await insertLegacyEndpoint(sealSigningSecret(orm, generateSigningSecret()));
+    const otherKey = generateSecretKey();
+    await sql('update endpoint set handshake = ?, handshake_secret = ? where id = ?', [JSON.stringify({ provider: 'meta', secret_hint: 'hock' }), new SecretBox(otherKey).seal('meatyhamhock'), endpointId]);
+    try {
+      await expect(prepareSigningSecrets(orm)).rejects.toThrow(new RegExp(`encrypted with key ${new SecretBox(otherKey).keyId}`));
+    } finally {
+      await sql('update endpoint set handshake = null, handshake_secret = null where id = ?', [endpointId]);
+    }
+  });
 });
