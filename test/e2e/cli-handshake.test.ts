@@ -5,22 +5,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HookUser } from '../support/cli.ts';
-import { startTestRelay, type TestRelay } from '../support/relay.ts';
+import { describe, expect, it } from 'vitest';
+import { signedUpUser } from '../support/cli.ts';
 
-let relay: TestRelay;
-const user = new HookUser();
-
-beforeAll(async () => {
-  relay = await startTestRelay();
-  await user.json(['signup', '--api-url', relay.baseUrl]);
-});
-
-afterAll(async () => {
-  await relay?.close();
-  user.remove();
-});
+const signedUp = signedUpUser();
+const { user } = signedUp;
 
 describe('hook endpoints --handshake', () => {
   it('sets Meta\'s handshake from a token file; the challenge is answered; hook endpoints get shows it; --no-handshake clears it', async () => {

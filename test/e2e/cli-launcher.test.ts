@@ -6,9 +6,8 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HOOK_BIN, HookUser, repoRoot } from '../support/cli.ts';
-import { startTestRelay, type TestRelay } from '../support/relay.ts';
+import { describe, expect, it } from 'vitest';
+import { HOOK_BIN, HookUser, repoRoot, signedUpUser } from '../support/cli.ts';
 
 /** The repository's Node 24, whatever Node runs the tests. */
 const NODE_24 = join(repoRoot, 'node_modules', 'node', 'bin', 'node');
@@ -71,18 +70,8 @@ function launch(nodeArgs: string[], args: string[], home: HookUser): Promise<Lau
   });
 }
 
-let relay: TestRelay;
-const user = new HookUser();
-
-beforeAll(async () => {
-  relay = await startTestRelay();
-  await user.json(['signup', '--api-url', relay.baseUrl]);
-});
-
-afterAll(async () => {
-  await relay?.close();
-  user.remove();
-});
+const signedUp = signedUpUser();
+const { user } = signedUp;
 
 describe('the launcher', () => {
   it('runs the CLI in its own process on a new enough Node', async () => {
@@ -103,7 +92,7 @@ describe('the launcher', () => {
     expect(usage.stderr).toContain("Missing required argument 'name'");
     const ok = await launch(preload(PRETEND_OLD_NODE), ['whoami', '--json'], user);
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout).api_url).toBe(relay.baseUrl);
+    expect(JSON.parse(ok.stdout).api_url).toBe(signedUp.relay.baseUrl);
   });
 
   it('passes SIGTERM on to the CLI and ends the same way', async () => {

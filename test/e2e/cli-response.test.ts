@@ -5,22 +5,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HookUser } from '../support/cli.ts';
-import { startTestRelay, type TestRelay } from '../support/relay.ts';
+import { describe, expect, it } from 'vitest';
+import { signedUpUser } from '../support/cli.ts';
 
-let relay: TestRelay;
-const user = new HookUser();
-
-beforeAll(async () => {
-  relay = await startTestRelay();
-  await user.json(['signup', '--api-url', relay.baseUrl]);
-});
-
-afterAll(async () => {
-  await relay?.close();
-  user.remove();
-});
+const signedUp = signedUpUser();
+const { user } = signedUp;
 
 describe('hook endpoints --response-…', () => {
   it('sets a custom response from flags; the ingest URL answers with it; --clear-response restores the default', async () => {

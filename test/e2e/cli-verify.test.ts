@@ -6,22 +6,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sign } from '@octokit/webhooks-methods';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HookUser } from '../support/cli.ts';
-import { startTestRelay, type TestRelay } from '../support/relay.ts';
+import { describe, expect, it } from 'vitest';
+import { signedUpUser } from '../support/cli.ts';
 
-let relay: TestRelay;
-const user = new HookUser();
-
-beforeAll(async () => {
-  relay = await startTestRelay();
-  await user.json(['signup', '--api-url', relay.baseUrl]);
-});
-
-afterAll(async () => {
-  await relay?.close();
-  user.remove();
-});
+const signedUp = signedUpUser();
+const { user } = signedUp;
 
 const payload = '{"zen":"Responsive is better than fast.","hook_id":12345678}';
 

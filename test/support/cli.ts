@@ -7,6 +7,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { startTestRelay, type TestRelay } from './relay.ts';
 
 export const repoRoot = new URL('../../', import.meta.url).pathname;
 export const HOOK_BIN = join(repoRoot, 'node_modules', '.bin', 'hook');
@@ -89,4 +91,21 @@ export function runHook(args: readonly string[], options: RunOptions = {}): Prom
     });
     child.stdin.end(options.input);
   });
+}
+
+/**
+ * A test file's user, signed up on a test relay of the file's own: both made before the
+ * tests, closed and removed after them. `relay` is set once the tests run.
+ */
+export function signedUpUser(): { user: HookUser; relay: TestRelay } {
+  const setup = { user: new HookUser(), relay: undefined as unknown as TestRelay };
+  beforeAll(async () => {
+    setup.relay = await startTestRelay();
+    await setup.user.json(['signup', '--api-url', setup.relay.baseUrl]);
+  });
+  afterAll(async () => {
+    await setup.relay?.close();
+    setup.user.remove();
+  });
+  return setup;
 }
