@@ -150,12 +150,20 @@ describe('docs/cli.md field tables against real --json output', () => {
     expect((await doomed.exited).code).toBe(1);
 
     // Ctrl-C with a delivery in flight: stopping (waiting, then abandoning), closed.
+    // Watched for before it is sent: it can reach the local server before the line below is printed.
+    const slowArrived = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the slow delivery never reached the local server')), 15_000);
+      const onRequest = (request: { url?: string }): void => {
+        if (!request.url?.startsWith('/slow')) return;
+        clearTimeout(timer);
+        local.off('request', onRequest);
+        resolve();
+      };
+      local.on('request', onRequest);
+    });
     await ingest(relayA, endpoint.url, '/slow');
     await listen.waitForJson((line) => line.type === 'delivery' && line.event_id === missed);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the slow delivery never reached the local server')), 15_000);
-      local.once('request', () => (clearTimeout(timer), resolve()));
-    });
+    await slowArrived;
     expect((await listen.stop('SIGINT', 20_000)).code).toBe(0);
     expect((await tail.stop('SIGINT')).code).toBe(0);
 
