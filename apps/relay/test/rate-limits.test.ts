@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { api, createEndpoint, expectProblem, signUp, startTestRelay, type ApiResponse, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, expectProblem, signUp, sqlRows, startTestRelay, type ApiResponse, type TestRelay } from '../../../test/support/relay.ts';
 
 /** Answers of `count` sequential requests with `key`. */
 async function calls(relay: TestRelay, key: string, count: number, path = '/v1/endpoints'): Promise<ApiResponse[]> {
@@ -128,6 +128,24 @@ describe('with HOOK_API_RATE_LIMIT=0', () => {
       const answer = await api(relay.baseUrl, 'GET', '/v1/account', { key });
       expect(answer.status).toBe(200);
       expect(answer.headers.get('ratelimit-limit')).toBeNull();
+    } finally {
+      await relay.close();
+    }
+  });
+});
+
+describe('when the shared counters cannot be written', () => {
+  it('lets requests through uncounted (fail open), and counts again once they can', async () => {
+    const relay = await startTestRelay({ apiRateLimit: 2 });
+    try {
+      const { key } = await signUp(relay.baseUrl);
+      // The counting statement now fails, as it would with the database overloaded or the table gone.
+      await sqlRows(relay, 'alter table rate_limit_counter rename to rate_limit_counter_away');
+      expect((await calls(relay, key, 4)).map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+      await sqlRows(relay, 'alter table rate_limit_counter_away rename to rate_limit_counter');
+      const answers = await calls(relay, key, 3);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
+      expect(answers.map((answer) => answer.headers.get('ratelimit-remaining'))).toEqual(['1', '0', '0']);
     } finally {
       await relay.close();
     }

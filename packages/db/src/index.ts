@@ -23,3 +23,4 @@ export {
 export { pruneExpiredEvents, retentionRanges, RETENTION_BATCH_PAUSE_MS, RETENTION_BATCH_SIZE, type PruneOptions, type PruneResult, type RetentionRange } from './retention-sql.ts';
 export { CONSOLE_SESSION_IDLE_MS, CONSOLE_SESSION_MAX_MS, deleteConsoleSession, findConsoleSessionKey, insertConsoleSession, touchConsoleSession } from './console-sessions.ts';
 export { readDailyUsage, type DailyUsage } from './daily-usage.ts';
+export { countRateLimitedRequest, pruneRateLimitCounters, type RateLimitCount } from './rate-limit-counters.ts';

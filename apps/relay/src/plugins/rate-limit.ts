@@ -1,32 +1,109 @@
 import type { FastifyInstance } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { HookError, PLAN_LIMITS, RATE_LIMITED } from '@hook/core';
+import { countRateLimitedRequest, pruneRateLimitCounters } from '@hook/db';
 import type { ApiRateLimit } from '../config.ts';
 
 /** The window of the per-key API limit: counts start again a minute after a key's first request. */
 export const API_RATE_WINDOW_MS = 60_000;
 
-/**
- * API keys whose counters this process keeps at once (least recently used go first). More
- * keys than this calling within one minute would let the oldest counters restart early.
- */
-const API_RATE_TRACKED_KEYS = 100_000;
+/** How often each process removes counters whose window has ended (they only take room: see pruneRateLimitCounters). */
+export const RATE_LIMIT_PRUNE_INTERVAL_MS = 60_000;
+
+/** A failing counter is logged at most this often per process, so an outage does not log once per request. */
+const COUNTER_FAILURE_LOG_INTERVAL_MS = 60_000;
+
+/** What @fastify/rate-limit hands a route's store child besides the limit's options (its README: "routeInfo"). */
+interface ChildOptions {
+  routeInfo?: { method?: string | string[]; url?: string };
+}
 
 /**
- * Registers @fastify/rate-limit. Nothing is limited by default: a route opts in with
- * `config: { rateLimit: { max, timeWindow: '1 hour' } }`, counted per client address (the
- * refusal says "per hour", so keep that window), and the authenticated scope adds the
- * per-key limit with `limitApiRequestsPerKey`. Counts live in this process's memory. A
- * refusal is thrown as the registry's `rate_limited` error, so the one error handler
- * answers it as problem+json; the plugin has already set `Retry-After` (seconds) and
- * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (the IETF draft's names),
- * which every limited response carries.
+ * A @fastify/rate-limit store whose counts live in PostgreSQL (@hook/db's
+ * rate_limit_counter), so every relay process on the database shares them: a key gets its
+ * limit once, not once per process, and a restart does not hand out a fresh budget.
+ *
+ * Why PostgreSQL and not the plugin's Redis store: the database is the one thing every
+ * relay process already shares, and the relay needs nothing else to run; a second shared
+ * service only for counters would be one more thing to deploy and to lose. Why a store
+ * for the plugin rather than a limiter of our own: the plugin keeps deciding everything
+ * else (per-route options, the RateLimit-* and Retry-After headers, the refusal), exactly
+ * as before; only where the counts live changed. The cost is one statement (an upsert on
+ * one row, a HOT update) per limited request; `npm run bench:api` measures it.
+ *
+ * If the statement fails (the database is unreachable or overloaded) the request goes
+ * through uncounted (`skipOnError`), and a warning is logged: a limit is a guard against
+ * overuse, and a relay that cannot count should not refuse requests it could otherwise
+ * answer (those that need the database fail on their own, with 503). docs/deployment.md.
+ *
+ * Each route's child store keeps its counts apart by prefixing keys with the route
+ * (`POST /v1/accounts 203.0.113.7`); the per-key limit's keys carry their own prefix.
+ */
+function sharedCounterStore(em: EntityManager, onFailure: (error: unknown) => void): FastifyRateLimitStoreCtor {
+  return class SharedCounterStore implements FastifyRateLimitStore {
+    readonly #namespace: string;
+
+    constructor(_options?: unknown, namespace = '') {
+      this.#namespace = namespace;
+    }
+
+    incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number): void {
+      countRateLimitedRequest(em, this.#namespace ? `${this.#namespace} ${key}` : key, timeWindow).then(
+        ({ count, ttlMs }) => callback(null, { current: count, ttl: ttlMs }),
+        (error: unknown) => {
+          onFailure(error);
+          callback(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    }
+
+    child(options: object): FastifyRateLimitStore {
+      const route = (options as ChildOptions).routeInfo;
+      const method = Array.isArray(route?.method) ? route.method.join(',') : route?.method;
+      return new SharedCounterStore(undefined, route?.url ? `${method} ${route.url}` : '');
+    }
+  };
+}
+
+/**
+ * Registers @fastify/rate-limit with the shared counters above. Nothing is limited by
+ * default: a route opts in with `config: { rateLimit: { max, timeWindow: '1 hour' } }`,
+ * counted per client address (the refusal says "per hour", so keep that window), and the
+ * authenticated scope adds the per-key limit with `limitApiRequestsPerKey`. A refusal is
+ * thrown as the registry's `rate_limited` error, so the one error handler answers it as
+ * problem+json; the plugin has already set `Retry-After` (seconds) and `RateLimit-Limit`,
+ * `RateLimit-Remaining`, `RateLimit-Reset` (the IETF draft's names), which every limited
+ * response carries. Counters whose window has ended are removed every minute by each
+ * process (one idempotent statement, so any number of processes may run it).
  */
 export async function registerRateLimit(app: FastifyInstance): Promise<void> {
+  const em = app.orm.em.fork() as EntityManager;
+  let lastFailureLoggedAt = Number.NEGATIVE_INFINITY;
+  const onFailure = (error: unknown): void => {
+    if (Date.now() - lastFailureLoggedAt < COUNTER_FAILURE_LOG_INTERVAL_MS) return;
+    lastFailureLoggedAt = Date.now();
+    app.log.warn({ err: error }, 'could not count a request against its rate limit; letting requests through uncounted until the database answers');
+  };
   await app.register(rateLimit, {
     global: false,
     enableDraftSpec: true,
+    store: sharedCounterStore(em, onFailure),
+    skipOnError: true,
     errorResponseBuilder: (_request, context) => new HookError(RATE_LIMITED, [context.max, 'per client address per hour', Math.ceil(context.ttl / 1000)]),
+  });
+
+  let pruning: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    timer = setInterval(() => {
+      pruning = pruning.then(() => pruneRateLimitCounters(em)).then(() => undefined, (error: unknown) => app.log.warn({ err: error }, 'could not remove expired rate-limit counters'));
+    }, RATE_LIMIT_PRUNE_INTERVAL_MS);
+    timer.unref();
+  });
+  app.addHook('onClose', async () => {
+    clearInterval(timer);
+    await pruning;
   });
 }
 
@@ -35,15 +112,14 @@ export async function registerRateLimit(app: FastifyInstance): Promise<void> {
  * caller's plan's `apiRequestsPerMinute`, or `limit` for every plan (0: no limit). Added
  * as an onRequest hook after `requireApiKey`'s, so it runs once the key is resolved (a
  * request without a valid key is refused before it is counted). WebSocket upgrades count
- * as one request each.
+ * as one request each. The count is shared by every relay process on the database.
  */
 export function limitApiRequestsPerKey(scope: FastifyInstance, limit: ApiRateLimit): void {
   if (limit === 0) return;
   scope.addHook('onRequest', scope.rateLimit({
-    keyGenerator: (request) => request.caller.keyId,
+    keyGenerator: (request) => `api-key ${request.caller.keyId}`,
     max: (request) => (limit === 'plan' ? PLAN_LIMITS[request.caller.plan].apiRequestsPerMinute : limit),
     timeWindow: API_RATE_WINDOW_MS,
-    cache: API_RATE_TRACKED_KEYS,
     errorResponseBuilder: (_request, context) => new HookError(RATE_LIMITED, [context.max, 'per API key per minute', Math.ceil(context.ttl / 1000)]),
   }));
 }
