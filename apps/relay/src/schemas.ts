@@ -3,7 +3,7 @@
  * /openapi.json.
  */
 import { Type, type TSchema } from 'typebox';
-import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PLANS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS, DEFAULT_TOLERANCE_SECONDS, RESPONSE_EVENT_ID_PLACEHOLDER, RESPONSE_MAX_BODY_BYTES, RESPONSE_MAX_HEADER_VALUE, RESPONSE_MAX_HEADERS, RESPONSE_STATUS_MAX, RESPONSE_STATUS_MIN, HANDSHAKE_PROVIDERS, type IdKind } from '@hook/core';
+import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PLANS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS, DEFAULT_TOLERANCE_SECONDS, RESPONSE_EVENT_ID_PLACEHOLDER, RESPONSE_MAX_BODY_BYTES, RESPONSE_MAX_HEADER_VALUE, RESPONSE_MAX_HEADERS, RESPONSE_STATUS_MAX, RESPONSE_STATUS_MIN, HANDSHAKE_PROVIDERS, type IdKind, DEDUPE_FIELD_PATTERN, DEDUPE_HEADER_PATTERN, DEDUPE_SOURCE_MAX_CHARS } from '@hook/core';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC, ending in Z' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
@@ -258,6 +258,21 @@ export const HandshakeSchema = Type.Union([
   Type.Null(),
 ], { description: 'The handshake answered at the ingest URL (docs/sources.md, Handshakes); null when none' });
 
+const DedupeHeader = Type.Object({
+  header: Type.String({ minLength: 1, maxLength: DEDUPE_SOURCE_MAX_CHARS, pattern: DEDUPE_HEADER_PATTERN, description: 'The header holding the key, e.g. X-GitHub-Delivery, webhook-id, Idempotency-Key (shown lower-cased)' }),
+}, { additionalProperties: false });
+const DedupeField = Type.Object({
+  json_field: Type.String({ minLength: 1, maxLength: DEDUPE_SOURCE_MAX_CHARS, pattern: DEDUPE_FIELD_PATTERN, description: "The JSON body's field holding the key, dotted for a nested one: id (Stripe), data.id; a string or number" }),
+}, { additionalProperties: false });
+
+export const DedupeInput = Type.Union([DedupeHeader, DedupeField, Type.Null()], {
+  description: 'Drop duplicates (docs/sources.md, Duplicates): where a request\'s key is, a header or a JSON field; a request whose key the endpoint already stored is answered with the original event\'s id and not stored or delivered again. null turns it off',
+});
+
+export const DedupeSchema = Type.Union([DedupeHeader, DedupeField, Type.Null()], {
+  description: 'Where a request\'s dedupe key is (docs/sources.md, Duplicates); null when every request is stored',
+});
+
 export const EndpointSchema = Type.Object({
   id: IdOf('endpoint', 'Endpoint id'),
   name: Type.String(),
@@ -270,6 +285,7 @@ export const EndpointSchema = Type.Object({
   verification: VerificationSchema,
   response: ResponseSchema,
   handshake: HandshakeSchema,
+  dedupe: DedupeSchema,
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -325,6 +341,7 @@ const eventSummaryProperties = {
   next_attempt_at: NullableTimestamp,
   verification: Type.Union([VerificationResultSchema, Type.Null()], { description: "What the endpoint's signature verification found (docs/sources.md); null when the endpoint verifies nothing" }),
   handshake: Type.Union([Type.Enum([...HANDSHAKE_PROVIDERS]), Type.Null()], { description: 'The provider whose handshake this request was: answered at the ingest URL and not delivered (status filtered, no deliveries; docs/sources.md, Handshakes); null otherwise' }),
+  dedupe_key: Type.Union([Type.String(), Type.Null()], { description: 'The key it was stored under when its endpoint drops duplicates (docs/sources.md, Duplicates); a key longer than 200 characters is kept as sha256:<hex>; null when it had none' }),
 };
 
 export const EventSummarySchema = Type.Object(eventSummaryProperties, { description: 'An event without its body; GET /v1/events/{id} has the body' });
@@ -338,8 +355,8 @@ export const EventSchema = Type.Object({
 });
 
 export const IngestAccepted = Type.Object({
-  id: IdOf('event', 'The stored event'),
-  status: EventStatus,
+  id: IdOf('event', 'The stored event; for a duplicate, the event first stored under its key'),
+  status: Type.Union([EventStatus, Type.Literal('duplicate')], { description: 'pending; duplicate when the endpoint drops duplicates and already stored this key (docs/sources.md, Duplicates): nothing was stored' }),
 });
 
 export function Page<T extends TSchema>(item: T) {

@@ -26,6 +26,7 @@ describe('endpoints', () => {
       verification: null,
       response: null,
       handshake: null,
+      dedupe: null,
       destinations: [{
         id: `dst_${endpoint.id.slice(3)}`,
         endpoint_id: endpoint.id,

@@ -22,7 +22,7 @@ function cleanType(type: string): string {
   return type.replaceAll('\u0000', '').slice(0, EVENT_TYPE_MAX_CHARS);
 }
 
-/** Largest body searched for a top-level JSON `type` field; bigger bodies keep only the header's type. */
+/** Largest body searched for top-level JSON fields (`type`, a dedupe key); bigger bodies keep only the header's type. */
 const TYPE_SNIFF_MAX_BYTES = 1024 * 1024;
 
 /** Whether a content type is JSON (`application/json` or any `+json` media type). */
@@ -33,23 +33,35 @@ export function isJsonContentType(contentType: string | null | undefined): boole
 }
 
 /**
- * An event's type: the `x-event-type` header, else a top-level string `type` field of a
- * JSON body, else null. The body is only read, never rewritten.
+ * A JSON body's top-level object: parsed when the content type is JSON and the body is
+ * at most 1 MiB; null otherwise, or when it is not an object.
  */
-export function extractEventType(headerValue: string | undefined, contentType: string | undefined, body: Buffer): string | null {
-  const fromHeader = headerValue?.trim();
-  if (fromHeader) return cleanType(fromHeader);
+export function readJsonObject(contentType: string | null | undefined, body: Buffer): Record<string, unknown> | null {
   if (!isJsonContentType(contentType) || body.length === 0 || body.length > TYPE_SNIFF_MAX_BYTES) return null;
   try {
     const parsed: unknown = JSON.parse(body.toString('utf8'));
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
-      const type = (parsed as Record<string, unknown>).type;
-      if (typeof type === 'string' && type.trim()) return cleanType(type.trim());
-    }
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
   } catch {
-    // A body that claims to be JSON and is not is still accepted as it is; it just has no type.
+    // A body that claims to be JSON and is not is still accepted as it is; it just has no fields.
+    return null;
   }
-  return null;
+}
+
+/**
+ * An event's type: the `x-event-type` header, else a top-level string `type` field of a
+ * JSON body, else null. The body is only read, never rewritten. `json` gives the parsed
+ * body when the caller has it already (ingest parses a body at most once).
+ */
+export function extractEventType(
+  headerValue: string | undefined,
+  contentType: string | undefined,
+  body: Buffer,
+  json: () => Record<string, unknown> | null = () => readJsonObject(contentType, body),
+): string | null {
+  const fromHeader = headerValue?.trim();
+  if (fromHeader) return cleanType(fromHeader);
+  const type = json()?.type;
+  return typeof type === 'string' && type.trim() ? cleanType(type.trim()) : null;
 }
 
 /** How a body travels in JSON: as text when it is valid UTF-8, else base64. */

@@ -14,3 +14,4 @@ export * from './wording.ts';
 export * from './verification.ts';
 export * from './responses.ts';
 export * from './handshakes.ts';
+export * from './dedupe.ts';

@@ -64,7 +64,7 @@ const ID_CLOCK_SLACK_MS = 60_000;
 
 interface ListedRow {
   id: string; account_id: string; endpoint_id: string; type: string | null; method: string; path: string; query: string;
-  headers: Record<string, string>; content_type: string | null; size: number; received_at: string | Date; body?: Buffer; verification: VerificationResult | null; handshake: string | null;
+  headers: Record<string, string>; content_type: string | null; size: number; received_at: string | Date; body?: Buffer; verification: VerificationResult | null; handshake: string | null; dedupe_key: string | null;
   status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null;
 }
 
@@ -82,7 +82,7 @@ function toListed(row: ListedRow): ListedEvent {
   // Timestamps arrive as text through the ORM's driver settings.
   return {
     id: row.id, accountId: row.account_id, endpointId: row.endpoint_id, type: row.type, method: row.method, path: row.path, query: row.query,
-    headers: row.headers, contentType: row.content_type, size: row.size, receivedAt: new Date(row.received_at), verification: row.verification, handshake: row.handshake,
+    headers: row.headers, contentType: row.content_type, size: row.size, receivedAt: new Date(row.received_at), verification: row.verification, handshake: row.handshake, dedupeKey: row.dedupe_key,
     status: row.status, attemptCount: row.attempt_count, nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at),
     ...(row.body ? { body: row.body } : {}),
   };
@@ -101,7 +101,7 @@ export function eventListQuery(filter: EventListFilter, select: 'page' | 'ids' =
   const excluded = idArray(filter.excludeEndpointIds?.length ? filter.excludeEndpointIds : undefined);
   const fromId = filter.receivedFrom ? firstIdAt('event', filter.receivedFrom.getTime()) : null;
   const beforeTimeId = filter.receivedBefore ? firstIdAt('event', filter.receivedBefore.getTime() + ID_CLOCK_SLACK_MS) : null;
-  const columns = select === 'ids' ? 'e.id' : `e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at, e.verification, e.handshake,
+  const columns = select === 'ids' ? 'e.id' : `e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at, e.verification, e.handshake, e.dedupe_key,
            ${filter.withBody ? 'e.body,' : ''} s.status, s.attempt_count, s.next_attempt_at`;
   // A scan for ids only reads the summaries when the status filter needs them.
   const summaries = select === 'ids' && filter.status === undefined ? '' : `cross join lateral (select ${EVENT_SUMMARY_COLUMNS} from delivery l where l.event_id = e.id) s`;

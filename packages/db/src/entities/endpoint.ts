@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import type { EndpointResponse, EndpointStatus, HandshakeSettings, VerificationSettings } from '@hook/core';
+import type { DedupeSettings, EndpointResponse, EndpointStatus, HandshakeSettings, VerificationSettings } from '@hook/core';
 
 /**
  * An endpoint: an ingest URL; where its events go are its destinations (Destination). Deleting one sets `deletedAt`
@@ -26,6 +26,8 @@ export const Endpoint = defineEntity({
     handshake: p.json<HandshakeSettings>().nullable(),
     /** Meta's verify token, Zoom's secret token or X's consumer secret, sealed (signing-secrets.ts); never shown. */
     handshakeSecret: p.text().nullable().lazy(),
+    /** Where a request's dedupe key is (docs/sources.md, Duplicates); null: every request is stored. */
+    dedupe: p.json<DedupeSettings>().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     deletedAt: p.datetime().nullable(),

@@ -22,6 +22,8 @@ export const Event = defineEntity({
     verification: p.json<VerificationResult>().nullable(),
     /** The provider whose handshake this request was (answered at ingest, not delivered); null otherwise. */
     handshake: p.string().nullable(),
+    /** The key the event was stored under when its endpoint drops duplicates (docs/sources.md, Duplicates); null otherwise. */
+    dedupeKey: p.string().nullable(),
     /** How many deliveries (destinations) the event has; its status is theirs (event-summaries.ts). */
     deliveryCount: p.integer(),
   },

@@ -11,6 +11,7 @@ import { ConsoleSessions } from './010-console-sessions.ts';
 import { IngestVerification } from './011-ingest-verification.ts';
 import { CustomResponses } from './012-custom-responses.ts';
 import { Handshakes } from './013-handshakes.ts';
+import { Dedupe } from './014-dedupe.ts';
 import { RateLimitCounters } from './015-rate-limit-counters.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
@@ -28,5 +29,6 @@ export const MIGRATIONS = [
   { name: '011-ingest-verification', class: IngestVerification },
   { name: '012-custom-responses', class: CustomResponses },
   { name: '013-handshakes', class: Handshakes },
+  { name: '014-dedupe', class: Dedupe },
   { name: '015-rate-limit-counters', class: RateLimitCounters },
 ];

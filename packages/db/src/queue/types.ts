@@ -21,6 +21,8 @@ export interface ReceivedEvent {
   verification?: VerificationResult | null;
   /** The provider whose handshake this request was: stored without deliveries. */
   handshake?: string | null;
+  /** The key it is stored under when its endpoint drops duplicates (docs/sources.md, Duplicates); null (or absent) otherwise. */
+  dedupeKey?: string | null;
 }
 
 /**

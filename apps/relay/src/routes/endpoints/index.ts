@@ -3,10 +3,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS } from '@hook/core';
+import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, normaliseDedupe, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS } from '@hook/core';
 import { Account, Endpoint, makeDestinationsDue, sealSigningSecret, type DestinationEntity } from '@hook/db';
 import {
-  Destination as DestinationInputSchema, EndpointSchema, EndpointStatus, errorResponses, FilterInput, IdParams, Page, PageQuery, ResourceName, SecretSchema, TransformationInput, VerificationInput, ResponseInput, HandshakeInput,
+  Destination as DestinationInputSchema, EndpointSchema, EndpointStatus, errorResponses, FilterInput, IdParams, Page, PageQuery, ResourceName, SecretSchema, TransformationInput, VerificationInput, ResponseInput, HandshakeInput, DedupeInput,
 } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 import type { IngestTargetCache } from '../ingest/target-cache.ts';
@@ -49,7 +49,7 @@ export async function endpointRoutes(
       body: Type.Object(
         {
           name: ResourceName, destination: Type.Optional(DestinationInputSchema), transformation: Type.Optional(TransformationInput), filter: Type.Optional(FilterInput),
-          verification: Type.Optional(VerificationInput), response: Type.Optional(ResponseInput), handshake: Type.Optional(HandshakeInput),
+          verification: Type.Optional(VerificationInput), response: Type.Optional(ResponseInput), handshake: Type.Optional(HandshakeInput), dedupe: Type.Optional(DedupeInput),
         },
         { additionalProperties: false },
       ),
@@ -79,6 +79,7 @@ export async function endpointRoutes(
         verification,
         response,
         handshake,
+        dedupe: request.body.dedupe ? normaliseDedupe(request.body.dedupe) : null,
       }, now);
     });
     return reply.code(201).send(presentEndpoint(created.endpoint, created.destinations, publicBaseUrl(request, options.publicUrl)));
@@ -114,14 +115,14 @@ export async function endpointRoutes(
   api.patch('/v1/endpoints/:id', {
     schema: {
       tags: ['endpoints'],
-      summary: 'Change an endpoint: name, status (active, paused, disabled), signature verification, custom response, handshake, and its first destination\'s destination, transformation and filter',
+      summary: 'Change an endpoint: name, status (active, paused, disabled), signature verification, custom response, handshake, dedupe, and its first destination\'s destination, transformation and filter',
       security,
       params: EndpointParams,
       body: Type.Object(
         {
           name: Type.Optional(ResourceName), destination: Type.Optional(DestinationInputSchema), status: Type.Optional(EndpointStatus),
           transformation: Type.Optional(TransformationInput), filter: Type.Optional(FilterInput), verification: Type.Optional(VerificationInput),
-          response: Type.Optional(ResponseInput), handshake: Type.Optional(HandshakeInput),
+          response: Type.Optional(ResponseInput), handshake: Type.Optional(HandshakeInput), dedupe: Type.Optional(DedupeInput),
         },
         { additionalProperties: false },
       ),
@@ -129,12 +130,13 @@ export async function endpointRoutes(
     },
   }, async (request) => {
     const { endpoint, destinations, first } = await findEndpoint(request, request.params.id);
-    const { name, destination, status, transformation, filter, verification, response, handshake } = request.body;
+    const { name, destination, status, transformation, filter, verification, response, handshake, dedupe } = request.body;
     await checkDestination(destination, options.allowPrivateDestinations);
     await checkRules(app, request.body);
     if (verification !== undefined) Object.assign(endpoint, verification === null ? { verification: null, verificationSecret: null } : verificationColumns(request.em, verification));
     if (response !== undefined) endpoint.response = response === null ? null : responseColumn(response);
     if (handshake !== undefined) Object.assign(endpoint, handshake === null ? { handshake: null, handshakeSecret: null } : handshakeColumns(request.em, handshake));
+    if (dedupe !== undefined) endpoint.dedupe = dedupe === null ? null : normaliseDedupe(dedupe);
     const now = new Date();
     const resumes = status === 'active' && endpoint.status !== 'active';
     if (name !== undefined) endpoint.name = name;

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { generateSigningSecret, newId, newIngestId, type DestinationType, type VerificationSettings, type EndpointResponse, type HandshakeSettings } from '@hook/core';
+import { generateSigningSecret, newId, newIngestId, type DestinationType, type VerificationSettings, type EndpointResponse, type HandshakeSettings, type DedupeSettings } from '@hook/core';
 import { Destination, Endpoint, sealSigningSecret, type DestinationEntity, type EndpointEntity } from '@hook/db';
 
 /** Where events go, as the API takes it. */
@@ -53,7 +53,7 @@ export function createDestination(em: EntityManager, endpoint: Pick<EndpointEnti
 /** Creates (in `em`, to flush) a new, active endpoint with a fresh ingest id and its first destination. */
 export function createEndpoint(
   em: EntityManager,
-  fields: { id?: string; accountId: string; name: string; verification?: { verification: VerificationSettings; verificationSecret: string } | null; response?: EndpointResponse | null; handshake?: { handshake: HandshakeSettings; handshakeSecret: string | null } | null } & NewDestinationFields,
+  fields: { id?: string; accountId: string; name: string; verification?: { verification: VerificationSettings; verificationSecret: string } | null; response?: EndpointResponse | null; handshake?: { handshake: HandshakeSettings; handshakeSecret: string | null } | null; dedupe?: DedupeSettings | null } & NewDestinationFields,
   now: Date,
 ): { endpoint: EndpointEntity; destinations: DestinationEntity[] } {
   const endpoint = em.create(Endpoint, {
@@ -68,6 +68,7 @@ export function createEndpoint(
     response: fields.response ?? null,
     handshake: fields.handshake?.handshake ?? null,
     handshakeSecret: fields.handshake?.handshakeSecret ?? null,
+    dedupe: fields.dedupe ?? null,
     createdAt: now,
     updatedAt: now,
     deletedAt: null,

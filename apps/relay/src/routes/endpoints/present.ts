@@ -68,6 +68,7 @@ export function presentEndpoint(endpoint: EndpointEntity, destinations: readonly
     verification: presentVerification(endpoint.verification),
     response: endpoint.response ?? null,
     handshake: presentHandshake(endpoint.handshake),
+    dedupe: endpoint.dedupe ?? null,
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
   };

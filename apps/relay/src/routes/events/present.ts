@@ -16,6 +16,8 @@ export interface StoredRequest {
   verification?: VerificationResult | null;
   /** The provider whose handshake this request was (answered at ingest, not delivered); null or absent otherwise. */
   handshake?: string | null;
+  /** The dedupe key it was stored under (docs/sources.md, Duplicates); null or absent when none. */
+  dedupeKey?: string | null;
   /** Absent for an event just stored (none made yet). */
   attemptCount?: number;
 }
@@ -36,5 +38,6 @@ export function presentStoredRequest(event: StoredRequest) {
     attempt_count: event.attemptCount ?? 0,
     verification: event.verification ?? null,
     handshake: (event.handshake ?? null) as HandshakeProvider | null,
+    dedupe_key: event.dedupeKey ?? null,
   };
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ENDPOINT_DISABLED, extractEventType, HANDSHAKE_REFUSED, HookError, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED, renderResponseBody, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
-import type { EventWriter, NewEvent } from '@hook/db';
+import { dedupeKeyOf, ENDPOINT_DISABLED, extractEventType, readJsonObject, HANDSHAKE_REFUSED, HookError, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED, renderResponseBody, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
+import type { EventWriter, InsertOutcome, NewEvent } from '@hook/db';
 import type { LocalDelivery } from '../../delivery/worker.ts';
 import type { StreamHub } from '../../stream/hub.ts';
 import type { ListenerRegistry } from '../../stream/listeners.ts';
@@ -46,6 +46,13 @@ function pathAndQuery(url: string): { path: string; query: string } {
   };
 }
 
+/** Refuses a request its account had no allowance left for this month (429, retry when the next month starts). */
+function refuseOverAllowance(reply: FastifyReply, outcome: InsertOutcome, receivedAt: Date): asserts outcome is Exclude<InsertOutcome, { reason: 'quota_exceeded' }> {
+  if (outcome.stored || outcome.reason !== 'quota_exceeded') return;
+  reply.header('retry-after', Math.max(1, Math.ceil((nextUsageMonthStart(receivedAt).getTime() - Date.now()) / 1000)));
+  throw new HookError(QUOTA_EXCEEDED, [outcome.eventsPerMonth, outcome.month, outcome.plan]);
+}
+
 /**
  * `ANY /v1/ingest/{ingest_id}[/…]`: stores the request byte-exact and answers only after
  * the row is committed. The endpoint is looked up before the body is read, so an unknown
@@ -84,10 +91,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
         id, accountId: target.accountId, endpointId: target.id, type: `${target.handshake!.provider}.handshake`, method: request.method, ...where,
         headers, body, contentType, size: body.length, receivedAt, status: 'pending', lease: null, handshake: target.handshake!.provider,
       });
-      if (!outcome.stored) {
-        reply.header('retry-after', Math.max(1, Math.ceil((nextUsageMonthStart(receivedAt).getTime() - Date.now()) / 1000)));
-        throw new HookError(QUOTA_EXCEEDED, [outcome.eventsPerMonth, outcome.month, outcome.plan]);
-      }
+      refuseOverAllowance(reply, outcome, receivedAt);
       reply.code(handshake.status).headers(handshake.headers ?? {}).type(handshake.contentType);
       return reply.send(Buffer.from(handshake.body, 'utf8'));
     }
@@ -101,6 +105,11 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       }
       verification = { provider: result.provider, verified: result.verified, reason: result.reason };
     }
+    // The body is parsed at most once, for its type and its dedupe key, and only if either needs it.
+    let parsed: Record<string, unknown> | null | undefined;
+    const json = () => (parsed === undefined ? (parsed = readJsonObject(contentType, body)) : parsed);
+    // An unverified request (mode flag) takes no part in dedupe: a forged one must not claim a genuine delivery's key.
+    const dedupeKey = target.dedupe && (verification === null || verification.verified) ? dedupeKeyOf(target.dedupe, headers, json) : null;
     const id = newId('event', receivedAt.getTime());
     // Every delivery is due now (a paused destination's wait until it resumes, then go in
     // arrival order; `cli` ones go to the next listener's claim). For an endpoint with one
@@ -112,7 +121,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       id,
       accountId: target.accountId,
       endpointId: target.id,
-      type: extractEventType(headers['x-event-type'], contentType ?? undefined, body),
+      type: extractEventType(headers['x-event-type'], contentType ?? undefined, body, json),
       method: request.method,
       ...where,
       headers,
@@ -123,26 +132,27 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       status: 'pending',
       lease: slot?.lease ?? null,
       verification,
+      dedupeKey,
     } satisfies NewEvent;
     const write = options.writer.write(event);
     if (slot) {
       write.then((outcome) => (outcome.stored && outcome.delivery ? slot.deliver(outcome.delivery) : slot.cancel()), () => slot.cancel());
     }
     const outcome = await write;
-    if (!outcome.stored) {
-      reply.header('retry-after', Math.max(1, Math.ceil((nextUsageMonthStart(receivedAt).getTime() - Date.now()) / 1000)));
-      throw new HookError(QUOTA_EXCEEDED, [outcome.eventsPerMonth, outcome.month, outcome.plan]);
-    }
-    if (options.hub.watches(event.accountId)) options.hub.eventStored({ ...event, claimedHere: outcome.delivery !== null });
+    refuseOverAllowance(reply, outcome, receivedAt);
+    // A duplicate is answered as its original was, with the original's id: the sender stops retrying.
+    const answeredId = outcome.stored ? id : outcome.originalId;
+    if (outcome.stored && options.hub.watches(event.accountId)) options.hub.eventStored({ ...event, claimedHere: outcome.delivery !== null });
+    if (!outcome.stored) request.log.debug({ endpoint: target.id, original: answeredId }, 'duplicate dropped');
     if (target.response) {
       // The endpoint's own answer (docs/sources.md, Custom responses): bytes with its headers exactly as
       // set (a Buffer is neither serialised nor given a charset), never through the JSON schema.
       const { status, headers: answer, body: template } = target.response;
       reply.code(status).headers(answer);
       if (answer['content-type'] === undefined) reply.type('text/plain; charset=utf-8');
-      return reply.send(Buffer.from(renderResponseBody(template, id), 'utf8'));
+      return reply.send(Buffer.from(renderResponseBody(template, answeredId), 'utf8'));
     }
-    return { id, status: 'pending' as const };
+    return { id: answeredId, status: outcome.stored ? ('pending' as const) : ('duplicate' as const) };
   }
 
   const schema = {

@@ -1,4 +1,4 @@
-import { createHandshakeResponder, createVerifier, type EndpointResponse, type HandshakeProvider, type HandshakeResponder, type VerificationMode, type Verifier } from '@hook/core';
+import { createHandshakeResponder, createVerifier, type DedupeSettings, type EndpointResponse, type HandshakeProvider, type HandshakeResponder, type VerificationMode, type Verifier } from '@hook/core';
 import { Destination, Endpoint, openSigningSecret, type Orm } from '@hook/db';
 
 /** What ingest needs to know about the endpoint behind an ingest id. */
@@ -22,6 +22,8 @@ export interface IngestTarget {
   response: EndpointResponse | null;
   /** The provider's handshake, answered at once; null when the endpoint answers none. */
   handshake: { provider: HandshakeProvider; respond: HandshakeResponder } | null;
+  /** Where a request's dedupe key is; null when every request is stored. */
+  dedupe: DedupeSettings | null;
 }
 
 export interface IngestTargetCacheOptions {
@@ -82,7 +84,7 @@ export class IngestTargetCache {
     const endpoint = await em.findOne(
       Endpoint,
       { ingestId, kind: 'user', deletedAt: null }, // the notifications endpoint takes no events from outside
-      { fields: ['id', 'accountId', 'status', 'verification', 'verificationSecret', 'response', 'handshake', 'handshakeSecret'] },
+      { fields: ['id', 'accountId', 'status', 'verification', 'verificationSecret', 'response', 'handshake', 'handshakeSecret', 'dedupe'] },
     );
     const destinations = endpoint
       ? await em.find(Destination, { endpointId: endpoint.id, deletedAt: null }, { fields: ['id', 'type', 'status', 'ratePerSecond', 'maxInFlight'], limit: 2 })
@@ -96,7 +98,7 @@ export class IngestTargetCache {
     const handshake = endpoint?.handshake
       ? { provider: endpoint.handshake.provider, respond: createHandshakeResponder(endpoint.handshake.provider, endpoint.handshakeSecret ? openSigningSecret(this.#orm, endpoint.handshakeSecret) : null) }
       : null;
-    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification, response: endpoint.response ?? null, handshake } : null;
+    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification, response: endpoint.response ?? null, handshake, dedupe: endpoint.dedupe ?? null } : null;
     // Unknown ids are not cached: an attacker's random ids must not evict real ones.
     if (target) {
       this.#entries.delete(ingestId);

@@ -18,6 +18,19 @@
  * back. Crossing 80% or 100% of the allowance writes a `usage.threshold` row to the
  * notification outbox, once per month, in the same transaction.
  *
+ * Duplicates (docs/sources.md, Duplicates): a batch with events carrying a dedupe key first
+ * claims each key (INSERT INTO event_dedupe … ON CONFLICT DO NOTHING, keys in order so two
+ * statements never wait on each other's keys in a cycle). A key another statement holds
+ * uncommitted makes this one wait for its outcome, so of any number of processes storing
+ * one key at once exactly one stores it. Only events whose key was claimed here (or that
+ * have none) are metered and stored: their ranks are counted again without the
+ * duplicates, and the usage rows are locked only once every key is claimed (the
+ * `barrier`: an InitPlan that reads all of `claimed` before `usage` takes its first row
+ * lock), so a statement never holds a usage row while waiting for a key. A key claimed
+ * for an event that is then not stored (over the allowance) is given back right after
+ * (dedupe-keys.ts); the claim and its event commit together, so a claim whose event does
+ * not exist is one left by a crash between the two, and is given back when found.
+ *
  * Ingest's shortcut: an event may come with a lease (a delivery slot this process's
  * worker, or one of its `hook listen` sessions, reserved). If the endpoint has one
  * destination and it is, in this statement's snapshot, active (a URL one without limits
@@ -30,6 +43,7 @@ import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType,
 import type { Orm } from '../../orm.ts';
 import { openSigningSecrets } from '../../signing-secrets.ts';
 import { queueExecutor } from '../executor.ts';
+import { findClaimedKeys, releaseKeys, type KeyClaim } from './dedupe-keys.ts';
 import { DUE_CHANNEL, type ClaimedDelivery, type ReceivedEvent } from '../types.ts';
 
 /** One received request, ready to store. */
@@ -43,6 +57,8 @@ export interface NewEvent extends ReceivedEvent {
 export type InsertOutcome =
   /** Stored; with its claimed delivery when one was stored under `event.lease`, else null. */
   | { stored: true; delivery: ClaimedDelivery | null }
+  /** Not stored: its endpoint already stored an event under its dedupe key, `originalId`. */
+  | { stored: false; reason: 'duplicate'; originalId: string }
   /** Not stored: the account had already accepted its plan's events for the month. */
   | { stored: false; reason: 'quota_exceeded'; plan: Plan; month: string; eventsPerMonth: number };
 
@@ -75,25 +91,37 @@ async function ensureUsageRows(orm: Orm, events: readonly NewEvent[], known: Kno
   for (const key of missing.keys()) known.add(key);
 }
 
+/** Times a duplicate whose original turned out not to be stored is tried again as new, at the most. */
+const STALE_KEY_RETRIES = 3;
+
+const claimOf = (event: NewEvent): KeyClaim => ({ endpointId: event.endpointId, key: event.dedupeKey!, eventId: event.id });
+
 /**
  * Stores a batch of events (see above). Returns, per event, whether it was stored, and
  * its claimed delivery when it was stored under its lease.
  */
-export async function insertEvents(orm: Orm, events: readonly NewEvent[], known: KnownUsageRows = new Set()): Promise<InsertOutcome[]> {
+export async function insertEvents(orm: Orm, events: readonly NewEvent[], known: KnownUsageRows = new Set(), retries = STALE_KEY_RETRIES): Promise<InsertOutcome[]> {
   await ensureUsageRows(orm, events, known, false);
   let result = await insertMetered(orm, events);
   if (result.unmetered.size > 0) {
     // A usage row thought to exist is missing (another process's database was restored,
     // or the row was removed by hand): make it and store those events again.
     const retry = events.filter((event) => result.unmetered.has(event.id));
+    await releaseKeys(orm, retry.filter((event) => event.dedupeKey).map(claimOf));
     await ensureUsageRows(orm, retry, known, true);
     const again = await insertMetered(orm, retry);
     for (const [id, row] of again.granted) result.granted.set(id, row);
     for (const [id, row] of again.rejected) result.rejected.set(id, row);
+    for (const id of again.duplicates) result.duplicates.add(id);
     result = { ...result, unmetered: again.unmetered };
     if (result.unmetered.size > 0) throw new Error('usage rows for this batch could not be created');
   }
+  // An event over the allowance gives its key back, so the sender's retry is stored once there is room.
+  await releaseKeys(orm, events.filter((event) => event.dedupeKey && result.rejected.has(event.id)).map(claimOf));
+  const duplicates = await originalsOf(orm, events.filter((event) => result.duplicates.has(event.id)), known, retries);
   return events.map((event): InsertOutcome => {
+    const duplicate = duplicates.get(event.id);
+    if (duplicate) return duplicate;
     const rejected = result.rejected.get(event.id);
     if (rejected) {
       return { stored: false, reason: 'quota_exceeded', plan: rejected.plan!, month: usageMonth(event.receivedAt).slice(0, 7), eventsPerMonth: Number(rejected.events_limit) };
@@ -122,8 +150,35 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[], known:
   });
 }
 
+/**
+ * What became of events whose key was already claimed: a duplicate of the stored event that
+ * holds it. A key whose claim is gone by now (given back) or whose event does not exist
+ * (a claim left by a crash, given back here) is no duplicate: the event is stored again as new.
+ */
+async function originalsOf(orm: Orm, events: readonly NewEvent[], known: KnownUsageRows, retries: number): Promise<Map<string, InsertOutcome>> {
+  const outcomes = new Map<string, InsertOutcome>();
+  if (events.length === 0) return outcomes;
+  const claims = await findClaimedKeys(orm, events.map((event) => ({ endpointId: event.endpointId, key: event.dedupeKey! })));
+  const again: NewEvent[] = [];
+  const stale: KeyClaim[] = [];
+  for (const event of events) {
+    const claim = claims.get(`${event.endpointId}\u0000${event.dedupeKey}`);
+    if (claim?.stored) outcomes.set(event.id, { stored: false, reason: 'duplicate', originalId: claim.eventId });
+    else {
+      again.push(event);
+      if (claim) stale.push({ endpointId: event.endpointId, key: event.dedupeKey!, eventId: claim.eventId });
+    }
+  }
+  if (again.length === 0) return outcomes;
+  if (retries === 0) throw new Error('dedupe keys kept changing hands while this batch was stored');
+  await releaseKeys(orm, stale);
+  const stored = await insertEvents(orm, again, known, retries - 1);
+  again.forEach((event, i) => outcomes.set(event.id, stored[i]!));
+  return outcomes;
+}
+
 interface InsertResultRow {
-  outcome: 'granted' | 'rejected' | 'unmetered' | 'woken';
+  outcome: 'granted' | 'rejected' | 'unmetered' | 'duplicate' | 'woken';
   id: string | null;
   destination_id: string | null;
   destination_type: DestinationType | null;
@@ -158,8 +213,34 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     return ++meter.count;
   });
   const meters = [...meterOf.values()].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.month < b.month ? -1 : 1));
-  // The text depends only on the batch size, so each size is prepared once per connection.
-  const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${events.length}`, sql<InsertResultRow>`
+  // Events with a dedupe key claim it first (see above); a batch without any skips that part.
+  const keyed = events.some((event) => event.dedupeKey);
+  const claims = keyed
+    ? sql`
+    claimed as (
+      insert into event_dedupe (endpoint_id, key, event_id, account_id)
+      select endpoint_id, dedupe_key, id, account_id from batch where dedupe_key is not null
+      order by endpoint_id, dedupe_key
+      on conflict do nothing
+      returning event_id
+    ),
+    fresh as (
+      -- each account's events of the month ranked again without the duplicates
+      select id, row_number() over (partition by account_id, month order by rn)::int as rn
+      from batch where dedupe_key is null or id in (select event_id from claimed)
+    ),`
+    : sql``;
+  const freshOnly = keyed ? sql`join fresh f on f.id = b.id` : sql``;
+  const rank = keyed ? sql`f.rn` : sql`b.rn`;
+  const barrier = keyed ? sql`where (select count(*) from claimed) >= 0 -- every key claimed before the first usage row is locked` : sql``;
+  const duplicateRows = keyed
+    ? sql`
+    union all
+    select 'duplicate', b.id, null, null, null, null, null, null, null, null, null, null, null
+    from batch b where b.dedupe_key is not null and not exists (select 1 from claimed c where c.event_id = b.id)`
+    : sql``;
+  // The text depends only on the batch size and whether it has keys, so each is prepared once per connection.
+  const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${keyed ? 'keyed_' : ''}${events.length}`, sql<InsertResultRow>`
     with batch as (
       select b.*,
              case when b.handshake is not null then 0 -- a handshake is answered at ingest, never delivered
@@ -171,22 +252,23 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
         ${column((e) => e.contentType)}::text[], ${column((e) => e.size)}::int[], ${column((e) => e.receivedAt)}::timestamptz[],
         ${column((e) => e.lease?.id ?? null)}::text[], ${column((e) => e.lease?.ms ?? null)}::int[], ${column((e) => e.lease?.destinationType ?? null)}::text[],
         ${months}::date[], ${ranks}::int[], ${column((e) => (e.verification ? JSON.stringify(e.verification) : null))}::text[],
-        ${column((e) => e.handshake ?? null)}::text[]
+        ${column((e) => e.handshake ?? null)}::text[], ${column((e) => e.dedupeKey ?? null)}::text[]
       ) as b(id, account_id, endpoint_id, type, method, path, query, headers, body,
-             content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn, verification, handshake)
-    ),
+             content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn, verification, handshake, dedupe_key)
+    ),${claims}
     usage as (
       select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit
       from unnest(${meters.map((meter) => meter.accountId)}::text[], ${meters.map((meter) => meter.month)}::date[]) as k(account_id, month)
       join account_usage u on u.account_id = k.account_id and u.month = k.month
       join account a on a.id = u.account_id
       left join (values ${PLAN_ALLOWANCES}) as l(plan, events_limit) on l.plan = a.plan
+      ${barrier}
       order by u.account_id, u.month
       for update of u
     ),
     accepted as (
-      select b.* from batch b join usage u on u.account_id = b.account_id and u.month = b.month
-      where u.events_limit is null or u.events_accepted + b.rn <= u.events_limit
+      select b.* from batch b ${freshOnly} join usage u on u.account_id = b.account_id and u.month = b.month
+      where u.events_limit is null or u.events_accepted + ${rank} <= u.events_limit
     ),
     counted as (
       update account_usage u set events_accepted = u.events_accepted + c.n
@@ -207,9 +289,9 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     ),
     inserted as (
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
-                         content_type, size, received_at, delivery_count, verification, handshake)
+                         content_type, size, received_at, delivery_count, verification, handshake, dedupe_key)
       select id, account_id, endpoint_id, type, method, path, query, headers::jsonb, body,
-             content_type, size, received_at, delivery_count, verification::jsonb, handshake
+             content_type, size, received_at, delivery_count, verification::jsonb, handshake, dedupe_key
       from accepted
       returning id
     ),
@@ -253,16 +335,18 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     union all
     select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, null, null, u.plan, u.events_limit,
            null, null, null, null
-    from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
-    where not exists (select 1 from accepted a where a.id = b.id)
+    from batch b ${freshOnly} left join usage u on u.account_id = b.account_id and u.month = b.month
+    where not exists (select 1 from accepted a where a.id = b.id)${duplicateRows}
   `);
   const granted = new Map<string, InsertResultRow>();
   const rejected = new Map<string, InsertResultRow>();
   const unmetered = new Set<string>();
+  const duplicates = new Set<string>();
   for (const row of rows) {
     if (row.outcome === 'granted') granted.set(row.id!, row);
     else if (row.outcome === 'rejected') rejected.set(row.id!, row);
     else if (row.outcome === 'unmetered') unmetered.add(row.id!);
+    else if (row.outcome === 'duplicate') duplicates.add(row.id!);
   }
-  return { granted, rejected, unmetered };
+  return { granted, rejected, unmetered, duplicates };
 }
