@@ -1,23 +1,29 @@
 #!/usr/bin/env node
-// The `hook` launcher. The CLI is TypeScript that Node >= 22.18 runs as it is. On an
-// older Node (a system Node 20, say) this re-runs the CLI with the Node 24 the
-// repository installs (node_modules/node), passing through stdio, signals and the exit
-// code. Plain JavaScript any Node can parse; nothing heavy is loaded before the check.
+// The `hook` launcher. Plain JavaScript any Node can parse; nothing heavy is loaded
+// before the Node version check. It runs in two places:
 //
-// It runs the bundle in dist/ (npm run build; npm install and npm test build it) when that
-// is at least as new as every source file it was built from, and the TypeScript sources
-// otherwise, so an edit is never hidden behind an old build. The long-running commands
-// (listen, events tail) get a smaller young generation, which keeps hook listen well
-// inside its memory budget at a thousand events a second.
+// - In a clone of the repository (src/ is here), the CLI is TypeScript that Node >= 22.18
+//   runs as it is. On an older Node (a system Node 20, say) this re-runs the CLI with the
+//   Node 24 the repository installs (node_modules/node), passing through stdio, signals
+//   and the exit code. It runs the bundle in dist/ (npm run build; npm install and npm
+//   test build it) when that is at least as new as every source file it was built from,
+//   and the TypeScript sources otherwise, so an edit is never hidden behind an old build.
+// - Installed from the npm package (`npm install -g`; no src/), it runs the bundle in
+//   dist/, which needs Node >= 22.12 (package.json engines); an older Node gets an error.
+//
+// The long-running commands (listen, events tail) get a smaller young generation, which
+// keeps hook listen well inside its memory budget at a thousand events a second.
 import { spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const MINIMUM_NODE = [22, 18];
 const here = dirname(realpathSync(fileURLToPath(import.meta.url)));
 const cliRoot = join(here, '..');
 const main = join(cliRoot, 'src', 'main.ts');
+/** A clone of the repository, not the installed package (which holds bin/ and dist/ only). */
+const fromRepository = existsSync(main);
+const MINIMUM_NODE = fromRepository ? [22, 18] : [22, 12];
 const [major, minor] = process.versions.node.split('.').map(Number);
 /**
  * For the commands that run for hours and handle many events: a smaller V8 young
@@ -38,10 +44,20 @@ if (major > MINIMUM_NODE[0] || (major === MINIMUM_NODE[0] && minor >= MINIMUM_NO
     // The user's environment wins over these malloc settings.
     process.execve(process.execPath, [process.execPath, ...LONG_RUNNING_FLAGS, ...process.execArgv, fileURLToPath(import.meta.url), ...args], { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '65536', ...process.env });
   }
-  const { freshBuild } = await import('./fresh-build.js');
-  await import(pathToFileURL(freshBuild(cliRoot) ?? main).href);
-} else {
+  if (fromRepository) {
+    const { freshBuild } = await import('./fresh-build.js');
+    await import(pathToFileURL(freshBuild(cliRoot) ?? main).href);
+  } else {
+    await import(pathToFileURL(join(cliRoot, 'dist', 'main.js')).href);
+  }
+} else if (fromRepository) {
   reexec();
+} else {
+  process.stderr.write(
+    `Error: hook needs Node >= ${MINIMUM_NODE.join('.')} and this is Node ${process.versions.node}.\n` +
+      `Fix: install Node ${MINIMUM_NODE.join('.')} or newer (Node 24 LTS, say), then run hook again.\n`,
+  );
+  process.exit(1);
 }
 
 
