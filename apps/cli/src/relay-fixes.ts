@@ -111,6 +111,7 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
   console_header_required: CONSOLE_ONLY,
   console_origin_refused: CONSOLE_ONLY,
   console_session_invalid: CONSOLE_ONLY,
+  mcp_origin_refused: 'hook sends no Origin header, so this came from a web page calling the relay\'s MCP endpoint: the relay\'s operator can allow that page\'s origin with HOOK_MCP_ALLOWED_ORIGINS (docs/configuration.md).',
   playground_token_invalid: 'The playground lives in a browser: open /playground on the relay again to start a new session. From hook, `hook signup` makes a lasting account.',
   event_type_empty: 'Give the event a type, such as `hook send <endpoint> --type order.created`.',
   payload_not_json: 'Send a JSON document, such as `hook send <endpoint> --data \'{"id": 1}\'`.',

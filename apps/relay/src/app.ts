@@ -225,7 +225,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(destinationRoutes, { targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config), listeners });
     await authenticated.register(transformationRoutes);
-    await authenticated.register(mcpRoutes, { callerAddresses });
+    await authenticated.register(mcpRoutes, { callerAddresses, allowedOrigins: [...config.mcpAllowedOrigins, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : [])] });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(streamRoutes, { hub, listeners, copies, leaseMs: leaseMsFor(config), publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });

@@ -71,6 +71,12 @@ export interface RelayConfig {
   metrics: boolean;
   /** HOOK_METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>`. Default unset (no auth). */
   metricsToken: string | null;
+  /**
+   * HOOK_MCP_ALLOWED_ORIGINS: origins of web pages (`https://app.example.com`) allowed to call /mcp from a
+   * browser, normalized; a request with any other Origin header is refused (403 mcp_origin_refused). Requests
+   * without Origin (MCP clients that are not browsers) are not affected. Default none.
+   */
+  mcpAllowedOrigins: string[];
 }
 
 /** Requests per API key per minute: the caller's plan's figure, or one number for every plan (0: no limit). */
@@ -161,6 +167,28 @@ export function parseTrustProxy(value: string): TrustProxy {
   });
   if (!valid) throw new ConfigError('HOOK_TRUST_PROXY', value, 'true, false, a number of proxy hops, or comma-separated proxy addresses and CIDRs such as 10.0.0.0/8,127.0.0.1');
   return proxies;
+}
+
+/**
+ * Comma-separated web origins (`https://app.example.com, http://localhost:3000`), each
+ * normalized as browsers send it in `Origin` (lower-case scheme and host, no default port).
+ * A path, query or credentials would never match an Origin header, so they are refused.
+ */
+function parseOriginList(variable: string, value: string): string[] {
+  const origins: string[] = [];
+  for (const entry of value.split(',').map((part) => part.trim()).filter(Boolean)) {
+    let origin: string | undefined;
+    try {
+      const url = new URL(entry);
+      const bare = url.pathname === '/' && !entry.includes('?') && !entry.includes('#') && !url.username && !url.password;
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && bare) origin = url.origin;
+    } catch {
+      // reported below
+    }
+    if (!origin) throw new ConfigError(variable, value, `comma-separated origins (scheme://host[:port], no path), such as https://app.example.com,http://localhost:3000 ("${entry}" is not one)`);
+    origins.push(origin);
+  }
+  return origins;
 }
 
 /** Reads the relay's settings from an environment (normally `process.env`). */
@@ -273,5 +301,6 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     transformThreads,
     metrics: metricsText === 'on',
     metricsToken,
+    mcpAllowedOrigins: parseOriginList('HOOK_MCP_ALLOWED_ORIGINS', set('HOOK_MCP_ALLOWED_ORIGINS') ?? ''),
   };
 }

@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       transformThreads: Math.max(1, availableParallelism() - 1),
       metrics: true,
       metricsToken: null,
+      mcpAllowedOrigins: [],
     });
   });
 
@@ -79,6 +80,7 @@ describe('loadConfig', () => {
         HOOK_TRANSFORM_THREADS: '3',
         HOOK_METRICS: 'OFF',
         HOOK_METRICS_TOKEN: 'abcdef0123456789abcdef',
+        HOOK_MCP_ALLOWED_ORIGINS: 'https://agents.example.com',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -104,6 +106,7 @@ describe('loadConfig', () => {
       transformThreads: 3,
       metrics: false,
       metricsToken: 'abcdef0123456789abcdef',
+      mcpAllowedOrigins: ['https://agents.example.com'],
     });
     expect(loadConfig({ HOOK_API_RATE_LIMIT: '0' }).apiRateLimit).toBe(0);
     expect(loadConfig({ HOOK_API_RATE_LIMIT: 'Plan' }).apiRateLimit).toBe('plan');

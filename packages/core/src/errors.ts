@@ -172,6 +172,11 @@ export const CONSOLE_ORIGIN_REFUSED = defineError(
   'A WebSocket upgrade carried the console session cookie from a page of another site (its Origin header names a host other than this relay)',
   'Open the stream from the console served by this relay, or authenticate with Authorization: Bearer <api key>.',
 );
+export const MCP_ORIGIN_REFUSED = defineError(
+  'mcp_origin_refused', 403, 'MCP request from a page of another site',
+  'A request to /mcp came from a web page at %s, which is not allowed to call this relay\'s MCP endpoint (a page of another site, or one that reached the relay by DNS rebinding)',
+  'If a page at that origin should call /mcp, have the relay\'s operator add the origin to HOOK_MCP_ALLOWED_ORIGINS (comma-separated, such as https://app.example.com). MCP clients that are not browsers send no Origin header and are not affected.',
+);
 export const CONSOLE_SESSION_INVALID = defineError(
   'console_session_invalid', 401, 'Console session ended',
   'The console session is missing, expired, or ended because you signed out or its API key was revoked',

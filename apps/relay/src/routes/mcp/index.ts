@@ -4,8 +4,14 @@
  * request and nothing is kept between them. The route sits behind the same API-key check
  * as the REST API; its tools call this relay's own REST API over loopback HTTP with the
  * caller's key, so they see exactly what that key may see there and nothing more.
+ *
+ * A request whose `Origin` header names a web page not on the allowed list is refused
+ * (403 mcp_origin_refused) before anything is carried out: the MCP transport spec asks
+ * servers to validate Origin against DNS rebinding, where a page of another site reaches
+ * the relay under its own name (docs/agents.md#mcp). See `refuseForeignOrigins`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HookError, MCP_ORIGIN_REFUSED } from '@hook/core';
 import { createHookMcpServer } from '@hook/mcp';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { CallerAddresses } from '../../plugins/ip-allowlist.ts';
@@ -41,7 +47,43 @@ function methodNotAllowed(_request: FastifyRequest, reply: FastifyReply) {
     .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST.' }, id: null });
 }
 
-export async function mcpRoutes(app: FastifyInstance, options: { callerAddresses: CallerAddresses }): Promise<void> {
+/**
+ * Refuses every request of `scope` whose `Origin` is not in `allowedOrigins` (origins as
+ * `URL.origin` gives them). Only browsers send Origin, and they send it on every POST, so:
+ * - a request without one is a program (an MCP client, curl) and passes: an allowed list
+ *   cannot apply to it, and the API key is what authenticates it;
+ * - a page of another site, or one that reached the relay by DNS rebinding (its own name
+ *   resolving to the relay's address, so its Origin is that name), is refused.
+ * The Host header is not checked: under DNS rebinding the browser sends the attacker's name
+ * in Origin too, so Origin alone decides, and a Host list would have to follow every proxy
+ * and name the relay is reached by. The MCP SDK's own `allowedOrigins` /
+ * `enableDnsRebindingProtection` options are not used: an empty list there allows every
+ * origin (here it allows none), and they answer with a JSON-RPC error without the
+ * registry's code and fix, after the request was authenticated and the reply taken over.
+ */
+function refuseForeignOrigins(scope: FastifyInstance, allowedOrigins: readonly string[]): void {
+  const allowed = new Set(allowedOrigins);
+  scope.addHook('onRequest', async (request) => {
+    const origin = request.headers.origin;
+    if (origin === undefined) return;
+    let normalized: string | undefined;
+    try {
+      normalized = new URL(origin).origin;
+    } catch {
+      // `null` (a sandboxed or file: page) and anything else that is no URL: never allowed
+    }
+    if (normalized === undefined || !allowed.has(normalized)) throw new HookError(MCP_ORIGIN_REFUSED, [JSON.stringify(origin.slice(0, 200))]);
+  });
+}
+
+export interface McpRouteOptions {
+  callerAddresses: CallerAddresses;
+  /** Origins whose pages may call /mcp from a browser: HOOK_MCP_ALLOWED_ORIGINS and the relay's own (HOOK_PUBLIC_URL). */
+  allowedOrigins: readonly string[];
+}
+
+export async function mcpRoutes(app: FastifyInstance, options: McpRouteOptions): Promise<void> {
+  refuseForeignOrigins(app, options.allowedOrigins);
   app.post('/mcp', {
     schema: {
       tags: ['mcp'],
