@@ -61,6 +61,8 @@ function succeeded(result: Run, what: string): Run {
 const work = mkdtempSync(join(tmpdir(), 'hook-cli-install-'));
 let tarball: string;
 let packed: { size: number; unpackedSize: number; files: { path: string }[] };
+/** package/package.json in the tarball: what npm install reads. */
+let packedManifest: any;
 let relay: TestRelay;
 
 beforeAll(async () => {
@@ -75,6 +77,7 @@ beforeAll(async () => {
   );
   packed = JSON.parse(pack.stdout)[0];
   tarball = join(work, readdirSync(work).find((name) => name.endsWith('.tgz'))!);
+  packedManifest = JSON.parse(succeeded(await run('tar', ['-xzOf', tarball, 'package/package.json'], { cwd: work, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }), 'tar').stdout);
   relay = await startTestRelay();
 }, 120_000);
 
@@ -85,7 +88,7 @@ afterAll(async () => {
 
 describe('the packed CLI', () => {
   it('is a publishable package with nothing to install but itself', async () => {
-    const manifest = JSON.parse(succeeded(await run('tar', ['-xzOf', tarball, 'package/package.json'], { cwd: work, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }), 'tar').stdout);
+    const manifest = packedManifest;
     expect(manifest.name).toBe(CLI_MANIFEST.name);
     expect(manifest.private).toBeUndefined();
     expect(manifest.version).toMatch(/^\d+\.\d+\.\d+/);
@@ -100,7 +103,8 @@ describe('the packed CLI', () => {
     const paths = packed.files.map((file) => file.path).sort();
     expect(paths).toContain('bin/hook.js');
     expect(paths).toContain('dist/main.js');
-    expect(paths.filter((path) => !/^(bin\/[\w-]+\.js|dist\/[\w-]+\.js|dist\/package\.json|package\.json)$/.test(path))).toEqual([]);
+    expect(paths).toContain('README.md');
+    expect(paths.filter((path) => !/^(bin\/[\w-]+\.js|dist\/[\w-]+\.js|dist\/package\.json|package\.json|README\.md)$/.test(path))).toEqual([]);
     expect(packed.size).toBeLessThan(2_000_000);
   });
 });
@@ -138,8 +142,8 @@ describe.each(nodes)('installed with npm install -g, on $label', ({ dir, major }
 
   it('prints the packed version, running on this Node', async () => {
     const result = succeeded(await hook(['--version', '--json']), 'hook --version');
-    expect(JSON.parse(result.stdout)).toEqual({ version: CLI_MANIFEST.version, node: expect.stringMatching(new RegExp(`^${major}\\.`)) });
-    expect(succeeded(await hook(['--version']), 'hook --version').stdout).toBe(`${CLI_MANIFEST.version}\n`);
+    expect(JSON.parse(result.stdout)).toEqual({ version: packedManifest.version, node: expect.stringMatching(new RegExp(`^${major}\\.`)) });
+    expect(succeeded(await hook(['--version']), 'hook --version').stdout).toBe(`${packedManifest.version}\n`);
   });
 
   it('forwards an event sent to the endpoint to a local server with hook listen', async () => {
@@ -188,7 +192,7 @@ describe.each(nodes)('installed with npm install -g, on $label', ({ dir, major }
     const client = new Client({ name: 'cli-install-test', version: '1.0.0' });
     try {
       await client.connect(transport);
-      expect(client.getServerVersion()?.version, stderr).toBe(CLI_MANIFEST.version);
+      expect(client.getServerVersion()?.version, stderr).toBe(packedManifest.version);
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toContain('list_endpoints');
       const listed = await callTool(client, 'list_endpoints');
