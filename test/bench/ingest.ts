@@ -5,7 +5,8 @@
  * Both servers run as child processes so autocannon (here) never shares their event
  * loop. Each gets a warm-up (not counted) and then a measured run at
  * 50 connections with 1 KiB JSON bodies; then the same relay on an endpoint that verifies a
- * GitHub signature on each request (docs/sources.md), reported as a ratio to the plain relay. The relay gets a fresh
+ * GitHub signature on each request (docs/sources.md), and on one that drops duplicates by a header key (each request a
+ * new delivery id), each reported as a ratio to the plain relay. The relay gets a fresh
  * database: a new `hook_bench_<random>` on the server named by HOOK_BENCH_DATABASE_URL
  * or HOOK_TEST_DATABASE_URL, else an embedded PostgreSQL in a temporary directory.
  * After the runs the relay is stopped (it commits what it accepted) and every event
@@ -59,6 +60,8 @@ const BODY_SIZE_BYTES = 1024;
 const TARGET_RATIO = 0.5;
 /** The relay verifying a GitHub signature on each request (one HMAC) must reach this share of the same run's plain relay target. */
 const VERIFIED_TARGET_RATIO = 0.9;
+/** The relay dropping duplicates by a header key (each request a new key, so each one claims it) must reach this share of the plain relay target. */
+const DEDUPE_TARGET_RATIO = 0.9;
 /** The secret of the verifying endpoint; every request carries the signature of the fixed body under it. */
 const GITHUB_SECRET = "It's a Secret to Everybody";
 const DEFAULT_DURATION_S = 10;
@@ -94,14 +97,14 @@ async function unverifiedEvents(databaseUrl: string, endpointId: string): Promis
 // Load
 
 /** Warm-up then measured run; returns both (the relay's check needs the warm-up too). */
-async function measure(name: string, url: string, durationS: number, warmupS: number, body: Buffer, headers?: Record<string, string>): Promise<{ warmup: LoadRun | undefined; measured: LoadRun }> {
+async function measure(name: string, url: string, durationS: number, warmupS: number, body: Buffer, headers?: Record<string, string>, perRequestHeaders?: () => Record<string, string>): Promise<{ warmup: LoadRun | undefined; measured: LoadRun }> {
   let warmup: LoadRun | undefined;
   if (warmupS > 0) {
     log(`${name}: warm-up ${warmupS} s`);
-    warmup = await runLoad({ url, connections: CONNECTIONS, durationS: warmupS, body, headers });
+    warmup = await runLoad({ url, connections: CONNECTIONS, durationS: warmupS, body, headers, perRequestHeaders });
   }
   log(`${name}: measuring ${durationS} s`);
-  const measured = await runLoad({ url, connections: CONNECTIONS, durationS, body, headers });
+  const measured = await runLoad({ url, connections: CONNECTIONS, durationS, body, headers, perRequestHeaders });
   return { warmup, measured };
 }
 
@@ -139,6 +142,11 @@ async function main(): Promise<number> {
   const verifiedEndpoint = await createIngestEndpoint(relay.url, { verification: { provider: 'github', secret: GITHUB_SECRET, mode: 'reject' } });
   const signature = `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`;
   const verifiedRuns = await measure('relay with verification', verifiedEndpoint.url, durationS, warmupS, body, { 'x-hub-signature-256': signature });
+  // The same again on an endpoint that drops duplicates by X-GitHub-Delivery, each request a new
+  // delivery id: every event claims its key in the statement that stores it (docs/sources.md, Duplicates).
+  const dedupeEndpoint = await createIngestEndpoint(relay.url, { dedupe: { header: 'x-github-delivery' } });
+  let delivery = 0;
+  const dedupeRuns = await measure('relay with dedupe', dedupeEndpoint.url, durationS, warmupS, body, undefined, () => ({ 'x-github-delivery': `delivery-${++delivery}` }));
 
   // A graceful stop commits every accepted event, including those whose answer
   // autocannon stopped waiting for when its run ended.
@@ -148,12 +156,19 @@ async function main(): Promise<number> {
   const stored = await storedEvents(database.url, endpoint.id);
   const verifiedStored = await storedEvents(database.url, verifiedEndpoint.id);
   const verifiedUnverified = await unverifiedEvents(database.url, verifiedEndpoint.id);
+  const dedupeStored = await storedEvents(database.url, dedupeEndpoint.id);
 
   const runs = [relayRuns.warmup, relayRuns.measured].filter((run): run is LoadRun => run !== undefined);
   const verifiedAll = [verifiedRuns.warmup, verifiedRuns.measured].filter((run): run is LoadRun => run !== undefined);
   const { ids: verifiedAcknowledgedIds } = idsOf(verifiedAll);
   const verifiedLost = [...verifiedAcknowledgedIds].filter((id) => !verifiedStored.ids.has(id)).length;
   const verifiedFailures = verifiedAll.reduce((sum, run) => sum + run.result.non2xx + run.result.errors, 0);
+  const dedupeAll = [dedupeRuns.warmup, dedupeRuns.measured].filter((run): run is LoadRun => run !== undefined);
+  const { ids: dedupeAcknowledgedIds } = idsOf(dedupeAll);
+  const dedupeLost = [...dedupeAcknowledgedIds].filter((id) => !dedupeStored.ids.has(id)).length;
+  const dedupeFailures = dedupeAll.reduce((sum, run) => sum + run.result.non2xx + run.result.errors, 0);
+  // every delivery id is new: an answer saying duplicate would be a key mistaken for another
+  const dedupeMisjudged = dedupeAll.reduce((sum, run) => sum + run.acknowledged.filter((answer) => answer.includes('"duplicate"')).length, 0);
   const { ids: acknowledgedIds, unreadable: unreadableAcknowledgements } = idsOf(runs);
   const acknowledged = runs.reduce((sum, run) => sum + run.result['2xx'], 0);
   const sent = runs.reduce((sum, run) => sum + run.result.requests.sent, 0);
@@ -169,6 +184,9 @@ async function main(): Promise<number> {
   const verifiedFigures = figures(verifiedRuns.measured.result);
   const verifiedRatio = relayFigures.requestsPerSecond > 0 ? verifiedFigures.requestsPerSecond / relayFigures.requestsPerSecond : 0;
   const verifiedPass = verifiedRatio >= VERIFIED_TARGET_RATIO;
+  const dedupeFigures = figures(dedupeRuns.measured.result);
+  const dedupeRatio = relayFigures.requestsPerSecond > 0 ? dedupeFigures.requestsPerSecond / relayFigures.requestsPerSecond : 0;
+  const dedupePass = dedupeRatio >= DEDUPE_TARGET_RATIO;
   const baselineFailures = [baselineRuns.warmup, baselineRuns.measured].reduce((sum, run) => sum + (run ? run.result.non2xx + run.result.errors : 0), 0);
 
   const problems: string[] = [];
@@ -180,6 +198,9 @@ async function main(): Promise<number> {
   if (relayErrors > 0) problems.push(`relay left ${relayErrors} request(s) without an answer (connection errors or timeouts)`);
   if (verifiedLost > 0) problems.push(`${verifiedLost} acknowledged event(s) of the verifying endpoint missing from PostgreSQL`);
   if (verifiedFailures > 0) problems.push(`relay with verification failed ${verifiedFailures} request(s) (non-2xx or no answer)`);
+  if (dedupeLost > 0) problems.push(`${dedupeLost} acknowledged event(s) of the dedupe endpoint missing from PostgreSQL`);
+  if (dedupeFailures > 0) problems.push(`relay with dedupe failed ${dedupeFailures} request(s) (non-2xx or no answer)`);
+  if (dedupeMisjudged > 0) problems.push(`${dedupeMisjudged} request(s) with a new delivery id were answered as duplicates`);
   if (verifiedUnverified > 0) problems.push(`${verifiedUnverified} event(s) of the verifying endpoint stored without verified: true`);
   if (baselineFailures > 0) problems.push(`the no-op baseline failed ${baselineFailures} request(s): the measurement is not valid`);
   if (relayExit.code !== 0) problems.push(`relay did not shut down cleanly (exit code ${relayExit.code}, signal ${relayExit.signal}${relayExit.killed ? ', killed after timeout' : ''})`);
@@ -196,11 +217,14 @@ async function main(): Promise<number> {
     figuresRow('baseline', baseline, widths),
     figuresRow('relay', relayFigures, widths),
     figuresRow('verified', verifiedFigures, widths),
+    figuresRow('dedupe', dedupeFigures, widths),
     '',
     `ratio (relay / baseline throughput): ${ratio.toFixed(2)}`,
     `ratio (relay with verification, one HMAC-SHA256 per request / relay): ${verifiedRatio.toFixed(2)} (target >= ${VERIFIED_TARGET_RATIO.toFixed(2)} → ${verifiedPass ? 'PASS' : 'FAIL'})`,
+    `ratio (relay dropping duplicates, one key claimed per request / relay): ${dedupeRatio.toFixed(2)} (target >= ${DEDUPE_TARGET_RATIO.toFixed(2)} → ${dedupePass ? 'PASS' : 'FAIL'})`,
     `events acknowledged: ${acknowledged}, rows in PostgreSQL: ${stored.rows} (both targets), lost: ${lostIds.length}`,
     `verifying endpoint: ${verifiedAcknowledgedIds.size} acknowledged, ${verifiedStored.ids.size} stored, all verified: ${verifiedUnverified === 0 ? 'yes' : 'no'}, lost: ${verifiedLost}`,
+    `dedupe endpoint: ${dedupeAcknowledgedIds.size} acknowledged, ${dedupeStored.ids.size} stored, answered as duplicates: ${dedupeMisjudged}, lost: ${dedupeLost}`,
     `  (warm-up included; ${storedUnacknowledged} stored event(s) were still in flight when autocannon stopped, so their 2xx was never read: not losses)`,
     ...(relayWarnings > 0 ? [`  relay wrote ${relayWarnings} line(s) to stderr at log level warn during the runs (shown above)`] : []),
     `target: ratio >= ${TARGET_RATIO.toFixed(2)} → ${pass ? 'PASS' : 'FAIL'}`,
@@ -220,6 +244,10 @@ async function main(): Promise<number> {
     verified_ratio: round(verifiedRatio, 3),
     verified_target_ratio: VERIFIED_TARGET_RATIO,
     verified_pass: verifiedPass,
+    dedupe: figuresJson(dedupeFigures),
+    dedupe_ratio: round(dedupeRatio, 3),
+    dedupe_target_ratio: DEDUPE_TARGET_RATIO,
+    dedupe_pass: dedupePass,
     pass,
     events_acknowledged: acknowledged,
     rows_in_postgresql: stored.rows,

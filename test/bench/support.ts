@@ -17,7 +17,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import type { Result } from 'autocannon';
+import type { Request as LoadRequest, Result } from 'autocannon';
 import { TEST_SECRET_KEY } from '../support/secret-key.ts';
 import { startEmbeddedPostgres } from '@hook/db';
 import { adminQuery, withDatabase } from '@hook/db/testing';
@@ -388,6 +388,8 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   /** Called on each 2xx answer, as it comes. */
   onAcknowledged?: () => void;
+  /** Headers made afresh for each request (a unique delivery id, say), on top of `headers`. */
+  perRequestHeaders?: () => Record<string, string>;
 }
 
 /** One autocannon run of POSTs with a JSON body; stopped early by a signal. */
@@ -397,6 +399,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
     method: 'POST' as const,
     body: options.body,
     headers: { 'content-type': 'application/json', ...options.headers },
+    ...(options.perRequestHeaders
+      ? { setupRequest: (prepared: LoadRequest): LoadRequest => ({ ...prepared, headers: { ...prepared.headers, ...options.perRequestHeaders!() } }) }
+      : {}),
     onResponse: (status: number, responseBody: string): void => {
       if (status >= 200 && status < 300) {
         acknowledged.push(responseBody);

@@ -151,6 +151,12 @@ const ROUTE_CHECKS: Record<string, RouteCheck> = {
   'GET /console/session': { none: 'reads only the session of the cookie the caller carries; takes no id' },
   'DELETE /console/session': { none: 'ends only the session of the cookie the caller carries; takes no id' },
   'PATCH /v1/account': { check: async () => { expect((await onlyOwn('PATCH', '/v1/account', { email: 'b-owner@example.com' })).body.account.id).toBe(b.accountId); } },
+  'DELETE /v1/account': {
+    check: async () => {
+      // Only the caller's own account can be deleted: B confirming with A's id is refused, and A's rows stay (the snapshot).
+      expect((await refused('DELETE', `/v1/account?confirm=${a.accountId}`, undefined, [400])).body.code).toBe('confirmation_required');
+    },
+  },
   'POST /v1/account/plan': { check: async () => { expect((await onlyOwn('POST', '/v1/account/plan', { plan: 'enterprise' })).body.account.id).toBe(b.accountId); } },
   'POST /v1/api-keys': { check: async () => { await onlyOwn('POST', '/v1/api-keys', { name: 'b extra' }); } },
   'GET /v1/api-keys': { check: async () => { await onlyOwn('GET', '/v1/api-keys?limit=100'); } },

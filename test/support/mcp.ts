@@ -121,5 +121,18 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   expect(await use('list_notification_events', { type: 'event.failed' })).toEqual({ events: [], next_cursor: null });
   expect(await use('clear_notifications')).toEqual({ cleared: true });
 
+  // Last: it erases the account the client acts for. Without its own id as confirmation, nothing is erased.
+  called.add('delete_account');
+  const refused = toolError(await client.callTool({ name: 'delete_account', arguments: { confirm: 'acct_00000000000000000000000000' } }));
+  expect(refused).toMatchObject({ code: 'confirmation_required', status: 400 });
+  expect((await use('get_account')).account.id).toBe(account.id);
+  const deleted = await use('delete_account', { confirm: account.id });
+  expect(deleted).toMatchObject({ id: account.id, deleted: true, erased: { endpoints: 2, members: 1 } }); // the deleted spare included
+  expect(deleted.erased.events).toBeGreaterThan(0);
+  // Its key is gone: over stdio the relay's 401 is a tool error, over HTTP the transport itself is refused.
+  const afterwards = await client.callTool({ name: 'get_account', arguments: {} })
+    .then((result) => toolError(result).code, (error: Error) => (error.message.includes('"invalid_api_key"') ? 'invalid_api_key' : error.message));
+  expect(afterwards).toBe('invalid_api_key');
+
   expect([...called].sort(), 'every listed tool was called').toEqual(tools.map((tool) => tool.name).sort());
 }

@@ -104,10 +104,10 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
     const endpoint = quotedId(problem, 'ep_', '<endpoint>');
     return `Delete a destination you no longer need (\`hook destinations list ${endpoint}\` shows them; \`hook destinations delete <destination>\`), or use another endpoint.`;
   },
-  last_api_key: 'Make another member an admin first (`hook members role <member> admin`, or `hook members add <email> --role admin`), then try again.',
+  last_api_key: 'Create another admin key first (`hook api-keys create` with an admin\'s key), or make another member an admin (`hook members role <member> admin`), then try again.',
   endpoint_not_found: 'Run `hook endpoints list` to see your endpoints, with their names and ids (ep_…).',
   event_not_found: 'Run `hook events list` to see your events and their ids (evt_…); `hook events list --endpoint <endpoint>` narrows it to one endpoint.',
-  api_key_not_found: 'hook does not manage API keys by id: `hook whoami` shows the key in use, and `hook members remove <member>` revokes every key of a member.',
+  api_key_not_found: 'Run `hook api-keys list` to see the account\'s keys and their ids (key_…).',
   console_header_required: CONSOLE_ONLY,
   console_origin_refused: CONSOLE_ONLY,
   console_session_invalid: CONSOLE_ONLY,
@@ -143,6 +143,10 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
   member_not_found: 'Run `hook members list` to see the members and their ids (mem_…).',
   member_exists: 'Run `hook members list` to see the members; remove this one first (`hook members remove <member>`) to add them again with a new key.',
   last_admin: 'Make another member an admin first (`hook members role <member> admin`), then try again.',
+  confirmation_required: (problem) => {
+    const account = /\bacct_[A-Za-z0-9]+/.exec(problem.detail)?.[0] ?? '<account id>';
+    return `If you mean to erase the account for good, run \`hook account delete --confirm ${account}\` (\`hook account get\` shows its id).`;
+  },
   notifications_not_configured: 'Set a notification URL with `hook notifications set <url>`.',
   metrics_token_required: 'The relay\'s /metrics is for Prometheus, not hook: its scrape config sends the token the operator set in HOOK_METRICS_TOKEN.',
   payload_too_large: 'Send a smaller body: `hook send --data` up to the relay\'s HOOK_MAX_PAYLOAD (default 10 MiB); the code for `hook transform test --file` and other command input up to 1 MiB.',

@@ -1,6 +1,6 @@
 /** How the API's resources read for a person: the views commands hand to the output module. */
 import type { AccountDetails, Attempt, Delivery, Destination, DestinationTarget, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
-import type { Member } from '@hook/client';
+import type { ApiKey, Member } from '@hook/client';
 import type { NotificationSettings } from '@hook/client';
 import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus } from '@hook/core';
 import type { VerificationResult } from '@hook/core';
@@ -290,6 +290,30 @@ export function memberTable(members: readonly Member[]): Block {
     columns: [{ header: 'ID' }, { header: 'EMAIL' }, { header: 'ROLE' }, { header: 'ADDED' }],
     rows: members.map((member) => [member.id, member.email ?? { text: '-', tone: 'dim' }, member.role, time(member.created_at)]),
     empty: 'No members.',
+  };
+}
+
+/** `hook api-keys create`: the key's record (the key itself is printed beside it, once). */
+export function apiKeyView(key: ApiKey): View {
+  return [{
+    kind: 'fields',
+    rows: [
+      ['Key', key.id],
+      ['Name', key.name ?? { text: 'none', tone: 'dim' }],
+      ['Prefix', key.prefix],
+      ['Member', key.member_id],
+      ['Created', time(key.created_at)],
+    ],
+  }];
+}
+
+/** `hook api-keys list`. */
+export function apiKeyTable(keys: readonly ApiKey[]): Block {
+  return {
+    kind: 'table',
+    columns: [{ header: 'ID' }, { header: 'NAME' }, { header: 'PREFIX' }, { header: 'MEMBER' }, { header: 'CREATED' }],
+    rows: keys.map((key) => [key.id, key.name ?? { text: '-', tone: 'dim' }, key.prefix, key.member_id, time(key.created_at)]),
+    empty: 'No API keys.',
   };
 }
 

@@ -17,6 +17,7 @@ import { limitApiRequestsPerKey, registerRateLimit } from './plugins/rate-limit.
 import { registerValidation } from './plugins/validation.ts';
 import { accountRoutes, accountSignupRoutes } from './routes/accounts/index.ts';
 import { accountSettingsRoutes } from './routes/accounts/settings.ts';
+import { accountDeletionRoutes } from './routes/accounts/deletion.ts';
 import { dailyUsageRoutes } from './routes/accounts/daily-usage.ts';
 import { apiKeyRoutes } from './routes/api-keys/index.ts';
 import { destinationRoutes } from './routes/destinations/index.ts';
@@ -218,6 +219,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     limitApiRequestsPerKey(authenticated, config.apiRateLimit);
     await authenticated.register(accountRoutes);
     await authenticated.register(accountSettingsRoutes, { publicUrl: config.publicUrl, domains });
+    await authenticated.register(accountDeletionRoutes, { targets, domains, leaseMs: leaseMsFor(config) });
     await authenticated.register(dailyUsageRoutes);
     await authenticated.register(apiKeyRoutes);
     await authenticated.register(memberRoutes);

@@ -74,7 +74,8 @@ describe('POST /mcp', () => {
   });
 
   it('calls every tool it lists against the relay', async () => {
-    await callEveryTool(await connect(key), receiver.url, () => receiver.requests.at(-1)?.body.toString());
+    // A fresh account: the last tool called (delete_account) erases it.
+    await callEveryTool(await connect((await signUp(relay.baseUrl)).key), receiver.url, () => receiver.requests.at(-1)?.body.toString());
   });
 
   it('returns API errors as tool errors with the code, detail and fix', async () => {

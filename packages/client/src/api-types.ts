@@ -114,6 +114,13 @@ export interface AccountDetails {
   plan_history: PlanChange[];
 }
 
+/** `DELETE /v1/account`: the account is gone, with how many of each thing were erased. */
+export interface AccountDeletion {
+  id: string;
+  deleted: true;
+  erased: { endpoints: number; destinations: number; events: number; api_keys: number; members: number };
+}
+
 /** `POST /v1/accounts` body. */
 export interface SignupRequest {
   /** A contact address, stored and shown; never verified or mailed. */

@@ -6,7 +6,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { HookApiError, HookNetworkError, networkFailureOf } from './api-errors.ts';
 import type {
-  AccountDetails, AccountUpdate, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
+  AccountDeletion, AccountDetails, AccountUpdate, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
   EventListQuery, EventSummary, IngestAccepted, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
 } from './api-types.ts';
 import type { CreatedMember, Member, MemberRole } from './api-types.ts';
@@ -67,6 +67,11 @@ export interface HookClient {
     changePlan(plan: Plan): Promise<AccountDetails>;
     /** `PATCH /v1/account` (admins): allowed_ips, custom_domain, retention_days, email; fields left out stay as they are. */
     update(changes: AccountUpdate): Promise<AccountDetails>;
+    /**
+     * `DELETE /v1/account?confirm=<account id>` (admins): erases the account and everything in it for good.
+     * `confirm` must be the account's own id; anything else rejects with `confirmation_required`.
+     */
+    delete(confirm: string): Promise<AccountDeletion>;
   };
   apiKeys: {
     create(body?: { name?: string }): Promise<CreatedApiKey>;
@@ -319,6 +324,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
       get: () => call('GET', '/v1/account'),
       changePlan: (plan) => call('POST', '/v1/account/plan', { json: { plan } }),
       update: (changes) => call('PATCH', '/v1/account', { json: changes }),
+      delete: (confirm) => call('DELETE', '/v1/account', { query: { confirm } }),
     },
     apiKeys: {
       create: (body = {}) => call('POST', '/v1/api-keys', { json: body }),

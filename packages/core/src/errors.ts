@@ -297,6 +297,11 @@ export const LAST_ADMIN = defineError(
   'Member %s is the account\'s only admin; removing it or making it a member would leave nobody able to manage the account',
   'Make another member an admin first, then try again.',
 );
+export const CONFIRMATION_REQUIRED = defineError(
+  'confirmation_required', 400, 'Confirmation required',
+  'Deleting account %s erases it and everything in it for good, so the request must name it: %s',
+  'Send DELETE /v1/account?confirm=<the account id> with an admin\'s key (GET /v1/account shows the id).',
+);
 export const NOTIFICATIONS_NOT_CONFIGURED = defineError(
   'notifications_not_configured', 404, 'Notifications not configured',
   'This account has no notification URL',

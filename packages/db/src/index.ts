@@ -24,3 +24,7 @@ export { pruneExpiredEvents, retentionRanges, RETENTION_BATCH_PAUSE_MS, RETENTIO
 export { CONSOLE_SESSION_IDLE_MS, CONSOLE_SESSION_MAX_MS, deleteConsoleSession, findConsoleSessionKey, insertConsoleSession, touchConsoleSession } from './console-sessions.ts';
 export { readDailyUsage, type DailyUsage } from './daily-usage.ts';
 export { countRateLimitedRequest, pruneRateLimitCounters, type RateLimitCount } from './rate-limit-counters.ts';
+export {
+  closeAccountEndpoints, eraseAccount, ERASURE_BATCH_PAUSE_MS, ERASURE_BATCH_SIZE, removeAccountEventBatch, removeAccountRow,
+  type AccountErasure, type EraseAccountOptions,
+} from './account-erasure.ts';

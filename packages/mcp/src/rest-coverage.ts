@@ -11,6 +11,7 @@ export const REST_ROUTE_COVERAGE: Readonly<Record<string, RouteCoverage>> = {
   'GET /v1/account': { tool: 'get_account' },
   'POST /v1/account/plan': { tool: 'upgrade_plan' },
   'PATCH /v1/account': { tool: 'update_account' },
+  'DELETE /v1/account': { tool: 'delete_account' },
   'PUT /v1/account/notifications': { tool: 'set_notification_url' },
   'GET /v1/account/notifications': { tool: 'get_notifications' },
   'DELETE /v1/account/notifications': { tool: 'clear_notifications' },

@@ -8,6 +8,10 @@ import type { CommandModule } from '../command.ts';
 import accountGet from './account/get.ts';
 import accountPlan from './account/plan.ts';
 import accountUpdate from './account/update.ts';
+import accountDelete from './account/delete.ts';
+import apiKeysCreate from './api-keys/create.ts';
+import apiKeysList from './api-keys/list.ts';
+import apiKeysRevoke from './api-keys/revoke.ts';
 import destinationsAdd from './destinations/add.ts';
 import destinationsDelete from './destinations/delete.ts';
 import destinationsList from './destinations/list.ts';
@@ -48,12 +52,13 @@ import whoami from './whoami.ts';
 
 /** One line per noun for `hook --help`. */
 export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
-  account: 'Show the account, change its plan and its settings',
+  account: 'Show the account, change its plan and its settings, or delete it',
   endpoints: 'Create and manage endpoints (receiving URLs and where their events go)',
   destinations: 'Where an endpoint\'s events go: add, pause, limit and remove destinations (URLs or `hook listen`)',
   events: 'Inspect, replay and export received events, or wait for one (scripts, CI)',
   notifications: 'Where the account\'s own notifications go (usage, plan, disabled endpoints, failed events), and those sent',
   members: 'Manage the team: who has access and with which role',
+  'api-keys': 'Create, list and revoke API keys (one per machine or script)',
   transform: 'Try endpoint transformations (JavaScript that reshapes events) before using them',
 };
 
@@ -65,6 +70,7 @@ export const COMMANDS: readonly CommandModule[] = [
   accountGet,
   accountPlan,
   accountUpdate,
+  accountDelete,
   endpointsCreate,
   endpointsList,
   endpointsGet,
@@ -93,6 +99,9 @@ export const COMMANDS: readonly CommandModule[] = [
   membersAdd,
   membersRole,
   membersRemove,
+  apiKeysList,
+  apiKeysCreate,
+  apiKeysRevoke,
   transformTest,
   send,
   trigger,

@@ -5,7 +5,7 @@ export default defineCommand<[], object>({
   summary: 'Remove the profile (its API key and relay URL) from the config file',
   description:
     'Remove the profile, with its API key and relay URL, from the config file.\n' +
-    'The key itself keeps working on the relay: revoke it with DELETE /v1/api-keys/{id} if it leaked.',
+    'The key itself keeps working on the relay: revoke it with `hook api-keys revoke <id>` if it leaked (`hook api-keys list` shows the ids).',
   examples: [
     ['hook logout', 'forget the default profile'],
     ['hook logout --profile prod', 'forget profile "prod"'],

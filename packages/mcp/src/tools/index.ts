@@ -5,6 +5,7 @@ import addMember from './add-member.ts';
 import bulkReplay from './bulk-replay.ts';
 import clearNotifications from './clear-notifications.ts';
 import createEndpoint from './create-endpoint.ts';
+import deleteAccount from './delete-account.ts';
 import deleteDestination from './delete-destination.ts';
 import deleteEndpoint from './delete-endpoint.ts';
 import getAccount from './get-account.ts';
@@ -33,6 +34,7 @@ export const HOOK_TOOLS: readonly HookTool<any, any>[] = [
   getAccount,
   upgradePlan,
   updateAccount,
+  deleteAccount,
   createEndpoint,
   listEndpoints,
   getEndpoint,
