@@ -58,7 +58,7 @@ async function rowsOf(accountId: string): Promise<Record<string, number>> {
 /** An account with a bit of everything: endpoints and destinations of both kinds, events, attempts, members, keys, a console session, notifications, plan history. */
 async function populatedAccount() {
   const { key, accountId } = await signUp(relay.baseUrl, { plan: 'pro' });
-  const failing = await createEndpoint(relay.baseUrl, key, { name: 'failing', destination: { type: 'url', url: `${receiver.url}/fail` } });
+  const failing = await createEndpoint(relay.baseUrl, key, { name: 'failing', destination: { type: 'url', url: `${receiver.url}/fail` }, dedupe: { json_field: 'n' } });
   const held = await createEndpoint(relay.baseUrl, key, { name: 'held', destination: { type: 'cli' } });
   expect((await api(relay.baseUrl, 'POST', `/v1/endpoints/${held.id}/destinations`, { key, json: { destination: { type: 'url', url: `${receiver.url}/ok` } } })).status).toBe(201);
   const gone = await createEndpoint(relay.baseUrl, key, { name: 'gone' });
@@ -99,7 +99,7 @@ describe('DELETE /v1/account', () => {
     await expect.poll(async () => (await rowsOf(doomed.accountId)).attempt, { timeout: 10_000 }).toBeGreaterThan(0);
     await expect.poll(async () => (await rowsOf(kept.accountId)).attempt, { timeout: 10_000 }).toBeGreaterThan(0);
     const before = await rowsOf(doomed.accountId);
-    for (const table of ['account', 'api_key', 'member', 'endpoint', 'destination', 'event', 'delivery', 'attempt', 'plan_change', 'account_usage', 'console_session']) {
+    for (const table of ['account', 'api_key', 'member', 'endpoint', 'destination', 'event', 'delivery', 'attempt', 'plan_change', 'account_usage', 'console_session', 'event_dedupe', 'rate_limit_counter']) {
       expect(before[table], `${table} before`).toBeGreaterThan(0);
     }
     // The kept account's retries are due much later: its rows stay still while we compare.
@@ -118,6 +118,7 @@ describe('DELETE /v1/account', () => {
     // Rows found by other ids than the account's: none of its events, endpoints or keys is left anywhere.
     expect(await sqlRows(relay, 'select id from endpoint where id in (?, ?)', [doomed.failing.id, doomed.held.id])).toEqual([]);
     expect(await sqlRows(relay, `select event_id from delivery where endpoint_id in (?, ?)`, [doomed.failing.id, doomed.held.id])).toEqual([]);
+    expect(await sqlRows(relay, `select event_id from event_dedupe where endpoint_id in (?, ?)`, [doomed.failing.id, doomed.held.id])).toEqual([]);
     expect(await rowsOf(kept.accountId)).toEqual(keptBefore);
 
     expectProblem(await api(relay.baseUrl, 'GET', '/v1/account', { key: doomed.key }), 401, 'invalid_api_key');
