@@ -8,6 +8,7 @@ import { cellText, statusCell, type Block, type Cell, type Line, type Tone, type
 import { verificationText } from './verification-flags.ts';
 import { responseText } from './response-flags.ts';
 import { handshakeText } from './handshake-flags.ts';
+import { dedupeText } from './dedupe-flags.ts';
 
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
 export function time(iso: string | null): string {
@@ -95,6 +96,7 @@ export function endpointView(endpoint: Endpoint): View {
         ['Verification', verificationText(endpoint.verification)],
         ['Response', responseText(endpoint.response)],
         ['Handshake', handshakeText(endpoint.handshake)],
+        ['Dedupe', dedupeText(endpoint.dedupe)],
         ['Created', time(endpoint.created_at)],
         ['Updated', time(endpoint.updated_at)],
       ],
@@ -211,6 +213,7 @@ export function eventView(event: Event): View {
         ['Attempts', String(event.attempt_count)],
         ['Next attempt', time(event.next_attempt_at)],
         ...(event.verification ? [['Signature', verificationResultCell(event.verification)] as const] : []),
+        ...(event.dedupe_key ? [['Dedupe key', event.dedupe_key] as const] : []),
       ],
     },
     { kind: 'heading', text: 'Headers' },

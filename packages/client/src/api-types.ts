@@ -7,6 +7,7 @@ import type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldEr
 import type { HmacAlgorithm, HmacEncoding, HmacSigned, VerificationMode, VerificationProvider, VerificationReason, VerificationResult } from '@hook/core';
 import type { NotificationBody, NotificationData } from '@hook/core';
 import type { HandshakeProvider } from '@hook/core';
+import type { DedupeSettings } from '@hook/core';
 
 export type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, Plan };
 export type { HmacAlgorithm, HmacEncoding, HmacSigned, VerificationMode, VerificationProvider, VerificationReason, VerificationResult };
@@ -189,9 +190,19 @@ export interface Endpoint {
   response: EndpointResponse | null;
   /** The handshake answered at the ingest URL (docs/sources.md, Handshakes); null when none. */
   handshake: EndpointHandshake | null;
+  /** Where a request's dedupe key is (docs/sources.md, Duplicates); null when every request is stored. */
+  dedupe: EndpointDedupe | null;
   created_at: string;
   updated_at: string;
 }
+
+/**
+ * Where an endpoint finds a request's dedupe key (docs/sources.md, Duplicates): a header
+ * (shown lower-cased) or a field of a JSON body, dotted for a nested one (`id`, `data.id`).
+ * A request whose key the endpoint already stored is answered with the original event's id
+ * and not stored or delivered again.
+ */
+export type EndpointDedupe = DedupeSettings;
 
 /** An endpoint's handshake as the API shows it: never the secret. */
 export interface EndpointHandshake {
@@ -327,6 +338,7 @@ export interface EndpointCreate {
   verification?: EndpointVerificationInput | null;
   response?: EndpointResponseInput | null;
   handshake?: EndpointHandshakeInput | null;
+  dedupe?: EndpointDedupe | null;
 }
 
 /** `PATCH /v1/endpoints/{id}`: any of these fields; the others stay as they are. null removes a transformation or filter. */
@@ -343,6 +355,8 @@ export interface EndpointUpdate {
   response?: EndpointResponseInput | null;
   /** null turns the handshake off. */
   handshake?: EndpointHandshakeInput | null;
+  /** null turns dedupe off (every request is stored again). */
+  dedupe?: EndpointDedupe | null;
 }
 
 export interface SigningSecret {
@@ -367,6 +381,8 @@ export interface EventSummary extends StreamEventSummary {
   verification: VerificationResult | null;
   /** The provider whose handshake this request was: answered at ingest, not delivered (status filtered). */
   handshake: HandshakeProvider | null;
+  /** The dedupe key it was stored under (docs/sources.md, Duplicates); a key over 200 characters is kept as `sha256:<hex>`; null when none. */
+  dedupe_key: string | null;
 }
 
 /** One delivery attempt: the live stream's shape plus the start of the answer. */
@@ -484,10 +500,14 @@ export interface TransformationTestResult {
   error?: { message: string; line: number | null };
 }
 
-/** What an ingest URL answers: the stored event's id. */
+/**
+ * What an ingest URL answers: the stored event's id. `duplicate`: the endpoint drops
+ * duplicates and already stored this request's key; nothing was stored, and `id` is the
+ * event first stored under it.
+ */
 export interface IngestAccepted {
   id: string;
-  status: EventStatus;
+  status: EventStatus | 'duplicate';
 }
 
 /** `GET`/`PUT /v1/account/notifications`: where the account's notifications go (docs/notifications.md). */

@@ -3,7 +3,7 @@
  * field names as on the wire. Objects are loose (extra fields pass) so a relay newer than
  * this package can add fields without breaking a client that checks the output schema.
  */
-import { ATTEMPT_TRIGGERS, ENDPOINT_STATUSES, EVENT_STATUSES, HANDSHAKE_PROVIDERS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, PLANS, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '@hook/core';
+import { ATTEMPT_TRIGGERS, DEDUPE_FIELD_PATTERN, DEDUPE_HEADER_PATTERN, DEDUPE_SOURCE_MAX_CHARS, ENDPOINT_STATUSES, EVENT_STATUSES, HANDSHAKE_PROVIDERS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, PLANS, VERIFICATION_MODES, VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '@hook/core';
 import { z } from 'zod';
 
 export const destinationTargetSchema = z
@@ -51,6 +51,8 @@ export const endpointSchema = z.looseObject({
   }).nullable().optional().describe('Signature verification at the ingest URL (docs/sources.md), or null'),
   handshake: z.looseObject({ provider: z.enum(HANDSHAKE_PROVIDERS), secret_set: z.boolean(), secret_hint: z.string().nullable() })
     .nullable().optional().describe('The handshake answered at the ingest URL (docs/sources.md, Handshakes); null when none'),
+  dedupe: z.union([z.looseObject({ header: z.string() }), z.looseObject({ json_field: z.string() })])
+    .nullable().optional().describe('Where a request\'s dedupe key is, a header (lower-cased) or a JSON field (docs/sources.md, Duplicates); null when every request is stored'),
   response: z.looseObject({ status: z.number(), headers: z.record(z.string(), z.string()), body: z.string() })
     .nullable().optional().describe('What a stored request is answered with (docs/sources.md, Custom responses); null: the default {"id","status"} JSON'),
   created_at: z.string(),
@@ -82,6 +84,19 @@ export const handshakeInputSchema = z
   })
   .nullable()
   .describe('Answer a provider\'s handshake at the ingest URL, stored but not delivered (docs/sources.md, Handshakes); null turns it off');
+
+/** Where an endpoint's dedupe key is, as a tool takes it: one of a header or a JSON field; null turns dedupe off. */
+export const dedupeInputSchema = z
+  .union([
+    z.strictObject({
+      header: z.string().min(1).max(DEDUPE_SOURCE_MAX_CHARS).regex(new RegExp(DEDUPE_HEADER_PATTERN)).describe('The header holding the key: X-GitHub-Delivery (GitHub), webhook-id (Standard Webhooks), X-Shopify-Event-Id, Idempotency-Key'),
+    }),
+    z.strictObject({
+      json_field: z.string().min(1).max(DEDUPE_SOURCE_MAX_CHARS).regex(new RegExp(DEDUPE_FIELD_PATTERN)).describe('The JSON body\'s field holding the key, dotted for a nested one: id (Stripe), event_id (Slack), data.id; a string or a number'),
+    }),
+  ])
+  .nullable()
+  .describe('Drop duplicates at ingest (docs/sources.md, Duplicates): a request whose key the endpoint already stored is answered {"id": <original event id>, "status": "duplicate"} and not stored, delivered or counted again. null turns it off');
 
 /** An endpoint's custom response as a tool takes it: an object sets it (the whole of it), null restores the default. */
 export const responseInputSchema = z
@@ -174,6 +189,7 @@ export const eventSummarySchema = z.looseObject({
   verification: z.object({ provider: z.enum(VERIFICATION_PROVIDERS), verified: z.boolean(), reason: z.enum(VERIFICATION_REASONS).nullable() })
     .nullable().optional().describe("What the endpoint's signature verification found; null when it verifies nothing"),
   handshake: z.enum(HANDSHAKE_PROVIDERS).nullable().optional().describe('The provider whose handshake this request was: answered at ingest, not delivered; null otherwise'),
+  dedupe_key: z.string().nullable().optional().describe('The dedupe key it was stored under (docs/sources.md, Duplicates); a key over 200 characters is kept as sha256:<hex>; null when none'),
 });
 
 export const attemptSchema = z.looseObject({

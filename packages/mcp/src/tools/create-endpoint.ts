@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema, responseInputSchema, handshakeInputSchema } from '../schemas.ts';
+import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema, responseInputSchema, handshakeInputSchema, dedupeInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -16,6 +16,7 @@ export default defineTool({
     verification: verificationInputSchema.optional(),
     response: responseInputSchema.optional(),
     handshake: handshakeInputSchema.optional(),
+    dedupe: dedupeInputSchema.optional(),
   },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -28,6 +29,7 @@ export default defineTool({
       ...(input.verification !== undefined ? { verification: input.verification } : {}),
       ...(input.response !== undefined ? { response: input.response } : {}),
       ...(input.handshake !== undefined ? { handshake: input.handshake } : {}),
+      ...(input.dedupe !== undefined ? { dedupe: input.dedupe } : {}),
     });
     return { result: { endpoint }, summary: `Created endpoint ${endpoint.id} (${endpoint.name}); send events to ${endpoint.url}` };
   },

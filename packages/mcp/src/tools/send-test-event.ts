@@ -14,8 +14,9 @@ export default defineTool({
     event_type: z.string().min(1).optional().describe('Sent as x-event-type, e.g. "invoice.paid"'),
   },
   output: {
-    event_id: z.string().describe('evt_… of the stored event'),
-    status: z.enum(EVENT_STATUSES),
+    event_id: z.string().describe('evt_… of the stored event; for a duplicate, of the event first stored under its key'),
+    status: z.union([z.enum(EVENT_STATUSES), z.literal('duplicate')])
+      .describe('duplicate: the endpoint drops duplicates and already stored this key (docs/sources.md, Duplicates); nothing was stored'),
     endpoint_id: z.string(),
     url: z.string().describe('The ingest URL it was sent to'),
   },
@@ -27,7 +28,9 @@ export default defineTool({
     const accepted = await client.ingest.send(endpoint.url, { method: 'POST', headers, body: JSON.stringify(input.payload ?? { test: true }) });
     return {
       result: { event_id: accepted.id, status: accepted.status, endpoint_id: endpoint.id, url: endpoint.url },
-      summary: `Sent event ${accepted.id} to ${endpoint.name} (${accepted.status})`,
+      summary: accepted.status === 'duplicate'
+        ? `Sent to ${endpoint.name}: a duplicate of event ${accepted.id}, not stored again`
+        : `Sent event ${accepted.id} to ${endpoint.name} (${accepted.status})`,
     };
   },
 });

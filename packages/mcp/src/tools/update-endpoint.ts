@@ -1,13 +1,13 @@
 import { ENDPOINT_STATUSES } from '@hook/core';
 import { z } from 'zod';
-import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema, responseInputSchema, handshakeInputSchema } from '../schemas.ts';
+import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema, responseInputSchema, handshakeInputSchema, dedupeInputSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
   name: 'update_endpoint',
   title: 'Update endpoint',
   description:
-    'Change an endpoint (PATCH /v1/endpoints/{id}): its name, destination, status, transformation, filter, signature verification, custom response or handshake (docs/sources.md). Fields left out stay as they are. ' +
+    'Change an endpoint (PATCH /v1/endpoints/{id}): its name, destination, status, transformation, filter, signature verification, custom response, handshake or dedupe (docs/sources.md). Fields left out stay as they are. ' +
     'Status `paused` accepts events but holds delivery; `disabled` refuses events; `active` resumes.',
   input: {
     endpoint_id: z.string().describe('ep_…'),
@@ -19,6 +19,7 @@ export default defineTool({
     verification: verificationInputSchema.optional(),
     response: responseInputSchema.optional(),
     handshake: handshakeInputSchema.optional(),
+    dedupe: dedupeInputSchema.optional(),
   },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },

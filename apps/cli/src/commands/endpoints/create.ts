@@ -8,8 +8,9 @@ import { endpointView } from '../../views.ts';
 import { addVerificationOptions, verificationFromFlags, type VerificationFlags } from '../../verification-flags.ts';
 import { addResponseOptions, responseFromFlags, type ResponseFlags } from '../../response-flags.ts';
 import { addHandshakeOptions, handshakeFromFlags, type HandshakeFlags } from '../../handshake-flags.ts';
+import { addDedupeOptions, dedupeFromFlags, type DedupeFlags } from '../../dedupe-flags.ts';
 
-export default defineCommand<[string], { destination?: string; transformationFile?: string; filterFile?: string; filter?: string } & VerificationFlags & ResponseFlags & HandshakeFlags>({
+export default defineCommand<[string], { destination?: string; transformationFile?: string; filterFile?: string; filter?: string } & VerificationFlags & ResponseFlags & HandshakeFlags & DedupeFlags>({
   path: ['endpoints', 'create'],
   summary: 'Create an endpoint and print its receiving URL',
   description:
@@ -21,6 +22,7 @@ export default defineCommand<[string], { destination?: string; transformationFil
     ['hook endpoints create orders --destination https://example.com/webhooks', 'events are delivered to your server'],
     ['hook endpoints create ci --json | jq -r .url', 'just the receiving URL'],
     ['hook endpoints create github --verify github --verify-secret-file github-secret.txt', 'refuse requests GitHub did not sign'],
+    ['hook endpoints create github --dedupe-header X-GitHub-Delivery', 'store a redelivered GitHub event once'],
     ['hook endpoints create orders --destination https://example.com/hooks --transformation-file t.js --filter \'{"body":{"type":{"$startsWith":"order."}}}\'', 'reshape and select events from the start'],
   ],
   configure(command) {
@@ -33,6 +35,7 @@ export default defineCommand<[string], { destination?: string; transformationFil
     addVerificationOptions(command, false);
     addResponseOptions(command, false);
     addHandshakeOptions(command, false);
+    addDedupeOptions(command, false);
   },
   async run(context, [name], options) {
     const client = await context.client();
@@ -45,6 +48,8 @@ export default defineCommand<[string], { destination?: string; transformationFil
     if (response) settings.response = response;
     const handshake = await handshakeFromFlags(options);
     if (handshake) settings.handshake = handshake;
+    const dedupe = dedupeFromFlags(options);
+    if (dedupe) settings.dedupe = dedupe;
     const endpoint = await client.endpoints.create(settings);
     const isDefault = adoptAsDefault(context, endpoint);
     await context.out.result({ ...endpoint, default: isDefault }, endpointView(endpoint));

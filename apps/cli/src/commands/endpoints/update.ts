@@ -9,8 +9,9 @@ import { endpointView } from '../../views.ts';
 import { addVerificationOptions, verificationFromFlags, type VerificationFlags } from '../../verification-flags.ts';
 import { addResponseOptions, responseFromFlags, type ResponseFlags } from '../../response-flags.ts';
 import { addHandshakeOptions, handshakeFromFlags, type HandshakeFlags } from '../../handshake-flags.ts';
+import { addDedupeOptions, dedupeFromFlags, type DedupeFlags } from '../../dedupe-flags.ts';
 
-interface UpdateOptions extends VerificationFlags, ResponseFlags, HandshakeFlags {
+interface UpdateOptions extends VerificationFlags, ResponseFlags, HandshakeFlags, DedupeFlags {
   name?: string;
   destination?: string;
   cli?: boolean;
@@ -28,14 +29,15 @@ const STATUS_FLAGS = ['pause', 'resume', 'disable'] as const;
 
 export default defineCommand<[string], UpdateOptions>({
   path: ['endpoints', 'update'],
-  summary: 'Rename an endpoint, change its destination, transformation, filter, signature verification, custom response or handshake, or pause, resume or disable it',
+  summary: 'Rename an endpoint, change its destination, transformation, filter, signature verification, custom response, handshake or dedupe, or pause, resume or disable it',
   description:
     'Change an endpoint (PATCH /v1/endpoints/{id}); what is not given stays as it is.\n' +
     'Paused: events are received and held. Disabled: the URL refuses events (410). Resume makes it active again and delivers what was held, oldest first.\n' +
     'A transformation (JavaScript, docs/transformations.md) reshapes each event before delivery; a filter (JSON, docs/filters.md) decides which are delivered.\n' +
     'Verification (docs/sources.md) checks each request\'s signature at the ingest URL with the sender\'s secret: --verify github|stripe|shopify|slack|standard-webhooks|hmac.\n' +
     'A custom response (docs/sources.md) answers each stored request with your status, headers and body; the --response-… flags given make the whole response.\n' +
-    'A handshake (docs/sources.md) is answered at the ingest URL at once and stored, not delivered: --handshake slack|meta|graph|dropbox|zoom|twitter.',
+    'A handshake (docs/sources.md) is answered at the ingest URL at once and stored, not delivered: --handshake slack|meta|graph|dropbox|zoom|twitter.\n' +
+    'Dedupe (docs/sources.md) answers a request whose key (a header, or a JSON field) was already stored with the original event\'s id, and stores and delivers it no second time.',
   examples: [
     ['hook endpoints update orders --destination https://example.com/webhooks', 'deliver to a URL (waiting events go there now)'],
     ['hook endpoints update orders --cli', 'hold events for `hook listen` instead'],
@@ -51,6 +53,9 @@ export default defineCommand<[string], UpdateOptions>({
     ['hook endpoints update orders --response-status 202 --response-header \'Content-Type: application/json\' --response-body-file answer.json', 'answer senders your way'],
     ['hook endpoints update whatsapp --handshake meta --handshake-secret-file verify-token.txt', 'answer Meta\'s subscribe check'],
     ['hook endpoints update orders --clear-response', 'answer with {"id","status"} again'],
+    ['hook endpoints update github --dedupe-header X-GitHub-Delivery', 'store each GitHub delivery once'],
+    ['hook endpoints update stripe --dedupe-field id', 'store each Stripe event (evt_…) once'],
+    ['hook endpoints update github --no-dedupe', 'store every request again'],
   ],
   configure(command) {
     command
@@ -69,6 +74,7 @@ export default defineCommand<[string], UpdateOptions>({
     addVerificationOptions(command, true);
     addResponseOptions(command, true);
     addHandshakeOptions(command, true);
+    addDedupeOptions(command, true);
   },
   async run(context, [ref], options) {
     const changes: EndpointUpdate = {};
@@ -85,10 +91,12 @@ export default defineCommand<[string], UpdateOptions>({
     if (response !== undefined) changes.response = response;
     const handshake = await handshakeFromFlags(options);
     if (handshake !== undefined) changes.handshake = handshake;
+    const dedupe = dedupeFromFlags(options);
+    if (dedupe !== undefined) changes.dedupe = dedupe;
     if (Object.keys(changes).length === 0) {
       throw new UsageError(
         'Nothing to change',
-        `Pass --name, --destination <url>, --cli, --transformation-file, --clear-transformation, --filter, --filter-file, --clear-filter, --verify <provider> --verify-secret-file <path>, --no-verify, --response-status, --response-header, --response-body-file, --clear-response, --handshake <provider>, --no-handshake, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`,
+        `Pass --name, --destination <url>, --cli, --transformation-file, --clear-transformation, --filter, --filter-file, --clear-filter, --verify <provider> --verify-secret-file <path>, --no-verify, --response-status, --response-header, --response-body-file, --clear-response, --handshake <provider>, --no-handshake, --dedupe-header <name>, --dedupe-field <path>, --no-dedupe, or one of ${STATUS_FLAGS.map((flag) => `--${flag}`).join(', ')}.`,
       );
     }
     const client = await context.client();
