@@ -171,6 +171,7 @@ describe.each(nodes)('installed with npm install -g, on $label', ({ dir, major }
       expect(await lines.waitFor((line) => line.type === 'delivery')).toMatchObject({ event_id: id, status: 200 });
     } finally {
       listen.kill('SIGINT');
+      setTimeout(() => listen.kill('SIGKILL'), 10_000).unref(); // a no-op once it has exited
       await server.close();
     }
     const [code] = await exited;
