@@ -75,7 +75,7 @@ describe('endpoints, send and events', () => {
     endpoint = created;
     expect(endpoint).toMatchObject({ id: expect.stringMatching(/^ep_/), name: 'orders', status: 'active', destination: { type: 'cli' } });
     expect(endpoint.url).toMatch(new RegExp(`^${relay.baseUrl}/v1/ingest/`));
-    expect(Object.keys(endpoint).sort()).toEqual(['created_at', 'destination', 'destinations', 'filter', 'handshake', 'id', 'name', 'response', 'status', 'transformation', 'updated_at', 'url', 'verification']);
+    expect(Object.keys(endpoint).sort()).toEqual(['created_at', 'dedupe', 'destination', 'destinations', 'filter', 'handshake', 'id', 'name', 'response', 'status', 'transformation', 'updated_at', 'url', 'verification']);
     expect(endpoint.destinations).toEqual([expect.objectContaining({ id: expect.stringMatching(/^dst_/), endpoint_id: endpoint.id, destination: { type: 'cli' }, status: 'active' })]);
   });
 

@@ -4,15 +4,14 @@
  * start again once ended, and pruning that removes only ended windows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { countRateLimitedRequest, createOrm, pruneRateLimitCounters, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 
 let database: TestDatabase;
 const orms: Orm[] = [];
-const em = (index = 0) => orms[index]!.em.fork() as EntityManager;
-const sql = (text: string, params: unknown[] = []) => em().getConnection().execute(text, params);
+const orm = (index = 0) => orms[index]!;
+const sql = (text: string, params: unknown[] = []) => orm().em.fork().getConnection().execute<any[]>(text, params);
 
 beforeAll(async () => {
   database = await freshDatabase();
@@ -25,7 +24,7 @@ afterAll(async () => {
 
 describe('countRateLimitedRequest', () => {
   it('counts every request once when four pools count one key at the same time', async () => {
-    const counts = await Promise.all(Array.from({ length: 200 }, (_, i) => countRateLimitedRequest(em(i % orms.length), 'concurrent', 60_000)));
+    const counts = await Promise.all(Array.from({ length: 200 }, (_, i) => countRateLimitedRequest(orm(i % orms.length), 'concurrent', 60_000)));
     // Each request saw a different count: none was lost or counted twice.
     expect(counts.map((result) => result.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
     for (const { ttlMs } of counts) {
@@ -35,16 +34,16 @@ describe('countRateLimitedRequest', () => {
   });
 
   it('keeps the window of the first request, and starts a new one once it has ended', async () => {
-    const first = await countRateLimitedRequest(em(), 'window', 60_000);
-    const second = await countRateLimitedRequest(em(1), 'window', 60_000);
+    const first = await countRateLimitedRequest(orm(), 'window', 60_000);
+    const second = await countRateLimitedRequest(orm(1), 'window', 60_000);
     expect([first.count, second.count]).toEqual([1, 2]);
     expect(second.ttlMs).toBeLessThanOrEqual(first.ttlMs);
     await sql("update rate_limit_counter set expires_at = now() - interval '1 second' where key = 'window'");
-    const after = await countRateLimitedRequest(em(2), 'window', 60_000);
+    const after = await countRateLimitedRequest(orm(2), 'window', 60_000);
     expect(after.count).toBe(1);
     expect(after.ttlMs).toBeGreaterThan(59_000);
     // Another key has its own count.
-    expect((await countRateLimitedRequest(em(), 'other', 60_000)).count).toBe(1);
+    expect((await countRateLimitedRequest(orm(), 'other', 60_000)).count).toBe(1);
   });
 
   it('keeps its counts in an unlogged table (no WAL per request)', async () => {
@@ -54,12 +53,12 @@ describe('countRateLimitedRequest', () => {
 
 describe('pruneRateLimitCounters', () => {
   it('removes the rows whose window has ended and keeps the others', async () => {
-    await countRateLimitedRequest(em(), 'prune-live', 60_000);
-    await countRateLimitedRequest(em(), 'prune-ended', 60_000);
+    await countRateLimitedRequest(orm(), 'prune-live', 60_000);
+    await countRateLimitedRequest(orm(), 'prune-ended', 60_000);
     await sql("update rate_limit_counter set expires_at = now() - interval '1 second' where key = 'prune-ended'");
-    expect(await pruneRateLimitCounters(em())).toBeGreaterThanOrEqual(1);
-    const keys = (await sql("select key from rate_limit_counter where key like 'prune-%'")).map((row: { key: string }) => row.key);
+    expect(await pruneRateLimitCounters(orm())).toBeGreaterThanOrEqual(1);
+    const keys = (await sql("select key from rate_limit_counter where key like 'prune-%'")).map((row) => row.key);
     expect(keys).toEqual(['prune-live']);
-    expect(await pruneRateLimitCounters(em())).toBe(0);
+    expect(await pruneRateLimitCounters(orm())).toBe(0);
   });
 });

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { HookError, PLAN_LIMITS, RATE_LIMITED } from '@hook/core';
-import { countRateLimitedRequest, pruneRateLimitCounters } from '@hook/db';
+import { countRateLimitedRequest, pruneRateLimitCounters, type Orm } from '@hook/db';
 import type { ApiRateLimit } from '../config.ts';
 
 /** The window of the per-key API limit: counts start again a minute after a key's first request. */
@@ -30,17 +29,19 @@ interface ChildOptions {
  * for the plugin rather than a limiter of our own: the plugin keeps deciding everything
  * else (per-route options, the RateLimit-* and Retry-After headers, the refusal), exactly
  * as before; only where the counts live changed. The cost is one statement (an upsert on
- * one row, a HOT update) per limited request; `npm run bench:api` measures it.
+ * one row, a HOT update, no WAL) and its round trip per limited request: about 0.2 ms of
+ * this process's CPU; `npm run bench:api` measures what it takes from an API request
+ * (docs/deployment.md#rate-limits-across-processes).
  *
  * If the statement fails (the database is unreachable or overloaded) the request goes
  * through uncounted (`skipOnError`), and a warning is logged: a limit is a guard against
  * overuse, and a relay that cannot count should not refuse requests it could otherwise
- * answer (those that need the database fail on their own, with 503). docs/deployment.md.
+ * answer (those that need the database fail on their own, with 503).
  *
  * Each route's child store keeps its counts apart by prefixing keys with the route
  * (`POST /v1/accounts 203.0.113.7`); the per-key limit's keys carry their own prefix.
  */
-function sharedCounterStore(em: EntityManager, onFailure: (error: unknown) => void): FastifyRateLimitStoreCtor {
+function sharedCounterStore(orm: Orm, onFailure: (error: unknown) => void): FastifyRateLimitStoreCtor {
   return class SharedCounterStore implements FastifyRateLimitStore {
     readonly #namespace: string;
 
@@ -49,7 +50,7 @@ function sharedCounterStore(em: EntityManager, onFailure: (error: unknown) => vo
     }
 
     incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number): void {
-      countRateLimitedRequest(em, this.#namespace ? `${this.#namespace} ${key}` : key, timeWindow).then(
+      countRateLimitedRequest(orm, this.#namespace ? `${this.#namespace} ${key}` : key, timeWindow).then(
         ({ count, ttlMs }) => callback(null, { current: count, ttl: ttlMs }),
         (error: unknown) => {
           onFailure(error);
@@ -78,7 +79,6 @@ function sharedCounterStore(em: EntityManager, onFailure: (error: unknown) => vo
  * process (one idempotent statement, so any number of processes may run it).
  */
 export async function registerRateLimit(app: FastifyInstance): Promise<void> {
-  const em = app.orm.em.fork() as EntityManager;
   let lastFailureLoggedAt = Number.NEGATIVE_INFINITY;
   const onFailure = (error: unknown): void => {
     if (Date.now() - lastFailureLoggedAt < COUNTER_FAILURE_LOG_INTERVAL_MS) return;
@@ -88,7 +88,7 @@ export async function registerRateLimit(app: FastifyInstance): Promise<void> {
   await app.register(rateLimit, {
     global: false,
     enableDraftSpec: true,
-    store: sharedCounterStore(em, onFailure),
+    store: sharedCounterStore(app.orm, onFailure),
     skipOnError: true,
     errorResponseBuilder: (_request, context) => new HookError(RATE_LIMITED, [context.max, 'per client address per hour', Math.ceil(context.ttl / 1000)]),
   });
@@ -97,7 +97,7 @@ export async function registerRateLimit(app: FastifyInstance): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
     timer = setInterval(() => {
-      pruning = pruning.then(() => pruneRateLimitCounters(em)).then(() => undefined, (error: unknown) => app.log.warn({ err: error }, 'could not remove expired rate-limit counters'));
+      pruning = pruning.then(() => pruneRateLimitCounters(app.orm)).then(() => undefined, (error: unknown) => app.log.warn({ err: error }, 'could not remove expired rate-limit counters'));
     }, RATE_LIMIT_PRUNE_INTERVAL_MS);
     timer.unref();
   });
