@@ -148,3 +148,31 @@ describe('handshakes over MCP', () => {
     expect(off.handshake).toBeNull();
   });
 });
+
+describe('duplicates over MCP', () => {
+  it('create_endpoint sets dedupe; send_test_event twice gives one event, the second answered duplicate with its id; update_endpoint changes and clears it', async () => {
+    const client = await connect((await signUp(relay.baseUrl)).key);
+    const { endpoint } = await callTool(client, 'create_endpoint', { name: 'stripe', dedupe: { json_field: 'id' } });
+    expect(endpoint.dedupe).toEqual({ json_field: 'id' });
+    const payload = { id: 'evt_1NG8Du2eZvKYlo2CUI79vXWy', type: 'customer.created' };
+    const first = await callTool(client, 'send_test_event', { endpoint_id: endpoint.id, payload });
+    expect(first.status).toBe('pending');
+    const again = await callTool(client, 'send_test_event', { endpoint_id: endpoint.id, payload });
+    expect(again).toMatchObject({ event_id: first.event_id, status: 'duplicate' });
+    const listed = await callTool(client, 'list_events', { endpoint_id: endpoint.id });
+    expect(listed.events).toEqual([expect.objectContaining({ id: first.event_id, dedupe_key: payload.id })]);
+
+    const { endpoint: byHeader } = await callTool(client, 'update_endpoint', { endpoint_id: endpoint.id, dedupe: { header: 'X-GitHub-Delivery' } });
+    expect(byHeader.dedupe).toEqual({ header: 'x-github-delivery' });
+    const { endpoint: off } = await callTool(client, 'update_endpoint', { endpoint_id: endpoint.id, dedupe: null });
+    expect(off.dedupe).toBeNull();
+    expect((await callTool(client, 'send_test_event', { endpoint_id: endpoint.id, payload })).status).toBe('pending');
+
+    // One place only, and a header name must be one.
+    for (const dedupe of [{ header: 'x-delivery', json_field: 'id' }, { header: 'bad header' }]) {
+      const refused = await client.callTool({ name: 'update_endpoint', arguments: { endpoint_id: endpoint.id, dedupe } });
+      expect(refused.isError, JSON.stringify(dedupe)).toBe(true);
+      expect(JSON.stringify(refused.content), JSON.stringify(dedupe)).toContain('dedupe');
+    }
+  });
+});
