@@ -1,8 +1,11 @@
 /**
- * `npm run bench:ingest`: durable ingest throughput and latency of the relay, against a
- * no-op Fastify server as the baseline, and a check that no acknowledged event is lost.
+ * `npm run bench:ingest`: durable ingest throughput, latency and CPU per request of the
+ * relay, against two no-op servers as baselines (node:http alone, and Fastify), and a
+ * check that no acknowledged event is lost. CPU per request (the server process's user +
+ * system time over the measured run, from /proc, divided by the requests answered) is
+ * reported for every target, and PostgreSQL's for the relay's.
  *
- * Both servers run as child processes so autocannon (here) never shares their event
+ * Every server runs as a child process so autocannon (here) never shares their event
  * loop. Each gets a warm-up (not counted) and then a measured run at
  * 50 connections with 1 KiB JSON bodies; then the same relay on an endpoint that verifies a
  * GitHub signature on each request (docs/sources.md), and on one that drops duplicates by a header key (each request a
@@ -22,6 +25,7 @@
  *   BENCH_DURATION_S   measured seconds per target (default 10)
  *   BENCH_WARMUP_S     warm-up seconds per target, not counted (default 2)
  *   BENCH_JSON=1       also print a one-line JSON summary as the last stdout line
+ *   BENCH_CPU_PROF=dir the relay writes a V8 CPU profile into dir (node --cpu-prof); see profile-summary.ts
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
 import { createHmac } from 'node:crypto';
@@ -45,6 +49,7 @@ import {
   round,
   runBench,
   runLoad,
+  sampleCpu,
   seconds,
   startRelay,
   startServer,
@@ -58,6 +63,12 @@ const CONNECTIONS = 50;
 const BODY_SIZE_BYTES = 1024;
 /** The relay must reach this share of the no-op server's throughput. */
 const TARGET_RATIO = 0.5;
+/** The relay must reach this share of the raw node:http no-op server's throughput (issue 20). */
+const RAW_TARGET_RATIO = 0.4;
+/** Relay CPU per durable ingest request, µs, at the most (issue 20). */
+const RELAY_CPU_TARGET_US = 70;
+/** The relay's p99 latency at CONNECTIONS connections, ms, at the most. */
+const P99_TARGET_MS = 50;
 /** The relay verifying a GitHub signature on each request (one HMAC) must reach this share of the same run's plain relay target. */
 const VERIFIED_TARGET_RATIO = 0.9;
 /** The relay dropping duplicates by a header key (each request a new key, so each one claims it) must reach this share of the plain relay target. */
@@ -96,16 +107,39 @@ async function unverifiedEvents(databaseUrl: string, endpointId: string): Promis
 // ---------------------------------------------------------------------------------
 // Load
 
-/** Warm-up then measured run; returns both (the relay's check needs the warm-up too). */
-async function measure(name: string, url: string, durationS: number, warmupS: number, body: Buffer, headers?: Record<string, string>, perRequestHeaders?: () => Record<string, string>): Promise<{ warmup: LoadRun | undefined; measured: LoadRun }> {
+interface Measured {
+  warmup: LoadRun | undefined;
+  measured: LoadRun;
+  /** CPU time (user + system) the server process spent per request answered in the measured run, µs; NaN without /proc. */
+  cpuUsPerRequest: number;
+  /** The same for PostgreSQL (every `postgres` process), µs. */
+  postgresUsPerRequest: number;
+}
+
+/**
+ * Warm-up then measured run against the server process `pid`; returns both (the relay's
+ * check needs the warm-up too) and the CPU each request cost the server and PostgreSQL in
+ * the measured run: unlike a rate, CPU time per request hardly moves when other work
+ * slows the machine down.
+ */
+async function measure(name: string, url: string, pid: number, durationS: number, warmupS: number, body: Buffer, headers?: Record<string, string>, perRequestHeaders?: () => Record<string, string>): Promise<Measured> {
   let warmup: LoadRun | undefined;
   if (warmupS > 0) {
     log(`${name}: warm-up ${warmupS} s`);
     warmup = await runLoad({ url, connections: CONNECTIONS, durationS: warmupS, body, headers, perRequestHeaders });
   }
   log(`${name}: measuring ${durationS} s`);
+  const before = sampleCpu([pid]);
   const measured = await runLoad({ url, connections: CONNECTIONS, durationS, body, headers, perRequestHeaders });
-  return { warmup, measured };
+  const after = sampleCpu([pid]);
+  const answered = measured.result.requests.total;
+  const per = (ms: number) => (before && after && answered > 0 ? (ms * 1000) / answered : Number.NaN);
+  return {
+    warmup,
+    measured,
+    cpuUsPerRequest: per(after && before ? after.byPid.get(pid)! - before.byPid.get(pid)! : Number.NaN),
+    postgresUsPerRequest: per(after && before ? after.postgresMs - before.postgresMs : Number.NaN),
+  };
 }
 
 // ---------------------------------------------------------------------------------
@@ -114,6 +148,11 @@ async function measure(name: string, url: string, durationS: number, warmupS: nu
 /** An account and an endpoint on the relay; returns the endpoint's id and ingest URL. */
 async function createIngestEndpoint(baseUrl: string, settings: Record<string, unknown> = {}): Promise<{ id: string; url: string }> {
   return createEndpoint(baseUrl, await createAccount(baseUrl), { name: 'bench', ...settings });
+}
+
+/** A CPU figure for the table: µs, `-` without /proc. */
+function cpuCell(us: number): string {
+  return (Number.isFinite(us) ? us.toFixed(1) : '-').padStart(10);
 }
 
 async function main(): Promise<number> {
@@ -128,25 +167,31 @@ async function main(): Promise<number> {
   // its start-up work (initdb, CREATE DATABASE, checkpoints) would disturb.
   const databaseOnServer = serverUrl ? await createBenchDatabase(serverUrl) : undefined;
 
+  log('starting the no-op node:http server');
+  const rawNoop = await startServer('noop-http', NOOP_SERVER_ENTRY, { ...process.env, NOOP_KIND: 'http' }, /^(http:\/\/\S+)$/, NOOP_START_TIMEOUT_MS);
+  const rawRuns = await measure('node:http baseline', `${rawNoop.url}/ingest`, rawNoop.pid, durationS, warmupS, body);
+  await rawNoop.stop();
   log('starting the no-op Fastify server');
   const noop = await startServer('noop', NOOP_SERVER_ENTRY, { ...process.env }, /^(http:\/\/\S+)$/, NOOP_START_TIMEOUT_MS);
-  const baselineRuns = await measure('baseline', `${noop.url}/ingest`, durationS, warmupS, body);
+  const baselineRuns = await measure('baseline', `${noop.url}/ingest`, noop.pid, durationS, warmupS, body);
   await noop.stop();
 
   const database = databaseOnServer ?? (await createBenchDatabase(undefined));
-  const relay = await startRelay(database.url);
+  // BENCH_CPU_PROF=<dir>: the relay writes a V8 CPU profile there when it stops (summarise it with test/bench/profile-summary.ts).
+  const profileDir = process.env.BENCH_CPU_PROF?.trim();
+  const relay = await startRelay(database.url, {}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
   const endpoint = await createIngestEndpoint(relay.url);
-  const relayRuns = await measure('relay', endpoint.url, durationS, warmupS, body);
+  const relayRuns = await measure('relay', endpoint.url, relay.pid, durationS, warmupS, body);
   // The same relay and body, on an endpoint that checks a GitHub signature (reject mode) on
   // each request: the cost of verification is the gap between the two targets.
   const verifiedEndpoint = await createIngestEndpoint(relay.url, { verification: { provider: 'github', secret: GITHUB_SECRET, mode: 'reject' } });
   const signature = `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`;
-  const verifiedRuns = await measure('relay with verification', verifiedEndpoint.url, durationS, warmupS, body, { 'x-hub-signature-256': signature });
+  const verifiedRuns = await measure('relay with verification', verifiedEndpoint.url, relay.pid, durationS, warmupS, body, { 'x-hub-signature-256': signature });
   // The same again on an endpoint that drops duplicates by X-GitHub-Delivery, each request a new
   // delivery id: every event claims its key in the statement that stores it (docs/sources.md, Duplicates).
   const dedupeEndpoint = await createIngestEndpoint(relay.url, { dedupe: { header: 'x-github-delivery' } });
   let delivery = 0;
-  const dedupeRuns = await measure('relay with dedupe', dedupeEndpoint.url, durationS, warmupS, body, undefined, () => ({ 'x-github-delivery': `delivery-${++delivery}` }));
+  const dedupeRuns = await measure('relay with dedupe', dedupeEndpoint.url, relay.pid, durationS, warmupS, body, undefined, () => ({ 'x-github-delivery': `delivery-${++delivery}` }));
 
   // A graceful stop commits every accepted event, including those whose answer
   // autocannon stopped waiting for when its run ended.
@@ -178,16 +223,21 @@ async function main(): Promise<number> {
   const duplicateAcknowledgements = acknowledged - acknowledgedIds.size - unreadableAcknowledgements;
   const storedUnacknowledged = stored.ids.size - (acknowledgedIds.size - lostIds.length);
 
+  const raw = figures(rawRuns.measured.result);
   const baseline = figures(baselineRuns.measured.result);
   const relayFigures = figures(relayRuns.measured.result);
   const ratio = baseline.requestsPerSecond > 0 ? relayFigures.requestsPerSecond / baseline.requestsPerSecond : 0;
+  const rawRatio = raw.requestsPerSecond > 0 ? relayFigures.requestsPerSecond / raw.requestsPerSecond : 0;
+  const rawPass = rawRatio >= RAW_TARGET_RATIO;
+  const cpuPass = relayRuns.cpuUsPerRequest <= RELAY_CPU_TARGET_US;
+  const p99Pass = relayFigures.latencyP99Ms <= P99_TARGET_MS;
   const verifiedFigures = figures(verifiedRuns.measured.result);
   const verifiedRatio = relayFigures.requestsPerSecond > 0 ? verifiedFigures.requestsPerSecond / relayFigures.requestsPerSecond : 0;
   const verifiedPass = verifiedRatio >= VERIFIED_TARGET_RATIO;
   const dedupeFigures = figures(dedupeRuns.measured.result);
   const dedupeRatio = relayFigures.requestsPerSecond > 0 ? dedupeFigures.requestsPerSecond / relayFigures.requestsPerSecond : 0;
   const dedupePass = dedupeRatio >= DEDUPE_TARGET_RATIO;
-  const baselineFailures = [baselineRuns.warmup, baselineRuns.measured].reduce((sum, run) => sum + (run ? run.result.non2xx + run.result.errors : 0), 0);
+  const baselineFailures = [baselineRuns.warmup, baselineRuns.measured, rawRuns.warmup, rawRuns.measured].reduce((sum, run) => sum + (run ? run.result.non2xx + run.result.errors : 0), 0);
 
   const problems: string[] = [];
   if (lostIds.length > 0) problems.push(`${lostIds.length} acknowledged event(s) missing from PostgreSQL, e.g. ${lostIds.slice(0, 3).join(', ')}`);
@@ -213,13 +263,16 @@ async function main(): Promise<number> {
     machineLine(loadBefore),
     `Relay database: ${database.description}`,
     '',
-    figuresHeader('target', widths),
-    figuresRow('baseline', baseline, widths),
-    figuresRow('relay', relayFigures, widths),
-    figuresRow('verified', verifiedFigures, widths),
-    figuresRow('dedupe', dedupeFigures, widths),
+    `${figuresHeader('target', widths)}   CPU µs/req   PostgreSQL µs/req`,
+    `${figuresRow('node:http', raw, widths)}   ${cpuCell(rawRuns.cpuUsPerRequest)}`,
+    `${figuresRow('fastify', baseline, widths)}   ${cpuCell(baselineRuns.cpuUsPerRequest)}`,
+    `${figuresRow('relay', relayFigures, widths)}   ${cpuCell(relayRuns.cpuUsPerRequest)}   ${cpuCell(relayRuns.postgresUsPerRequest)}`,
+    `${figuresRow('verified', verifiedFigures, widths)}   ${cpuCell(verifiedRuns.cpuUsPerRequest)}   ${cpuCell(verifiedRuns.postgresUsPerRequest)}`,
+    `${figuresRow('dedupe', dedupeFigures, widths)}   ${cpuCell(dedupeRuns.cpuUsPerRequest)}   ${cpuCell(dedupeRuns.postgresUsPerRequest)}`,
     '',
-    `ratio (relay / baseline throughput): ${ratio.toFixed(2)}`,
+    `ratio (relay / node:http no-op throughput): ${rawRatio.toFixed(2)} (target >= ${RAW_TARGET_RATIO.toFixed(2)} → ${rawPass ? 'PASS' : 'FAIL'})`,
+    `relay CPU per request: ${relayRuns.cpuUsPerRequest.toFixed(1)} µs (target <= ${RELAY_CPU_TARGET_US} → ${cpuPass ? 'PASS' : 'FAIL'}); relay p99: ${relayFigures.latencyP99Ms.toFixed(1)} ms (target <= ${P99_TARGET_MS} → ${p99Pass ? 'PASS' : 'FAIL'})`,
+    `ratio (relay / Fastify no-op throughput): ${ratio.toFixed(2)}`,
     `ratio (relay with verification, one HMAC-SHA256 per request / relay): ${verifiedRatio.toFixed(2)} (target >= ${VERIFIED_TARGET_RATIO.toFixed(2)} → ${verifiedPass ? 'PASS' : 'FAIL'})`,
     `ratio (relay dropping duplicates, one key claimed per request / relay): ${dedupeRatio.toFixed(2)} (target >= ${DEDUPE_TARGET_RATIO.toFixed(2)} → ${dedupePass ? 'PASS' : 'FAIL'})`,
     `events acknowledged: ${acknowledged}, rows in PostgreSQL: ${stored.rows} (both targets), lost: ${lostIds.length}`,
@@ -236,6 +289,17 @@ async function main(): Promise<number> {
     duration_s: durationS,
     warmup_s: warmupS,
     database: serverUrl ? 'server' : 'embedded',
+    node_http: figuresJson(raw),
+    raw_ratio: round(rawRatio, 3),
+    raw_target_ratio: RAW_TARGET_RATIO,
+    raw_pass: rawPass,
+    node_http_cpu_us_per_request: round(rawRuns.cpuUsPerRequest, 1),
+    fastify_cpu_us_per_request: round(baselineRuns.cpuUsPerRequest, 1),
+    relay_cpu_us_per_request: round(relayRuns.cpuUsPerRequest, 1),
+    relay_cpu_target_us: RELAY_CPU_TARGET_US,
+    relay_cpu_pass: cpuPass,
+    postgres_cpu_us_per_request: round(relayRuns.postgresUsPerRequest, 1),
+    p99_pass: p99Pass,
     baseline: figuresJson(baseline),
     relay: figuresJson(relayFigures),
     ratio: round(ratio, 3),
