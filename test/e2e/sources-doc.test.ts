@@ -1,7 +1,8 @@
 /**
  * docs/sources.md runs as written: each provider section's `sh` block, verbatim, with bash,
  * as a user whose `hook` talks to a real relay. Every request the page signs must be
- * stored and marked verified; the unsigned one it shows must get its 401.
+ * stored and marked verified; the unsigned one it shows must get its 401. Custom responses
+ * and Duplicates check the answers they show, handshakes the answer under each curl.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -45,7 +46,7 @@ afterAll(async () => {
 
 describe('docs/sources.md', () => {
   it('has a section per provider', () => {
-    expect(SECTIONS.map((section) => section.title)).toEqual(['GitHub', 'Stripe', 'Shopify', 'Slack', 'Standard Webhooks', 'Any other HMAC (`hmac`)', 'Custom responses',
+    expect(SECTIONS.map((section) => section.title)).toEqual(['GitHub', 'Stripe', 'Shopify', 'Slack', 'Standard Webhooks', 'Any other HMAC (`hmac`)', 'Custom responses', 'Duplicates',
       'Handshake: overview', 'Handshake: Slack', 'Handshake: Meta (WhatsApp, Messenger, Instagram)', 'Handshake: Microsoft Graph', 'Handshake: Dropbox', 'Handshake: Zoom', 'Handshake: X (Twitter) CRC']);
   });
 
@@ -72,6 +73,15 @@ describe('docs/sources.md', () => {
       const answers = run.stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
       const curls = (script.match(/^curl /gm) ?? []).length;
       expect(answers).toHaveLength(curls);
+      if (title === 'Duplicates') {
+        // The first copy is stored; the second is answered with its id, and the endpoint has that one event.
+        expect(answers).toEqual([{ id: expect.stringMatching(/^evt_/), status: 'pending' }, { id: answers[0].id, status: 'duplicate' }]);
+        const endpointName = /hook endpoints create (\S+)/.exec(script)![1]!;
+        const events = await user.json(['events', 'list', '--endpoint', endpointName]);
+        expect(events.data).toEqual([expect.objectContaining({ id: answers[0].id, dedupe_key: '72d3162e-cc78-11e3-81ab-4c9367dc0958' })]);
+        expect(run.stdout).toContain(answers[0].id); // hook events list, as the page runs it, shows it
+        return;
+      }
       for (const answer of answers) {
         if (title === 'Custom responses') {
           // The endpoint's own answer, the stored event's id filled in.
