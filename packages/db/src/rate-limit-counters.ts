@@ -34,7 +34,7 @@ const COUNT_REQUEST: NamedStatement = {
      on conflict (key) do update set
        count = case when c.expires_at <= now() then 1 else c.count + 1 end,
        expires_at = case when c.expires_at <= now() then excluded.expires_at else c.expires_at end
-     returning count, ceil(extract(epoch from expires_at - now()) * 1000)::integer as ttl_ms`,
+     returning count, greatest(1, round(extract(epoch from expires_at - now()) * 1000))::integer as ttl_ms`,
 };
 
 /** Counts one request of `key` in its window of `windowMs` (COUNT_REQUEST) and returns the window's count. */

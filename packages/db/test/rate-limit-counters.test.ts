@@ -15,7 +15,11 @@ const sql = (text: string, params: unknown[] = []) => orm().em.fork().getConnect
 
 beforeAll(async () => {
   database = await freshDatabase();
-  for (let i = 0; i < 4; i++) orms.push(await createOrm({ databaseUrl: database.url }));
+  // Separate ORMs have separate pools, as separate relay processes would (two connections each).
+  for (let i = 0; i < 4; i++) orms.push(await createOrm({ databaseUrl: database.url, poolMax: 4 }));
+  // Each ORM connects through its own first query, as a relay's has long before it counts a request
+  // (an ORM whose first use is the named-statement executor's keeps pool connections past close()).
+  for (const each of orms) await each.em.fork().getConnection().execute('select 1');
 });
 afterAll(async () => {
   for (const orm of orms) await orm.close();
