@@ -45,7 +45,7 @@ describe('hook endpoints --dedupe-…', () => {
     expect((await user.run(['events', 'get', first.body.id])).stdout).toMatch(/Dedupe key:\s+72d3162e-cc78-11e3-81ab-4c9367dc0958\n/);
   });
 
-  it('--dedupe-field on update (hook send twice); --no-dedupe stores every request again', async () => {
+  it('--dedupe-field on update (hook send twice); --no-dedupe stores every request again; on again, a key still held is a duplicate', async () => {
     await user.json(['endpoints', 'create', 'stripe']);
     expect((await user.run(['endpoints', 'get', 'stripe'])).stdout).toMatch(/Dedupe:\s+off\n/);
     const updated = await user.json(['endpoints', 'update', 'stripe', '--dedupe-field', 'data.object.id']);
@@ -67,6 +67,10 @@ describe('hook endpoints --dedupe-…', () => {
     expect(stored.id).not.toBe(sent.id);
     expect((await user.json(['events', 'get', stored.id])).dedupe_key).toBeNull();
     expect((await user.run(['events', 'get', stored.id])).stdout).not.toContain('Dedupe key');
+
+    // Keys claimed while it was on stay with their events: turned on again, the first copy's key still holds.
+    await user.json(['endpoints', 'update', 'stripe', '--dedupe-field', 'data.object.id']);
+    expect(await user.json(['send', 'stripe', '--data', body])).toEqual({ id: sent.id, status: 'duplicate', endpoint_id: updated.id });
   });
 
   it('conflicting or malformed flags are usage errors (exit 2) on stderr, naming the fix; nothing is changed', async () => {
