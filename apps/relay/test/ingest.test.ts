@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, createEndpoint, expectProblem, readJson, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
@@ -137,6 +138,23 @@ describe('ingest', () => {
     const repeatedEvent = await storedEvent((await readJson(repeated)).id);
     expect(repeatedEvent).toMatchObject({ method: 'DELETE', path: '', query: '' });
     expect(repeatedEvent.headers['x-dup']).toBe('one, two');
+
+    // header names that are also names of Object.prototype's properties are kept as any other
+    // (written on a socket by hand: fetch drops a header named __proto__)
+    const { host, pathname } = new URL(endpoint.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(endpoint.url).port), '127.0.0.1', () => {
+        socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\n__proto__: p\r\nConstructor: c\r\ntoString: t\r\nhasOwnProperty: h\r\nconstructor: d\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx`);
+      });
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer, answer).toMatch(/^HTTP\/1.1 200 /);
+    const trickyEvent = await storedEvent(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).id);
+    expect(trickyEvent.headers).toMatchObject({ constructor: 'c, d', tostring: 't', hasownproperty: 'h' });
+    expect(Object.entries(trickyEvent.headers), JSON.stringify(trickyEvent.headers)).toContainEqual(['__proto__', 'p']);
   });
 
   it('accepts GET, HEAD and OPTIONS and stores them as events', async () => {

@@ -25,14 +25,17 @@ declare module 'fastify' {
  * repeated headers are all kept (joined with ", "; Set-Cookie lines with "\n").
  */
 export function receivedHeaders(rawHeaders: string[]): Record<string, string> {
-  const headers: Record<string, string> = Object.create(null);
+  // A plain object built once (no copy): own properties only are looked at, and a header
+  // named __proto__ is defined as a property rather than assigned (which would set the prototype).
+  const headers: Record<string, string> = {};
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
     const value = rawHeaders[i + 1]!;
-    const existing = headers[name];
-    headers[name] = existing === undefined ? value : `${existing}${name === 'set-cookie' ? '\n' : ', '}${value}`;
+    if (Object.hasOwn(headers, name)) headers[name] = `${headers[name]}${name === 'set-cookie' ? '\n' : ', '}${value}`;
+    else if (name === '__proto__') Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
+    else headers[name] = value;
   }
-  return { ...headers };
+  return headers;
 }
 
 /** Splits the raw `/v1/ingest/<id><suffix>?<query>` into the suffix path and the query string, both as sent. */
