@@ -28,7 +28,7 @@ import { ingestRoutes } from './routes/ingest/index.ts';
 import { memberRoutes } from './routes/members/index.ts';
 import { IngestTargetCache } from './routes/ingest/target-cache.ts';
 import { CustomDomainCache } from './routes/ingest/custom-domains.ts';
-import { mcpRoutes } from './routes/mcp/index.ts';
+import { mcpRoutes, refuseForeignMcpOrigins } from './routes/mcp/index.ts';
 import { notificationRoutes } from './routes/notifications/index.ts';
 import { playgroundRoutes } from './routes/playground/index.ts';
 import { consolePages } from './routes/console/pages.ts';
@@ -214,6 +214,8 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   });
   await app.register(websocket, { options: { maxPayload: API_BODY_LIMIT_BYTES } });
   await app.register(async (authenticated) => {
+    // First: a page of another origin gets 403 on /mcp whatever its key (docs/agents.md#mcp); the relay's own origin may call it.
+    refuseForeignMcpOrigins(authenticated, [...config.mcpAllowedOrigins, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : [])]);
     requireApiKey(authenticated);
     requireAllowedAddress(authenticated, callerAddresses);
     limitApiRequestsPerKey(authenticated, config.apiRateLimit);
@@ -227,7 +229,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(destinationRoutes, { targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config), listeners });
     await authenticated.register(transformationRoutes);
-    await authenticated.register(mcpRoutes, { callerAddresses, allowedOrigins: [...config.mcpAllowedOrigins, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : [])] });
+    await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(streamRoutes, { hub, listeners, copies, leaseMs: leaseMsFor(config), publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });

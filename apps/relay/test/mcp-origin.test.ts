@@ -61,6 +61,16 @@ describe('POST /mcp with an Origin header', () => {
     expectProblem(await toolsList('null'), 403, 'mcp_origin_refused');
   });
 
+  it('refuses it before the key is checked: 403 without a key or with a wrong one, and not counted against the key\'s rate limit', async () => {
+    const headers = { ...MCP_ACCEPT, origin: 'https://evil.example' };
+    expectProblem(await api(relay.baseUrl, 'POST', '/mcp', { json: TOOLS_LIST, headers }), 403, 'mcp_origin_refused');
+    expectProblem(await api(relay.baseUrl, 'POST', '/mcp', { json: TOOLS_LIST, headers, key: `hk_${'A'.repeat(43)}` }), 403, 'mcp_origin_refused');
+    const refused = await api(relay.baseUrl, 'POST', '/mcp', { json: TOOLS_LIST, headers, key });
+    expect(refused.headers.get('ratelimit-limit')).toBeNull();
+    // Other routes are not the MCP endpoint's business: a page's Origin on the REST API changes nothing.
+    expect((await api(relay.baseUrl, 'GET', '/v1/account', { key, headers: { origin: 'https://evil.example' } })).status).toBe(200);
+  });
+
   it('refuses the DNS-rebinding shape (Host and Origin naming the attacker) even with a valid key', async () => {
     const { port } = new URL(relay.baseUrl);
     const refused = await rebound(`evil.example.com:${port}`);

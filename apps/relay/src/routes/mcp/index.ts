@@ -6,9 +6,9 @@
  * caller's key, so they see exactly what that key may see there and nothing more.
  *
  * A request whose `Origin` header names a web page not on the allowed list is refused
- * (403 mcp_origin_refused) before anything is carried out: the MCP transport spec asks
- * servers to validate Origin against DNS rebinding, where a page of another site reaches
- * the relay under its own name (docs/agents.md#mcp). See `refuseForeignOrigins`.
+ * (403 mcp_origin_refused) before its key is checked: the MCP transport spec asks servers
+ * to validate Origin against DNS rebinding, where a page of another site reaches the relay
+ * under its own name (docs/agents.md#mcp). See `refuseForeignMcpOrigins`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HookError, MCP_ORIGIN_REFUSED } from '@hook/core';
@@ -47,9 +47,15 @@ function methodNotAllowed(_request: FastifyRequest, reply: FastifyReply) {
     .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST.' }, id: null });
 }
 
+/** Where the MCP transport is served. */
+export const MCP_PATH = '/mcp';
+
 /**
- * Refuses every request of `scope` whose `Origin` is not in `allowedOrigins` (origins as
- * `URL.origin` gives them). Only browsers send Origin, and they send it on every POST, so:
+ * Refuses every request to /mcp whose `Origin` is not in `allowedOrigins` (origins as
+ * `URL.origin` gives them) with 403 mcp_origin_refused. Added to the authenticated scope
+ * before its API-key check, so the answer is that 403 whatever the key (the transport spec:
+ * an Origin that is present and invalid MUST get 403), and a refused request is not counted
+ * against the key's rate limit. Only browsers send Origin, and they send it on every POST, so:
  * - a request without one is a program (an MCP client, curl) and passes: an allowed list
  *   cannot apply to it, and the API key is what authenticates it;
  * - a page of another site, or one that reached the relay by DNS rebinding (its own name
@@ -61,11 +67,11 @@ function methodNotAllowed(_request: FastifyRequest, reply: FastifyReply) {
  * origin (here it allows none), and they answer with a JSON-RPC error without the
  * registry's code and fix, after the request was authenticated and the reply taken over.
  */
-function refuseForeignOrigins(scope: FastifyInstance, allowedOrigins: readonly string[]): void {
+export function refuseForeignMcpOrigins(scope: FastifyInstance, allowedOrigins: readonly string[]): void {
   const allowed = new Set(allowedOrigins);
   scope.addHook('onRequest', async (request) => {
     const origin = request.headers.origin;
-    if (origin === undefined) return;
+    if (origin === undefined || request.routeOptions.url !== MCP_PATH) return;
     let normalized: string | undefined;
     try {
       normalized = new URL(origin).origin;
@@ -76,15 +82,8 @@ function refuseForeignOrigins(scope: FastifyInstance, allowedOrigins: readonly s
   });
 }
 
-export interface McpRouteOptions {
-  callerAddresses: CallerAddresses;
-  /** Origins whose pages may call /mcp from a browser: HOOK_MCP_ALLOWED_ORIGINS and the relay's own (HOOK_PUBLIC_URL). */
-  allowedOrigins: readonly string[];
-}
-
-export async function mcpRoutes(app: FastifyInstance, options: McpRouteOptions): Promise<void> {
-  refuseForeignOrigins(app, options.allowedOrigins);
-  app.post('/mcp', {
+export async function mcpRoutes(app: FastifyInstance, options: { callerAddresses: CallerAddresses }): Promise<void> {
+  app.post(MCP_PATH, {
     schema: {
       tags: ['mcp'],
       summary: 'MCP over Streamable HTTP (stateless): JSON-RPC in, JSON out; the tools of docs/agents.md',
@@ -111,6 +110,6 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRouteOptions):
     await server.connect(transport);
     await transport.handleRequest(request.raw, reply.raw, request.body);
   });
-  app.get('/mcp', { schema: { hide: true } }, methodNotAllowed);
-  app.delete('/mcp', { schema: { hide: true } }, methodNotAllowed);
+  app.get(MCP_PATH, { schema: { hide: true } }, methodNotAllowed);
+  app.delete(MCP_PATH, { schema: { hide: true } }, methodNotAllowed);
 }
