@@ -65,6 +65,9 @@ describe('duplicates', () => {
     // the same key on another endpoint is another event
     const neighbour = await create({ name: 'github 2', dedupe: { header: 'x-github-delivery' } });
     expect((await post(neighbour.url, '{}', { 'x-github-delivery': 'd-1' })).body.status).toBe('pending');
+    // operators see duplicates apart from accepted events
+    const metrics = await (await fetch(`${relay.baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^hook_ingest_requests_total\{outcome="duplicate"\} [1-9]/m);
   });
 
   it('a JSON field key (Stripe\'s id, or a dotted path); a body without it is stored as usual', async () => {

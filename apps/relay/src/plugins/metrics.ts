@@ -17,7 +17,7 @@ export const METRICS_PREFIX = 'hook_';
 export const QUEUE_STATUS_CACHE_MS = 1000;
 
 /** What became of one ingest request, by its answer's status. */
-export type IngestOutcome = 'accepted' | 'signature_invalid' | 'quota_exceeded' | 'not_found' | 'disabled' | 'too_large' | 'error';
+export type IngestOutcome = 'accepted' | 'duplicate' | 'signature_invalid' | 'quota_exceeded' | 'not_found' | 'disabled' | 'too_large' | 'error';
 
 /** What became of one delivery attempt. */
 export type DeliveryOutcome = 'delivered' | 'failed_status' | 'timeout' | 'network_error' | 'transformation_failed' | 'filtered';
@@ -27,8 +27,8 @@ export type StreamMode = 'tail' | 'listen' | 'playground';
 
 const INGEST_OUTCOME_BY_STATUS: Record<number, IngestOutcome> = { 401: 'signature_invalid', 404: 'not_found', 410: 'disabled', 413: 'too_large', 429: 'quota_exceeded' };
 
-export function ingestOutcome(statusCode: number): IngestOutcome {
-  if (statusCode >= 200 && statusCode < 300) return 'accepted';
+export function ingestOutcome(statusCode: number, duplicate = false): IngestOutcome {
+  if (statusCode >= 200 && statusCode < 300) return duplicate ? 'duplicate' : 'accepted';
   return INGEST_OUTCOME_BY_STATUS[statusCode] ?? 'error';
 }
 
@@ -134,8 +134,8 @@ export class RelayMetrics {
 
   /** Counts every answer of the ingest routes registered in `scope` (an onResponse hook, so the handlers stay as they are). */
   countIngest(scope: FastifyInstance): void {
-    scope.addHook('onResponse', async (_request, reply: FastifyReply) => {
-      const outcome = ingestOutcome(reply.statusCode);
+    scope.addHook('onResponse', async (request, reply: FastifyReply) => {
+      const outcome = ingestOutcome(reply.statusCode, request.ingestDuplicate);
       this.#ingestRequests.inc({ outcome });
       this.#ingestDuration.observe({ outcome }, reply.elapsedTime / 1000);
     });

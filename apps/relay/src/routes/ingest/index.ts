@@ -17,6 +17,8 @@ const INGEST_PREFIX = '/v1/ingest/';
 declare module 'fastify' {
   interface FastifyRequest {
     ingestTarget: IngestTarget | null;
+    /** The request repeated a dedupe key already stored: answered with the original's id, nothing stored (counted apart in metrics). */
+    ingestDuplicate: boolean;
   }
 }
 
@@ -66,6 +68,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   app.decorateRequest('ingestTarget', null);
+  app.decorateRequest('ingestDuplicate', false);
 
   async function findTarget(request: FastifyRequest<{ Params: { ingest_id: string } }>): Promise<void> {
     const ingestId = request.params.ingest_id;
@@ -146,7 +149,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     // A duplicate is answered as its original was, with the original's id: the sender stops retrying.
     const answeredId = outcome.stored ? id : outcome.originalId;
     if (outcome.stored && options.hub.watches(event.accountId)) options.hub.eventStored({ ...event, claimedHere: outcome.delivery !== null });
-    if (!outcome.stored) request.log.debug({ endpoint: target.id, original: answeredId }, 'duplicate dropped');
+    request.ingestDuplicate = !outcome.stored;
     if (target.response) {
       // The endpoint's own answer (docs/sources.md, Custom responses): bytes with its headers exactly as
       // set (a Buffer is neither serialised nor given a charset), never through the JSON schema.
