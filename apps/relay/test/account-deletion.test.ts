@@ -144,6 +144,37 @@ describe('DELETE /v1/account', () => {
     expect(Object.entries(await rowsOf(accountId)).filter(([, n]) => n > 0)).toEqual([]);
   });
 
+  it('ingest running through the deletion, here and on another relay process, gets 200 or 404, never an error, and leaves nothing', async () => {
+    const other = await startTestRelay({}, { sharing: relay });
+    try {
+      const { key, accountId } = await signUp(relay.baseUrl);
+      const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'busy', destination: { type: 'cli' } });
+      const path = new URL(endpoint.url).pathname;
+      // Both processes have the endpoint cached before the deletion starts.
+      for (const base of [relay.baseUrl, other.baseUrl]) await sendEvent(`${base}${path}`, '{"warm":true}');
+      const statuses: number[] = [];
+      let deleting = true;
+      const senders = [relay.baseUrl, other.baseUrl].map(async (base) => {
+        while (deleting) {
+          const response = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"during":true}' });
+          statuses.push(response.status);
+          await response.arrayBuffer();
+        }
+      });
+      const deleted = await api(relay.baseUrl, 'DELETE', `/v1/account?confirm=${accountId}`, { key });
+      deleting = false;
+      await Promise.all(senders);
+      expect(deleted.status).toBe(200);
+      expect(statuses.length).toBeGreaterThan(10);
+      expect([...new Set(statuses)].sort()).toEqual(expect.arrayContaining([404]));
+      expect(statuses.filter((status) => status !== 200 && status !== 404)).toEqual([]);
+      for (const base of [relay.baseUrl, other.baseUrl]) expect((await fetch(`${base}${path}`, { method: 'POST', body: '{}' })).status).toBe(404);
+      expect(Object.entries(await rowsOf(accountId)).filter(([, n]) => n > 0)).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('removes a large history in batches', async () => {
     const { key, accountId } = await signUp(relay.baseUrl);
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'many', destination: { type: 'cli' } });
