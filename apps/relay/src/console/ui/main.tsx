@@ -443,7 +443,7 @@ function AccountPage() {
         <h2 id="keys-heading">API keys</h2>
         <div class="scroll"><table id="keys"><thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th></tr></thead>
           <tbody>{keys.map((key) => <tr key={key.id}><td>{key.name ?? '(no name)'}</td><td class="mono">{key.prefix}…</td><td>{new Date(key.created_at).toLocaleDateString()}</td></tr>)}</tbody></table></div>
-        <p class="quiet">Revoking a key (<code>{'DELETE /v1/api-keys/{id}'}</code>) also ends the console sessions signed in with it.</p>
+        <p class="quiet">Revoking a key (<code>{'hook api-keys revoke <id>'}</code>) also ends the console sessions signed in with it.</p>
       </section>
     </main>
   );
