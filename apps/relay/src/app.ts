@@ -93,7 +93,11 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     trustProxy: fastifyTrustProxy(config.trustProxy),
     forceCloseConnections: 'idle',
   });
-  const writer = new EventWriter(orm);
+  // OTEL_* (docs/deployment.md#tracing): the OpenTelemetry SDK is loaded only when tracing is on.
+  const tracing = config.tracing
+    ? (await import('./tracing.ts')).startTracing(config.tracing, { onExportError: (message) => app.log.warn({ otel: message }, 'could not export trace spans') })
+    : null;
+  const writer = new EventWriter(orm, tracing ? { traceWrite: tracing.traceWrite } : {});
   const targets = new IngestTargetCache(orm);
   const domains = new CustomDomainCache(orm, { ownHosts: config.publicUrl ? [new URL(config.publicUrl).hostname] : [] });
   const callerAddresses = new CallerAddresses();
@@ -118,6 +122,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
       hub.attemptFinished(finished);
     },
     onDeliveryFiltered: (durationMs) => metrics?.deliveryMeasured('filtered', durationMs),
+    tracing: tracing ?? undefined,
   } satisfies AttemptContext;
   app.decorate('delivery', delivery);
   const copies = new DeliveryCopies({ context: delivery, listeners, onError: (error) => app.log.warn({ err: error }, 'could not show a listener a copy of a delivery') });
@@ -170,6 +175,8 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await transformRunner.close();
     await transformMeter.close();
   });
+  // After the drain above: the spans of the events and attempts it finished are exported too.
+  if (tracing) app.addHook('onClose', () => tracing.shutdown());
   // After the hook above: attempts recorded while draining still reach other processes' tails.
   if (databaseUrl) {
     const peers = new StreamPeerLink({ hub, orm, databaseUrl, onError: (error) => app.log.warn({ err: error }, 'live stream link to other processes failed') });
@@ -202,6 +209,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   await app.register(accountSignupRoutes, { signupsPerAddressPerHour: config.signupsPerAddressPerHour });
   await app.register(async (ingest) => {
     metrics?.countIngest(ingest);
+    tracing?.traceIngest(ingest);
     await ingest.register(ingestRoutes, { writer, targets, domains, local: localDelivery, listeners, hub, maxPayloadBytes: config.maxPayloadBytes });
   });
   // Before @fastify/websocket, so its onRoute hook sees the sockets' handlers already counted.

@@ -77,7 +77,43 @@ export interface RelayConfig {
    * without Origin (MCP clients that are not browsers) are not affected. Default none.
    */
   mcpAllowedOrigins: string[];
+  /**
+   * OTEL_*: OpenTelemetry tracing, spans exported over OTLP/HTTP (docs/deployment.md#tracing; TracingConfig lists
+   * each variable). Null, tracing off, unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
+   * set; off again with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
+   */
+  tracing: TracingConfig | null;
 }
+
+/** The OpenTelemetry variables the relay honours (the standard names and meanings), read when tracing is on. */
+export interface TracingConfig {
+  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, else OTEL_EXPORTER_OTLP_ENDPOINT with `/v1/traces` appended: where spans are sent. */
+  url: string;
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf (the default) or http/json. */
+  protocol: OtlpProtocol;
+  /** OTEL_EXPORTER_OTLP_HEADERS, then OTEL_EXPORTER_OTLP_TRACES_HEADERS (which wins for a name it repeats): `name=value,…`, values percent-decoded. */
+  headers: Record<string, string>;
+  /** OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, else OTEL_EXPORTER_OTLP_TIMEOUT: how long one export request may take, in ms. Default 10000. */
+  exportTimeoutMs: number;
+  /** OTEL_SERVICE_NAME, else service.name in OTEL_RESOURCE_ATTRIBUTES: the resource's service.name. Default hook-relay. */
+  serviceName: string;
+  /** OTEL_RESOURCE_ATTRIBUTES: more resource attributes, `key=value,…`, values percent-decoded. */
+  resourceAttributes: Record<string, string>;
+  /** OTEL_TRACES_SAMPLER: which traces are recorded. Default parentbased_always_on. */
+  sampler: TraceSampler;
+  /** OTEL_TRACES_SAMPLER_ARG: the fraction of traces the *traceidratio samplers record, 0 to 1. Default 1. */
+  samplerRatio: number;
+  /** OTEL_BSP_SCHEDULE_DELAY: time between two exports of finished spans, in ms. Default 5000. */
+  scheduleDelayMs: number;
+  /** OTEL_BSP_MAX_QUEUE_SIZE: most finished spans waiting for export; past it new ones are dropped. Default 2048. */
+  maxQueueSize: number;
+  /** OTEL_BSP_MAX_EXPORT_BATCH_SIZE: most spans in one export request. Default 512. */
+  maxExportBatchSize: number;
+}
+
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+export const TRACE_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
 
 /** Requests per API key per minute: the caller's plan's figure, or one number for every plan (0: no limit). */
 export type ApiRateLimit = 'plan' | number;
@@ -302,5 +338,76 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     metrics: metricsText === 'on',
     metricsToken,
     mcpAllowedOrigins: parseOriginList('HOOK_MCP_ALLOWED_ORIGINS', set('HOOK_MCP_ALLOWED_ORIGINS') ?? ''),
+    tracing: loadTracingConfig(set),
+  };
+}
+
+/** `name=value,name2=value2` (OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES): names trimmed, values percent-decoded. */
+function parseKeyValueList(variable: string, value: string | undefined): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const entry of (value ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
+    const equals = entry.indexOf('=');
+    const name = equals === -1 ? '' : entry.slice(0, equals).trim();
+    let decoded: string | undefined;
+    try {
+      decoded = decodeURIComponent(entry.slice(equals + 1).trim());
+    } catch {
+      // reported below
+    }
+    // The entry itself is not echoed: header values are often credentials.
+    if (name === '' || decoded === undefined) throw new ConfigError(variable, '(not shown)', 'comma-separated name=value pairs with percent-encoded values, such as x-honeycomb-team=KEY,x-tenant=a%20b');
+    pairs[name] = decoded;
+  }
+  return pairs;
+}
+
+function parseWholeNumber(variable: string, value: string | undefined, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number < 1 || number > max) throw new ConfigError(variable, value, `a whole number from 1 to ${max}`);
+  return number;
+}
+
+/** The OTEL_* variables (see TracingConfig); null when tracing is off. */
+function loadTracingConfig(set: (name: string) => string | undefined): TracingConfig | null {
+  const disabled = set('OTEL_SDK_DISABLED');
+  if (disabled !== undefined && parseBoolean('OTEL_SDK_DISABLED', disabled)) return null;
+  const exporter = set('OTEL_TRACES_EXPORTER')?.toLowerCase() ?? 'otlp';
+  if (exporter === 'none') return null;
+  if (exporter !== 'otlp') throw new ConfigError('OTEL_TRACES_EXPORTER', set('OTEL_TRACES_EXPORTER')!, 'otlp or none (the relay exports traces over OTLP/HTTP only)');
+  const tracesEndpoint = set('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const endpoint = set('OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (tracesEndpoint === undefined && endpoint === undefined) return null;
+  // The signal's own endpoint is used as given; the general one is a base the signal's path is added to.
+  if (tracesEndpoint !== undefined) parseUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', tracesEndpoint, ['http:', 'https:']);
+  const url = tracesEndpoint ?? `${parseUrl('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint!, ['http:', 'https:'])}/v1/traces`;
+  const protocolVariable = set('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = set(protocolVariable) ?? 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError(protocolVariable, protocol, 'http/protobuf or http/json (the relay exports over OTLP/HTTP: use the collector\'s HTTP port, usually 4318, not gRPC)');
+  }
+  const timeoutVariable = set('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT' : 'OTEL_EXPORTER_OTLP_TIMEOUT';
+  const sampler = set('OTEL_TRACES_SAMPLER')?.toLowerCase() ?? 'parentbased_always_on';
+  if (!TRACE_SAMPLERS.includes(sampler as TraceSampler)) throw new ConfigError('OTEL_TRACES_SAMPLER', set('OTEL_TRACES_SAMPLER')!, TRACE_SAMPLERS.join(', '));
+  const ratioText = set('OTEL_TRACES_SAMPLER_ARG');
+  const samplerRatio = ratioText === undefined ? 1 : Number(ratioText);
+  if (ratioText !== undefined && (!/^\d*\.?\d+$/.test(ratioText) || samplerRatio > 1)) {
+    throw new ConfigError('OTEL_TRACES_SAMPLER_ARG', ratioText, 'the fraction of traces to record, from 0 to 1, such as 0.1');
+  }
+  const resourceAttributes = parseKeyValueList('OTEL_RESOURCE_ATTRIBUTES', set('OTEL_RESOURCE_ATTRIBUTES'));
+  const maxQueueSize = parseWholeNumber('OTEL_BSP_MAX_QUEUE_SIZE', set('OTEL_BSP_MAX_QUEUE_SIZE'), 2048, 1_000_000);
+  const maxExportBatchSize = parseWholeNumber('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', set('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'), Math.min(512, maxQueueSize), maxQueueSize);
+  return {
+    url,
+    protocol,
+    headers: { ...parseKeyValueList('OTEL_EXPORTER_OTLP_HEADERS', set('OTEL_EXPORTER_OTLP_HEADERS')), ...parseKeyValueList('OTEL_EXPORTER_OTLP_TRACES_HEADERS', set('OTEL_EXPORTER_OTLP_TRACES_HEADERS')) },
+    exportTimeoutMs: parseWholeNumber(timeoutVariable, set(timeoutVariable), 10_000, 600_000),
+    serviceName: set('OTEL_SERVICE_NAME') ?? resourceAttributes['service.name'] ?? 'hook-relay',
+    resourceAttributes,
+    sampler: sampler as TraceSampler,
+    samplerRatio,
+    scheduleDelayMs: parseWholeNumber('OTEL_BSP_SCHEDULE_DELAY', set('OTEL_BSP_SCHEDULE_DELAY'), 5000, 3_600_000),
+    maxQueueSize,
+    maxExportBatchSize,
   };
 }

@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       metrics: true,
       metricsToken: null,
       mcpAllowedOrigins: [],
+      tracing: null,
     });
   });
 
@@ -107,6 +108,7 @@ describe('loadConfig', () => {
       metrics: false,
       metricsToken: 'abcdef0123456789abcdef',
       mcpAllowedOrigins: ['https://agents.example.com'],
+      tracing: null,
     });
     expect(loadConfig({ HOOK_API_RATE_LIMIT: '0' }).apiRateLimit).toBe(0);
     expect(loadConfig({ HOOK_API_RATE_LIMIT: 'Plan' }).apiRateLimit).toBe('plan');
@@ -156,5 +158,71 @@ describe('loadConfig', () => {
     expect(loadConfig({ HOOK_TRUST_PROXY: '0' }).trustProxy).toBe(false);
     expect(loadConfig({ HOOK_TRUST_PROXY: '::1, 172.16.0.0/12' }).trustProxy).toEqual(['::1', '172.16.0.0/12']);
     expect(() => loadConfig({ HOOK_TRUST_PROXY: '10.0.0.0/33' })).toThrow(/^HOOK_TRUST_PROXY=/);
+  });
+
+  it('turns tracing on only with an OTLP endpoint, and reads the standard OTEL_* variables', () => {
+    // Off: no endpoint (whatever else is set), the SDK disabled, or the exporter none.
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'relay', OTEL_TRACES_SAMPLER: 'always_on' }).tracing).toBeNull();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeNull();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeNull();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({
+      url: 'http://collector:4318/v1/traces',
+      protocol: 'http/protobuf',
+      headers: {},
+      exportTimeoutMs: 10_000,
+      serviceName: 'hook-relay',
+      resourceAttributes: {},
+      sampler: 'parentbased_always_on',
+      samplerRatio: 1,
+      scheduleDelayMs: 5000,
+      maxQueueSize: 2048,
+      maxExportBatchSize: 512,
+    });
+    expect(loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://ignored:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://api.honeycomb.io/v1/traces',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-honeycomb-team=general, x-tenant=a%20b',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-honeycomb-team=traces',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '3000',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod,service.name=from-resource',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+      OTEL_BSP_MAX_QUEUE_SIZE: '100',
+      OTEL_SDK_DISABLED: 'false',
+    }).tracing).toEqual({
+      url: 'https://api.honeycomb.io/v1/traces',
+      protocol: 'http/json',
+      headers: { 'x-honeycomb-team': 'traces', 'x-tenant': 'a b' },
+      exportTimeoutMs: 3000,
+      serviceName: 'from-resource',
+      resourceAttributes: { 'deployment.environment.name': 'prod', 'service.name': 'from-resource' },
+      sampler: 'parentbased_traceidratio',
+      samplerRatio: 0.25,
+      scheduleDelayMs: 200,
+      maxQueueSize: 100,
+      maxExportBatchSize: 100,
+    });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c/v1/traces', OTEL_SERVICE_NAME: 'edge', OTEL_RESOURCE_ATTRIBUTES: 'service.name=other' }).tracing?.serviceName).toBe('edge');
+    const unusable: Record<string, string> = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_TRACES_EXPORTER: 'zipkin',
+      OTEL_TRACES_SAMPLER: 'jaeger_remote',
+      OTEL_TRACES_SAMPLER_ARG: '1.5',
+      OTEL_BSP_SCHEDULE_DELAY: 'soon',
+      OTEL_SDK_DISABLED: 'maybe',
+    };
+    for (const [variable, value] of Object.entries(unusable)) {
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', [variable]: value };
+      expect(() => loadConfig(env), variable).toThrow(new RegExp(`^${variable}=`));
+    }
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/4318/);
+    // A malformed header list is refused without echoing it: header values are credentials.
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_HEADERS: 'api-key' })).toThrow(/^OTEL_EXPORTER_OTLP_HEADERS="\(not shown\)"/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_HEADERS: 'key=%zz-secret' }))
+      .toThrow(expect.objectContaining({ message: expect.not.stringContaining('secret') }));
   });
 });

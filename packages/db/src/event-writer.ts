@@ -4,7 +4,14 @@ import { insertEvents, type InsertOutcome, type KnownUsageRows, type NewEvent } 
 
 export type { InsertOutcome, NewEvent } from './queue/index.ts';
 
-export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'sizeOf'>;
+export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'sizeOf'> & {
+  /**
+   * Wraps each write (its wait for a batch and the batch's INSERT), so the relay can time
+   * it as a span of the event's trace (docs/deployment.md#tracing). Absent: writes go
+   * straight to the batch queue.
+   */
+  traceWrite?: (event: NewEvent, write: () => Promise<InsertOutcome>) => Promise<InsertOutcome>;
+};
 
 /**
  * Stores received events with group commit (see BatchQueue): one INSERT carries every
@@ -16,8 +23,10 @@ export class EventWriter {
   readonly #queue: BatchQueue<NewEvent, InsertOutcome>;
   /** Usage rows known to exist, so each batch need not make sure of them. */
   readonly #knownUsageRows: KnownUsageRows = new Set();
+  readonly #traceWrite: EventWriterOptions['traceWrite'];
 
-  constructor(orm: Orm, options: EventWriterOptions = {}) {
+  constructor(orm: Orm, { traceWrite, ...options }: EventWriterOptions = {}) {
+    this.#traceWrite = traceWrite;
     this.#queue = new BatchQueue<NewEvent, InsertOutcome>({
       ...options,
       sizeOf: (event) => event.size,
@@ -36,7 +45,7 @@ export class EventWriter {
    * was stored claimed under `event.lease`; rejects if it could not be stored.
    */
   write(event: NewEvent): Promise<InsertOutcome> {
-    return this.#queue.add(event);
+    return this.#traceWrite ? this.#traceWrite(event, () => this.#queue.add(event)) : this.#queue.add(event);
   }
 
   /** Resolves when every queued event has been written or failed. */

@@ -11,6 +11,7 @@ import { releaseLease, type AttemptRecorder, type ClaimedDelivery, type Destinat
 import { prepareWith, type TransformPool } from '../transformations/pool.ts';
 import { transformedUrl, type PreparedDelivery, type TransformedRequest } from './prepare.ts';
 import type { DeliverySender, SendResult } from './sender.ts';
+import type { DeliveryTracing } from '../tracing.ts';
 
 /** A delivery ready to go out: signed headers and the bytes to send. */
 export interface OutgoingDelivery {
@@ -42,6 +43,8 @@ export interface AttemptContext {
   onDeliveryFiltered?: (durationMs: number) => void;
   now?: () => number;
   random?: () => number;
+  /** Traces each attempt (docs/deployment.md#tracing); absent when the relay does not trace. */
+  tracing?: DeliveryTracing | undefined;
 }
 
 /** A recorded attempt, as the live stream announces it. */
@@ -93,7 +96,12 @@ export const DEFERRED_DELIVERY_DELAY_MS = 5_000;
  * filter that does not match marks it filtered with no attempt; replays skip the filter.
  * A 410 disables the destination (record-results.ts).
  */
-export async function attemptDelivery(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport = urlTransport(context.sender)): Promise<AttemptOutcome> {
+export function attemptDelivery(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport = urlTransport(context.sender)): Promise<AttemptOutcome> {
+  return context.tracing ? context.tracing.traceAttempt(delivery, transport, (traced) => makeAttempt(context, delivery, traced)) : makeAttempt(context, delivery, transport);
+}
+
+/** One attempt (see attemptDelivery), through the transport given. */
+async function makeAttempt(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport): Promise<AttemptOutcome> {
   const now = context.now ?? Date.now;
   const startedAt = new Date(now());
   const prepared = await prepare(context, delivery, delivery.trigger !== 'replay');

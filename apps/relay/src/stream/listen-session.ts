@@ -286,7 +286,9 @@ export class ListenSession {
     let answered: DeliveryMessage | undefined;
     attemptDelivery(this.#options.delivery, delivery, async (outgoing) => {
       const message = deliveryMessage(outgoing, `${this.sessionId}.${++this.#deliveryCounter}`);
+      const forwardSpan = this.#options.delivery.tracing?.startListenForward(outgoing, this.sessionId, message.delivery_id);
       const answer = await this.#send(outgoing, message);
+      forwardSpan?.end(answer);
       if (answer !== null) {
         answered = message;
         free();

@@ -24,6 +24,8 @@ export const Event = defineEntity({
     handshake: p.string().nullable(),
     /** The key the event was stored under when its endpoint drops duplicates (docs/sources.md, Duplicates); null otherwise. */
     dedupeKey: p.string().nullable(),
+    /** The W3C traceparent of the ingest span that stored it (docs/deployment.md#tracing); null when the relay was not tracing. */
+    traceParent: p.string().nullable(),
     /** How many deliveries (destinations) the event has; its status is theirs (event-summaries.ts). */
     deliveryCount: p.integer(),
   },

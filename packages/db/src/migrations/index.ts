@@ -13,6 +13,7 @@ import { CustomResponses } from './012-custom-responses.ts';
 import { Handshakes } from './013-handshakes.ts';
 import { Dedupe } from './014-dedupe.ts';
 import { RateLimitCounters } from './015-rate-limit-counters.ts';
+import { TraceParent } from './016-trace-parent.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   { name: '013-handshakes', class: Handshakes },
   { name: '014-dedupe', class: Dedupe },
   { name: '015-rate-limit-counters', class: RateLimitCounters },
+  { name: '016-trace-parent', class: TraceParent },
 ];

@@ -23,6 +23,8 @@ export interface ReceivedEvent {
   handshake?: string | null;
   /** The key it is stored under when its endpoint drops duplicates (docs/sources.md, Duplicates); null (or absent) otherwise. */
   dedupeKey?: string | null;
+  /** The W3C traceparent of the ingest span that stored it, when the relay traces (docs/deployment.md#tracing): its delivery attempts are child spans of it. */
+  traceParent?: string | null;
 }
 
 /**

@@ -139,6 +139,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       lease: slot?.lease ?? null,
       verification,
       dedupeKey,
+      traceParent: request.ingestSpan?.receivedAs(id) ?? null,
     } satisfies NewEvent;
     const write = options.writer.write(event);
     if (slot) {

@@ -14,7 +14,8 @@ export const CLAIMED_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.en
   l.next_trigger, l.lease_id, d.type as destination_type, d.url as destination_url, d.secret,
   case when d.previous_secret_expires_at > now() then d.previous_secret end as previous_secret,
   d.transformation_code, d.filter, p.name as endpoint_name,
-  e.headers, e.body, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, e.delivery_count`;
+  e.headers, e.body, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, e.delivery_count,
+  e.trace_parent`;
 
 export interface ClaimedRow {
   event_id: string;
@@ -43,6 +44,7 @@ export interface ClaimedRow {
   size: number;
   received_at: string | Date;
   delivery_count: number;
+  trace_parent: string | null;
 }
 
 /** A claimed row as a delivery. An automatic attempt for a `cli` destination is a `listen` attempt. */
@@ -75,6 +77,7 @@ export function toClaimed(orm: Orm, row: ClaimedRow): ClaimedDelivery {
     transformationCode: row.transformation_code,
     filter: row.filter,
     deliveryCount: row.delivery_count,
+    traceParent: row.trace_parent,
   };
 }
 

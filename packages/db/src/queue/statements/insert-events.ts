@@ -233,14 +233,22 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
   const freshOnly = keyed ? sql`join fresh f on f.id = b.id` : sql``;
   const rank = keyed ? sql`f.rn` : sql`b.rn`;
   const barrier = keyed ? sql`where (select count(*) from claimed) >= 0 -- every key claimed before the first usage row is locked` : sql``;
+  // A tracing relay stores each event's ingest span (docs/deployment.md#tracing); a batch without any leaves the statement as it is.
+  const traced = events.some((event) => event.traceParent);
+  const traceParents = traced
+    ? sql`
+    traced as (
+      select * from unnest(${column((e) => e.id)}::text[], ${column((e) => e.traceParent ?? null)}::text[]) as t(id, trace_parent)
+    ),`
+    : sql``;
   const duplicateRows = keyed
     ? sql`
     union all
     select 'duplicate', b.id, null, null, null, null, null, null, null, null, null, null, null
     from batch b where b.dedupe_key is not null and not exists (select 1 from claimed c where c.event_id = b.id)`
     : sql``;
-  // The text depends only on the batch size and whether it has keys, so each is prepared once per connection.
-  const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${keyed ? 'keyed_' : ''}${events.length}`, sql<InsertResultRow>`
+  // The text depends only on the batch size, whether it has keys and whether it is traced, so each is prepared once per connection.
+  const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${keyed ? 'keyed_' : ''}${traced ? 'traced_' : ''}${events.length}`, sql<InsertResultRow>`
     with received as materialized (
       -- every event's headers in one JSON array: one JSON.stringify here, where a text[]
       -- of JSON strings cost node-postgres a regex escape of each (a tenth of ingest's JavaScript)
@@ -292,13 +300,13 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       where u.events_limit is not null
         and c.before < ceil(t.fraction * u.events_limit) and c.after >= ceil(t.fraction * u.events_limit)
       returning 1
-    ),
+    ),${traceParents}
     inserted as (
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
-                         content_type, size, received_at, delivery_count, verification, handshake, dedupe_key)
+                         content_type, size, received_at, delivery_count, verification, handshake, dedupe_key${traced ? sql`, trace_parent` : sql``})
       select id, account_id, endpoint_id, type, method, path, query, headers, body,
-             content_type, size, received_at, delivery_count, verification::jsonb, handshake, dedupe_key
-      from accepted
+             content_type, size, received_at, delivery_count, verification::jsonb, handshake, dedupe_key${traced ? sql`, t.trace_parent` : sql``}
+      from accepted${traced ? sql` left join traced t using (id)` : sql``}
       returning id
     ),
     targets as (
