@@ -17,9 +17,6 @@ declare module 'fastify' {
   }
 }
 
-/** Most entries `allowed_ips` may hold. */
-export const MAX_ALLOWED_IPS = 100;
-
 /** `allowed_ips` entries: canonical CIDRs, IPv4 or IPv6. */
 export type CanonicalCidr = string;
 

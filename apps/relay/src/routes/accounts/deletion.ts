@@ -10,7 +10,7 @@ import { Type } from 'typebox';
 import { CONFIRMATION_REQUIRED, HookError } from '@hook/core';
 import { eraseAccount } from '@hook/db';
 import { requireAdmin } from '../../plugins/auth.ts';
-import { errorResponses } from '../../schemas.ts';
+import { AccountDeletedSchema, errorResponses } from '../../schemas.ts';
 import type { CustomDomainCache } from '../ingest/custom-domains.ts';
 import type { IngestTargetCache } from '../ingest/target-cache.ts';
 
@@ -22,18 +22,6 @@ import type { IngestTargetCache } from '../ingest/target-cache.ts';
 const INGEST_CACHE_SETTLE_MS = 2000;
 
 const security = [{ bearerAuth: [] }];
-
-const AccountDeletedSchema = Type.Object({
-  id: Type.String({ description: 'The erased account (acct_…)' }),
-  deleted: Type.Literal(true),
-  erased: Type.Object({
-    endpoints: Type.Integer({ description: 'Endpoints erased, deleted ones included' }),
-    destinations: Type.Integer(),
-    events: Type.Integer({ description: 'Events erased with their deliveries and attempts' }),
-    api_keys: Type.Integer(),
-    members: Type.Integer(),
-  }, { description: 'How many of each were erased' }),
-}, { description: 'The account is gone: its keys no longer work and its ingest URLs answer 404' });
 
 export interface AccountDeletionOptions {
   targets: IngestTargetCache;

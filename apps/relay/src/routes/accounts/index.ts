@@ -6,7 +6,7 @@ import { HookError, newId, nextUsageMonthStart, PLAN_CHANGE_BLOCKED, PLAN_LIMITS
 import { Account, enqueueNotification, PlanChange, readAccountUsage, type AccountUsage } from '@hook/db';
 import { createAccount, createApiKey } from './new-account.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
-import { AccountDetailsSchema, AccountSchema, errorResponses, Plan as PlanSchema } from '../../schemas.ts';
+import { AccountDetailsSchema, errorResponses, Plan as PlanSchema, SignupRequestSchema, SignupSchema } from '../../schemas.ts';
 
 type AccountRow = { id: string; plan: Plan; email?: string | null; allowedIps?: string[]; customDomain?: string | null; retentionDays?: number | null; createdAt: Date };
 type PlanChangeRow = { id: string; fromPlan: Plan; toPlan: Plan; changedAt: Date };
@@ -101,13 +101,8 @@ export async function accountSignupRoutes(app: FastifyInstance, { signupsPerAddr
     schema: {
       tags: ['accounts'],
       summary: 'Create an account and its first API key (no auth; rate-limited per client address)',
-      body: Type.Object({
-        email: Type.Optional(Type.String({ format: 'email', maxLength: 254, description: 'A contact address for the account; stored and shown, never verified or mailed' })),
-      }, { additionalProperties: false }),
-      response: {
-        201: Type.Object({ account: AccountSchema, api_key: Type.String({ description: 'hk_…, shown only here' }) }),
-        ...errorResponses,
-      },
+      body: SignupRequestSchema,
+      response: { 201: SignupSchema, ...errorResponses },
     },
   }, async (request, reply) => {
     const now = new Date();

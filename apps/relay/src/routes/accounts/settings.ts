@@ -6,16 +6,15 @@ import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import {
-  ALLOWLIST_EXCLUDES_CALLER, CUSTOM_DOMAIN_TAKEN, CUSTOM_RETENTION_DAYS, HookError, PLAN_LIMITS, PLAN_LIMIT_REACHED, PLANS, VALIDATION_FAILED,
+  ALLOWLIST_EXCLUDES_CALLER, CUSTOM_DOMAIN_TAKEN, HookError, PLAN_LIMITS, PLAN_LIMIT_REACHED, PLANS, VALIDATION_FAILED,
   type FieldError, type Plan, type PlanLimits,
 } from '@hook/core';
 import { Account } from '@hook/db';
 import { requireAdmin } from '../../plugins/auth.ts';
-import { addressAllowed, canonicalCidr, MAX_ALLOWED_IPS } from '../../plugins/ip-allowlist.ts';
-import { AccountDetailsSchema, errorResponses } from '../../schemas.ts';
+import { addressAllowed, canonicalCidr } from '../../plugins/ip-allowlist.ts';
+import { AccountDetailsSchema, AccountUpdateSchema, errorResponses } from '../../schemas.ts';
 import type { CustomDomainCache } from '../ingest/custom-domains.ts';
 import { accountDetails } from './index.ts';
 
@@ -85,19 +84,7 @@ export async function accountSettingsRoutes(app: FastifyInstance, options: Accou
       tags: ['accounts'],
       summary: 'Change the account settings: allowed_ips, custom_domain, retention_days, email (admins only)',
       security,
-      body: Type.Object({
-        allowed_ips: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), {
-          maxItems: MAX_ALLOWED_IPS,
-          description: `IP addresses and CIDRs (IPv4 or IPv6) API requests must come from; [] allows any address. Stored in canonical form. Pro and enterprise; at most ${MAX_ALLOWED_IPS}`,
-        })),
-        custom_domain: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()], {
-          description: "A hostname you control (CNAME it to the relay) for the account's endpoint URLs; null clears it. Pro and enterprise",
-        })),
-        retention_days: Type.Optional(Type.Union([Type.Integer({ minimum: CUSTOM_RETENTION_DAYS.min, maximum: CUSTOM_RETENTION_DAYS.max }), Type.Null()], {
-          description: `Days to keep events, ${CUSTOM_RETENTION_DAYS.min} to ${CUSTOM_RETENTION_DAYS.max}; null keeps the plan's. Enterprise only`,
-        })),
-        email: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 254 }), Type.Null()], { description: 'A contact address; null clears it' })),
-      }, { additionalProperties: false }),
+      body: AccountUpdateSchema,
       response: { 200: AccountDetailsSchema, ...errorResponses },
     },
   }, async (request) => {

@@ -5,7 +5,7 @@ import { LockMode } from '@mikro-orm/core';
 import { DESTINATION_LIMIT_REACHED, DESTINATION_NOT_FOUND, HookError, LAST_DESTINATION } from '@hook/core';
 import { Destination, Endpoint, makeDestinationsDue } from '@hook/db';
 import {
-  Destination as DestinationInputSchema, DestinationSchema, DestinationStatus, errorResponses, FilterInput, IdParams, MaxInFlightInput, RatePerSecondInput, SecretSchema, TransformationInput,
+  DestinationCreateSchema, DestinationSchema, DestinationUpdateSchema, errorResponses, IdParams, SecretSchema,
 } from '../../schemas.ts';
 import { checkDestination, checkRules, presentSecret } from '../endpoints/checks.ts';
 import { findEndpoint, rotateSecret } from '../endpoints/index.ts';
@@ -18,13 +18,6 @@ const DestinationParams = IdParams('destination', 'Destination id');
 
 /** Most destinations one endpoint can have (docs/delivery.md#destinations). */
 export const DESTINATIONS_PER_ENDPOINT_MAX = 10;
-
-const DestinationFields = {
-  transformation: Type.Optional(TransformationInput),
-  filter: Type.Optional(FilterInput),
-  rate_per_second: Type.Optional(RatePerSecondInput),
-  max_in_flight: Type.Optional(MaxInFlightInput),
-};
 
 /**
  * Destinations (docs/delivery.md#destinations): where an endpoint's events go, each with
@@ -57,7 +50,7 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
       summary: `Add a destination to an endpoint (at most ${DESTINATIONS_PER_ENDPOINT_MAX}): every event received from now on is delivered to it too`,
       security,
       params: IdParams('endpoint', 'Endpoint id'),
-      body: Type.Object({ destination: DestinationInputSchema, ...DestinationFields }, { additionalProperties: false }),
+      body: DestinationCreateSchema,
       response: { 201: DestinationSchema, ...errorResponses },
     },
   }, async (request, reply) => {
@@ -95,7 +88,7 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
       summary: 'Change a destination: where it sends, status (active, paused, disabled), transformation, filter, limits. Made active again, its waiting deliveries are due at once',
       security,
       params: DestinationParams,
-      body: Type.Object({ destination: Type.Optional(DestinationInputSchema), status: Type.Optional(DestinationStatus), ...DestinationFields }, { additionalProperties: false }),
+      body: DestinationUpdateSchema,
       response: { 200: DestinationSchema, ...errorResponses },
     },
   }, async (request) => {

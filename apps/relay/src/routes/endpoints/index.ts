@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, normaliseDedupe, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS } from '@hook/core';
 import { Account, Endpoint, makeDestinationsDue, sealSigningSecret, type DestinationEntity } from '@hook/db';
 import {
-  Destination as DestinationInputSchema, EndpointSchema, EndpointStatus, errorResponses, FilterInput, IdParams, Page, PageQuery, ResourceName, SecretSchema, TransformationInput, VerificationInput, ResponseInput, HandshakeInput, DedupeInput,
+  EndpointCreateSchema, EndpointSchema, EndpointUpdateSchema, errorResponses, IdParams, Page, PageQuery, SecretSchema,
 } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 import type { IngestTargetCache } from '../ingest/target-cache.ts';
@@ -46,13 +46,7 @@ export async function endpointRoutes(
       tags: ['endpoints'],
       summary: 'Create an endpoint with its first destination; its url receives events at once',
       security,
-      body: Type.Object(
-        {
-          name: ResourceName, destination: Type.Optional(DestinationInputSchema), transformation: Type.Optional(TransformationInput), filter: Type.Optional(FilterInput),
-          verification: Type.Optional(VerificationInput), response: Type.Optional(ResponseInput), handshake: Type.Optional(HandshakeInput), dedupe: Type.Optional(DedupeInput),
-        },
-        { additionalProperties: false },
-      ),
+      body: EndpointCreateSchema,
       response: { 201: EndpointSchema, ...errorResponses },
     },
   }, async (request, reply) => {
@@ -118,14 +112,7 @@ export async function endpointRoutes(
       summary: 'Change an endpoint: name, status (active, paused, disabled), signature verification, custom response, handshake, dedupe, and its first destination\'s destination, transformation and filter',
       security,
       params: EndpointParams,
-      body: Type.Object(
-        {
-          name: Type.Optional(ResourceName), destination: Type.Optional(DestinationInputSchema), status: Type.Optional(EndpointStatus),
-          transformation: Type.Optional(TransformationInput), filter: Type.Optional(FilterInput), verification: Type.Optional(VerificationInput),
-          response: Type.Optional(ResponseInput), handshake: Type.Optional(HandshakeInput), dedupe: Type.Optional(DedupeInput),
-        },
-        { additionalProperties: false },
-      ),
+      body: EndpointUpdateSchema,
       response: { 200: EndpointSchema, ...errorResponses },
     },
   }, async (request) => {

@@ -47,5 +47,5 @@ export function verificationColumns(owner: SecretBoxOwner, input: NonNullable<St
 export function presentVerification(settings: VerificationSettings | null | undefined) {
   if (!settings) return null;
   const { secret_hint: hint, ...shown } = settings;
-  return { ...shown, secret_set: true, secret_hint: hint ?? '' };
+  return { ...shown, secret_set: true as const, secret_hint: hint ?? '' };
 }

@@ -6,7 +6,7 @@ import { DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EV
 import { Attempt, Delivery, Destination, Endpoint, Event, listEvents, notificationEndpointIds, replayEvent, replayMany, searchEvents, type AttemptEntity, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
-import { EventSchema, EventStatus as EventStatusSchema, EventSummarySchema, errorResponses, IdOf, IdParams, Page, PageQuery, Timestamp } from '../../schemas.ts';
+import { BulkReplayRequestSchema, BulkReplayResultSchema, EventPage, EventSchema, EventStatus as EventStatusSchema, errorResponses, IdOf, IdParams, PageQuery, ReplayedEventSchema, ReplayRequestSchema, Timestamp } from '../../schemas.ts';
 import { presentDestinationTarget } from '../endpoints/present.ts';
 import { beforeIdOf, fetchSize, toPage } from '../pagination.ts';
 import { presentStoredRequest } from './present.ts';
@@ -70,13 +70,6 @@ async function loadEvent(request: FastifyRequest, id: string) {
   }, { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true });
 }
 
-const ReplayResultSchema = Type.Object({
-  destination_id: IdOf('destination', 'Destination id'),
-  outcome: Type.Enum(['attempted', 'sent_to_listener', 'waiting_for_listener', 'in_flight'], {
-    description: 'attempted: a URL destination got its attempt (see attempts); sent_to_listener: a `hook listen` session has it now; waiting_for_listener: the next session that connects gets it; in_flight: an attempt was running, so none was queued',
-  }),
-});
-
 export async function eventRoutes(app: FastifyInstance, options: { delivery: AttemptContext; leaseMs: number; listeners: ListenerRegistry }): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -102,11 +95,7 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
         { additionalProperties: false },
       ),
       response: {
-        200: Type.Object({
-          ...Page(EventSummarySchema).properties,
-          search_scanned: Type.Optional(Type.Integer({ description: 'With q: how many events (matching the other filters, from the cursor on) this page searched' })),
-          search_truncated: Type.Optional(Type.Boolean({ description: `With q: true when the search stopped at its bound of ${EVENT_SEARCH_WINDOW.toLocaleString('en')} events with older ones left unsearched; next_cursor then continues below them` })),
-        }),
+        200: EventPage(EVENT_SEARCH_WINDOW),
         ...errorResponses,
       },
     },
@@ -159,8 +148,8 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
       summary: 'Replay one event now: a new attempt (trigger replay) for each of its deliveries, or the one to destination_id. URL destinations get it before the answer; `hook listen` destinations at once or when a listener connects (replay says which)',
       security,
       params: IdParams('event', 'Event id'),
-      body: Type.Object({ destination_id: Type.Optional(IdOf('destination', 'Only the delivery to this destination')) }, { additionalProperties: false }),
-      response: { 200: Type.Intersect([EventSchema, Type.Object({ replay: Type.Array(ReplayResultSchema) })]), ...errorResponses },
+      body: ReplayRequestSchema,
+      response: { 200: ReplayedEventSchema, ...errorResponses },
     },
   }, async (request) => {
     const { id } = request.params;
@@ -189,25 +178,8 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
       tags: ['events'],
       summary: `Replay many events: each matching delivery gets one attempt soon (trigger replay), URL and \`hook listen\` destinations alike, oldest event first, at most ${BULK_REPLAY_MAX} deliveries a request`,
       security,
-      body: Type.Object(
-        {
-          endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
-          destination_id: Type.Optional(IdOf('destination', 'Only deliveries to this destination')),
-          status: Type.Optional({ ...EventStatusSchema, description: 'Only deliveries in this status; default failed' }),
-          since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
-          until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),
-        },
-        { additionalProperties: false },
-      ),
-      response: {
-        202: Type.Object({
-          replayed: Type.Integer({ description: 'How many events were queued for replay' }),
-          deliveries: Type.Integer({ description: 'How many deliveries (an event has one per destination)' }),
-          waiting_for_listener: Type.Integer({ description: 'Of those, how many go to `hook listen` destinations (each to the next listener that claims it)' }),
-          limit: Type.Integer(),
-        }),
-        ...errorResponses,
-      },
+      body: BulkReplayRequestSchema,
+      response: { 202: BulkReplayResultSchema, ...errorResponses },
     },
   }, async (request, reply) => {
     const { endpoint_id: endpointId, destination_id: destinationId, status, since, until } = request.body;

@@ -8,19 +8,11 @@ import {
 } from '@hook/db';
 import { assertPublicDestination } from '../../delivery/destinations.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
-import { DestinationUrl, EndpointStatus, errorResponses, EventSummarySchema, Page, PageQuery, Timestamp } from '../../schemas.ts';
+import { DestinationUrl, errorResponses, EventSummarySchema, NotificationSettingsSchema, Page, PageQuery } from '../../schemas.ts';
 import { presentEventSummary } from '../events/index.ts';
 import { beforeIdOf, fetchSize, toPage } from '../pagination.ts';
 
 const security = [{ bearerAuth: [] }];
-
-const NotificationSettingsSchema = Type.Object({
-  url: Type.String({ description: 'Where the account\'s notifications are POSTed' }),
-  secret: Type.String({ description: 'The signing secret of notification deliveries, whsec_…' }),
-  status: { ...EndpointStatus, description: 'active; disabled after the URL answered 410 (set the URL again to resume)' },
-  created_at: Timestamp,
-  updated_at: Timestamp,
-}, { description: 'The account\'s notification destination (docs/notifications.md)' });
 
 function presentSettings(endpoint: NotificationEndpointRow) {
   return {

@@ -1,0 +1,119 @@
+/** Stored events, their deliveries and attempts, replays, and what an ingest URL answers. */
+import { Type } from 'typebox';
+import { ATTEMPT_TRIGGERS, EVENT_STATUSES } from '../events.ts';
+import { HANDSHAKE_PROVIDERS } from '../handshakes.ts';
+import { VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '../verification.ts';
+import { IdOf, NullableTimestamp, Page, Timestamp } from './common.ts';
+import { Destination } from './endpoint.ts';
+
+export const EventStatus = Type.Enum([...EVENT_STATUSES]);
+
+/** One delivery attempt. */
+export const AttemptSchema = Type.Object({
+  id: IdOf('attempt', 'Attempt id'),
+  destination_id: Type.Union([IdOf('destination', 'The destination it went to'), Type.Null()], { description: 'The destination it went to; null for attempts older than destinations' }),
+  n: Type.Integer({ minimum: 1 }),
+  trigger: Type.Enum([...ATTEMPT_TRIGGERS]),
+  started_at: Timestamp,
+  duration_ms: Type.Integer(),
+  response_status: Type.Union([Type.Integer(), Type.Null()]),
+  response_body: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const DeliverySchema = Type.Object({
+  destination_id: IdOf('destination', 'Destination id'),
+  destination: Destination,
+  status: EventStatus,
+  attempt_count: Type.Integer(),
+  next_attempt_at: NullableTimestamp,
+  next_trigger: Type.Enum(['auto', 'replay'], { description: 'replay: a replay is queued for it' }),
+}, { description: 'The event on its way to one destination' });
+
+export const VerificationResultSchema = Type.Object({
+  provider: Type.Enum([...VERIFICATION_PROVIDERS]),
+  verified: Type.Boolean(),
+  reason: Type.Union([Type.Enum([...VERIFICATION_REASONS]), Type.Null()], { description: 'Why it failed; null when verified' }),
+});
+
+const eventSummaryProperties = {
+  id: IdOf('event', 'Event id'),
+  endpoint_id: IdOf('endpoint', 'Endpoint that received it'),
+  type: Type.Union([Type.String(), Type.Null()], { description: 'From the x-event-type header, else a top-level JSON "type" field' }),
+  method: Type.String(),
+  path: Type.String({ description: 'The path after the ingest URL, "" when none' }),
+  query: Type.String({ description: 'The raw query string, without "?"' }),
+  headers: Type.Record(Type.String(), Type.String(), { description: 'Request headers, names lower-cased' }),
+  content_type: Type.Union([Type.String(), Type.Null()]),
+  size: Type.Integer({ description: 'Body size in bytes' }),
+  received_at: Timestamp,
+  status: EventStatus,
+  attempt_count: Type.Integer(),
+  next_attempt_at: NullableTimestamp,
+  verification: Type.Union([VerificationResultSchema, Type.Null()], { description: "What the endpoint's signature verification found (docs/sources.md); null when the endpoint verifies nothing" }),
+  handshake: Type.Union([Type.Enum([...HANDSHAKE_PROVIDERS]), Type.Null()], { description: 'The provider whose handshake this request was: answered at the ingest URL and not delivered (status filtered, no deliveries; docs/sources.md, Handshakes); null otherwise' }),
+  dedupe_key: Type.Union([Type.String(), Type.Null()], { description: 'The key it was stored under when its endpoint drops duplicates (docs/sources.md, Duplicates); a key longer than 200 characters is kept as sha256:<hex>; null when it had none' }),
+};
+
+export const EventSummarySchema = Type.Object(eventSummaryProperties, { description: 'An event without its body; GET /v1/events/{id} has the body' });
+
+export const EventSchema = Type.Object({
+  ...eventSummaryProperties,
+  body: Type.String({ description: 'The exact body: text when valid UTF-8, else base64' }),
+  body_encoding: Type.Enum(['utf8', 'base64']),
+  attempts: Type.Array(AttemptSchema, { description: 'Every attempt to every destination, oldest first' }),
+  deliveries: Type.Array(DeliverySchema, { description: 'One per destination: its own status, attempts and retries' }),
+});
+
+/** `GET /v1/events`: a page of summaries, plus how far a payload search (`q`) looked. */
+export function EventPage(searchWindow: number) {
+  return Type.Object({
+    ...Page(EventSummarySchema).properties,
+    search_scanned: Type.Optional(Type.Integer({ description: 'With q: how many events (matching the other filters, from the cursor on) this page searched' })),
+    search_truncated: Type.Optional(Type.Boolean({ description: `With q: true when the search stopped at its bound of ${searchWindow.toLocaleString('en')} events with older ones left unsearched; next_cursor then continues below them` })),
+  });
+}
+
+export const ReplayOutcome = Type.Enum(['attempted', 'sent_to_listener', 'waiting_for_listener', 'in_flight'], {
+  description: 'attempted: a URL destination got its attempt (see attempts); sent_to_listener: a `hook listen` session has it now; waiting_for_listener: the next session that connects gets it; in_flight: an attempt was running, so none was queued',
+});
+
+export const ReplayResultSchema = Type.Object({
+  destination_id: IdOf('destination', 'Destination id'),
+  outcome: ReplayOutcome,
+});
+
+/** `POST /v1/events/replay/{id}` body. */
+export const ReplayRequestSchema = Type.Object({ destination_id: Type.Optional(IdOf('destination', 'Only the delivery to this destination')) }, { additionalProperties: false });
+
+/** `POST /v1/events/replay/{id}`: the event after the replay, and what happened per destination. */
+export const ReplayedEventSchema = Type.Object({ ...EventSchema.properties, replay: Type.Array(ReplayResultSchema) });
+
+/** `POST /v1/events/replay` body: which events to queue; all optional (default: every failed event). */
+export const BulkReplayRequestSchema = Type.Object(
+  {
+    endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
+    destination_id: Type.Optional(IdOf('destination', 'Only deliveries to this destination')),
+    status: Type.Optional({ ...EventStatus, description: 'Only deliveries in this status; default failed' }),
+    since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
+    until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),
+  },
+  { additionalProperties: false },
+);
+
+/** `POST /v1/events/replay`: how much was queued. */
+export const BulkReplayResultSchema = Type.Object({
+  replayed: Type.Integer({ description: 'How many events were queued for replay' }),
+  deliveries: Type.Integer({ description: 'How many deliveries (an event has one per destination)' }),
+  waiting_for_listener: Type.Integer({ description: 'Of those, how many go to `hook listen` destinations (each to the next listener that claims it)' }),
+  limit: Type.Integer({ description: 'The most deliveries one request queues; deliveries equal to limit means more may match' }),
+});
+
+/**
+ * What an ingest URL answers: the stored event's id. `duplicate`: the endpoint drops
+ * duplicates and already stored this request's key; nothing was stored.
+ */
+export const IngestAccepted = Type.Object({
+  id: IdOf('event', 'The stored event; for a duplicate, the event first stored under its key'),
+  status: Type.Union([EventStatus, Type.Literal('duplicate')], { description: 'pending; duplicate when the endpoint drops duplicates and already stored this key (docs/sources.md, Duplicates): nothing was stored' }),
+});

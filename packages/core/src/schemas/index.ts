@@ -1,0 +1,12 @@
+/**
+ * The REST API's JSON, defined once (docs/api.md, Schemas): the relay validates requests and
+ * serialises responses with these and generates /openapi.json from them, @hook/client's
+ * types are their `Static`, and the MCP tools' output schemas are made from them. A field is
+ * added here and nowhere else.
+ */
+export type { Static, TSchema } from 'typebox';
+export * from './common.ts';
+export * from './account.ts';
+export * from './endpoint.ts';
+export * from './event.ts';
+export * from './transformation.ts';
