@@ -95,14 +95,23 @@ describe('DELETE /v1/account', () => {
   it('erases every row of the account, and only of that account', async () => {
     const doomed = await populatedAccount();
     const kept = await populatedAccount();
-    // Attempts exist (the failing destination answered) before the deletion.
-    await expect.poll(async () => (await rowsOf(doomed.accountId)).attempt, { timeout: 10_000 }).toBeGreaterThan(0);
-    await expect.poll(async () => (await rowsOf(kept.accountId)).attempt, { timeout: 10_000 }).toBeGreaterThan(0);
+    // Every URL delivery has had its first attempt (3 failed, 3 delivered, and the plan.changed
+    // notification if the notifier got to it after its URL was set) and the outbox is empty;
+    // the failed ones' retries are due 30 s later, so both accounts' rows stay still while we compare.
+    for (const { accountId } of [doomed, kept]) {
+      await expect.poll(async () => (await sqlRows(
+        relay,
+        `select (select count(*)::int from notification_outbox where account_id = ?) as outbox,
+                (select count(*)::int from delivery l join destination d on d.id = l.destination_id
+                 where l.account_id = ? and d.type = 'url' and l.status = 'pending') as waiting,
+                (select count(*)::int from attempt where account_id = ?) >= 6 as attempted`,
+        [accountId, accountId, accountId],
+      ))[0], { timeout: 10_000 }).toEqual({ outbox: 0, waiting: 0, attempted: true });
+    }
     const before = await rowsOf(doomed.accountId);
     for (const table of ['account', 'api_key', 'member', 'endpoint', 'destination', 'event', 'delivery', 'attempt', 'plan_change', 'account_usage', 'console_session', 'event_dedupe', 'rate_limit_counter']) {
       expect(before[table], `${table} before`).toBeGreaterThan(0);
     }
-    // The kept account's retries are due much later: its rows stay still while we compare.
     const keptBefore = await rowsOf(kept.accountId);
 
     const response = await api(relay.baseUrl, 'DELETE', `/v1/account?confirm=${doomed.accountId}`, { key: doomed.key });
