@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import { ATTEMPT_TRIGGERS, EVENT_STATUSES } from '../events.ts';
 import { HANDSHAKE_PROVIDERS } from '../handshakes.ts';
 import { VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '../verification.ts';
-import { IdOf, NullableTimestamp, Page, Timestamp } from './common.ts';
+import { NOTIFICATION_TYPES } from '../notifications.ts';
+import { IdOf, NullableTimestamp, Page, PageQuery, Timestamp } from './common.ts';
 import { Destination } from './endpoint.ts';
 
 export const EventStatus = Type.Enum([...EVENT_STATUSES]);
@@ -117,3 +118,29 @@ export const IngestAccepted = Type.Object({
   id: IdOf('event', 'The stored event; for a duplicate, the event first stored under its key'),
   status: Type.Union([EventStatus, Type.Literal('duplicate')], { description: 'pending; duplicate when the endpoint drops duplicates and already stored this key (docs/sources.md, Duplicates): nothing was stored' }),
 });
+
+/** `GET /v1/events` query. */
+export function EventListQuery(searchWindow: number) {
+  return Type.Object(
+    {
+      endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
+      status: Type.Optional(EventStatus),
+      type: Type.Optional(Type.String({ maxLength: 200, description: 'Only events of this exact type' })),
+      since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
+      until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),
+      q: Type.Optional(Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: `Only events whose body contains this text, case-insensitive (the body read as UTF-8; a body that is not valid UTF-8 is searched in its ASCII parts). Looks through at most the ${searchWindow.toLocaleString('en')} newest events that match the other filters, from the cursor on: see search_truncated`,
+      })),
+      ...PageQuery,
+    },
+    { additionalProperties: false },
+  );
+}
+
+/** `GET /v1/account/notifications/events` query. */
+export const NotificationEventQuerySchema = Type.Object(
+  { type: Type.Optional(Type.Enum([...NOTIFICATION_TYPES], { description: 'Only this notification type' })), ...PageQuery },
+  { additionalProperties: false },
+);

@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
-import { Type } from 'typebox';
 import { DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_NOT_FOUND, HookError, LIST_LIMIT_DEFAULT, REPLAY_NOWHERE } from '@hook/core';
 import { Attempt, Delivery, Destination, Endpoint, Event, listEvents, notificationEndpointIds, replayEvent, replayMany, searchEvents, type AttemptEntity, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
-import { BulkReplayRequestSchema, BulkReplayResultSchema, EventPage, EventSchema, EventStatus as EventStatusSchema, errorResponses, IdOf, IdParams, PageQuery, ReplayedEventSchema, ReplayRequestSchema, Timestamp } from '../../schemas.ts';
+import { BulkReplayRequestSchema, BulkReplayResultSchema, errorResponses, EventListQuery, EventPage, EventSchema, IdParams, ReplayedEventSchema, ReplayRequestSchema } from '../../schemas.ts';
 import { presentDestinationTarget } from '../endpoints/present.ts';
 import { beforeIdOf, fetchSize, toPage } from '../pagination.ts';
 import { presentStoredRequest } from './present.ts';
@@ -78,22 +77,7 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
       tags: ['events'],
       summary: `List events newest first (without bodies; GET /v1/events/{id} has the body). q searches payloads among the ${EVENT_SEARCH_WINDOW.toLocaleString('en')} newest events matching the other filters`,
       security,
-      querystring: Type.Object(
-        {
-          endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
-          status: Type.Optional(EventStatusSchema),
-          type: Type.Optional(Type.String({ maxLength: 200 })),
-          since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
-          until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),
-          q: Type.Optional(Type.String({
-            minLength: 1,
-            maxLength: 200,
-            description: `Only events whose body contains this text, case-insensitive (the body read as UTF-8; a body that is not valid UTF-8 is searched in its ASCII parts). Looks through at most the ${EVENT_SEARCH_WINDOW.toLocaleString('en')} newest events that match the other filters, from the cursor on: see search_truncated`,
-          })),
-          ...PageQuery,
-        },
-        { additionalProperties: false },
-      ),
+      querystring: EventListQuery(EVENT_SEARCH_WINDOW),
       response: {
         200: EventPage(EVENT_SEARCH_WINDOW),
         ...errorResponses,

@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { HookError, NOTIFICATION_TYPES, NOTIFICATIONS_NOT_CONFIGURED } from '@hook/core';
+import { HookError, NOTIFICATIONS_NOT_CONFIGURED } from '@hook/core';
 import {
   clearNotificationUrl, findNotificationEndpoint, listEvents, notificationEndpointIds, notifyDue, setNotificationUrl,
   type NotificationEndpointRow,
 } from '@hook/db';
 import { assertPublicDestination } from '../../delivery/destinations.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
-import { DestinationUrl, errorResponses, EventSummarySchema, NotificationSettingsSchema, Page, PageQuery } from '../../schemas.ts';
+import { DestinationUrl, errorResponses, EventSummarySchema, NotificationEventQuerySchema, NotificationSettingsSchema, Page } from '../../schemas.ts';
 import { presentEventSummary } from '../events/index.ts';
 import { beforeIdOf, fetchSize, toPage } from '../pagination.ts';
 
@@ -82,10 +82,7 @@ export async function notificationRoutes(app: FastifyInstance, options: { allowP
       tags: ['accounts'],
       summary: 'Notifications sent to the account, newest first, with their delivery status (as GET /v1/events shows events)',
       security,
-      querystring: Type.Object(
-        { type: Type.Optional(Type.Enum([...NOTIFICATION_TYPES], { description: 'Only this notification type' })), ...PageQuery },
-        { additionalProperties: false },
-      ),
+      querystring: NotificationEventQuerySchema,
       response: { 200: Page(EventSummarySchema), ...errorResponses },
     },
   }, async (request) => {
