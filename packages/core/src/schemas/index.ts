@@ -4,7 +4,7 @@
  * types are their `Static`, and the MCP tools' output schemas are made from them. A field is
  * added here and nowhere else.
  */
-export type { Static, TSchema, TUnknown } from 'typebox';
+export type { Static, TObject, TOptional, TProperties, TSchema, TUnknown } from 'typebox';
 export * from './common.ts';
 export * from './account.ts';
 export * from './endpoint.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { destinationSchema, destinationTargetSchema, filterInputSchema, maxInFlightInput, ratePerSecondInput, transformationInputSchema } from '../schemas.ts';
+import * as S from '@hook/core/schemas';
+import { destinationSchema, ENDPOINT_FIELD_DESCRIPTIONS, inputShapeOf } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -8,14 +9,7 @@ export default defineTool({
   description:
     'Add a destination to an endpoint (POST /v1/endpoints/{id}/destinations, at most 10): every event received from now on is also delivered there, ' +
     'signed with the destination\'s own secret, with its own retries, status and health. The transformation, filter and limits apply to it alone.',
-  input: {
-    endpoint_id: z.string().describe('ep_…'),
-    destination: destinationTargetSchema,
-    transformation: transformationInputSchema.optional(),
-    filter: filterInputSchema.optional(),
-    rate_per_second: ratePerSecondInput.optional(),
-    max_in_flight: maxInFlightInput.optional(),
-  },
+  input: { endpoint_id: z.string().describe('ep_…'), ...inputShapeOf(S.DestinationCreateSchema, ENDPOINT_FIELD_DESCRIPTIONS) },
   output: { destination: destinationSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(client, { endpoint_id, ...body }) {

@@ -1,5 +1,6 @@
+import * as S from '@hook/core/schemas';
 import { z } from 'zod';
-import { memberRoleSchema, memberSchema } from '../schemas.ts';
+import { memberRoleSchema, outputShapeOf } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -14,7 +15,7 @@ export default defineTool({
     email: z.string().describe("The member's email address; unique in the account"),
     role: memberRoleSchema.optional().describe('admin or member (default member)'),
   },
-  output: { member: memberSchema, api_key: z.string().describe("The new member's API key (hk_…), shown only once") },
+  output: outputShapeOf(S.CreatedMemberSchema),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   async run(client, input) {
     const created = await client.members.create({ email: input.email, role: input.role });

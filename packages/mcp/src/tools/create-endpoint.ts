@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { destinationTargetSchema, endpointSchema, filterInputSchema, transformationInputSchema, verificationInputSchema, responseInputSchema, handshakeInputSchema, dedupeInputSchema } from '../schemas.ts';
+import * as S from '@hook/core/schemas';
+import { endpointSchema, ENDPOINT_FIELD_DESCRIPTIONS, inputShapeOf } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -8,16 +8,7 @@ export default defineTool({
   description:
     'Create an endpoint (POST /v1/endpoints): a receiving URL (`endpoint.url`) that webhook providers send events to. ' +
     'Its events go to `destination`: {"type":"url","url":…} for signed POSTs to a URL, or {"type":"cli"} (default) to wait for `hook listen`.',
-  input: {
-    name: z.string().min(1).describe('A name to tell endpoints apart, e.g. "stripe-dev"'),
-    destination: destinationTargetSchema.optional(),
-    transformation: transformationInputSchema.optional(),
-    filter: filterInputSchema.optional(),
-    verification: verificationInputSchema.optional(),
-    response: responseInputSchema.optional(),
-    handshake: handshakeInputSchema.optional(),
-    dedupe: dedupeInputSchema.optional(),
-  },
+  input: inputShapeOf(S.EndpointCreateSchema, ENDPOINT_FIELD_DESCRIPTIONS),
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   async run(client, input) {

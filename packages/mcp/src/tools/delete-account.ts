@@ -1,4 +1,6 @@
+import * as S from '@hook/core/schemas';
 import { z } from 'zod';
+import { outputShapeOf } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -10,11 +12,7 @@ export default defineTool({
     'restored. Only do this when the user has asked for it in so many words. `confirm` must be the account\'s own id ' +
     '(get_account shows it); any other value is refused with confirmation_required and nothing is erased.',
   input: { confirm: z.string().describe("The account's own id, acct_… (from get_account), confirming the erasure") },
-  output: {
-    id: z.string(),
-    deleted: z.literal(true),
-    erased: z.object({ endpoints: z.number(), destinations: z.number(), events: z.number(), api_keys: z.number(), members: z.number() }),
-  },
+  output: outputShapeOf(S.AccountDeletedSchema),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   async run(client, input) {
     const deleted = await client.account.delete(input.confirm);

@@ -1,6 +1,7 @@
-import { countOf, NOTIFICATION_TYPES } from '@hook/core';
+import { countOf } from '@hook/core';
+import * as S from '@hook/core/schemas';
 import { z } from 'zod';
-import { cursorInput, eventSummarySchema, limitInput, pageFields } from '../schemas.ts';
+import { eventSummarySchema, inputShapeOf, pageFields } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -9,11 +10,7 @@ export default defineTool({
   description:
     'Notifications sent to the account, newest first, with their delivery status (GET /v1/account/notifications/events). ' +
     'They are events (get_event shows one with its body and attempts; replay_event sends it again), but list_events leaves them out.',
-  input: {
-    type: z.enum(NOTIFICATION_TYPES).optional().describe('Only this notification type'),
-    limit: limitInput,
-    cursor: cursorInput,
-  },
+  input: inputShapeOf(S.NotificationEventQuerySchema, { limit: 'Items per page, 1–100 (default 20)', cursor: '`next_cursor` of the previous page' }),
   output: { events: z.array(eventSummarySchema), ...pageFields },
   annotations: { readOnlyHint: true },
   async run(client, input) {

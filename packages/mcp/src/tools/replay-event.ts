@@ -1,14 +1,7 @@
+import * as S from '@hook/core/schemas';
 import { z } from 'zod';
-import { eventSchema } from '../schemas.ts';
+import { eventSchema, inputShapeOf, replayOutcomeSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
-
-const replayOutcomeSchema = z.looseObject({
-  destination_id: z.string().describe('dst_…'),
-  outcome: z.enum(['attempted', 'sent_to_listener', 'waiting_for_listener', 'in_flight']).describe(
-    'attempted: a URL destination got its attempt (the last attempt with this destination_id); sent_to_listener: a running `hook listen` has it now; ' +
-    'waiting_for_listener: the next `hook listen` that connects gets it; in_flight: an attempt was already running, so none was queued',
-  ),
-});
 
 export default defineTool({
   name: 'replay_event',
@@ -19,7 +12,7 @@ export default defineTool({
     'Returns the event after it (each delivery\'s status, the new attempts last) and the outcome per destination.',
   input: {
     event_id: z.string().describe('evt_…'),
-    destination_id: z.string().optional().describe('Only the delivery to this destination (dst_…); default: every destination of the event'),
+    ...inputShapeOf(S.ReplayRequestSchema, { destination_id: 'Only the delivery to this destination (dst_…); default: every destination of the event' }),
   },
   output: { event: eventSchema, replay: z.array(replayOutcomeSchema) },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

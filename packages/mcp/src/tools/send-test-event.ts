@@ -1,5 +1,6 @@
-import { EVENT_STATUSES } from '@hook/core';
+import * as S from '@hook/core/schemas';
 import { z } from 'zod';
+import { outputOf } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -15,8 +16,7 @@ export default defineTool({
   },
   output: {
     event_id: z.string().describe('evt_… of the stored event; for a duplicate, of the event first stored under its key'),
-    status: z.union([z.enum(EVENT_STATUSES), z.literal('duplicate')])
-      .describe('duplicate: the endpoint drops duplicates and already stored this key (docs/sources.md, Duplicates); nothing was stored'),
+    status: outputOf(S.IngestAccepted.properties.status),
     endpoint_id: z.string(),
     url: z.string().describe('The ingest URL it was sent to'),
   },

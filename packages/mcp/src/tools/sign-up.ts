@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { accountSchema } from '../schemas.ts';
+import * as S from '@hook/core/schemas';
+import { outputShapeOf } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -9,7 +9,7 @@ export default defineTool({
     'Create an account on the relay and its first API key (POST /v1/accounts, no key needed). Offered only while this ' +
     'server has no API key; afterwards the other tools use the new key. The key is shown only here.',
   input: {},
-  output: { account: accountSchema, api_key: z.string().describe('hk_…: keep it; it is shown only once') },
+  output: outputShapeOf(S.SignupSchema),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   availability: 'without_key',
   async run(client) {

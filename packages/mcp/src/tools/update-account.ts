@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { accountDetailsShape } from '../schemas.ts';
+import * as S from '@hook/core/schemas';
+import { accountDetailsShape, inputShapeOf } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -11,12 +11,12 @@ export default defineTool({
     'the address this call comes from is refused (allowlist_excludes_caller). `custom_domain`: a hostname the user has pointed ' +
     '(CNAME) at the relay, used in endpoint URLs (null clears; pro and enterprise). `retention_days`: days to keep events ' +
     '(null = the plan\'s; enterprise). `email`: contact address (null clears). Returns the account as get_account does.',
-  input: {
-    allowed_ips: z.array(z.string()).optional().describe('e.g. ["203.0.113.0/24", "2001:db8::/32"]; [] clears the allowlist'),
-    custom_domain: z.string().nullable().optional().describe('e.g. hooks.example.com (no scheme, port or path); null clears it'),
-    retention_days: z.number().int().nullable().optional().describe('1 to 3650; null goes back to the plan default'),
-    email: z.string().nullable().optional().describe('A contact address; null clears it'),
-  },
+  input: inputShapeOf(S.AccountUpdateSchema, {
+    allowed_ips: 'e.g. ["203.0.113.0/24", "2001:db8::/32"]; [] clears the allowlist (pro and enterprise)',
+    custom_domain: 'e.g. hooks.example.com (no scheme, port or path); null clears it (pro and enterprise)',
+    retention_days: '1 to 3650; null goes back to the plan default (enterprise)',
+    email: 'A contact address; null clears it',
+  }),
   output: accountDetailsShape,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   async run(client, changes) {

@@ -1,6 +1,6 @@
-import { ENDPOINT_STATUSES } from '@hook/core';
+import * as S from '@hook/core/schemas';
 import { z } from 'zod';
-import { destinationSchema, destinationTargetSchema, filterInputSchema, maxInFlightInput, ratePerSecondInput, transformationInputSchema } from '../schemas.ts';
+import { destinationSchema, ENDPOINT_FIELD_DESCRIPTIONS, inputShapeOf } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -9,15 +9,7 @@ export default defineTool({
   description:
     'Change one destination (PATCH /v1/destinations/{id}): its target, status, transformation, filter or limits. Fields left out stay as they are; null removes a rule or limit. ' +
     'Status `paused` holds its deliveries; `disabled` stops them; `active` resumes, and its waiting deliveries are due at once (also after the relay disabled it for 410 or failing).',
-  input: {
-    destination_id: z.string().describe('dst_…'),
-    destination: destinationTargetSchema.optional(),
-    status: z.enum(ENDPOINT_STATUSES).optional(),
-    transformation: transformationInputSchema.optional(),
-    filter: filterInputSchema.optional(),
-    rate_per_second: ratePerSecondInput.optional(),
-    max_in_flight: maxInFlightInput.optional(),
-  },
+  input: { destination_id: z.string().describe('dst_…'), ...inputShapeOf(S.DestinationUpdateSchema, ENDPOINT_FIELD_DESCRIPTIONS) },
   output: { destination: destinationSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async run(client, { destination_id, ...changes }) {
