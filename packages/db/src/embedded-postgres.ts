@@ -317,6 +317,34 @@ async function createDatabaseIfMissing(adminUrl: string, database: string): Prom
   }
 }
 
+/**
+ * The embedded PostgreSQL already running on `dataDir` (a relay's, or one a killed relay
+ * left), found from the cluster's postmaster.pid, or undefined when none runs. Lets a
+ * second process (npm run backup) use the server of a live relay instead of starting one.
+ */
+export function runningEmbeddedPostgres(dataDir: string): { port: number; urlFor(database: string): string } | undefined {
+  const dir = resolve(dataDir);
+  const locationFile = join(dir, CLUSTER_LOCATION_FILE);
+  const clusterDir = existsSync(locationFile) ? readFileSync(locationFile, 'utf8').trim() : join(dir, 'postgres');
+  const pidFile = join(clusterDir, 'postmaster.pid');
+  const passwordFile = join(dir, 'postgres-password');
+  if (!existsSync(pidFile) || !existsSync(passwordFile)) return undefined;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !isPostgresProcess(pid) || !Number.isInteger(port) || port <= 0) return undefined;
+  const password = readFileSync(passwordFile, 'utf8').trim();
+  return { port, urlFor: (database) => `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}` };
+}
+
+/** Whether `dataDir` holds an embedded PostgreSQL cluster (a relay has started on it). */
+export function hasEmbeddedCluster(dataDir: string): boolean {
+  const dir = resolve(dataDir);
+  const locationFile = join(dir, CLUSTER_LOCATION_FILE);
+  const clusterDir = existsSync(locationFile) ? readFileSync(locationFile, 'utf8').trim() : join(dir, 'postgres');
+  return existsSync(join(clusterDir, 'PG_VERSION'));
+}
+
 /** Starts (initialising on first use) the embedded PostgreSQL under `options.dataDir`. */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const log = options.log ?? (() => undefined);

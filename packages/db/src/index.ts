@@ -4,7 +4,8 @@ export { pendingMigrations, QUEUE_STATUS_SQL, readQueueStatus, type QueueStatus 
 export {
   openSigningSecret, openSigningSecrets, prepareSigningSecrets, SEAL_BATCH_SIZE, sealSigningSecret, signingSecretBox, type SecretBoxOwner,
 } from './signing-secrets.ts';
-export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
+export { hasEmbeddedCluster, runningEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
+export { BACKUP_FORMAT_VERSION, backupDatabase, BackupError, readBackupHeader, restoreDatabase, type BackupHeader, type BackupResult, type RestoreResult } from './backup.ts';
 export { EventWriter, type EventWriterOptions, type InsertOutcome, type NewEvent } from './event-writer.ts';
 export { addTransformationCpu, readAccountUsage, recordTransformationThrottled, type AccountUsage } from './usage-sql.ts';
 export * from './queue/index.ts';
