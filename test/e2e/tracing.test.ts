@@ -34,8 +34,9 @@ interface ExportedSpan {
 
 interface OtlpReceiver {
   url: string;
-  /** Every export request's headers, in arrival order. */
-  requests: IncomingHttpHeaders[];
+  /** Every export request, in arrival order. */
+  requests: { path: string; headers: IncomingHttpHeaders; body: Buffer }[];
+  /** The spans of the JSON ones. */
   spans: ExportedSpan[];
   close(): Promise<void>;
 }
@@ -45,15 +46,15 @@ const valueOf = (value: OtlpValue): string | number | boolean =>
   value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : undefined) ?? value.boolValue ?? value.doubleValue ?? '';
 const attributesOf = (list: { key: string; value: OtlpValue }[] = []) => Object.fromEntries(list.map(({ key, value }) => [key, valueOf(value)]));
 
-/** A collector's OTLP/HTTP traces endpoint: decodes each JSON export request (POST /v1/traces) into spans. */
+/** A collector's OTLP/HTTP traces endpoint: records every export request and decodes the JSON ones (POST /v1/traces) into spans. */
 async function startOtlpReceiver(port = 0): Promise<OtlpReceiver> {
-  const requests: IncomingHttpHeaders[] = [];
+  const requests: OtlpReceiver['requests'] = [];
   const spans: ExportedSpan[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      requests.push(request.headers);
+      requests.push({ path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks) });
       if (request.url === '/v1/traces' && request.headers['content-type'] === 'application/json') {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans: any[] };
         for (const resourceSpans of body.resourceSpans) {
@@ -229,9 +230,25 @@ describe('tracing', () => {
     const exported = JSON.stringify(otlp.spans);
     expect(exported).not.toContain(new URL(ingestUrl).pathname.split('/').pop()!);
     expect(exported).not.toContain('dest-secret');
-    expect(otlp.requests.every((headers) => headers['x-collector-token'] === 's3cret token')).toBe(true);
+    expect(otlp.requests.every(({ headers }) => headers['x-collector-token'] === 's3cret token')).toBe(true);
     expect(await traceParentStored(eventId)).toBe(`00-${sender.traceId}-${ingestSpan.spanId}-01`);
   }, 90_000);
+
+  it('exports OTLP protobuf (the default protocol) to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given', async () => {
+    const otlp = await startOtlpReceiver();
+    const receiver = await startReceiver();
+    servers.push(otlp, receiver);
+    const relay = await relayWith({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/collector/traces`, OTEL_BSP_SCHEDULE_DELAY: '50' });
+    const { api_key: key } = await request(relay, 'POST', '/v1/accounts', null);
+    const endpoint = await request(relay, 'POST', '/v1/endpoints', key, { name: 'protobuf', destination: { type: 'url', url: receiver.url } });
+    const traceId = hex(16);
+    expect((await fetch(endpoint.url, { method: 'POST', headers: { traceparent: `00-${traceId}-${hex(8)}-01` }, body: 'x' })).status).toBe(200);
+    await receiver.waitFor(1);
+    // Protobuf carries ids as raw bytes: the sender's trace id is in the request, under the default service name.
+    const carries = ({ body }: { body: Buffer }) => body.includes(Buffer.from(traceId, 'hex')) && body.includes(Buffer.from('hook-relay'));
+    await expect.poll(() => otlp.requests.filter(carries).length, { timeout: 15_000 }).toBeGreaterThan(0);
+    expect(otlp.requests.every(({ path, headers }) => path === '/collector/traces' && headers['content-type'] === 'application/x-protobuf')).toBe(true);
+  }, 60_000);
 
   it('exports nothing and passes the sender\'s trace headers through when OTEL_* is unset or OTEL_SDK_DISABLED=true', async () => {
     // The OTLP default endpoint (localhost:4318): where spans would go if tracing came on without one.

@@ -95,7 +95,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   });
   // OTEL_* (docs/deployment.md#tracing): the OpenTelemetry SDK is loaded only when tracing is on.
   const tracing = config.tracing
-    ? (await import('./tracing.ts')).startTracing(config.tracing, { onExportError: (message) => app.log.warn({ otel: message }, 'could not export trace spans') })
+    ? (await import('./tracing.ts')).startTracing(config.tracing, { onExportProblem: (message) => app.log.warn({ otel: message }, 'could not export trace spans') })
     : null;
   const writer = new EventWriter(orm, tracing ? { traceWrite: tracing.traceWrite } : {});
   const targets = new IngestTargetCache(orm);

@@ -163,8 +163,8 @@ export class ListenForwardSpan {
 }
 
 export interface TracingOptions {
-  /** Told when spans could not be exported (the collector is down, refuses them…). */
-  onExportError: (message: string) => void;
+  /** Told when spans could not be exported (the collector is down or refuses them, the queue was full and spans were dropped). */
+  onExportProblem: (message: string) => void;
 }
 
 /** The relay's tracer and what it traces (see the module comment). Made by startTracing, shut down with the app. */
@@ -327,9 +327,10 @@ export class Tracing {
 export function startTracing(config: TracingConfig, options: TracingOptions): Tracing {
   const exporterOptions = { url: config.url, headers: config.headers, timeoutMillis: config.exportTimeoutMs };
   const exporter = config.protocol === 'http/json' ? new JsonTraceExporter(exporterOptions) : new ProtobufTraceExporter(exporterOptions);
-  // The SDK reports failed exports through its diagnostic logger, process-wide; errors only, to the relay's log.
-  const report = (message: string, ...args: unknown[]): void => options.onExportError([message, ...args.map(String)].join(' '));
-  diag.setLogger({ error: report, warn: () => undefined, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.ERROR);
+  // The SDK reports failed exports and dropped spans through its diagnostic logger (one per
+  // process, as OpenTelemetry has it); its warnings and errors go to the relay's log.
+  const report = (message: string, ...args: unknown[]): void => options.onExportProblem([message, ...args.map(String)].join(' '));
+  diag.setLogger({ error: report, warn: report, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
   const provider = new TracerProvider({
     resource: defaultResource().merge(resourceFromAttributes({ ...config.resourceAttributes, [ATTR_SERVICE_NAME]: config.serviceName })),
     sampler: samplerFor(config),
