@@ -8,6 +8,7 @@ import type { Plan } from '@hook/core';
 import type { FastifyInstance } from 'fastify';
 import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from './database.ts';
+import { checkResponses, type ResponseCheck } from './response-check.ts';
 import { TEST_SECRET_KEY_BYTES } from './secret-key.ts';
 
 export interface TestRelay {
@@ -17,7 +18,9 @@ export interface TestRelay {
   database: TestDatabase;
   /** The delivery worker, when the relay was started with one. */
   worker: DeliveryWorker | undefined;
-  /** Closes the worker, app and ORM and drops the database. */
+  /** Every JSON answer checked against its route's response schema, and those that did not match (test/support/response-check.ts). */
+  responses: ResponseCheck;
+  /** Closes the worker, app and ORM and drops the database; fails if an answer drifted from its schema. */
   close(): Promise<void>;
 }
 
@@ -39,6 +42,8 @@ export interface TestRelayOptions {
    * same PostgreSQL. Its close() leaves the database to its owner.
    */
   sharing?: TestRelay;
+  /** Adds routes before the relay listens (tests of this harness itself). */
+  routes?(app: FastifyInstance): void;
 }
 
 export async function startTestRelay(overrides: Partial<RelayConfig> = {}, options: TestRelayOptions = {}): Promise<TestRelay> {
@@ -54,6 +59,8 @@ export async function startTestRelay(overrides: Partial<RelayConfig> = {}, optio
     resolveDestination: options.resolveDestination,
     ...(options.peers ? { databaseUrl: database.url } : {}),
   });
+  const responses = checkResponses(app);
+  options.routes?.(app);
   let worker: DeliveryWorker | undefined;
   if (options.workerPollMs !== undefined) {
     worker = new DeliveryWorker({
@@ -76,11 +83,15 @@ export async function startTestRelay(overrides: Partial<RelayConfig> = {}, optio
     orm,
     database,
     worker,
+    responses,
     async close() {
       await worker?.stop();
       await app.close();
       await orm.close();
       if (!options.sharing) await database.drop();
+      if (responses.drifts.length > 0) {
+        throw new Error(`Answers drifted from their response schemas:\n${responses.drifts.map((drift) => `  ${drift.route} ${drift.status}: ${drift.errors.join('; ')}`).join('\n')}`);
+      }
     },
   };
 }

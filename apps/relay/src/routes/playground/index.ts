@@ -11,7 +11,7 @@ import {
 import {
   Account, claimPlaygroundSession, Endpoint, Member, findPlaygroundSession, listEvents, insertPlaygroundSession, type PlaygroundSession,
 } from '@hook/db';
-import { AccountSchema, errorResponses, EventStatus, IdOf, IngestAccepted, Timestamp } from '../../schemas.ts';
+import { errorResponses, EventSchema, EventSummarySchema, IdOf, IngestAccepted, SignupSchema, Timestamp } from '../../schemas.ts';
 import { presentAccount } from '../accounts/index.ts';
 import { createAccount, createApiKey } from '../accounts/new-account.ts';
 import { createEndpoint } from '../endpoints/new-endpoint.ts';
@@ -76,21 +76,9 @@ function presentPlaygroundEvent(event: PlaygroundEvent) {
   return { ...presentStoredRequest(event), ...encodeBody(Buffer.from(event.body)) };
 }
 
-const PlaygroundEventSchema = Type.Object({
-  id: IdOf('event', 'Event id'),
-  type: Type.Union([Type.String(), Type.Null()]),
-  method: Type.String(),
-  path: Type.String(),
-  query: Type.String(),
-  headers: Type.Record(Type.String(), Type.String()),
-  content_type: Type.Union([Type.String(), Type.Null()]),
-  size: Type.Integer(),
-  received_at: Timestamp,
-  status: EventStatus,
-  attempt_count: Type.Integer(),
-  body: Type.String({ description: 'The exact body: text when valid UTF-8, else base64' }),
-  body_encoding: Type.Enum(['utf8', 'base64']),
-});
+/** An event as the playground shows it: GET /v1/events/{id}'s fields but its endpoint, deliveries and attempts. */
+const { endpoint_id: _endpoint, next_attempt_at: _next, ...storedRequestFields } = EventSummarySchema.properties;
+const PlaygroundEventSchema = Type.Object({ ...storedRequestFields, body: EventSchema.properties.body, body_encoding: EventSchema.properties.body_encoding });
 
 const SessionSchema = Type.Object({
   account_id: IdOf('account', 'The temporary account'),
@@ -222,7 +210,7 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
         tags: ['playground'],
         summary: 'Keep the playground: the temporary account becomes a real one; its first API key is shown only here',
         headers: TokenHeaders,
-        response: { 201: Type.Object({ account: AccountSchema, api_key: Type.String({ description: 'hk_…, shown only here' }) }), ...errorResponses },
+        response: { 201: SignupSchema, ...errorResponses },
       },
     }, async (request, reply) => {
       if (request.playground!.claimedAt) throw new HookError(PLAYGROUND_ALREADY_CLAIMED);
