@@ -6,12 +6,12 @@
  * comes up, the events from before the backup reach it once each, byte-exact, signed with
  * the endpoint's secret.
  *
- * The blocks run with a PATH holding only bash, sh, env, node and npm: no pg_dump,
- * pg_restore or psql, as on a machine with only Node and npm (the embedded PostgreSQL's
- * npm package ships none of them).
+ * The blocks run with a PATH without any PostgreSQL command (no pg_dump, pg_restore or
+ * psql), as on a machine with only Node and npm, where the suite's database is the embedded
+ * PostgreSQL, whose npm package ships none of them.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { verifyWebhook } from '@hook/client';
 import { adminQuery, dropDatabaseForce, withDatabase, type TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from '../support/database.ts';
+import { pathWithoutPostgres, onPath } from '../support/node-only-path.ts';
 import { startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
 import { api, readJson } from '../support/relay.ts';
 
@@ -35,23 +36,6 @@ function shBlockAfter(heading: string): string {
   return block;
 }
 
-/**
- * A directory of the only commands the doc's blocks may use: bash and sh (npm runs scripts
- * with sh), env (npm's shebang), node (the repo's Node 24) and npm. Nothing else of
- * /usr/bin, where this machine's PostgreSQL client tools are.
- */
-function nodeOnlyBin(dir: string): string {
-  mkdirSync(dir);
-  const which = (command: string): string => {
-    const found = spawnSync('bash', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim();
-    if (!found) throw new Error(`${command} is not on PATH`);
-    return realpathSync(found);
-  };
-  for (const command of ['bash', 'sh', 'env', 'npm']) symlinkSync(which(command), join(dir, command));
-  symlinkSync(realpathSync(join(repoRoot, 'node_modules', '.bin', 'node')), join(dir, 'node'));
-  return dir;
-}
-
 let live: TestDatabase;
 let restoredName: string;
 /** Where the doc's commands run: inside the clone (npm finds the root package.json from there), in a folder git ignores. */
@@ -65,7 +49,7 @@ beforeAll(async () => {
   restoredName = `hook_restore_${process.pid}_${Date.now()}`;
   mkdirSync(join(repoRoot, 'node_modules', '.cache'), { recursive: true });
   workDir = mkdtempSync(join(repoRoot, 'node_modules', '.cache', 'hook-backup-test-'));
-  bin = nodeOnlyBin(join(workDir, 'bin'));
+  bin = pathWithoutPostgres(join(workDir, 'bin'));
 });
 afterAll(async () => {
   await stopRelayProcesses(relays.map((relay) => relay.child));
@@ -89,7 +73,7 @@ interface Delivered {
   body: Buffer;
 }
 
-/** Runs a doc block in workDir with the Node-only PATH; returns its stdout. */
+/** Runs a doc block in workDir with the PATH without PostgreSQL; returns its stdout. */
 function runDocBlock(block: string, env: Record<string, string>): string {
   const result = spawnSync('bash', ['-euo', 'pipefail', '-c', block], {
     cwd: workDir,
@@ -104,9 +88,7 @@ describe('backup and restore as docs/deployment.md says', () => {
   it('restores a live relay\'s pending deliveries, which a relay on the restored database signs and delivers', { timeout: 120_000 }, async () => {
     const serverUrl = inject('databaseServerUrl');
     // No PostgreSQL client tool can be found on the PATH the doc's blocks run with.
-    for (const tool of ['pg_dump', 'pg_restore', 'psql']) {
-      expect(spawnSync('bash', ['-c', `command -v ${tool}`], { env: { PATH: bin } }).status, `${tool} on the blocks' PATH`).not.toBe(0);
-    }
+    for (const tool of ['pg_dump', 'pg_restore', 'psql']) expect(onPath(tool, bin), `${tool} on the blocks' PATH`).toBe(false);
 
     const port = await freePort();
     const old = await startRelayProcess(live.url, { HOOK_RETRY_SCHEDULE: RETRY_SCHEDULE });
