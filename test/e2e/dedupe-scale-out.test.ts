@@ -85,8 +85,6 @@ describe('dedupe across relay processes', () => {
     const events = await rows('select id, dedupe_key from event where account_id = $1', [accountId]);
     expect(new Set(events.map((event) => event.id))).toEqual(storedIds);
     expect(events.filter((event) => event.dedupe_key !== null).map((event) => event.dedupe_key).sort()).toEqual(Array.from({ length: ROUNDS }, (_, round) => `delivery-${round}`));
-    const claims = await rows('select key, event_id from event_dedupe where account_id = $1 order by key', [accountId]);
-    expect(claims).toHaveLength(ROUNDS);
     const [usage] = await rows('select sum(events_accepted)::int as n from account_usage where account_id = $1', [accountId]);
     expect(usage.n).toBe(storedIds.size);
 

@@ -109,7 +109,7 @@ describe('DELETE /v1/account', () => {
       ))[0], { timeout: 10_000 }).toEqual({ outbox: 0, waiting: 0, attempted: true });
     }
     const before = await rowsOf(doomed.accountId);
-    for (const table of ['account', 'api_key', 'member', 'endpoint', 'destination', 'event', 'delivery', 'attempt', 'plan_change', 'account_usage', 'console_session', 'event_dedupe', 'rate_limit_counter']) {
+    for (const table of ['account', 'api_key', 'member', 'endpoint', 'destination', 'event', 'delivery', 'attempt', 'plan_change', 'account_usage', 'console_session', 'rate_limit_counter']) {
       expect(before[table], `${table} before`).toBeGreaterThan(0);
     }
     const keptBefore = await rowsOf(kept.accountId);
@@ -127,7 +127,7 @@ describe('DELETE /v1/account', () => {
     // Rows found by other ids than the account's: none of its events, endpoints or keys is left anywhere.
     expect(await sqlRows(relay, 'select id from endpoint where id in (?, ?)', [doomed.failing.id, doomed.held.id])).toEqual([]);
     expect(await sqlRows(relay, `select event_id from delivery where endpoint_id in (?, ?)`, [doomed.failing.id, doomed.held.id])).toEqual([]);
-    expect(await sqlRows(relay, `select event_id from event_dedupe where endpoint_id in (?, ?)`, [doomed.failing.id, doomed.held.id])).toEqual([]);
+    expect(await sqlRows(relay, `select id from event where endpoint_id in (?, ?)`, [doomed.failing.id, doomed.held.id])).toEqual([]);
     expect(await rowsOf(kept.accountId)).toEqual(keptBefore);
 
     expectProblem(await api(relay.baseUrl, 'GET', '/v1/account', { key: doomed.key }), 401, 'invalid_api_key');

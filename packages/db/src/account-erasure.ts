@@ -16,8 +16,8 @@
  *    keys (and their console sessions), members, endpoints, destinations, plan history,
  *    usage rows and playground session (migrations 001–010), then sweeps what has no
  *    foreign key: events stored meanwhile by an ingest request that had looked its
- *    endpoint up before step 1, their attempts and deliveries, the notification outbox
- *    and the dedupe keys (migration 014); its keys' rate-limit counters (migration 015)
+ *    endpoint up before step 1, their attempts and deliveries (an event's dedupe key is a
+ *    column of it, migration 014), and the notification outbox; its keys' rate-limit counters (migration 015)
  *    go just before it. The account row goes first: deleting its usage
  *    rows waits for any ingest statement of the account in flight to commit, and once
  *    they are gone no ingest statement can store anything for it (it meters every event
@@ -92,18 +92,6 @@ export async function removeAccountEventBatch(em: EntityManager, accountId: stri
   return { removed: rows[0]?.removed ?? 0, lastId: rows[0]?.last_id ?? null };
 }
 
-/** Removes at most `limit` of the account's dedupe keys (migration 014); returns how many. */
-export async function removeAccountDedupeBatch(em: EntityManager, accountId: string, limit: number): Promise<number> {
-  const rows = await em.execute<{ removed: number }[]>(
-    `with removed as (
-       delete from event_dedupe where ctid in (select ctid from event_dedupe where account_id = ? limit ?) returning 1
-     )
-     select count(*)::int as removed from removed`,
-    [accountId, limit],
-  );
-  return rows[0]?.removed ?? 0;
-}
-
 /**
  * Step 3 (see above): deletes the account row (its cascades) and sweeps the rows without
  * foreign keys, in one transaction. Returns what it removed, counted first (events: only
@@ -132,11 +120,9 @@ export async function removeAccountRow(orm: Orm, accountId: string): Promise<Acc
          delete from event where id in (select id from stray) returning id
        ), removed_notifications as (
          delete from notification_outbox where account_id = ?
-       ), removed_dedupe as (
-         delete from event_dedupe where account_id = ?
        )
        select count(*)::int as events from removed_events`,
-      [accountId, accountId, accountId],
+      [accountId, accountId],
     );
     return {
       endpoints: counts?.endpoints ?? 0,
@@ -201,7 +187,6 @@ export async function eraseAccount(orm: Orm, accountId: string, options: EraseAc
     if (!left?.exists || Date.now() >= waitUntilMs) break;
     await pause(IN_FLIGHT_RECHECK_MS);
   }
-  while ((await removeAccountDedupeBatch(em, accountId, batchSize)) === batchSize) if (pauseMs > 0) await pause(pauseMs);
 
   const settleLeftMs = closedAtMs + (options.settleMs ?? 0) - Date.now();
   if (settleLeftMs > 0) await pause(settleLeftMs);

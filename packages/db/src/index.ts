@@ -26,6 +26,6 @@ export { CONSOLE_SESSION_IDLE_MS, CONSOLE_SESSION_MAX_MS, deleteConsoleSession, 
 export { readDailyUsage, type DailyUsage } from './daily-usage.ts';
 export { countRateLimitedRequest, pruneRateLimitCounters, type RateLimitCount } from './rate-limit-counters.ts';
 export {
-  closeAccountEndpoints, eraseAccount, ERASURE_BATCH_PAUSE_MS, ERASURE_BATCH_SIZE, removeAccountDedupeBatch, removeAccountEventBatch, removeAccountRow,
+  closeAccountEndpoints, eraseAccount, ERASURE_BATCH_PAUSE_MS, ERASURE_BATCH_SIZE, removeAccountEventBatch, removeAccountRow,
   type AccountErasure, type EraseAccountOptions,
 } from './account-erasure.ts';

@@ -22,6 +22,9 @@ export interface RateLimitCount {
  * key is simply reused. Concurrent requests of one key queue on the row's lock for the
  * moment of the update, so no count is lost between processes. The database's clock
  * decides when windows end, so processes whose clocks differ still agree.
+ * What is left of the window is measured from the moment of the answer (clock_timestamp()),
+ * not from the transaction's start (now()): a request that waited on the row's lock behind
+ * one that started the window would otherwise be told a little more than the whole window.
  *
  * It runs on every limited API request, so it goes through the named-statement executor
  * (queue/executor.ts) on the ORM's pool: prepared once per connection, no ORM layer per
@@ -34,7 +37,7 @@ const COUNT_REQUEST: NamedStatement = {
      on conflict (key) do update set
        count = case when c.expires_at <= now() then 1 else c.count + 1 end,
        expires_at = case when c.expires_at <= now() then excluded.expires_at else c.expires_at end
-     returning count, greatest(1, round(extract(epoch from expires_at - now()) * 1000))::integer as ttl_ms`,
+     returning count, greatest(1, round(extract(epoch from expires_at - clock_timestamp()) * 1000))::integer as ttl_ms`,
 };
 
 /** Counts one request of `key` in its window of `windowMs` (COUNT_REQUEST) and returns the window's count. */

@@ -126,10 +126,10 @@ export interface ExpiredBatch {
  *   row, so an event younger than its retention is never removed whatever its id says;
  * - `FOR UPDATE SKIP LOCKED`: a row a delivery claim (or another process pruning at the
  *   same time) holds is skipped, not waited for, and taken by a later pass;
- * - attempts, deliveries and dedupe keys are deleted in the same statement (through
- *   `attempt_event_idx` and the delivery and `event_dedupe` primary keys): none has a foreign
- *   key to cascade from the event. A key goes with its event: a duplicate is dropped for as
- *   long as the original is kept, and no longer.
+ * - attempts and deliveries are deleted in the same statement (through `attempt_event_idx`
+ *   and the delivery primary key): neither has a foreign key to cascade from the event. An
+ *   event's dedupe key is a column of it, so a duplicate is dropped for as long as the
+ *   original is kept, and no longer.
  * Row locks only: ingest (INSERT) never waits on it.
  */
 export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredBatch): Promise<{ removed: number; lastId: string | null }> {
@@ -144,7 +144,7 @@ export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredB
   params.push(batch.limit);
   const rows = await em.execute<{ removed: number; last_id: string | null }[]>(
     `with expired as (
-       select id, endpoint_id, dedupe_key from event
+       select id from event
        where account_id = ? and id >= ? and id < ? and received_at < ? ${otherRangesGuard}
        order by account_id, id
        limit ?
@@ -153,9 +153,6 @@ export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredB
        delete from attempt where event_id in (select id from expired)
      ), removed_deliveries as (
        delete from delivery where event_id in (select id from expired)
-     ), removed_keys as (
-       delete from event_dedupe k using expired e
-       where e.dedupe_key is not null and k.endpoint_id = e.endpoint_id and k.key = e.dedupe_key and k.event_id = e.id
      ), removed_events as (
        delete from event where id in (select id from expired) returning id
      )

@@ -3,11 +3,14 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * Duplicates dropped at ingest (docs/sources.md, Duplicates). `endpoint.dedupe` names where
  * a request's key is (a header or a JSON field); `event.dedupe_key` is the key an event was
- * stored under. `event_dedupe` holds one row per (endpoint, key) stored: its primary key is
- * what makes "stored once" exact when relay processes store the same key at the same time
- * (insert-events.ts claims a key with INSERT … ON CONFLICT DO NOTHING in the statement that
- * stores the event). A row lives as long as its event: retention and account deletion
- * remove both. `account_id` lets an account's rows be found without its events.
+ * stored under. A unique index over (endpoint, key), partial so events without a key cost
+ * it nothing, is what makes "stored once" exact when relay processes store the same key at
+ * the same time: the ingest statement inserts with ON CONFLICT DO NOTHING against it
+ * (insert-events.ts). A key lives exactly as long as its event.
+ *
+ * (Before release this migration made a separate `event_dedupe` table of claims; the index
+ * on the event itself does the same with one index entry per keyed event instead of a row
+ * and two index entries, and nothing to clean up.)
  */
 export class Dedupe extends Migration {
   override name = '014-dedupe';
@@ -15,13 +18,6 @@ export class Dedupe extends Migration {
   override up(): void {
     this.addSql('alter table endpoint add column dedupe jsonb;');
     this.addSql('alter table event add column dedupe_key text;');
-    this.addSql(`create table event_dedupe (
-      endpoint_id text not null,
-      key text not null,
-      event_id text not null,
-      account_id text not null,
-      primary key (endpoint_id, key)
-    );`);
-    this.addSql('create index event_dedupe_account_idx on event_dedupe (account_id);');
+    this.addSql('create unique index event_dedupe_key_idx on event (endpoint_id, dedupe_key) where dedupe_key is not null;');
   }
 }

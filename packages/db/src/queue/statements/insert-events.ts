@@ -18,18 +18,17 @@
  * back. Crossing 80% or 100% of the allowance writes a `usage.threshold` row to the
  * notification outbox, once per month, in the same transaction.
  *
- * Duplicates (docs/sources.md, Duplicates): a batch with events carrying a dedupe key first
- * claims each key (INSERT INTO event_dedupe … ON CONFLICT DO NOTHING, keys in order so two
- * statements never wait on each other's keys in a cycle). A key another statement holds
- * uncommitted makes this one wait for its outcome, so of any number of processes storing
- * one key at once exactly one stores it. Only events whose key was claimed here (or that
- * have none) are metered and stored: their ranks are counted again without the
- * duplicates, and the usage rows are locked only once every key is claimed (the
- * `barrier`: an InitPlan that reads all of `claimed` before `usage` takes its first row
- * lock), so a statement never holds a usage row while waiting for a key. A key claimed
- * for an event that is then not stored (over the allowance) is given back right after
- * (dedupe-keys.ts); the claim and its event commit together, so a claim whose event does
- * not exist is one left by a crash between the two, and is given back when found.
+ * Duplicates (docs/sources.md, Duplicates): an event whose key its endpoint already stored
+ * (in this statement's snapshot: one index probe of `event_dedupe_key_idx`, the partial
+ * unique index on (endpoint, key)) is answered with that event's id and neither metered
+ * nor stored; the others are ranked again without those and inserted with ON CONFLICT DO
+ * NOTHING against the index, so of any number of copies stored at once, here or by other
+ * relay processes, exactly one is stored, and a copy that lost the race comes back as a
+ * duplicate whose original dedupe-keys.ts finds. The usage rows are locked before any
+ * event is inserted, and an endpoint's events all meter on its account's row, so two
+ * statements storing one key take turns on that row and never wait on each other's keys.
+ * The count grows by the events inserted. An event over the allowance is not inserted and
+ * holds no key; one refused so while its key was being stored elsewhere is a duplicate.
  *
  * Ingest's shortcut: an event may come with a lease (a delivery slot this process's
  * worker, or one of its `hook listen` sessions, reserved). If the endpoint has one
@@ -43,7 +42,7 @@ import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType,
 import type { Orm } from '../../orm.ts';
 import { openSigningSecrets } from '../../signing-secrets.ts';
 import { queueExecutor } from '../executor.ts';
-import { findClaimedKeys, releaseKeys, type KeyClaim } from './dedupe-keys.ts';
+import { findOriginals } from './dedupe-keys.ts';
 import { DUE_CHANNEL, type ClaimedDelivery, type ReceivedEvent } from '../types.ts';
 
 /** One received request, ready to store. */
@@ -91,10 +90,8 @@ async function ensureUsageRows(orm: Orm, events: readonly NewEvent[], known: Kno
   for (const key of missing.keys()) known.add(key);
 }
 
-/** Times a duplicate whose original turned out not to be stored is tried again as new, at the most. */
+/** Times a duplicate whose original was removed meanwhile (retention) is tried again as new, at the most. */
 const STALE_KEY_RETRIES = 3;
-
-const claimOf = (event: NewEvent): KeyClaim => ({ endpointId: event.endpointId, key: event.dedupeKey!, eventId: event.id });
 
 /**
  * Stores a batch of events (see above). Returns, per event, whether it was stored, and
@@ -107,18 +104,21 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[], known:
     // A usage row thought to exist is missing (another process's database was restored,
     // or the row was removed by hand): make it and store those events again.
     const retry = events.filter((event) => result.unmetered.has(event.id));
-    await releaseKeys(orm, retry.filter((event) => event.dedupeKey).map(claimOf));
     await ensureUsageRows(orm, retry, known, true);
     const again = await insertMetered(orm, retry);
     for (const [id, row] of again.granted) result.granted.set(id, row);
     for (const [id, row] of again.rejected) result.rejected.set(id, row);
-    for (const id of again.duplicates) result.duplicates.add(id);
+    for (const [id, original] of again.duplicates) result.duplicates.set(id, original);
     result = { ...result, unmetered: again.unmetered };
     if (result.unmetered.size > 0) throw new Error('usage rows for this batch could not be created');
   }
-  // An event over the allowance gives its key back, so the sender's retry is stored once there is room.
-  await releaseKeys(orm, events.filter((event) => event.dedupeKey && result.rejected.has(event.id)).map(claimOf));
-  const duplicates = await originalsOf(orm, events.filter((event) => result.duplicates.has(event.id)), known, retries);
+  // Duplicates this statement saw are answered at once; the rest (copies that lost a race, and
+  // keyed events refused over the allowance while their key was being stored) are looked up.
+  const duplicates = new Map<string, InsertOutcome>();
+  for (const [id, originalId] of result.duplicates) if (originalId) duplicates.set(id, { stored: false, reason: 'duplicate', originalId });
+  const raced = events.filter((event) => result.duplicates.has(event.id) && !duplicates.has(event.id));
+  const refused = events.filter((event) => event.dedupeKey && result.rejected.has(event.id));
+  for (const [id, outcome] of await originalsOf(orm, raced, refused, known, retries)) duplicates.set(id, outcome);
   return events.map((event): InsertOutcome => {
     const duplicate = duplicates.get(event.id);
     if (duplicate) return duplicate;
@@ -151,27 +151,23 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[], known:
 }
 
 /**
- * What became of events whose key was already claimed: a duplicate of the stored event that
- * holds it. A key whose claim is gone by now (given back) or whose event does not exist
- * (a claim left by a crash, given back here) is no duplicate: the event is stored again as new.
+ * Duplicates among events the statement could not place: `raced` found their key taken by
+ * a copy stored meanwhile, `refused` were over the allowance. Each whose key is held is a
+ * duplicate of the event holding it. A raced one whose original is gone by now (retention
+ * removed it) is no duplicate and is stored again as new; a refused one stays refused.
  */
-async function originalsOf(orm: Orm, events: readonly NewEvent[], known: KnownUsageRows, retries: number): Promise<Map<string, InsertOutcome>> {
+async function originalsOf(orm: Orm, raced: readonly NewEvent[], refused: readonly NewEvent[], known: KnownUsageRows, retries: number): Promise<Map<string, InsertOutcome>> {
   const outcomes = new Map<string, InsertOutcome>();
-  if (events.length === 0) return outcomes;
-  const claims = await findClaimedKeys(orm, events.map((event) => ({ endpointId: event.endpointId, key: event.dedupeKey! })));
+  if (raced.length + refused.length === 0) return outcomes;
+  const originals = await findOriginals(orm, [...raced, ...refused].map((event) => ({ endpointId: event.endpointId, key: event.dedupeKey! })));
   const again: NewEvent[] = [];
-  const stale: KeyClaim[] = [];
-  for (const event of events) {
-    const claim = claims.get(`${event.endpointId}\u0000${event.dedupeKey}`);
-    if (claim?.stored) outcomes.set(event.id, { stored: false, reason: 'duplicate', originalId: claim.eventId });
-    else {
-      again.push(event);
-      if (claim) stale.push({ endpointId: event.endpointId, key: event.dedupeKey!, eventId: claim.eventId });
-    }
+  for (const event of [...raced, ...refused]) {
+    const originalId = originals.get(`${event.endpointId}\u0000${event.dedupeKey}`);
+    if (originalId) outcomes.set(event.id, { stored: false, reason: 'duplicate', originalId });
+    else if (raced.includes(event)) again.push(event);
   }
   if (again.length === 0) return outcomes;
-  if (retries === 0) throw new Error('dedupe keys kept changing hands while this batch was stored');
-  await releaseKeys(orm, stale);
+  if (retries === 0) throw new Error('dedupe keys kept disappearing while this batch was stored');
   const stored = await insertEvents(orm, again, known, retries - 1);
   again.forEach((event, i) => outcomes.set(event.id, stored[i]!));
   return outcomes;
@@ -191,6 +187,8 @@ interface InsertResultRow {
   transformation_code: string | null;
   filter: EndpointFilter | null;
   delivery_count: number | null;
+  /** A duplicate's original, when this statement saw it; null when the copy lost a race (looked up after). */
+  original_id: string | null;
 }
 
 /** Runs a statement built with kysely as a named prepared statement (its text must depend only on `name`). */
@@ -213,26 +211,26 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     return ++meter.count;
   });
   const meters = [...meterOf.values()].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.month < b.month ? -1 : 1));
-  // Events with a dedupe key claim it first (see above); a batch without any skips that part.
+  // Events with a dedupe key are looked up and inserted against its unique index (see above); a batch without any keeps the plain statement.
   const keyed = events.some((event) => event.dedupeKey);
-  const claims = keyed
+  const dedupe = keyed
     ? sql`
-    claimed as (
-      insert into event_dedupe (endpoint_id, key, event_id, account_id)
-      select endpoint_id, dedupe_key, id, account_id from batch where dedupe_key is not null
-      order by endpoint_id, dedupe_key
-      on conflict do nothing
-      returning event_id
+    known as (
+      select b.id, e.id as original_id from batch b
+      join event e on e.endpoint_id = b.endpoint_id and e.dedupe_key = b.dedupe_key
+      where b.dedupe_key is not null
     ),
     fresh as (
-      -- each account's events of the month ranked again without the duplicates
+      -- each account's events of the month ranked again without the known duplicates
       select id, row_number() over (partition by account_id, month order by rn)::int as rn
-      from batch where dedupe_key is null or id in (select event_id from claimed)
+      from batch where id not in (select id from known)
     ),`
     : sql``;
   const freshOnly = keyed ? sql`join fresh f on f.id = b.id` : sql``;
   const rank = keyed ? sql`f.rn` : sql`b.rn`;
-  const barrier = keyed ? sql`where (select count(*) from claimed) >= 0 -- every key claimed before the first usage row is locked` : sql``;
+  const notKnown = keyed ? sql`and b.id not in (select id from known)` : sql``;
+  const onConflict = keyed ? sql`on conflict (endpoint_id, dedupe_key) where dedupe_key is not null do nothing` : sql``;
+  const stored = keyed ? sql`join inserted i on i.id = a.id` : sql``;
   // A tracing relay stores each event's ingest span (docs/deployment.md#tracing); a batch without any leaves the statement as it is.
   const traced = events.some((event) => event.traceParent);
   const traceParents = traced
@@ -244,8 +242,11 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
   const duplicateRows = keyed
     ? sql`
     union all
-    select 'duplicate', b.id, null, null, null, null, null, null, null, null, null, null, null
-    from batch b where b.dedupe_key is not null and not exists (select 1 from claimed c where c.event_id = b.id)`
+    select 'duplicate', k.id, null, null, null, null, null, null, null, null, null, null, null, k.original_id
+    from known k
+    union all
+    select 'duplicate', a.id, null, null, null, null, null, null, null, null, null, null, null, null
+    from accepted a where a.dedupe_key is not null and not exists (select 1 from inserted i where i.id = a.id)`
     : sql``;
   // The text depends only on the batch size, whether it has keys and whether it is traced, so each is prepared once per connection.
   const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${keyed ? 'keyed_' : ''}${traced ? 'traced_' : ''}${events.length}`, sql<InsertResultRow>`
@@ -269,24 +270,32 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       ) with ordinality as b(id, account_id, endpoint_id, type, method, path, query, body,
              content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn, verification, handshake, dedupe_key, ord)
       cross join received r
-    ),${claims}
+    ),${dedupe}
     usage as (
       select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit
       from unnest(${meters.map((meter) => meter.accountId)}::text[], ${meters.map((meter) => meter.month)}::date[]) as k(account_id, month)
       join account_usage u on u.account_id = k.account_id and u.month = k.month
       join account a on a.id = u.account_id
       left join (values ${PLAN_ALLOWANCES}) as l(plan, events_limit) on l.plan = a.plan
-      ${barrier}
       order by u.account_id, u.month
       for update of u
     ),
     accepted as (
       select b.* from batch b ${freshOnly} join usage u on u.account_id = b.account_id and u.month = b.month
       where u.events_limit is null or u.events_accepted + ${rank} <= u.events_limit
+    ),${traceParents}
+    inserted as (
+      insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
+                         content_type, size, received_at, delivery_count, verification, handshake, dedupe_key${traced ? sql`, trace_parent` : sql``})
+      select id, account_id, endpoint_id, type, method, path, query, headers, body,
+             content_type, size, received_at, delivery_count, verification::jsonb, handshake, dedupe_key${traced ? sql`, t.trace_parent` : sql``}
+      from accepted${traced ? sql` left join traced t using (id)` : sql``}
+      ${onConflict}
+      returning id
     ),
     counted as (
       update account_usage u set events_accepted = u.events_accepted + c.n
-      from (select account_id, month, count(*) as n from accepted group by account_id, month) as c
+      from (select a.account_id, a.month, count(*) as n from accepted a ${stored} group by a.account_id, a.month) as c
       where u.account_id = c.account_id and u.month = c.month
       returning u.account_id, u.month, u.events_accepted - c.n as before, u.events_accepted as after
     ),
@@ -300,14 +309,6 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       where u.events_limit is not null
         and c.before < ceil(t.fraction * u.events_limit) and c.after >= ceil(t.fraction * u.events_limit)
       returning 1
-    ),${traceParents}
-    inserted as (
-      insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
-                         content_type, size, received_at, delivery_count, verification, handshake, dedupe_key${traced ? sql`, trace_parent` : sql``})
-      select id, account_id, endpoint_id, type, method, path, query, headers, body,
-             content_type, size, received_at, delivery_count, verification::jsonb, handshake, dedupe_key${traced ? sql`, t.trace_parent` : sql``}
-      from accepted${traced ? sql` left join traced t using (id)` : sql``}
-      returning id
     ),
     targets as (
       -- every live destination of each stored event's endpoint; an endpoint's only
@@ -318,7 +319,7 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
                        and p.status = 'active' and p.deleted_at is null
                   then a.lease_id end as lease_id,
              a.lease_ms
-      from accepted a
+      from accepted a ${stored}
       join endpoint p on p.id = a.endpoint_id
       join destination d on d.endpoint_id = a.endpoint_id and d.deleted_at is null
       where a.handshake is null
@@ -338,29 +339,29 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     -- claimed (data-modifying CTEs such as thresholds always run to completion)
     select 'woken' as outcome, null::text as id, null::text as destination_id, null::text as destination_type, null::text as destination_url, null::text as secret,
            null::text as previous_secret, null::text as plan, null::bigint as events_limit,
-           null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter, null::int as delivery_count from woken
+           null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter, null::int as delivery_count, null::text as original_id from woken
     union all
     select 'granted', t.event_id, d.id, d.type, d.url, d.secret,
            case when d.previous_secret_expires_at > now() then d.previous_secret end, null, null,
-           p.name, d.transformation_code, d.filter, b.delivery_count
+           p.name, d.transformation_code, d.filter, b.delivery_count, null
     from targets t join destination d on d.id = t.destination_id join endpoint p on p.id = t.endpoint_id
     join batch b on b.id = t.event_id
     where t.lease_id is not null and exists (select 1 from deliveries x where x.event_id = t.event_id and x.lease_id is not null)
     union all
     select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, null, null, u.plan, u.events_limit,
-           null, null, null, null
-    from batch b ${freshOnly} left join usage u on u.account_id = b.account_id and u.month = b.month
-    where not exists (select 1 from accepted a where a.id = b.id)${duplicateRows}
+           null, null, null, null, null
+    from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
+    where not exists (select 1 from accepted a where a.id = b.id) ${notKnown}${duplicateRows}
   `);
   const granted = new Map<string, InsertResultRow>();
   const rejected = new Map<string, InsertResultRow>();
   const unmetered = new Set<string>();
-  const duplicates = new Set<string>();
+  const duplicates = new Map<string, string | null>();
   for (const row of rows) {
     if (row.outcome === 'granted') granted.set(row.id!, row);
     else if (row.outcome === 'rejected') rejected.set(row.id!, row);
     else if (row.outcome === 'unmetered') unmetered.add(row.id!);
-    else if (row.outcome === 'duplicate') duplicates.add(row.id!);
+    else if (row.outcome === 'duplicate') duplicates.set(row.id!, row.original_id);
   }
   return { granted, rejected, unmetered, duplicates };
 }

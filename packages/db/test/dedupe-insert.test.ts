@@ -1,0 +1,69 @@
+/**
+ * insertEvents with dedupe keys (docs/sources.md, Duplicates), straight against
+ * PostgreSQL: a key stored once per endpoint, whichever batch or connection stores it;
+ * duplicates name the original and are neither stored nor counted.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '@hook/core';
+import { createOrm, insertEvents, type NewEvent, type Orm } from '../src/index.ts';
+import type { TestDatabase } from '../src/testing.ts';
+import { freshDatabase } from '../../../test/support/database.ts';
+import { insertEndpoint } from './rows.ts';
+
+let database: TestDatabase;
+let orm: Orm;
+const accountId = newId('account');
+let endpointId: string;
+let otherEndpointId: string;
+
+async function sql(text: string, params: unknown[] = []): Promise<any[]> {
+  return orm.em.fork().getConnection().execute(text, params);
+}
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  orm = await createOrm({ databaseUrl: database.url, poolMax: 20 });
+  await sql('insert into account (id, plan, created_at) values (?, ?, now())', [accountId, 'pro']);
+  endpointId = (await insertEndpoint(sql, accountId)).endpointId;
+  otherEndpointId = (await insertEndpoint(sql, accountId)).endpointId;
+});
+afterAll(async () => {
+  await orm.close();
+  await database.drop();
+});
+
+function keyed(key: string | null, endpoint = endpointId): NewEvent {
+  return {
+    id: newId('event'), accountId, endpointId: endpoint, type: null, method: 'POST', path: '', query: '', headers: { 'x-delivery': key ?? '' }, body: Buffer.from(key ?? 'none'),
+    contentType: null, size: 1, receivedAt: new Date(), status: 'pending', dedupeKey: key,
+  };
+}
+
+describe('insertEvents with dedupe keys', () => {
+  it('stores the first of each key in a batch and names it for the rest; other endpoints and keyless events are apart', async () => {
+    const batch = [keyed('a'), keyed('b'), keyed('a'), keyed(null), keyed('a', otherEndpointId), keyed('b'), keyed(null)];
+    const outcomes = await insertEvents(orm, batch);
+    expect(outcomes.map((outcome) => (outcome.stored ? 'stored' : outcome.reason))).toEqual(['stored', 'stored', 'duplicate', 'stored', 'stored', 'duplicate', 'stored']);
+    expect(outcomes[2]).toEqual({ stored: false, reason: 'duplicate', originalId: batch[0]!.id });
+    expect(outcomes[5]).toEqual({ stored: false, reason: 'duplicate', originalId: batch[1]!.id });
+    const again = await insertEvents(orm, [keyed('b'), keyed('c')]);
+    expect(again[0]).toEqual({ stored: false, reason: 'duplicate', originalId: batch[1]!.id });
+    expect(again[1]!.stored).toBe(true);
+    const stored = await sql('select dedupe_key from event where account_id = ? order by id', [accountId]);
+    expect(stored.map((row) => row.dedupe_key)).toEqual(['a', 'b', null, 'a', null, 'c']);
+    const [usage] = await sql('select sum(events_accepted)::int as n from account_usage where account_id = ?', [accountId]);
+    expect(usage.n).toBe(6);
+  });
+
+  it('many batches on many connections at once store each key once', async () => {
+    const keys = Array.from({ length: 5 }, (_, i) => `race-${i}`);
+    const batches = Array.from({ length: 16 }, (_, b) => keys.map((key, k) => keyed(keys[(k + b) % keys.length]!)));
+    const outcomes = (await Promise.all(batches.map((batch) => insertEvents(orm, batch)))).flat();
+    const stored = outcomes.filter((outcome) => outcome.stored);
+    expect(stored).toHaveLength(keys.length);
+    const rows = await sql('select id, dedupe_key from event where dedupe_key like ?', ['race-%']);
+    expect(rows.map((row) => row.dedupe_key).sort()).toEqual(keys);
+    const ids = new Set(rows.map((row) => row.id));
+    for (const outcome of outcomes) if (!outcome.stored && outcome.reason === 'duplicate') expect(ids.has(outcome.originalId)).toBe(true);
+  });
+});
