@@ -42,12 +42,16 @@ export type SignupRequest = Static<typeof S.SignupRequestSchema>;
 export type Signup = Static<typeof S.SignupSchema>;
 
 export type ApiKey = Static<typeof S.ApiKeySchema>;
+/** `POST /v1/api-keys` body. */
+export type ApiKeyCreate = Static<typeof S.ApiKeyCreateSchema>;
 /** `POST /v1/api-keys`: the key object plus the key itself, shown only here. */
 export type CreatedApiKey = Static<typeof S.CreatedApiKeySchema>;
 /** `admin` may also manage members, other members' keys and the plan. */
 export type MemberRole = Static<typeof S.MemberRole>;
 /** A team member of the account (`GET /v1/members`). */
 export type Member = Static<typeof S.MemberSchema>;
+/** `POST /v1/members` body; role defaults to member. */
+export type MemberCreate = Static<typeof S.MemberCreateSchema>;
 /** `POST /v1/members`: the new member and its first API key, shown only here. */
 export type CreatedMember = Static<typeof S.CreatedMemberSchema>;
 
@@ -74,6 +78,8 @@ export type HmacVerificationFields = Pick<EndpointVerificationInput, 'header' | 
 export type DestinationDisabledReason = Static<typeof S.DestinationDisabledReason>;
 /** One place an endpoint's events go, with its own signing secret, status, rules, limits and health. */
 export type Destination = Static<typeof S.DestinationSchema>;
+/** `GET /v1/endpoints/{id}/destinations`: every destination of the endpoint, first first. */
+export type DestinationList = Static<typeof S.DestinationListSchema>;
 export type DestinationHealth = Static<typeof S.DestinationHealthSchema>;
 /** `POST /v1/endpoints/{id}/destinations` body. */
 export type DestinationCreate = Static<typeof S.DestinationCreateSchema>;
@@ -103,7 +109,7 @@ export type ReplayOutcome = Static<typeof S.ReplayOutcome>;
 /** `POST /v1/events/replay/{id}`: the event after the replay, and what happened per destination. */
 export type ReplayedEvent = Static<typeof S.ReplayedEventSchema>;
 /** `GET /v1/events` query. */
-export type EventListQuery = Static<ReturnType<typeof S.EventListQuery>>;
+export type EventListQuery = Static<typeof S.EventListQuery>;
 /** `POST /v1/events/replay`: which events to queue; all optional (default: every failed event). */
 export type BulkReplayRequest = Static<typeof S.BulkReplayRequestSchema>;
 export type BulkReplayResult = Static<typeof S.BulkReplayResultSchema>;

@@ -9,8 +9,8 @@ import type {
   AccountDeletion, AccountDetails, AccountUpdate, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
   EventListQuery, EventSummary, IngestAccepted, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
 } from './api-types.ts';
-import type { CreatedMember, Member, MemberRole } from './api-types.ts';
-import type { Destination, DestinationCreate, DestinationUpdate, ReplayedEvent, ReplayRequest } from './api-types.ts';
+import type { ApiKeyCreate, CreatedMember, Member, MemberCreate, MemberRole } from './api-types.ts';
+import type { Destination, DestinationCreate, DestinationList, DestinationUpdate, ReplayedEvent, ReplayRequest } from './api-types.ts';
 import type { NotificationEventQuery, NotificationSettings } from './api-types.ts';
 import type { TransformationTestRequest, TransformationTestResult } from './api-types.ts';
 
@@ -74,7 +74,7 @@ export interface HookClient {
     delete(confirm: string): Promise<AccountDeletion>;
   };
   apiKeys: {
-    create(body?: { name?: string }): Promise<CreatedApiKey>;
+    create(body?: ApiKeyCreate): Promise<CreatedApiKey>;
     list(query?: PageQuery): Promise<Page<ApiKey>>;
     delete(id: string): Promise<void>;
   };
@@ -91,7 +91,7 @@ export interface HookClient {
   };
   members: {
     /** `POST /v1/members` (admins only): the new member and its first API key, shown only here. Role defaults to member. */
-    create(body: { email: string; role?: MemberRole }): Promise<CreatedMember>;
+    create(body: MemberCreate): Promise<CreatedMember>;
     list(query?: PageQuery): Promise<Page<Member>>;
     get(id: string): Promise<Member>;
     /** `PATCH /v1/members/{id}` (admins only). */
@@ -114,7 +114,7 @@ export interface HookClient {
   /** Where an endpoint's events go (docs/delivery.md#destinations): each with its own secret, status, rules, limits and health. */
   destinations: {
     /** `GET /v1/endpoints/{id}/destinations`: every destination of the endpoint, first first. */
-    list(endpointId: string): Promise<{ data: Destination[] }>;
+    list(endpointId: string): Promise<DestinationList>;
     /** `POST /v1/endpoints/{id}/destinations`: events received from now on are delivered to it too (at most 10 per endpoint). */
     create(endpointId: string, body: DestinationCreate): Promise<Destination>;
     get(id: string): Promise<Destination>;

@@ -10,6 +10,9 @@ export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 export const DESTINATION_TYPES = ['url', 'cli'] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
 
+/** Most events one payload search (`GET /v1/events?q=`) looks through: its cost stays the same at any account size. */
+export const EVENT_SEARCH_WINDOW = 10_000;
+
 /** What caused a delivery attempt. */
 export const ATTEMPT_TRIGGERS = ['auto', 'replay', 'listen'] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];

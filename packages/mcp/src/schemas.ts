@@ -125,7 +125,6 @@ export const pageFields = outputShapeOf(without(S.Page(S.EventSummarySchema), 'd
 // Inputs.
 export const limitInput = inputOf(S.PageQuery.limit, 'Items per page, 1–100 (default 20)').optional();
 export const cursorInput = inputOf(S.PageQuery.cursor, '`next_cursor` of the previous page').optional();
-export const memberRoleSchema = inputOf(S.MemberRole);
 
 /** Agent-facing words for the fields an endpoint and its destinations are made and changed with. */
 export const ENDPOINT_FIELD_DESCRIPTIONS = {

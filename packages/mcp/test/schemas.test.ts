@@ -105,6 +105,9 @@ describe('MCP tool schemas', () => {
     expect(input('update_account')).toEqual(fieldsOf(S.AccountUpdateSchema));
     expect(input('bulk_replay')).toEqual(fieldsOf(S.BulkReplayRequestSchema));
     expect(input('test_transformation')).toEqual(fieldsOf(S.TransformationTestRequestSchema));
+    expect(input('add_member')).toEqual(fieldsOf(S.MemberCreateSchema));
+    expect(input('set_member_role', ['member_id'])).toEqual(fieldsOf(S.MemberUpdateSchema));
+    expect(input('list_events')).toEqual(fieldsOf(S.EventListQuery, ['since', 'until', 'q']));
   });
 
   it('make every object a tool returns from a core schema', () => {

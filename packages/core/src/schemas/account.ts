@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { ENDPOINT_STATUSES } from '../events.ts';
 import { CUSTOM_RETENTION_DAYS, PLANS } from '../plans.ts';
-import { IdOf, Timestamp } from './common.ts';
+import { IdOf, ResourceName, Timestamp } from './common.ts';
 
 export const Plan = Type.Enum([...PLANS]);
 
@@ -104,6 +104,9 @@ export const ApiKeySchema = Type.Object({
   created_at: Timestamp,
 });
 
+/** `POST /v1/api-keys` body. */
+export const ApiKeyCreateSchema = Type.Object({ name: Type.Optional(ResourceName) }, { additionalProperties: false });
+
 /** `POST /v1/api-keys`: the key object plus the key itself, shown only here. */
 export const CreatedApiKeySchema = Type.Object({
   ...ApiKeySchema.properties,
@@ -118,6 +121,15 @@ export const MemberSchema = Type.Object({
   role: MemberRole,
   created_at: Timestamp,
 });
+
+/** `POST /v1/members` body. */
+export const MemberCreateSchema = Type.Object({
+  email: Type.String({ format: 'email', maxLength: 254, description: "The member's address; unique in the account (case-insensitive). Stored and shown, never mailed" }),
+  role: Type.Optional({ ...MemberRole, description: 'admin or member (default member)' }),
+}, { additionalProperties: false });
+
+/** `PATCH /v1/members/{id}` body. */
+export const MemberUpdateSchema = Type.Object({ role: MemberRole }, { additionalProperties: false });
 
 /** What `POST /v1/members` answers: the member and its first API key, shown once. */
 export const CreatedMemberSchema = Type.Object({

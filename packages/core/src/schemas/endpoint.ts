@@ -176,6 +176,9 @@ export const DedupeSchema = Type.Union([DedupeHeader, DedupeField, Type.Null()],
   description: 'Where a request\'s dedupe key is (docs/sources.md, Duplicates); null when every request is stored',
 });
 
+/** `GET /v1/endpoints/{id}/destinations`: every destination of the endpoint, first first. */
+export const DestinationListSchema = Type.Object({ data: Type.Array(DestinationSchema) });
+
 export const EndpointSchema = Type.Object({
   id: IdOf('endpoint', 'Endpoint id'),
   name: Type.String(),

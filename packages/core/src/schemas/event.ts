@@ -1,6 +1,6 @@
 /** Stored events, their deliveries and attempts, replays, and what an ingest URL answers. */
 import { Type } from 'typebox';
-import { ATTEMPT_TRIGGERS, EVENT_STATUSES } from '../events.ts';
+import { ATTEMPT_TRIGGERS, EVENT_SEARCH_WINDOW, EVENT_STATUSES } from '../events.ts';
 import { HANDSHAKE_PROVIDERS } from '../handshakes.ts';
 import { VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '../verification.ts';
 import { NOTIFICATION_TYPES } from '../notifications.ts';
@@ -67,13 +67,11 @@ export const EventSchema = Type.Object({
 });
 
 /** `GET /v1/events`: a page of summaries, plus how far a payload search (`q`) looked. */
-export function EventPage(searchWindow: number) {
-  return Type.Object({
-    ...Page(EventSummarySchema).properties,
-    search_scanned: Type.Optional(Type.Integer({ description: 'With q: how many events (matching the other filters, from the cursor on) this page searched' })),
-    search_truncated: Type.Optional(Type.Boolean({ description: `With q: true when the search stopped at its bound of ${searchWindow.toLocaleString('en')} events with older ones left unsearched; next_cursor then continues below them` })),
-  });
-}
+export const EventPage = Type.Object({
+  ...Page(EventSummarySchema).properties,
+  search_scanned: Type.Optional(Type.Integer({ description: 'With q: how many events (matching the other filters, from the cursor on) this page searched' })),
+  search_truncated: Type.Optional(Type.Boolean({ description: `With q: true when the search stopped at its bound of ${EVENT_SEARCH_WINDOW.toLocaleString('en')} events with older ones left unsearched; next_cursor then continues below them` })),
+});
 
 export const ReplayOutcome = Type.Enum(['attempted', 'sent_to_listener', 'waiting_for_listener', 'in_flight'], {
   description: 'attempted: a URL destination got its attempt (see attempts); sent_to_listener: a `hook listen` session has it now; waiting_for_listener: the next session that connects gets it; in_flight: an attempt was running, so none was queued',
@@ -120,24 +118,22 @@ export const IngestAccepted = Type.Object({
 });
 
 /** `GET /v1/events` query. */
-export function EventListQuery(searchWindow: number) {
-  return Type.Object(
-    {
-      endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
-      status: Type.Optional(EventStatus),
-      type: Type.Optional(Type.String({ maxLength: 200, description: 'Only events of this exact type' })),
-      since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
-      until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),
-      q: Type.Optional(Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description: `Only events whose body contains this text, case-insensitive (the body read as UTF-8; a body that is not valid UTF-8 is searched in its ASCII parts). Looks through at most the ${searchWindow.toLocaleString('en')} newest events that match the other filters, from the cursor on: see search_truncated`,
-      })),
-      ...PageQuery,
-    },
-    { additionalProperties: false },
-  );
-}
+export const EventListQuery = Type.Object(
+  {
+    endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
+    status: Type.Optional(EventStatus),
+    type: Type.Optional(Type.String({ maxLength: 200, description: 'Only events of this exact type' })),
+    since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
+    until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),
+    q: Type.Optional(Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: `Only events whose body contains this text, case-insensitive (the body read as UTF-8; a body that is not valid UTF-8 is searched in its ASCII parts). Looks through at most the ${EVENT_SEARCH_WINDOW.toLocaleString('en')} newest events that match the other filters, from the cursor on: see search_truncated`,
+    })),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
 
 /** `GET /v1/account/notifications/events` query. */
 export const NotificationEventQuerySchema = Type.Object(

@@ -1,6 +1,5 @@
 import * as S from '@hook/core/schemas';
-import { z } from 'zod';
-import { memberRoleSchema, outputShapeOf } from '../schemas.ts';
+import { inputShapeOf, outputShapeOf } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -11,10 +10,7 @@ export default defineTool({
     'The key (api_key) is returned only here and cannot be shown again: pass it to the person, not into logs. ' +
     'Role defaults to member (everything but managing members, other members\' keys and the plan). The plan caps ' +
     'the number of members, the first admin included (free: 3): past it the error is plan_limit_reached.',
-  input: {
-    email: z.string().describe("The member's email address; unique in the account"),
-    role: memberRoleSchema.optional().describe('admin or member (default member)'),
-  },
+  input: inputShapeOf(S.MemberCreateSchema, { email: "The member's email address; unique in the account" }),
   output: outputShapeOf(S.CreatedMemberSchema),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   async run(client, input) {

@@ -1,6 +1,7 @@
-import { countOf, EVENT_STATUSES } from '@hook/core';
+import { countOf } from '@hook/core';
+import * as S from '@hook/core/schemas';
 import { z } from 'zod';
-import { cursorInput, eventSummarySchema, limitInput, pageFields } from '../schemas.ts';
+import { eventSummarySchema, inputShapeOf, pageFields } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -9,13 +10,12 @@ export default defineTool({
   description:
     'List received events, newest first (GET /v1/events), without bodies or attempts (get_event has those). ' +
     'Filter by endpoint, delivery status (pending, delivered, retrying, failed, filtered) and exact event type.',
-  input: {
-    endpoint_id: z.string().optional().describe('Only this endpoint\'s events (ep_…)'),
-    status: z.enum(EVENT_STATUSES).optional(),
-    type: z.string().optional().describe('Exact event type, e.g. "invoice.paid"'),
-    limit: limitInput,
-    cursor: cursorInput,
-  },
+  input: inputShapeOf(S.EventListQuery, {
+    endpoint_id: 'Only this endpoint\'s events (ep_…)',
+    type: 'Exact event type, e.g. "invoice.paid"',
+    limit: 'Items per page, 1–100 (default 20)',
+    cursor: '`next_cursor` of the previous page',
+  }, ['endpoint_id', 'status', 'type', 'limit', 'cursor']),
   output: { events: z.array(eventSummarySchema), ...pageFields },
   annotations: { readOnlyHint: true },
   async run(client, input) {

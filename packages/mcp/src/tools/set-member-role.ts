@@ -1,5 +1,6 @@
+import * as S from '@hook/core/schemas';
 import { z } from 'zod';
-import { memberRoleSchema, memberSchema } from '../schemas.ts';
+import { inputShapeOf, memberSchema } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -8,7 +9,7 @@ export default defineTool({
   description:
     "Make a team member an admin, or an admin a member (PATCH /v1/members/{id}; needs an admin's key). It applies to " +
     "the member's keys at once. Demoting the account's last admin fails with last_admin.",
-  input: { member_id: z.string().describe('mem_…'), role: memberRoleSchema },
+  input: { member_id: z.string().describe('mem_…'), ...inputShapeOf(S.MemberUpdateSchema) },
   output: { member: memberSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   async run(client, input) {

@@ -6,7 +6,7 @@ import { createApiKey } from '../accounts/new-account.ts';
 import { ApiKey, Member } from '@hook/db';
 import { requireAdmin } from '../../plugins/auth.ts';
 import { lockAccount } from '../members/index.ts';
-import { ApiKeySchema, CreatedApiKeySchema, errorResponses, IdParams, Page, PageQuery, ResourceName } from '../../schemas.ts';
+import { ApiKeyCreateSchema, ApiKeySchema, CreatedApiKeySchema, errorResponses, IdParams, Page, PageQuery } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 
 type ApiKeyRow = { id: string; memberId: string; name?: string | null; prefix: string; createdAt: Date };
@@ -25,7 +25,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
       tags: ['api-keys'],
       summary: 'Create an API key of the calling member (shown once)',
       security,
-      body: Type.Object({ name: Type.Optional(ResourceName) }, { additionalProperties: false }),
+      body: ApiKeyCreateSchema,
       response: { 201: CreatedApiKeySchema, ...errorResponses },
     },
   }, async (request, reply) => {

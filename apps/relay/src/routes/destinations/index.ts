@@ -5,7 +5,7 @@ import { LockMode } from '@mikro-orm/core';
 import { DESTINATION_LIMIT_REACHED, DESTINATION_NOT_FOUND, HookError, LAST_DESTINATION } from '@hook/core';
 import { Destination, Endpoint, makeDestinationsDue } from '@hook/db';
 import {
-  DestinationCreateSchema, DestinationSchema, DestinationUpdateSchema, errorResponses, IdParams, SecretSchema,
+  DestinationCreateSchema, DestinationListSchema, DestinationSchema, DestinationUpdateSchema, errorResponses, IdParams, SecretSchema,
 } from '../../schemas.ts';
 import { checkDestination, checkRules, presentSecret } from '../endpoints/checks.ts';
 import { findEndpoint, rotateSecret } from '../endpoints/index.ts';
@@ -40,7 +40,7 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
       summary: 'An endpoint\'s destinations, first first',
       security,
       params: IdParams('endpoint', 'Endpoint id'),
-      response: { 200: Type.Object({ data: Type.Array(DestinationSchema) }), ...errorResponses },
+      response: { 200: DestinationListSchema, ...errorResponses },
     },
   }, async (request) => ({ data: (await findEndpoint(request, request.params.id)).destinations.map(presentDestination) }));
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
-import { DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_NOT_FOUND, HookError, LIST_LIMIT_DEFAULT, REPLAY_NOWHERE } from '@hook/core';
+import { DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_SEARCH_WINDOW, EVENT_NOT_FOUND, HookError, LIST_LIMIT_DEFAULT, REPLAY_NOWHERE } from '@hook/core';
 import { Attempt, Delivery, Destination, Endpoint, Event, listEvents, notificationEndpointIds, replayEvent, replayMany, searchEvents, type AttemptEntity, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
@@ -33,9 +33,6 @@ function presentAttempt(attempt: AttemptEntity) {
     error: attempt.error ?? null,
   };
 }
-
-/** Most events one payload search (`q`) looks through: its cost stays the same at any account size. */
-export const EVENT_SEARCH_WINDOW = 10_000;
 
 /** Most deliveries one bulk replay request queues. */
 export const BULK_REPLAY_MAX = 10_000;
@@ -77,9 +74,9 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
       tags: ['events'],
       summary: `List events newest first (without bodies; GET /v1/events/{id} has the body). q searches payloads among the ${EVENT_SEARCH_WINDOW.toLocaleString('en')} newest events matching the other filters`,
       security,
-      querystring: EventListQuery(EVENT_SEARCH_WINDOW),
+      querystring: EventListQuery,
       response: {
-        200: EventPage(EVENT_SEARCH_WINDOW),
+        200: EventPage,
         ...errorResponses,
       },
     },

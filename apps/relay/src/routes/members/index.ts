@@ -7,7 +7,7 @@ import { HookError, LAST_ADMIN, MEMBER_EXISTS, MEMBER_NOT_FOUND, newId, PLAN_LIM
 import { Account, Member, type MemberRole } from '@hook/db';
 import { createApiKey } from '../accounts/new-account.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
-import { CreatedMemberSchema, errorResponses, IdParams, MemberRole as MemberRoleSchema, MemberSchema, Page, PageQuery } from '../../schemas.ts';
+import { CreatedMemberSchema, errorResponses, IdParams, MemberCreateSchema, MemberSchema, MemberUpdateSchema, Page, PageQuery } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 
 type MemberRow = { id: string; email?: string | null; role: MemberRole; createdAt: Date };
@@ -57,10 +57,7 @@ export async function memberRoutes(app: FastifyInstance): Promise<void> {
       tags: ['members'],
       summary: "Add a member (admins only) and create the member's first API key (shown once)",
       security,
-      body: Type.Object({
-        email: Type.String({ format: 'email', maxLength: 254, description: "The member's address; unique in the account (case-insensitive). Stored and shown, never mailed" }),
-        role: Type.Optional(MemberRoleSchema),
-      }, { additionalProperties: false }),
+      body: MemberCreateSchema,
       response: { 201: CreatedMemberSchema, ...errorResponses },
     },
   }, async (request, reply) => {
@@ -122,7 +119,7 @@ export async function memberRoutes(app: FastifyInstance): Promise<void> {
       summary: "Change a member's role (admins only); the account keeps at least one admin",
       security,
       params: IdParams('member', 'Member id'),
-      body: Type.Object({ role: MemberRoleSchema }, { additionalProperties: false }),
+      body: MemberUpdateSchema,
       response: { 200: MemberSchema, ...errorResponses },
     },
   }, async (request) => {
