@@ -202,6 +202,16 @@ describe('npm run backup and npm run restore', () => {
     expect(missing.stderr).toContain('missing.backup does not exist');
   });
 
+  it('refuses an archive path it cannot write, exit 1, before reading anything', () => {
+    const noDirectory = npmRun('backup', [join(workDir, 'missing-dir', 'x.backup')], { HOOK_DATABASE_URL: source.url });
+    expect(noDirectory.status).toBe(1);
+    expect(noDirectory.stderr).toContain('missing-dir/x.backup.partial (ENOENT');
+    expect(noDirectory.stderr).toContain('Give a file path in a directory that exists and that you can write to.');
+    const directory = npmRun('backup', [workDir], { HOOK_DATABASE_URL: source.url });
+    expect(directory.status).toBe(1);
+    expect(directory.stderr).toContain(`${workDir} is a directory. Give the archive's file path, such as ${join(workDir, 'hook.backup')}.`);
+  });
+
   it('bad usage exits 2 with the usage; --help exits 0', () => {
     for (const args of [[], ['a.backup', 'b.backup'], ['--force']]) {
       const run = npmRun('backup', args, { HOOK_DATABASE_URL: source.url });

@@ -18,8 +18,9 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { createReadStream, type WriteStream } from 'node:fs';
+import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo, type CopyStreamQuery } from 'pg-copy-streams';
@@ -202,13 +203,16 @@ async function sealedSecretKeyIds(client: pg.Client, schema: string, tables: Bac
 class ArchiveWriter {
   readonly #hash: Hash = createHash('sha256');
   readonly #out: WriteStream;
+  #error: Error | undefined;
   bytes = 0;
 
   constructor(out: WriteStream) {
     this.#out = out;
+    out.on('error', (error) => (this.#error ??= error)); // a full disk, say: the next write reports it
   }
 
   async write(chunk: Buffer): Promise<void> {
+    if (this.#error) throw this.#error;
     this.#hash.update(chunk);
     this.bytes += chunk.length;
     if (!this.#out.write(chunk)) await once(this.#out, 'drain');
@@ -241,8 +245,23 @@ export interface BackupResult {
  * leaves a file that looks whole). Tables are read in one snapshot while the relay runs.
  */
 export async function backupDatabase(databaseUrl: string, file: string, options: { signal?: AbortSignal } = {}): Promise<BackupResult> {
-  const client = await connect(databaseUrl);
   const partial = `${file}.partial`;
+  // Opened first, so a path that cannot be written fails before any work.
+  if ((await stat(file).catch(() => undefined))?.isDirectory()) throw new BackupError(`${file} is a directory. Give the archive's file path, such as ${join(file, 'hook.backup')}.`);
+  let handle: FileHandle;
+  try {
+    handle = await open(partial, 'w', 0o600);
+  } catch (error) {
+    throw new BackupError(`cannot write ${partial} (${(error as Error).message}). Give a file path in a directory that exists and that you can write to.`);
+  }
+  let client: pg.Client;
+  try {
+    client = await connect(databaseUrl);
+  } catch (error) {
+    await handle.close();
+    await rm(partial, { force: true });
+    throw error;
+  }
   const abort = (): void => void client.end().catch(() => undefined);
   options.signal?.addEventListener('abort', abort);
   let out: WriteStream | undefined;
@@ -284,7 +303,7 @@ export async function backupDatabase(databaseUrl: string, file: string, options:
       secret_key_ids: await sealedSecretKeyIds(client, schema, tables),
     };
 
-    out = createWriteStream(partial, { mode: 0o600 });
+    out = handle.createWriteStream();
     const writer = new ArchiveWriter(out);
     await writer.write(Buffer.from(`${MAGIC} ${BACKUP_FORMAT_VERSION}\n${JSON.stringify(header)}\n`));
     const byName = new Map(included.map((table) => [table.name, table]));
@@ -315,7 +334,8 @@ export async function backupDatabase(databaseUrl: string, file: string, options:
     await rename(partial, file);
     return { header, bytes: writer.bytes };
   } catch (error) {
-    out?.destroy();
+    if (out) out.destroy();
+    else await handle.close();
     await rm(partial, { force: true });
     if (options.signal?.aborted) throw new BackupError('interrupted; no archive was written');
     if (error instanceof BackupError) throw error;

@@ -323,11 +323,8 @@ async function createDatabaseIfMissing(adminUrl: string, database: string): Prom
  * second process (npm run backup) use the server of a live relay instead of starting one.
  */
 export function runningEmbeddedPostgres(dataDir: string): { port: number; urlFor(database: string): string } | undefined {
-  const dir = resolve(dataDir);
-  const locationFile = join(dir, CLUSTER_LOCATION_FILE);
-  const clusterDir = existsSync(locationFile) ? readFileSync(locationFile, 'utf8').trim() : join(dir, 'postgres');
-  const pidFile = join(clusterDir, 'postmaster.pid');
-  const passwordFile = join(dir, 'postgres-password');
+  const pidFile = join(existingClusterDir(dataDir), 'postmaster.pid');
+  const passwordFile = join(resolve(dataDir), 'postgres-password');
   if (!existsSync(pidFile) || !existsSync(passwordFile)) return undefined;
   const lines = readFileSync(pidFile, 'utf8').split('\n');
   const pid = Number(lines[0]);
@@ -339,10 +336,13 @@ export function runningEmbeddedPostgres(dataDir: string): { port: number; urlFor
 
 /** Whether `dataDir` holds an embedded PostgreSQL cluster (a relay has started on it). */
 export function hasEmbeddedCluster(dataDir: string): boolean {
-  const dir = resolve(dataDir);
-  const locationFile = join(dir, CLUSTER_LOCATION_FILE);
-  const clusterDir = existsSync(locationFile) ? readFileSync(locationFile, 'utf8').trim() : join(dir, 'postgres');
-  return existsSync(join(clusterDir, 'PG_VERSION'));
+  return existsSync(join(existingClusterDir(dataDir), 'PG_VERSION'));
+}
+
+/** Where a data dir's cluster is, as clusterDirFor placed it: in place, or where its location file says. */
+function existingClusterDir(dataDir: string): string {
+  const locationFile = join(resolve(dataDir), CLUSTER_LOCATION_FILE);
+  return existsSync(locationFile) ? readFileSync(locationFile, 'utf8').trim() : join(resolve(dataDir), 'postgres');
 }
 
 /** Starts (initialising on first use) the embedded PostgreSQL under `options.dataDir`. */
