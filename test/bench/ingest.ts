@@ -26,6 +26,8 @@
  *   BENCH_WARMUP_S     warm-up seconds per target, not counted (default 2)
  *   BENCH_JSON=1       also print a one-line JSON summary as the last stdout line
  *   BENCH_CPU_PROF=dir the relay writes a V8 CPU profile into dir (node --cpu-prof); see profile-summary.ts
+ *   BENCH_RELAY_ROOT=dir  run the relay of another checkout (its npm ci done) instead of this one: compare two versions
+ *   BENCH_PLAIN_ONLY=1 measure the plain relay target only (no verification or dedupe endpoint)
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
 import { createHmac } from 'node:crypto';
@@ -182,16 +184,18 @@ async function main(): Promise<number> {
   const relay = await startRelay(database.url, {}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
   const endpoint = await createIngestEndpoint(relay.url);
   const relayRuns = await measure('relay', endpoint.url, relay.pid, durationS, warmupS, body);
+  // BENCH_PLAIN_ONLY=1 measures the plain relay only (a relay of another checkout may lack verification or dedupe).
+  const extras = process.env.BENCH_PLAIN_ONLY !== '1';
   // The same relay and body, on an endpoint that checks a GitHub signature (reject mode) on
   // each request: the cost of verification is the gap between the two targets.
-  const verifiedEndpoint = await createIngestEndpoint(relay.url, { verification: { provider: 'github', secret: GITHUB_SECRET, mode: 'reject' } });
+  const verifiedEndpoint = extras ? await createIngestEndpoint(relay.url, { verification: { provider: 'github', secret: GITHUB_SECRET, mode: 'reject' } }) : endpoint;
   const signature = `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`;
-  const verifiedRuns = await measure('relay with verification', verifiedEndpoint.url, relay.pid, durationS, warmupS, body, { 'x-hub-signature-256': signature });
+  const verifiedRuns = extras ? await measure('relay with verification', verifiedEndpoint.url, relay.pid, durationS, warmupS, body, { 'x-hub-signature-256': signature }) : relayRuns;
   // The same again on an endpoint that drops duplicates by X-GitHub-Delivery, each request a new
-  // delivery id: every event claims its key in the statement that stores it (docs/sources.md, Duplicates).
-  const dedupeEndpoint = await createIngestEndpoint(relay.url, { dedupe: { header: 'x-github-delivery' } });
+  // delivery id: every event is inserted against the dedupe index (docs/sources.md, Duplicates).
+  const dedupeEndpoint = extras ? await createIngestEndpoint(relay.url, { dedupe: { header: 'x-github-delivery' } }) : endpoint;
   let delivery = 0;
-  const dedupeRuns = await measure('relay with dedupe', dedupeEndpoint.url, relay.pid, durationS, warmupS, body, undefined, () => ({ 'x-github-delivery': `delivery-${++delivery}` }));
+  const dedupeRuns = extras ? await measure('relay with dedupe', dedupeEndpoint.url, relay.pid, durationS, warmupS, body, undefined, () => ({ 'x-github-delivery': `delivery-${++delivery}` })) : relayRuns;
 
   // A graceful stop commits every accepted event, including those whose answer
   // autocannon stopped waiting for when its run ended.
@@ -200,7 +204,7 @@ async function main(): Promise<number> {
   const relayWarnings = relay.stderrLinesWhileServing();
   const stored = await storedEvents(database.url, endpoint.id);
   const verifiedStored = await storedEvents(database.url, verifiedEndpoint.id);
-  const verifiedUnverified = await unverifiedEvents(database.url, verifiedEndpoint.id);
+  const verifiedUnverified = extras ? await unverifiedEvents(database.url, verifiedEndpoint.id) : 0;
   const dedupeStored = await storedEvents(database.url, dedupeEndpoint.id);
 
   const runs = [relayRuns.warmup, relayRuns.measured].filter((run): run is LoadRun => run !== undefined);
@@ -250,7 +254,7 @@ async function main(): Promise<number> {
   if (verifiedFailures > 0) problems.push(`relay with verification failed ${verifiedFailures} request(s) (non-2xx or no answer)`);
   if (dedupeLost > 0) problems.push(`${dedupeLost} acknowledged event(s) of the dedupe endpoint missing from PostgreSQL`);
   if (dedupeFailures > 0) problems.push(`relay with dedupe failed ${dedupeFailures} request(s) (non-2xx or no answer)`);
-  if (dedupeMisjudged > 0) problems.push(`${dedupeMisjudged} request(s) with a new delivery id were answered as duplicates`);
+  if (extras && dedupeMisjudged > 0) problems.push(`${dedupeMisjudged} request(s) with a new delivery id were answered as duplicates`);
   if (verifiedUnverified > 0) problems.push(`${verifiedUnverified} event(s) of the verifying endpoint stored without verified: true`);
   if (baselineFailures > 0) problems.push(`the no-op baseline failed ${baselineFailures} request(s): the measurement is not valid`);
   if (relayExit.code !== 0) problems.push(`relay did not shut down cleanly (exit code ${relayExit.code}, signal ${relayExit.signal}${relayExit.killed ? ', killed after timeout' : ''})`);
@@ -267,17 +271,23 @@ async function main(): Promise<number> {
     `${figuresRow('node:http', raw, widths)}   ${cpuCell(rawRuns.cpuUsPerRequest)}`,
     `${figuresRow('fastify', baseline, widths)}   ${cpuCell(baselineRuns.cpuUsPerRequest)}`,
     `${figuresRow('relay', relayFigures, widths)}   ${cpuCell(relayRuns.cpuUsPerRequest)}   ${cpuCell(relayRuns.postgresUsPerRequest)}`,
-    `${figuresRow('verified', verifiedFigures, widths)}   ${cpuCell(verifiedRuns.cpuUsPerRequest)}   ${cpuCell(verifiedRuns.postgresUsPerRequest)}`,
-    `${figuresRow('dedupe', dedupeFigures, widths)}   ${cpuCell(dedupeRuns.cpuUsPerRequest)}   ${cpuCell(dedupeRuns.postgresUsPerRequest)}`,
+    ...(extras ? [
+      `${figuresRow('verified', verifiedFigures, widths)}   ${cpuCell(verifiedRuns.cpuUsPerRequest)}   ${cpuCell(verifiedRuns.postgresUsPerRequest)}`,
+      `${figuresRow('dedupe', dedupeFigures, widths)}   ${cpuCell(dedupeRuns.cpuUsPerRequest)}   ${cpuCell(dedupeRuns.postgresUsPerRequest)}`,
+    ] : []),
     '',
     `ratio (relay / node:http no-op throughput): ${rawRatio.toFixed(2)} (target >= ${RAW_TARGET_RATIO.toFixed(2)} → ${rawPass ? 'PASS' : 'FAIL'})`,
     `relay CPU per request: ${relayRuns.cpuUsPerRequest.toFixed(1)} µs (target <= ${RELAY_CPU_TARGET_US} → ${cpuPass ? 'PASS' : 'FAIL'}); relay p99: ${relayFigures.latencyP99Ms.toFixed(1)} ms (target <= ${P99_TARGET_MS} → ${p99Pass ? 'PASS' : 'FAIL'})`,
     `ratio (relay / Fastify no-op throughput): ${ratio.toFixed(2)}`,
-    `ratio (relay with verification, one HMAC-SHA256 per request / relay): ${verifiedRatio.toFixed(2)} (target >= ${VERIFIED_TARGET_RATIO.toFixed(2)} → ${verifiedPass ? 'PASS' : 'FAIL'})`,
-    `ratio (relay dropping duplicates, one key claimed per request / relay): ${dedupeRatio.toFixed(2)} (target >= ${DEDUPE_TARGET_RATIO.toFixed(2)} → ${dedupePass ? 'PASS' : 'FAIL'})`,
+    ...(extras ? [
+      `ratio (relay with verification, one HMAC-SHA256 per request / relay): ${verifiedRatio.toFixed(2)} (target >= ${VERIFIED_TARGET_RATIO.toFixed(2)} → ${verifiedPass ? 'PASS' : 'FAIL'})`,
+      `ratio (relay dropping duplicates, one key per request / relay): ${dedupeRatio.toFixed(2)} (target >= ${DEDUPE_TARGET_RATIO.toFixed(2)} → ${dedupePass ? 'PASS' : 'FAIL'})`,
+    ] : []),
     `events acknowledged: ${acknowledged}, rows in PostgreSQL: ${stored.rows} (both targets), lost: ${lostIds.length}`,
-    `verifying endpoint: ${verifiedAcknowledgedIds.size} acknowledged, ${verifiedStored.ids.size} stored, all verified: ${verifiedUnverified === 0 ? 'yes' : 'no'}, lost: ${verifiedLost}`,
-    `dedupe endpoint: ${dedupeAcknowledgedIds.size} acknowledged, ${dedupeStored.ids.size} stored, answered as duplicates: ${dedupeMisjudged}, lost: ${dedupeLost}`,
+    ...(extras ? [
+      `verifying endpoint: ${verifiedAcknowledgedIds.size} acknowledged, ${verifiedStored.ids.size} stored, all verified: ${verifiedUnverified === 0 ? 'yes' : 'no'}, lost: ${verifiedLost}`,
+      `dedupe endpoint: ${dedupeAcknowledgedIds.size} acknowledged, ${dedupeStored.ids.size} stored, answered as duplicates: ${dedupeMisjudged}, lost: ${dedupeLost}`,
+    ] : []),
     `  (warm-up included; ${storedUnacknowledged} stored event(s) were still in flight when autocannon stopped, so their 2xx was never read: not losses)`,
     ...(relayWarnings > 0 ? [`  relay wrote ${relayWarnings} line(s) to stderr at log level warn during the runs (shown above)`] : []),
     `target: ratio >= ${TARGET_RATIO.toFixed(2)} → ${pass ? 'PASS' : 'FAIL'}`,

@@ -23,7 +23,8 @@ import { startEmbeddedPostgres } from '@hook/db';
 import { adminQuery, withDatabase } from '@hook/db/testing';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
-export const RELAY_ENTRY = join(REPO_ROOT, 'apps/relay/src/server.ts');
+/** The relay the benchmarks start: this checkout's, or BENCH_RELAY_ROOT's (another checkout, to compare two versions in the same way). */
+export const RELAY_ENTRY = join(process.env.BENCH_RELAY_ROOT?.trim() || REPO_ROOT, 'apps/relay/src/server.ts');
 
 /** autocannon counts a request unanswered this long as a timeout. */
 export const REQUEST_TIMEOUT_S = 10;
