@@ -69,9 +69,16 @@ export function retentionDaysOf(plan: Plan, accountRetentionDays: number | null)
 /** Usage thresholds, as fractions of the monthly allowance, that send `usage.threshold` once per month. */
 export const USAGE_THRESHOLDS = [0.8, 1] as const;
 
+/** The last month usageMonth worked out, with its bounds: ingest asks for every event, almost always the same month. */
+let lastMonth: { fromMs: number; toMs: number; month: string } | undefined;
+
 /** The calendar month (UTC) a moment falls in, as its first day `YYYY-MM-01`: the key usage is counted under. */
 export function usageMonth(at: Date): string {
-  return `${at.toISOString().slice(0, 7)}-01`;
+  const ms = at.getTime();
+  if (lastMonth && ms >= lastMonth.fromMs && ms < lastMonth.toMs) return lastMonth.month;
+  const month = `${at.toISOString().slice(0, 7)}-01`; // throws for an invalid date, as always
+  lastMonth = { fromMs: Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1), toMs: nextUsageMonthStart(at).getTime(), month };
+  return month;
 }
 
 /** The first moment of the next calendar month (UTC), when a monthly allowance resets. */
