@@ -7,7 +7,9 @@ import { createOrm, type Orm } from '@hook/db';
 import type { Plan } from '@hook/core';
 import type { FastifyInstance } from 'fastify';
 import type { TestDatabase } from '@hook/db/testing';
+import { afterAll, beforeAll } from 'vitest';
 import { freshDatabase } from './database.ts';
+import { startReceiver, type Receiver } from './receiver.ts';
 import { checkResponses, type ResponseCheck } from './response-check.ts';
 import { TEST_SECRET_KEY_BYTES } from './secret-key.ts';
 
@@ -177,4 +179,31 @@ export async function sqlRows(relay: TestRelay, query: string, params: unknown[]
 /** A fetch response's JSON body, untyped for assertions. */
 export async function readJson(response: Response): Promise<any> {
   return response.json();
+}
+
+/** What useRelayWithReceiver starts for a test file. */
+export interface RelayWithReceiver {
+  relay: TestRelay;
+  receiver: Receiver;
+  /** A pro account's API key on `relay`. */
+  key: string;
+}
+
+/**
+ * Hooks for a test file: before its tests, a relay with a delivery worker, a local
+ * receiver and a pro account (handed to `use`, to keep in the file's own variables);
+ * after them, both closed.
+ */
+export function useRelayWithReceiver(use: (started: RelayWithReceiver) => void): void {
+  let started: RelayWithReceiver | undefined;
+  beforeAll(async () => {
+    const relay = await startTestRelay({}, { workerPollMs: 20 });
+    const receiver = await startReceiver();
+    started = { relay, receiver, key: (await signUp(relay.baseUrl, { plan: 'pro' })).key };
+    use(started);
+  });
+  afterAll(async () => {
+    await started?.relay.close();
+    await started?.receiver.close();
+  });
 }

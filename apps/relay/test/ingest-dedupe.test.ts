@@ -6,25 +6,16 @@
  * refused over the allowance, or removed with its event (retention), is stored again.
  */
 import { sign as signGitHub } from '@octokit/webhooks-methods';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pruneExpiredEvents } from '@hook/db';
 import { PLAN_LIMITS } from '@hook/core';
-import { api, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
+import { api, expectProblem, signUp, sqlRows, type TestRelay, useRelayWithReceiver } from '../../../test/support/relay.ts';
+import type { Receiver } from '../../../test/support/receiver.ts';
 
 let relay: TestRelay;
 let receiver: Receiver;
 let key: string;
-
-beforeAll(async () => {
-  relay = await startTestRelay({}, { workerPollMs: 20 });
-  receiver = await startReceiver();
-  ({ key } = await signUp(relay.baseUrl, { plan: 'pro' }));
-});
-afterAll(async () => {
-  await relay.close();
-  await receiver.close();
-});
+useRelayWithReceiver((started) => ({ relay, receiver, key } = started));
 
 async function create(body: Record<string, unknown>, as = key) {
   const created = await api(relay.baseUrl, 'POST', '/v1/endpoints', { key: as, json: body });

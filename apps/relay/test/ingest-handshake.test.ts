@@ -5,23 +5,14 @@
  * a URL destination's receiver gets nothing). Endpoints without a handshake keep today's answers.
  */
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
+import { describe, expect, it } from 'vitest';
+import { api, expectProblem, sqlRows, type TestRelay, useRelayWithReceiver } from '../../../test/support/relay.ts';
+import type { Receiver } from '../../../test/support/receiver.ts';
 
 let relay: TestRelay;
 let receiver: Receiver;
 let key: string;
-
-beforeAll(async () => {
-  relay = await startTestRelay({}, { workerPollMs: 20 });
-  receiver = await startReceiver();
-  ({ key } = await signUp(relay.baseUrl, { plan: 'pro' }));
-});
-afterAll(async () => {
-  await relay.close();
-  await receiver.close();
-});
+useRelayWithReceiver((started) => ({ relay, receiver, key } = started));
 
 async function endpointWith(name: string, handshake: Record<string, unknown> | null) {
   const created = await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, json: { name, destination: { type: 'url', url: `${receiver.url}/${name}` }, handshake } });

@@ -4,23 +4,14 @@
  * body ({{event_id}} filled in), still delivered; refusals keep their usual answers;
  * out-of-bounds settings are 400s naming the field.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
+import { describe, expect, it } from 'vitest';
+import { api, expectProblem, sqlRows, type TestRelay, useRelayWithReceiver } from '../../../test/support/relay.ts';
+import type { Receiver } from '../../../test/support/receiver.ts';
 
 let relay: TestRelay;
 let receiver: Receiver;
 let key: string;
-
-beforeAll(async () => {
-  relay = await startTestRelay({}, { workerPollMs: 20 });
-  receiver = await startReceiver();
-  ({ key } = await signUp(relay.baseUrl, { plan: 'pro' }));
-});
-afterAll(async () => {
-  await relay.close();
-  await receiver.close();
-});
+useRelayWithReceiver((started) => ({ relay, receiver, key } = started));
 
 async function create(body: Record<string, unknown>) {
   return api(relay.baseUrl, 'POST', '/v1/endpoints', { key, json: body });
