@@ -91,18 +91,23 @@ const verificationFields = {
   timestamp_header: Type.String({ minLength: 1, maxLength: 200, pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$', description: 'hmac with signed timestamp.body: the header carrying the Unix timestamp' }),
 };
 
+/** The generic HMAC's settings, optional in what is set and in what is shown. */
+const hmacFields = {
+  header: Type.Optional(verificationFields.header),
+  algorithm: Type.Optional(verificationFields.algorithm),
+  encoding: Type.Optional(verificationFields.encoding),
+  prefix: Type.Optional(verificationFields.prefix),
+  signed: Type.Optional(verificationFields.signed),
+  timestamp_header: Type.Optional(verificationFields.timestamp_header),
+};
+
 export const VerificationInput = Type.Union([
   Type.Object({
     provider: verificationFields.provider,
     secret: Type.String({ minLength: 1, maxLength: 1000, description: 'The secret the sender signs with (write-only: never returned)' }),
     mode: Type.Optional({ ...verificationFields.mode, default: 'reject' }),
     tolerance_seconds: Type.Optional(verificationFields.tolerance_seconds),
-    header: Type.Optional(verificationFields.header),
-    algorithm: Type.Optional(verificationFields.algorithm),
-    encoding: Type.Optional(verificationFields.encoding),
-    prefix: Type.Optional(verificationFields.prefix),
-    signed: Type.Optional(verificationFields.signed),
-    timestamp_header: Type.Optional(verificationFields.timestamp_header),
+    ...hmacFields,
   }, { additionalProperties: false }),
   Type.Null(),
 ], { description: 'Check each request\'s signature at the ingest URL (docs/sources.md); null turns it off' });
@@ -112,12 +117,7 @@ export const VerificationSchema = Type.Union([
     provider: verificationFields.provider,
     mode: verificationFields.mode,
     tolerance_seconds: verificationFields.tolerance_seconds,
-    header: Type.Optional(verificationFields.header),
-    algorithm: Type.Optional(verificationFields.algorithm),
-    encoding: Type.Optional(verificationFields.encoding),
-    prefix: Type.Optional(verificationFields.prefix),
-    signed: Type.Optional(verificationFields.signed),
-    timestamp_header: Type.Optional(verificationFields.timestamp_header),
+    ...hmacFields,
     secret_set: Type.Literal(true, { description: 'A secret is stored (it is never shown); always true' }),
     secret_hint: Type.String({ description: "The secret's last 4 characters, to tell which one is set" }),
   }),
