@@ -1,15 +1,18 @@
 /**
- * Which stored event holds each dedupe key a batch found taken (insert-events.ts): one
- * statement through `event_dedupe_key_idx`, run only when a batch had duplicates.
+ * Which stored event holds each of a batch's dedupe keys (insert-events.ts): one statement
+ * through `event_dedupe_key_idx`, run for each batch with keys. It runs on the queue's
+ * connections (`movesDeliveries`: their sessions plan no table scans), because a cached
+ * plan made while `event` was small would otherwise scan the whole table for every batch.
  */
 import type { Orm } from '../../orm.ts';
 import { runStatement } from '../executor.ts';
 
 const FIND = {
+  movesDeliveries: true,
   name: 'hook_find_dedupe_originals',
   text: `select e.endpoint_id, e.dedupe_key, e.id
          from unnest($1::text[], $2::text[]) as k(endpoint_id, dedupe_key)
-         join event e on e.endpoint_id = k.endpoint_id and e.dedupe_key = k.dedupe_key`,
+         join event e on e.endpoint_id = k.endpoint_id and e.dedupe_key = k.dedupe_key and e.dedupe_key is not null`,
 };
 
 /** The stored event under each key, by `endpointId + "\u0000" + key`; a key whose event is gone (retention) is absent. */

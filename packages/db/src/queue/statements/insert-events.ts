@@ -18,17 +18,19 @@
  * back. Crossing 80% or 100% of the allowance writes a `usage.threshold` row to the
  * notification outbox, once per month, in the same transaction.
  *
- * Duplicates (docs/sources.md, Duplicates): an event whose key its endpoint already stored
- * (in this statement's snapshot: one index probe of `event_dedupe_key_idx`, the partial
- * unique index on (endpoint, key)) is answered with that event's id and neither metered
- * nor stored; the others are ranked again without those and inserted with ON CONFLICT DO
- * NOTHING against the index, so of any number of copies stored at once, here or by other
- * relay processes, exactly one is stored, and a copy that lost the race comes back as a
- * duplicate whose original dedupe-keys.ts finds. The usage rows are locked before any
- * event is inserted, and an endpoint's events all meter on its account's row, so two
- * statements storing one key take turns on that row and never wait on each other's keys.
- * The count grows by the events inserted. An event over the allowance is not inserted and
- * holds no key; one refused so while its key was being stored elsewhere is a duplicate.
+ * Duplicates (docs/sources.md, Duplicates): before the statement, the batch's keys are
+ * looked up (dedupe-keys.ts, one probe each of `event_dedupe_key_idx`, the partial unique
+ * index on (endpoint, key), on the queue's connections, whose plans never scan a table:
+ * a join in this statement was planned as a scan of `event` once the plan was cached
+ * while the table was small). An event whose key is stored already is answered with that
+ * event's id and is neither metered nor stored. The others are inserted with ON CONFLICT
+ * DO NOTHING against the index, so of any number of copies stored at once, here or by
+ * other relay processes, exactly one is stored, and a copy that lost the race comes back
+ * as a duplicate and is looked up after. The usage rows are locked before any event is
+ * inserted, and an endpoint's events all meter on its account's row, so two statements
+ * storing one key take turns on that row and never wait on each other's keys. The count
+ * grows by the events inserted. An event over the allowance is not inserted and holds no
+ * key; one refused so while its key was being stored elsewhere is a duplicate.
  *
  * Ingest's shortcut: an event may come with a lease (a delivery slot this process's
  * worker, or one of its `hook listen` sessions, reserved). If the endpoint has one
@@ -97,7 +99,19 @@ const STALE_KEY_RETRIES = 3;
  * Stores a batch of events (see above). Returns, per event, whether it was stored, and
  * its claimed delivery when it was stored under its lease.
  */
-export async function insertEvents(orm: Orm, events: readonly NewEvent[], known: KnownUsageRows = new Set(), retries = STALE_KEY_RETRIES): Promise<InsertOutcome[]> {
+export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: KnownUsageRows = new Set(), retries = STALE_KEY_RETRIES): Promise<InsertOutcome[]> {
+  // Keys stored already: duplicates, answered before anything is metered or stored.
+  const duplicates = new Map<string, InsertOutcome>();
+  const keyed = batch.filter((event) => event.dedupeKey);
+  if (keyed.length > 0) {
+    const originals = await findOriginals(orm, keyed.map((event) => ({ endpointId: event.endpointId, key: event.dedupeKey! })));
+    for (const event of keyed) {
+      const originalId = originals.get(`${event.endpointId}\u0000${event.dedupeKey}`);
+      if (originalId) duplicates.set(event.id, { stored: false, reason: 'duplicate', originalId });
+    }
+  }
+  const events = duplicates.size === 0 ? batch : batch.filter((event) => !duplicates.has(event.id));
+  if (events.length === 0) return batch.map((event) => duplicates.get(event.id)!);
   await ensureUsageRows(orm, events, known, false);
   let result = await insertMetered(orm, events);
   if (result.unmetered.size > 0) {
@@ -108,18 +122,15 @@ export async function insertEvents(orm: Orm, events: readonly NewEvent[], known:
     const again = await insertMetered(orm, retry);
     for (const [id, row] of again.granted) result.granted.set(id, row);
     for (const [id, row] of again.rejected) result.rejected.set(id, row);
-    for (const [id, original] of again.duplicates) result.duplicates.set(id, original);
+    for (const id of again.duplicates) result.duplicates.add(id);
     result = { ...result, unmetered: again.unmetered };
     if (result.unmetered.size > 0) throw new Error('usage rows for this batch could not be created');
   }
-  // Duplicates this statement saw are answered at once; the rest (copies that lost a race, and
-  // keyed events refused over the allowance while their key was being stored) are looked up.
-  const duplicates = new Map<string, InsertOutcome>();
-  for (const [id, originalId] of result.duplicates) if (originalId) duplicates.set(id, { stored: false, reason: 'duplicate', originalId });
-  const raced = events.filter((event) => result.duplicates.has(event.id) && !duplicates.has(event.id));
+  // Copies that lost a race, and keyed events refused over the allowance while their key was being stored, are looked up.
+  const raced = events.filter((event) => result.duplicates.has(event.id));
   const refused = events.filter((event) => event.dedupeKey && result.rejected.has(event.id));
   for (const [id, outcome] of await originalsOf(orm, raced, refused, known, retries)) duplicates.set(id, outcome);
-  return events.map((event): InsertOutcome => {
+  return batch.map((event): InsertOutcome => {
     const duplicate = duplicates.get(event.id);
     if (duplicate) return duplicate;
     const rejected = result.rejected.get(event.id);
@@ -187,8 +198,6 @@ interface InsertResultRow {
   transformation_code: string | null;
   filter: EndpointFilter | null;
   delivery_count: number | null;
-  /** A duplicate's original, when this statement saw it; null when the copy lost a race (looked up after). */
-  original_id: string | null;
 }
 
 /** Runs a statement built with kysely as a named prepared statement (its text must depend only on `name`). */
@@ -211,24 +220,8 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     return ++meter.count;
   });
   const meters = [...meterOf.values()].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.month < b.month ? -1 : 1));
-  // Events with a dedupe key are looked up and inserted against its unique index (see above); a batch without any keeps the plain statement.
+  // Events with a dedupe key are inserted against its unique index (see above); a batch without any keeps the plain statement.
   const keyed = events.some((event) => event.dedupeKey);
-  const dedupe = keyed
-    ? sql`
-    known as (
-      select b.id, e.id as original_id from batch b
-      join event e on e.endpoint_id = b.endpoint_id and e.dedupe_key = b.dedupe_key
-      where b.dedupe_key is not null
-    ),
-    fresh as (
-      -- each account's events of the month ranked again without the known duplicates
-      select id, row_number() over (partition by account_id, month order by rn)::int as rn
-      from batch where id not in (select id from known)
-    ),`
-    : sql``;
-  const freshOnly = keyed ? sql`join fresh f on f.id = b.id` : sql``;
-  const rank = keyed ? sql`f.rn` : sql`b.rn`;
-  const notKnown = keyed ? sql`and b.id not in (select id from known)` : sql``;
   const onConflict = keyed ? sql`on conflict (endpoint_id, dedupe_key) where dedupe_key is not null do nothing` : sql``;
   const stored = keyed ? sql`join inserted i on i.id = a.id` : sql``;
   // A tracing relay stores each event's ingest span (docs/deployment.md#tracing); a batch without any leaves the statement as it is.
@@ -242,10 +235,7 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
   const duplicateRows = keyed
     ? sql`
     union all
-    select 'duplicate', k.id, null, null, null, null, null, null, null, null, null, null, null, k.original_id
-    from known k
-    union all
-    select 'duplicate', a.id, null, null, null, null, null, null, null, null, null, null, null, null
+    select 'duplicate', a.id, null, null, null, null, null, null, null, null, null, null, null
     from accepted a where a.dedupe_key is not null and not exists (select 1 from inserted i where i.id = a.id)`
     : sql``;
   // The text depends only on the batch size, whether it has keys and whether it is traced, so each is prepared once per connection.
@@ -270,7 +260,7 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       ) with ordinality as b(id, account_id, endpoint_id, type, method, path, query, body,
              content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn, verification, handshake, dedupe_key, ord)
       cross join received r
-    ),${dedupe}
+    ),
     usage as (
       select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit
       from unnest(${meters.map((meter) => meter.accountId)}::text[], ${meters.map((meter) => meter.month)}::date[]) as k(account_id, month)
@@ -281,8 +271,8 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       for update of u
     ),
     accepted as (
-      select b.* from batch b ${freshOnly} join usage u on u.account_id = b.account_id and u.month = b.month
-      where u.events_limit is null or u.events_accepted + ${rank} <= u.events_limit
+      select b.* from batch b join usage u on u.account_id = b.account_id and u.month = b.month
+      where u.events_limit is null or u.events_accepted + b.rn <= u.events_limit
     ),${traceParents}
     inserted as (
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
@@ -339,29 +329,29 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     -- claimed (data-modifying CTEs such as thresholds always run to completion)
     select 'woken' as outcome, null::text as id, null::text as destination_id, null::text as destination_type, null::text as destination_url, null::text as secret,
            null::text as previous_secret, null::text as plan, null::bigint as events_limit,
-           null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter, null::int as delivery_count, null::text as original_id from woken
+           null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter, null::int as delivery_count from woken
     union all
     select 'granted', t.event_id, d.id, d.type, d.url, d.secret,
            case when d.previous_secret_expires_at > now() then d.previous_secret end, null, null,
-           p.name, d.transformation_code, d.filter, b.delivery_count, null
+           p.name, d.transformation_code, d.filter, b.delivery_count
     from targets t join destination d on d.id = t.destination_id join endpoint p on p.id = t.endpoint_id
     join batch b on b.id = t.event_id
     where t.lease_id is not null and exists (select 1 from deliveries x where x.event_id = t.event_id and x.lease_id is not null)
     union all
     select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, null, null, u.plan, u.events_limit,
-           null, null, null, null, null
+           null, null, null, null
     from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
-    where not exists (select 1 from accepted a where a.id = b.id) ${notKnown}${duplicateRows}
+    where not exists (select 1 from accepted a where a.id = b.id)${duplicateRows}
   `);
   const granted = new Map<string, InsertResultRow>();
   const rejected = new Map<string, InsertResultRow>();
   const unmetered = new Set<string>();
-  const duplicates = new Map<string, string | null>();
+  const duplicates = new Set<string>();
   for (const row of rows) {
     if (row.outcome === 'granted') granted.set(row.id!, row);
     else if (row.outcome === 'rejected') rejected.set(row.id!, row);
     else if (row.outcome === 'unmetered') unmetered.add(row.id!);
-    else if (row.outcome === 'duplicate') duplicates.set(row.id!, row.original_id);
+    else if (row.outcome === 'duplicate') duplicates.add(row.id!);
   }
   return { granted, rejected, unmetered, duplicates };
 }
