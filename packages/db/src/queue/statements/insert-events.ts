@@ -101,17 +101,9 @@ const STALE_KEY_RETRIES = 3;
  */
 export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: KnownUsageRows = new Set(), retries = STALE_KEY_RETRIES): Promise<InsertOutcome[]> {
   // Keys stored already: duplicates, answered before anything is metered or stored.
-  const duplicates = new Map<string, InsertOutcome>();
-  const keyed = batch.filter((event) => event.dedupeKey);
-  if (keyed.length > 0) {
-    const originals = await findOriginals(orm, keyed.map((event) => ({ endpointId: event.endpointId, key: event.dedupeKey! })));
-    for (const event of keyed) {
-      const originalId = originals.get(`${event.endpointId}\u0000${event.dedupeKey}`);
-      if (originalId) duplicates.set(event.id, { stored: false, reason: 'duplicate', originalId });
-    }
-  }
-  const events = duplicates.size === 0 ? batch : batch.filter((event) => !duplicates.has(event.id));
-  if (events.length === 0) return batch.map((event) => duplicates.get(event.id)!);
+  const settled = await duplicatesAmong(orm, batch);
+  const events = settled.size === 0 ? batch : batch.filter((event) => !settled.has(event.id));
+  if (events.length === 0) return batch.map((event) => settled.get(event.id)!);
   await ensureUsageRows(orm, events, known, false);
   let result = await insertMetered(orm, events);
   if (result.unmetered.size > 0) {
@@ -126,12 +118,18 @@ export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: 
     result = { ...result, unmetered: again.unmetered };
     if (result.unmetered.size > 0) throw new Error('usage rows for this batch could not be created');
   }
-  // Copies that lost a race, and keyed events refused over the allowance while their key was being stored, are looked up.
+  // Copies that lost a race go round again: the lookup above now finds the copy that won,
+  // or stores them as new if retention removed it meanwhile.
   const raced = events.filter((event) => result.duplicates.has(event.id));
-  const refused = events.filter((event) => event.dedupeKey && result.rejected.has(event.id));
-  for (const [id, outcome] of await originalsOf(orm, raced, refused, known, retries)) duplicates.set(id, outcome);
+  if (raced.length > 0) {
+    if (retries === 0) throw new Error('dedupe keys kept disappearing while this batch was stored');
+    const again = await insertEvents(orm, raced, known, retries - 1);
+    raced.forEach((event, i) => settled.set(event.id, again[i]!));
+  }
+  // A keyed event refused over the allowance while its key was being stored is a duplicate of that.
+  for (const [id, outcome] of await duplicatesAmong(orm, events.filter((event) => result.rejected.has(event.id)))) settled.set(id, outcome);
   return batch.map((event): InsertOutcome => {
-    const duplicate = duplicates.get(event.id);
+    const duplicate = settled.get(event.id);
     if (duplicate) return duplicate;
     const rejected = result.rejected.get(event.id);
     if (rejected) {
@@ -161,27 +159,17 @@ export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: 
   });
 }
 
-/**
- * Duplicates among events the statement could not place: `raced` found their key taken by
- * a copy stored meanwhile, `refused` were over the allowance. Each whose key is held is a
- * duplicate of the event holding it. A raced one whose original is gone by now (retention
- * removed it) is no duplicate and is stored again as new; a refused one stays refused.
- */
-async function originalsOf(orm: Orm, raced: readonly NewEvent[], refused: readonly NewEvent[], known: KnownUsageRows, retries: number): Promise<Map<string, InsertOutcome>> {
-  const outcomes = new Map<string, InsertOutcome>();
-  if (raced.length + refused.length === 0) return outcomes;
-  const originals = await findOriginals(orm, [...raced, ...refused].map((event) => ({ endpointId: event.endpointId, key: event.dedupeKey! })));
-  const again: NewEvent[] = [];
-  for (const event of [...raced, ...refused]) {
+/** Those of `events` whose dedupe key is stored already, each a duplicate of the event holding it. */
+async function duplicatesAmong(orm: Orm, events: readonly NewEvent[]): Promise<Map<string, InsertOutcome>> {
+  const duplicates = new Map<string, InsertOutcome>();
+  const keyed = events.filter((event) => event.dedupeKey);
+  if (keyed.length === 0) return duplicates;
+  const originals = await findOriginals(orm, keyed.map((event) => ({ endpointId: event.endpointId, key: event.dedupeKey! })));
+  for (const event of keyed) {
     const originalId = originals.get(`${event.endpointId}\u0000${event.dedupeKey}`);
-    if (originalId) outcomes.set(event.id, { stored: false, reason: 'duplicate', originalId });
-    else if (raced.includes(event)) again.push(event);
+    if (originalId) duplicates.set(event.id, { stored: false, reason: 'duplicate', originalId });
   }
-  if (again.length === 0) return outcomes;
-  if (retries === 0) throw new Error('dedupe keys kept disappearing while this batch was stored');
-  const stored = await insertEvents(orm, again, known, retries - 1);
-  again.forEach((event, i) => outcomes.set(event.id, stored[i]!));
-  return outcomes;
+  return duplicates;
 }
 
 interface InsertResultRow {
