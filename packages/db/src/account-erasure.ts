@@ -27,6 +27,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from './orm.ts';
+import { removeEventsCtes } from './retention-sql.ts';
 
 /** Events removed by one statement at the most: a short statement, short row locks. */
 export const ERASURE_BATCH_SIZE = 1000;
@@ -79,13 +80,7 @@ export async function removeAccountEventBatch(em: EntityManager, accountId: stri
        where e.id in (select id from candidates)
          and not exists (select 1 from delivery l where l.event_id = e.id and l.lease_id is not null and l.locked_until > now())
        for update skip locked
-     ), removed_attempts as (
-       delete from attempt where event_id in (select id from doomed)
-     ), removed_deliveries as (
-       delete from delivery where event_id in (select id from doomed)
-     ), removed_events as (
-       delete from event where id in (select id from doomed) returning id
-     )
+     ), ${removeEventsCtes('doomed')}
      select (select count(*)::int from removed_events) as removed, (select max(id) from candidates) as last_id`,
     [accountId, afterId, limit],
   );
@@ -112,13 +107,7 @@ export async function removeAccountRow(orm: Orm, accountId: string): Promise<Acc
     const [swept] = await em.execute<{ events: number }[]>(
       `with stray as (
          select id from event where account_id = ?
-       ), removed_attempts as (
-         delete from attempt where event_id in (select id from stray)
-       ), removed_deliveries as (
-         delete from delivery where event_id in (select id from stray)
-       ), removed_events as (
-         delete from event where id in (select id from stray) returning id
-       ), removed_notifications as (
+       ), ${removeEventsCtes('stray')}, removed_notifications as (
          delete from notification_outbox where account_id = ?
        )
        select count(*)::int as events from removed_events`,

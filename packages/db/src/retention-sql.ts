@@ -100,6 +100,22 @@ export async function planHistoryOf(em: EntityManager, accountId: string): Promi
   }));
 }
 
+/**
+ * The common table expressions that remove the events whose ids the CTE `ids` selects,
+ * with what belongs to them: their attempts and deliveries (neither has a foreign key to
+ * cascade from the event; an event's dedupe key is a column of it). `removed_events`
+ * returns each removed id. Retention and account erasure both remove events this way.
+ */
+export function removeEventsCtes(ids: string): string {
+  return `removed_attempts as (
+       delete from attempt where event_id in (select id from ${ids})
+     ), removed_deliveries as (
+       delete from delivery where event_id in (select id from ${ids})
+     ), removed_events as (
+       delete from event where id in (select id from ${ids}) returning id
+     )`;
+}
+
 /** One batch's bounds: event ids in `[fromId, toId)` received before `cutoff`. */
 export interface ExpiredBatch {
   accountId: string;
@@ -149,13 +165,7 @@ export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredB
        order by account_id, id
        limit ?
        for update skip locked
-     ), removed_attempts as (
-       delete from attempt where event_id in (select id from expired)
-     ), removed_deliveries as (
-       delete from delivery where event_id in (select id from expired)
-     ), removed_events as (
-       delete from event where id in (select id from expired) returning id
-     )
+     ), ${removeEventsCtes('expired')}
      select count(*)::int as removed, max(id) as last_id from removed_events`,
     params,
   );
