@@ -66,7 +66,10 @@ describe('hook listen', () => {
     expect(ready.endpoint).toMatchObject({ id: expect.stringMatching(/^ep_/), name: 'bytes', destination: { type: 'cli' } });
     expect(ready.ingest_url).toBe(ready.endpoint.url);
     const secret = (await api(relay.baseUrl, 'GET', `/v1/endpoints/${ready.endpoint.id}/secret`, { key })).body.secret;
-    expect(ready.secret).toBe(secret);
+    // stdout of a script is often logged: the secret is printed only when asked for (--print-secret).
+    expect(JSON.stringify(hook.jsonLines())).not.toContain(secret);
+    expect(ready).not.toHaveProperty('secret');
+    expect((await user.json(['listen', '--print-secret', '--endpoint', 'bytes'])).secret).toBe(secret);
 
     // Not UTF-8, with a NUL and bytes a JSON round trip would mangle; then JSON with odd spacing.
     const binary = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x7b, 0x22, 0xc3, 0x28, 0x0a, 0x0d]);

@@ -327,7 +327,7 @@ export function notificationSettingsView(settings: NotificationSettings): View {
     rows: [
       ['URL', settings.url],
       ['Status', statusCell(settings.status)],
-      ['Secret', settings.secret],
+      ['Secret', settings.secret ?? '(admins only)'],
       ['Created', time(settings.created_at)],
       ['Updated', time(settings.updated_at)],
     ],

@@ -101,14 +101,18 @@ describe('account notifications', () => {
     expectProblem(await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key }), 404, 'notifications_not_configured');
   });
 
-  it('lets only admins set or clear the URL; any member reads it', async () => {
+  it('lets only admins set or clear the URL and read its secret; any member reads the URL and status', async () => {
     const { key } = await notifiedAccount();
     const added = await api(relay.baseUrl, 'POST', '/v1/members', { key, json: { email: 'dev@example.com', role: 'member' } });
     expect(added.status).toBe(201);
     const memberKey = added.body.api_key as string;
     expectProblem(await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key: memberKey, json: { url: 'https://example.com/x' } }), 403, 'admin_required');
     expectProblem(await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key: memberKey }), 403, 'admin_required');
-    expect((await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key: memberKey })).status).toBe(200);
+    const asMember = await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key: memberKey });
+    expect(asMember.status).toBe(200);
+    // Whoever holds the secret can forge the account's notifications: a member sees the URL and status, not the secret.
+    expect(asMember.body).toMatchObject({ url: expect.stringMatching(/^http/), status: 'active', secret: null });
+    expect((await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key })).body.secret).toMatch(/^whsec_/);
     expect((await api(relay.baseUrl, 'GET', '/v1/account/notifications/events', { key: memberKey })).status).toBe(200);
   });
 

@@ -76,7 +76,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
   path: ['listen'],
   summary: 'Forward an endpoint\'s events to a local server as they arrive',
   description: [
-    'Forward every event of an endpoint to a local server: a POST with the exact body bytes, the original headers and the signature headers, as the relay would deliver it. Prints the endpoint, its ingest URL and signing secret (stderr), then one line per delivery (stdout): time, status, method and path, duration, event type, event id, and what the relay made of it (attempt, next retry). With --json: a {"type":"ready",…} line, then one {"type":"delivery",…} line per delivery; connection changes go to stderr as {"type":"connection",…} lines.',
+    'Forward every event of an endpoint to a local server: a POST with the exact body bytes, the original headers and the signature headers, as the relay would deliver it. Prints the endpoint, its ingest URL and signing secret (stderr), then one line per delivery (stdout): time, status, method and path, duration, event type, event id, and what the relay made of it (attempt, next retry). With --json: a {"type":"ready",…} line (no secret: stdout is often logged; hook listen --print-secret prints it), then one {"type":"delivery",…} line per delivery; connection changes go to stderr as {"type":"connection",…} lines.',
     'Which endpoint: --endpoint (an id or a name; a name no endpoint has is created), else the profile\'s default endpoint (set by the first `hook endpoints create`, changed with `hook endpoints use <name>`), else the account\'s only endpoint. With several and no default, hook listen asks you to choose; with none it creates one (cli-<hostname>) and says so. For an endpoint with a cli destination the local server\'s answers decide the event\'s status (2xx delivered, anything else retried on the relay\'s schedule); for one with only URL destinations the events are mirrored here and the answers are not recorded.',
     'Events that arrived while nothing listened are forwarded first, oldest first (--skip-missed leaves them). --events takes only the types given; the others stay on the relay for a listener without --events. A lost connection is noticed within seconds (heartbeats) and re-opened with backoff; deliveries missed meanwhile follow. If the relay is down at start, hook listen waits for it. Ctrl-C stops (exit 0). Docs: docs/cli.md#hook-listen',
   ].join('\n\n'),
@@ -184,7 +184,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
             announced = true;
             if (out.json) {
               out.record(
-                { type: 'ready', endpoint, created, choice, ingest_url: endpoint.url, secret: secret.secret, forward_to: describeTarget(target), mirror, event_types: eventTypes, session_id: state.hello.session_id },
+                { type: 'ready', endpoint, created, choice, ingest_url: endpoint.url, forward_to: describeTarget(target), mirror, event_types: eventTypes, session_id: state.hello.session_id },
                 '',
               );
             }

@@ -140,7 +140,7 @@ export const CreatedMemberSchema = Type.Object({
 /** `GET`/`PUT /v1/account/notifications`: where the account's notifications go (docs/notifications.md). */
 export const NotificationSettingsSchema = Type.Object({
   url: Type.String({ description: 'Where the account\'s notifications are POSTed' }),
-  secret: Type.String({ description: 'The signing secret of notification deliveries, whsec_…' }),
+  secret: Type.Union([Type.String(), Type.Null()], { description: 'The signing secret of notification deliveries, whsec_…; null for a member\'s key (only admins, who set the URL, see it)' }),
   status: Type.Enum([...ENDPOINT_STATUSES], { description: 'active; disabled after the URL answered 410 (set the URL again to resume)' }),
   created_at: Timestamp,
   updated_at: Timestamp,

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { HookError, NOTIFICATIONS_NOT_CONFIGURED } from '@hook/core';
 import {
   clearNotificationUrl, findNotificationEndpoint, listEvents, notificationEndpointIds, notifyDue, setNotificationUrl,
-  type NotificationEndpointRow,
+  type MemberRole, type NotificationEndpointRow,
 } from '@hook/db';
 import { assertPublicDestination } from '../../delivery/destinations.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
@@ -14,10 +14,15 @@ import { beforeIdOf, fetchSize, toPage } from '../pagination.ts';
 
 const security = [{ bearerAuth: [] }];
 
-function presentSettings(endpoint: NotificationEndpointRow) {
+/**
+ * The settings as the caller may see them: the signing secret only for admins. The
+ * notification URL is an admin's setting, and whoever holds its secret can forge the
+ * account's notifications to it, so a member reads the URL and status only.
+ */
+function presentSettings(endpoint: NotificationEndpointRow, role: MemberRole) {
   return {
     url: endpoint.destinationUrl,
-    secret: endpoint.secret,
+    secret: role === 'admin' ? endpoint.secret : null,
     status: endpoint.status,
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
@@ -48,7 +53,7 @@ export async function notificationRoutes(app: FastifyInstance, options: { allowP
     const endpoint = await setNotificationUrl(request.em, request.accountId, url);
     // Notifications that were waiting (the URL had answered 410) go out now.
     await notifyDue(app.orm);
-    return presentSettings(endpoint);
+    return presentSettings(endpoint, request.caller.role);
   });
 
   api.get('/v1/account/notifications', {
@@ -61,7 +66,7 @@ export async function notificationRoutes(app: FastifyInstance, options: { allowP
   }, async (request) => {
     const endpoint = await findNotificationEndpoint(request.em, request.accountId);
     if (!endpoint) throw new HookError(NOTIFICATIONS_NOT_CONFIGURED);
-    return presentSettings(endpoint);
+    return presentSettings(endpoint, request.caller.role);
   });
 
   api.delete('/v1/account/notifications', {
