@@ -98,13 +98,18 @@ describe('the packed CLI', () => {
     expect(manifest.bundleDependencies ?? manifest.bundledDependencies).toBeUndefined();
     expect(manifest.bin).toEqual({ hook: 'bin/hook.js' });
     expect(manifest.engines).toEqual({ node: '>=22.12' });
-    expect(manifest.license).toBeTruthy();
+    expect(manifest.license).toBe('Apache-2.0');
     // The launcher and the bundle; no sources, tests or build bookkeeping.
     const paths = packed.files.map((file) => file.path).sort();
     expect(paths).toContain('bin/hook.js');
     expect(paths).toContain('dist/main.js');
     expect(paths).toContain('README.md');
-    expect(paths.filter((path) => !/^(bin\/[\w-]+\.js|dist\/[\w-]+\.js|dist\/package\.json|package\.json|README\.md)$/.test(path))).toEqual([]);
+    expect(paths).toContain('LICENSE');
+    expect(paths.filter((path) => !/^(bin\/[\w-]+\.js|dist\/[\w-]+\.js|dist\/package\.json|package\.json|README\.md|LICENSE)$/.test(path))).toEqual([]);
+    // The licence travels with the package, word for word the repository's.
+    const license = succeeded(await run('tar', ['-xzOf', tarball, 'package/LICENSE'], { cwd: work, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }), 'tar').stdout;
+    expect(license).toBe(readFileSync(join(repoRoot, 'LICENSE'), 'utf8'));
+    expect(license).toContain('Apache License\n                           Version 2.0, January 2004');
     expect(packed.size).toBeLessThan(2_000_000);
   });
 });
