@@ -64,6 +64,22 @@ describe('handshakes', () => {
     await expectStoredHandshake(endpoint.id, 'meta');
   });
 
+  it('an echoed challenge never runs: slack\'s and meta\'s echoes, and refusals, carry the sandbox policy and nosniff', async () => {
+    const html = '<script>document.title="ran"</script>';
+    const slack = await endpointWith('slack-echo', { provider: 'slack' });
+    const meta = await endpointWith('meta-echo', { provider: 'meta', secret: 'tok' });
+    const answers = {
+      slack: await fetch(slack.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'url_verification', challenge: html }) }),
+      meta: await fetch(`${meta.url}?hub.mode=subscribe&hub.verify_token=tok&hub.challenge=${encodeURIComponent(html)}`),
+      'meta refused': await fetch(`${meta.url}?hub.mode=subscribe&hub.verify_token=guessed&hub.challenge=${encodeURIComponent(html)}`),
+    };
+    for (const [label, answer] of Object.entries(answers)) {
+      expect(answer.headers.get('x-content-type-options'), label).toBe('nosniff');
+      expect(answer.headers.get('content-security-policy'), label).toBe("sandbox; default-src 'none'; frame-ancestors 'none'");
+      if (label !== 'meta refused') expect(await answer.text(), label).toBe(html);
+    }
+  });
+
   it('graph: validationToken returned URL-decoded as text/plain, for POST and GET', async () => {
     const endpoint = await endpointWith('graph', { provider: 'graph' });
     const token = 'Validation: Testing client application reachability for subscription Request-Id: 7e4c4b37-0f4a-4d9a-9c0b-2c8c2e6f0a11';

@@ -2,10 +2,13 @@
  * Custom responses at ingest (docs/sources.md, "Custom responses") against a real relay
  * and PostgreSQL: a stored request is answered with the endpoint's status, headers and
  * body ({{event_id}} filled in), still delivered; refusals keep their usual answers;
- * out-of-bounds settings are 400s naming the field.
+ * out-of-bounds settings are 400s naming the field. Only inert types and headers on the
+ * allow list may be set, and every answer on an ingest URL goes sandboxed
+ * (docs/security.md, "Tenant-controlled content on the relay's origin").
  */
 import { describe, expect, it } from 'vitest';
-import { api, expectProblem, sqlRows, type TestRelay, useRelayWithReceiver } from '../../../test/support/relay.ts';
+import { usageMonth } from '@hook/core';
+import { api, createEndpoint, expectProblem, signUp, sqlRows, type TestRelay, useRelayWithReceiver } from '../../../test/support/relay.ts';
 import type { Receiver } from '../../../test/support/receiver.ts';
 
 let relay: TestRelay;
@@ -86,6 +89,7 @@ describe('custom responses', () => {
       ['body over 4 KiB', { body: 'é'.repeat(2049) }, 'body.response.body'],
       ['body over 4096 characters', { body: 'x'.repeat(4097) }, 'body.response.body'],
       ['Set-Cookie', { headers: { 'Set-Cookie': 'a=b' } }, 'body.response.headers.Set-Cookie'],
+      ['x-hook-*', { headers: { 'X-Hook-Signature': 'v1,forged' } }, 'body.response.headers.X-Hook-Signature'],
       ['hop-by-hop', { headers: { Connection: 'close' } }, 'body.response.headers.Connection'],
       ['Content-Length', { headers: { 'content-length': '1' } }, 'body.response.headers.content-length'],
       ['bad name', { headers: { 'X Bad': 'v' } }, 'body.response.headers.X Bad'],
@@ -97,5 +101,72 @@ describe('custom responses', () => {
       const problem = expectProblem(refused, 400, 'validation_failed');
       expect(JSON.stringify(problem.errors.map((error: any) => error.field)), label).toContain(field);
     }
+  });
+
+  it('headers a browser acts on and types a browser could run are refused; the problem names what is allowed', async () => {
+    for (const headers of [
+      { 'Service-Worker-Allowed': '/' }, { Refresh: '0; url=https://evil.example' }, { 'Clear-Site-Data': '"cookies"' }, { Link: '</x.css>; rel=stylesheet' },
+      { Location: 'https://evil.example' }, { 'Access-Control-Allow-Origin': '*' }, { 'Content-Security-Policy': "default-src *" }, { 'X-Frame-Options': 'ALLOWALL' },
+      { 'X-Content-Type-Options': 'sniff' }, { 'Permissions-Policy': 'camera=*' }, { 'Cross-Origin-Resource-Policy': 'cross-origin' }, { NEL: '{}' },
+      { 'Content-Type': 'text/html' }, { 'Content-Type': 'image/svg+xml' }, { 'Content-Type': 'application/xhtml+xml; charset=utf-8' }, { 'Content-Type': 'text/javascript' },
+    ]) {
+      const [name] = Object.keys(headers);
+      const refused = await create({ name: 'browser-acted', response: { headers, body: '<script>alert(1)</script>' } });
+      const problem = expectProblem(refused, 400, 'validation_failed');
+      expect(problem.errors.map((error: any) => error.field), name).toEqual([`body.response.headers.${name}`]);
+      expect(problem.errors[0].message, name).toMatch(name === 'Content-Type' ? /text\/plain, application\/json, application\/xml, text\/xml/ : /Allowed: content-type, cache-control/);
+    }
+    const allowed = await create({ name: 'twiml', response: { headers: { 'Content-Type': 'text/xml; charset=utf-8', 'Cache-Control': 'no-store', 'X-Twilio-Ref': 'a' }, body: '<Response/>' } });
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(201);
+  });
+
+  it('every answer on an ingest URL carries the sandbox policy and nosniff: default, custom, duplicate and refusals alike', async () => {
+    const sandboxed = (answer: Response, label: string) => {
+      expect(answer.headers.get('content-security-policy'), label).toBe("sandbox; default-src 'none'; frame-ancestors 'none'");
+      expect(answer.headers.get('x-content-type-options'), label).toBe('nosniff');
+    };
+    const plain = await create({ name: 'plain', dedupe: { header: 'x-delivery' } });
+    const custom = await create({ name: 'xml', response: { headers: { 'Content-Type': 'application/xml' }, body: '<html xmlns="http://www.w3.org/1999/xhtml"><script>1</script></html>' } });
+    const verified = await create({ name: 'verified', verification: { provider: 'github', secret: 'shh' } });
+    const disabled = await create({ name: 'off' });
+    await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${disabled.body.id}`, { key, json: { status: 'disabled' } });
+    const { key: fullKey, accountId } = await signUp(relay.baseUrl);
+    const full = await createEndpoint(relay.baseUrl, fullKey, { name: 'full' });
+    await sqlRows(relay, 'insert into account_usage (account_id, month, events_accepted) values (?, ?, 1000000000)', [accountId, usageMonth(new Date())]);
+
+    const cases: Array<[string, Promise<Response>, number]> = [
+      ['default', fetch(plain.body.url, { method: 'POST', headers: { 'x-delivery': 'd1' }, body: '{}' }), 200],
+      ['custom', fetch(custom.body.url, { method: 'POST', body: '{}' }), 200],
+      ['HEAD', fetch(custom.body.url, { method: 'HEAD' }), 200],
+      ['unknown ingest id (404, thrown before the handler)', fetch(`${relay.baseUrl}/v1/ingest/in_nothing_here`, { method: 'POST', body: '{}' }), 404],
+      ['signature invalid (401)', fetch(verified.body.url, { method: 'POST', body: '{}' }), 401],
+      ['disabled', fetch(disabled.body.url, { method: 'POST', body: '{}' }), 410],
+      ['over the allowance (429)', fetch(full.url, { method: 'POST', body: '{}' }), 429],
+      ['too large (413)', fetch(plain.body.url, { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024 + 1) }), 413],
+    ];
+    for (const [label, answer, status] of cases) {
+      const response = await answer;
+      expect(response.status, label).toBe(status);
+      sandboxed(response, label);
+      await response.arrayBuffer();
+    }
+    const duplicate = await fetch(plain.body.url, { method: 'POST', headers: { 'x-delivery': 'd1' }, body: '{}' });
+    expect(await duplicate.json()).toMatchObject({ status: 'duplicate' });
+    sandboxed(duplicate, 'duplicate');
+  });
+
+  it('a response stored before the allow list is served without what it may no longer set', async () => {
+    const created = await create({ name: 'legacy' });
+    // As an endpoint created before the allow list could hold it (the API refuses it now).
+    const legacy = { status: 200, headers: { 'content-type': 'text/html', refresh: '0; url=https://evil.example', 'service-worker-allowed': '/', 'x-kept': 'yes' }, body: '<script>document.title = "ran"</script>' };
+    await sqlRows(relay, 'update endpoint set response = ? where id = ?', [JSON.stringify(legacy), created.body.id]);
+    const answer = await fetch(created.body.url, { method: 'POST', body: '{}' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(answer.headers.get('refresh')).toBeNull();
+    expect(answer.headers.get('service-worker-allowed')).toBeNull();
+    expect(answer.headers.get('x-kept')).toBe('yes');
+    expect(answer.headers.get('content-security-policy')).toMatch(/^sandbox;/);
+    expect(await answer.text()).toBe(legacy.body);
   });
 });

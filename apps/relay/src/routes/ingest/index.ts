@@ -5,6 +5,7 @@ import type { EventWriter, InsertOutcome, NewEvent } from '@hook/db';
 import type { LocalDelivery } from '../../delivery/worker.ts';
 import type { StreamHub } from '../../stream/hub.ts';
 import type { ListenerRegistry } from '../../stream/listeners.ts';
+import { sandboxTenantContent } from '../../plugins/tenant-content.ts';
 import { errorResponses, IngestAccepted } from '../../schemas.ts';
 import type { CustomDomainCache } from './custom-domains.ts';
 import type { IngestTarget, IngestTargetCache } from './target-cache.ts';
@@ -64,6 +65,8 @@ function refuseOverAllowance(reply: FastifyReply, outcome: InsertOutcome, receiv
  * or disabled URL is refused without taking in a large body.
  */
 export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; domains: CustomDomainCache; local: LocalDelivery; listeners: ListenerRegistry; hub: StreamHub; maxPayloadBytes: number }): Promise<void> {
+  // First, so it covers every answer here, refusals thrown before the handler included.
+  sandboxTenantContent(app);
   // Any content type, kept as raw bytes: never parsed, never re-serialised.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));

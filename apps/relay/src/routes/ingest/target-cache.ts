@@ -1,4 +1,4 @@
-import { createHandshakeResponder, createVerifier, type DedupeSettings, type EndpointResponse, type HandshakeProvider, type HandshakeResponder, type VerificationMode, type Verifier } from '@hook/core';
+import { createHandshakeResponder, createVerifier, servableResponseHeaders, type DedupeSettings, type EndpointResponse, type HandshakeProvider, type HandshakeResponder, type VerificationMode, type Verifier } from '@hook/core';
 import { Destination, Endpoint, openSigningSecret, type Orm } from '@hook/db';
 
 /** What ingest needs to know about the endpoint behind an ingest id. */
@@ -98,7 +98,9 @@ export class IngestTargetCache {
     const handshake = endpoint?.handshake
       ? { provider: endpoint.handshake.provider, respond: createHandshakeResponder(endpoint.handshake.provider, endpoint.handshakeSecret ? openSigningSecret(this.#orm, endpoint.handshakeSecret) : null) }
       : null;
-    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification, response: endpoint.response ?? null, handshake, dedupe: endpoint.dedupe ?? null } : null;
+    // A response stored before the header allow list keeps only what may be served now.
+    const response = endpoint?.response ? { ...endpoint.response, headers: servableResponseHeaders(endpoint.response.headers) } : null;
+    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification, response, handshake, dedupe: endpoint.dedupe ?? null } : null;
     // Unknown ids are not cached: an attacker's random ids must not evict real ones.
     if (target) {
       this.#entries.delete(ingestId);

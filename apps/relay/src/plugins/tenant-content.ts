@@ -1,0 +1,28 @@
+/**
+ * Answers whose bytes a tenant controls (docs/security.md, "Tenant-controlled content on
+ * the relay's origin"): an ingest URL's custom response, a handshake's echo, and every
+ * other answer on those routes. They are served from the origin that holds console
+ * sessions, so whatever a browser makes of them must not run there.
+ */
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * `sandbox` makes the document an opaque origin: no script, no form, no same-origin
+ * request carrying the console's cookie, whatever the type or body. `default-src 'none'`
+ * loads nothing; `frame-ancestors 'none'` keeps the page out of frames (no clickjacking
+ * through a framed answer).
+ */
+export const TENANT_CONTENT_SECURITY_POLICY = "sandbox; default-src 'none'; frame-ancestors 'none'";
+
+/**
+ * Every answer in `scope`, refusals and errors included, goes with the sandbox policy and
+ * `nosniff`. Set in onSend, after the handler and the error handler, so a header a
+ * handler set (a custom response's) cannot replace or remove them.
+ */
+export function sandboxTenantContent(scope: FastifyInstance): void {
+  scope.addHook('onSend', (_request, reply, _payload, done) => {
+    reply.header('content-security-policy', TENANT_CONTENT_SECURITY_POLICY);
+    reply.header('x-content-type-options', 'nosniff');
+    done();
+  });
+}
