@@ -99,6 +99,14 @@ describe('hook events wait against a running relay', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(JSON.parse(endpoint.stderr.trim().split('\n').at(-1)!)).toMatchObject({ code: 'endpoint_not_found' });
   });
+
+  it('states the --timeout default once, in its own words, in --help', async () => {
+    const help = await user.run(['events', 'wait', '--help']);
+    expect(help.code).toBe(0);
+    const timeoutHelp = help.stdout.slice(help.stdout.indexOf('--timeout'), help.stdout.indexOf('-h, --help'));
+    expect(timeoutHelp.match(/\(default/g)).toEqual(['(default']);
+    expect(timeoutHelp.replace(/\s+/g, ' ')).toContain('(default 30s)');
+  });
 });
 
 describe('hook events wait while the relay restarts', () => {

@@ -193,6 +193,8 @@ describe('every `hook …` the CLI names exists', () => {
       expect(help.text, path.join(' ')).toContain('Usage: hook');
       texts.push(help.text);
     }
+    // Defaults are written in the option's own words ("(default 30s)"); a value commander appends ("(default: 30000)") says it twice, in milliseconds.
+    expect(texts.flatMap((text) => text.split('\n')).filter((line) => /\(default: (?:-?\d|"|\[|true|false)/.test(line))).toEqual([]);
     const problems = texts.flatMap((text) =>
       text.split('\n').flatMap((line) => (/^\s*\$ /.test(line) ? commandLinesIn(line.replace(/^\s*\$ /, '')) : /^Usage:/.test(line) ? [] : mentionsIn(line))),
     ).map(problemWith);

@@ -12,7 +12,8 @@ interface WaitOptions {
   type?: string;
   status?: EventStatus;
   since?: SinceStart;
-  timeout: number;
+  /** Milliseconds; unset: DEFAULT_TIMEOUT (applied in run, so the help states the default once, in its own words). */
+  timeout?: number;
 }
 
 /** How often the event list is read. */
@@ -64,12 +65,13 @@ export default defineCommand<[], WaitOptions>({
       .option('--type <type>', 'only events of this exact type')
       .addOption(new Option('--status <status>', 'wait until the event has this status').choices(EVENT_STATUSES))
       .option('--since <time|event>', 'count events from this time (ISO 8601, a date, or 10m ago) or this event id on, not only new ones', parseSince())
-      .option('--timeout <duration>', `give up after this long: 30s, 2m, 500ms, or plain seconds (default ${DEFAULT_TIMEOUT})`, parseTimeout, parseTimeout(DEFAULT_TIMEOUT));
+      .option('--timeout <duration>', `give up after this long: 30s, 2m, 500ms, or plain seconds (default ${DEFAULT_TIMEOUT})`, parseTimeout); // no commander default: it would print "(default: 30000)" beside this one
   },
   async run(context, _args, options) {
     const { out } = context;
     const startedAt = Date.now();
-    const deadline = startedAt + options.timeout;
+    const timeout = options.timeout ?? parseTimeout(DEFAULT_TIMEOUT);
+    const deadline = startedAt + timeout;
     const client: HookClient = await context.client({ responseTimeoutMs: REQUEST_TIMEOUT_MS });
     const fromRelay = (error: unknown): unknown => (options.endpoint === undefined ? error : endpointErrorFor(options.endpoint, error));
     /** The list's filters, once the endpoint's name is looked up (in the loop: the relay may be down when the wait begins). */
@@ -104,7 +106,7 @@ export default defineCommand<[], WaitOptions>({
         const found = answer.value;
         if (!announced && start !== undefined) {
           // Said once counting has begun: a script may send its event after this line.
-          out.note(`Waiting up to ${seconds(options.timeout)} for an event${filterWords(options)} ${from}.`);
+          out.note(`Waiting up to ${seconds(timeout)} for an event${filterWords(options)} ${from}.`);
           announced = true;
         }
         if (silent !== undefined) {
@@ -129,7 +131,7 @@ export default defineCommand<[], WaitOptions>({
       await sleep(Math.min(POLL_INTERVAL_MS, remaining));
     }
 
-    const waited = `No matching event${filterWords(options)} within ${seconds(options.timeout)}`;
+    const waited = `No matching event${filterWords(options)} within ${seconds(timeout)}`;
     const why = silent !== undefined
       ? `: the relay has not answered for the last ${seconds(Date.now() - silent.sinceMs)} (${silent.reason})`
       : start === undefined
