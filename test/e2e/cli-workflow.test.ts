@@ -136,6 +136,9 @@ describe('endpoints, send and events', () => {
     const put = await user.json(['send', 'orders', '--data', '{"type":"push" ,"n":1}', '-X', 'put', '--path', '/github/push?delivery=7']);
     const putEvent = await user.json(['events', 'get', put.id]);
     expect(putEvent).toMatchObject({ method: 'PUT', path: '/github/push', query: 'delivery=7', body: '{"type":"push" ,"n":1}', type: 'push' });
+    // What the help says of the type is what the relay stored: the body's "type" field without --type.
+    const help = (await user.run(['send', '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('--type (the x-event-type header) if given, else the JSON body\'s top-level "type" field');
 
     const text = await user.run(['send', 'orders', '--data', 'not json']);
     expect(text.code).toBe(0);

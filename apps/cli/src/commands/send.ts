@@ -75,6 +75,8 @@ export default defineCommand<[string | undefined], SendOptions>({
   description:
     'Send a request to the endpoint\'s receiving URL, as a webhook provider would, and print the stored event\'s id.\n' +
     'The body goes exactly as given (a file\'s bytes are never re-serialised); the content type defaults to application/json.\n' +
+    'The event\'s type is what the relay reads from the request: --type (the x-event-type header) if given, else the JSON body\'s top-level "type" field ' +
+    '(`hook send orders --data \'{"type":"order.created"}\'` stores an order.created event), else none.\n' +
     'Without --data, a small JSON test event is sent. --fixture sends a fixture file (`hook events export`) again: the same method, path, query, ' +
     'headers and body bytes.\n' +
     'Without an endpoint: the profile\'s default endpoint (`hook endpoints use`), else the account\'s only one.',
@@ -92,7 +94,7 @@ export default defineCommand<[string | undefined], SendOptions>({
       .option('--endpoint <endpoint>', 'the endpoint, as an option (the same as the argument)')
       .option('-d, --data <body>', 'the body: text (usually JSON), @file for a file\'s bytes, or - for stdin')
       .option('--fixture <file>', 'send a fixture file (from `hook events export`) again: its method, path, query, headers and exact body')
-      .option('-t, --type <type>', 'event type, sent as the x-event-type header')
+      .option('-t, --type <type>', 'event type, sent as the x-event-type header (without it, the JSON body\'s "type" field is the type)')
       .option('-H, --header <header>', 'a request header, \'Name: value\' (repeatable)', collectHeader, [])
       .option('-X, --method <method>', `request method: ${SEND_METHODS.join(', ')} (default POST)`, parseMethod)
       .option('--path <path>', 'path and query to add after the receiving URL, e.g. /github/push?delivery=7');
