@@ -13,7 +13,7 @@ import { registerOpenApi } from './plugins/openapi.ts';
 import { logRequests } from './logging.ts';
 import { metricsRoutes, RelayMetrics } from './plugins/metrics.ts';
 import { registerOrm } from './plugins/orm.ts';
-import { limitApiRequestsPerKey, registerRateLimit } from './plugins/rate-limit.ts';
+import { limitApiRequests, registerRateLimit } from './plugins/rate-limit.ts';
 import { registerValidation } from './plugins/validation.ts';
 import { accountRoutes, accountSignupRoutes } from './routes/accounts/index.ts';
 import { accountSettingsRoutes } from './routes/accounts/settings.ts';
@@ -226,7 +226,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     refuseForeignMcpOrigins(authenticated, [...config.mcpAllowedOrigins, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : [])]);
     requireApiKey(authenticated);
     requireAllowedAddress(authenticated, callerAddresses);
-    limitApiRequestsPerKey(authenticated, config.apiRateLimit);
+    limitApiRequests(authenticated, config.apiRateLimit);
     await authenticated.register(accountRoutes);
     await authenticated.register(accountSettingsRoutes, { publicUrl: config.publicUrl, domains });
     await authenticated.register(accountDeletionRoutes, { targets, domains, leaseMs: leaseMsFor(config) });
@@ -244,7 +244,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   await app.register(consolePages);
   await app.register(consoleSessionRoutes);
   await app.register(landingRoutes, { publicUrl: config.publicUrl });
-  await app.register(playgroundRoutes, { hub, publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour });
+  await app.register(playgroundRoutes, { hub, publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour, signupsPerAddressPerHour: config.signupsPerAddressPerHour });
   // Expired playground accounts are removed at start, then every 10 minutes.
   let stopPlaygroundExpiry: (() => Promise<void>) | undefined;
   app.addHook('onReady', async () => {

@@ -29,7 +29,7 @@ async function accountColumns(): Promise<Map<string, string>> {
   for (const [table, columns] of tables) {
     if (columns.includes('account_id')) keyed.set(table, 'account_id = $account');
     else if (table === 'account') keyed.set(table, 'id = $account');
-    // Counters keyed by what they limit: an API key's (its id in the key).
+    // Counters keyed by what they limit: an API key's or the account's (its id in the key).
     else if (table === 'rate_limit_counter') keyed.set(table, 'exists (select 1 from unnest($keys::text[]) k where position(k in key) > 0)');
     // A new table with no account_id must say here how its rows are found (and the erasure must remove them).
     else expect(table, `table ${table} has no account_id: how is it erased?`).toMatch(/^hook_migrations$/);
@@ -48,7 +48,7 @@ async function rowsOf(accountId: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const [table, condition] of await accountColumns()) {
     const where = condition.replace('$account', '?').replace('$keys', '?');
-    const params = condition.includes('$account') ? [accountId] : [`{${keyIds.join(',')}}`];
+    const params = condition.includes('$account') ? [accountId] : [`{${[...keyIds, accountId].join(',')}}`];
     const [row] = await sqlRows(relay, `select count(*)::int as n from ${table} where ${where}`, params);
     counts[table] = row.n;
   }

@@ -71,6 +71,26 @@ describe('with HOOK_API_RATE_LIMIT=5', () => {
     expect((await api(relay.baseUrl, 'GET', '/v1/account', { key: stranger.key })).headers.get('ratelimit-remaining')).toBe('4');
   });
 
+  it('gives all the keys of an account three keys\' worth together: minting keys does not multiply the budget', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    const keys = [key];
+    for (let i = 0; i < 4; i++) keys.push((await api(relay.baseUrl, 'POST', '/v1/api-keys', { key, json: { name: `k${i}` } })).body.api_key as string);
+    expect(keys.every(Boolean)).toBe(true);
+    // 4 of the account's 15 went on minting; every key but the first has 5 of its own, 20 in all.
+    const answers: ApiResponse[] = [];
+    for (const minted of keys.slice(1)) answers.push(...await calls(relay, minted, 5));
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(15 - 4);
+    const refused = answers.find((answer) => answer.status === 429)!;
+    const problem = expectProblem(refused, 429, 'rate_limited');
+    expect(problem.detail).toMatch(/allows 15 requests per account per minute/);
+    expect(refused.headers.get('ratelimit-limit')).toBe('15');
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    // Another account's budget is its own.
+    expect((await api(relay.baseUrl, 'GET', '/v1/account', { key: (await signUp(relay.baseUrl)).key })).status).toBe(200);
+  });
+
   it('limits /mcp and /v1/stream upgrades too, but not ingest URLs, /healthz or requests without a valid key', async () => {
     const { key } = await signUp(relay.baseUrl);
     const endpoint = await createEndpoint(relay.baseUrl, key);
@@ -149,5 +169,46 @@ describe('when the shared counters cannot be written', () => {
     } finally {
       await relay.close();
     }
+  });
+});
+
+describe('sign-ups per client network (HOOK_TRUST_PROXY set, so X-Forwarded-For names the client)', () => {
+  const SIGNUPS = 3;
+  let relay: TestRelay;
+  beforeAll(async () => {
+    relay = await startTestRelay({ trustProxy: true, signupsPerAddressPerHour: SIGNUPS, playgroundSessionsPerAddressPerHour: 10 });
+  });
+  afterAll(async () => relay.close());
+
+  const from = (address: string) => ({ headers: { 'x-forwarded-for': address } });
+  const signUpFrom = async (address: string) => (await api(relay.baseUrl, 'POST', '/v1/accounts', from(address))).status;
+
+  it('counts an IPv6 client by its /64, so new addresses in it get no new budget; an IPv4 client by its address', async () => {
+    expect(await Promise.all(['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff:ffff:ffff:fffe'].map(signUpFrom))).toEqual([201, 201, 201]);
+    const refused = await api(relay.baseUrl, 'POST', '/v1/accounts', from('2001:db8:1:2:abcd::9'));
+    expect(expectProblem(refused, 429, 'rate_limited').detail).toMatch(/per client address per hour/);
+    // The next /64 is another client; so is each IPv4 address, and an IPv4-mapped address is its IPv4 one.
+    expect(await signUpFrom('2001:db8:1:3::1')).toBe(201);
+    for (let i = 0; i < SIGNUPS; i++) expect(await signUpFrom(i === 0 ? '::ffff:198.51.100.7' : '198.51.100.7')).toBe(201);
+    expect(await signUpFrom('198.51.100.7')).toBe(429);
+    expect(await signUpFrom('198.51.100.8')).toBe(201);
+  });
+
+  it('counts playground claims against the same sign-up budget (one bucket), not beside it', async () => {
+    const client = from('2001:db8:9:9::1');
+    const claims: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const session = await api(relay.baseUrl, 'POST', '/playground/session', client);
+      expect(session.status).toBe(201);
+      claims.push((await api(relay.baseUrl, 'POST', '/playground/claim', { headers: { ...client.headers, authorization: `Bearer ${session.body.token}` } })).status);
+    }
+    expect(claims).toEqual([201, 201]);
+    expect(await signUpFrom('2001:db8:9:9::2')).toBe(201);
+    expect(await signUpFrom('2001:db8:9:9::3')).toBe(429);
+    // And a claim past the budget is refused before it makes the account permanent.
+    const session = await api(relay.baseUrl, 'POST', '/playground/session', client);
+    const claim = await api(relay.baseUrl, 'POST', '/playground/claim', { headers: { ...client.headers, authorization: `Bearer ${session.body.token}` } });
+    expectProblem(claim, 429, 'rate_limited');
+    expect((await api(relay.baseUrl, 'GET', '/playground/session', { headers: { authorization: `Bearer ${session.body.token}` } })).body.claimed).toBe(false);
   });
 });

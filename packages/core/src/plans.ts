@@ -57,6 +57,14 @@ export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
   },
 };
 
+/**
+ * An account's API requests per minute, all its keys together, in keys' worth: three times
+ * the per-key figure (the plan's `apiRequestsPerMinute`, or HOOK_API_RATE_LIMIT). A few keys
+ * (CI, a script, the console) may each use their whole budget at once, but minting more keys
+ * buys no more requests.
+ */
+export const ACCOUNT_API_BUDGET_IN_KEYS = 3;
+
 /** The range an enterprise account's own `retention_days` may take. */
 export const CUSTOM_RETENTION_DAYS = { min: 1, max: 3650 } as const;
 

@@ -101,8 +101,11 @@ export async function removeAccountRow(orm: Orm, accountId: string): Promise<Acc
               (select count(*)::int from member where account_id = ?) as members`,
       [accountId, accountId, accountId, accountId],
     );
-    // Rate-limit counters are keyed by what they limit (migration 015): its keys' go with them.
-    await em.execute(`delete from rate_limit_counter where key in (select 'api-key ' || id from api_key where account_id = ?)`, [accountId]);
+    // Rate-limit counters are keyed by what they limit (migration 015): its keys' and its own go with them.
+    await em.execute(
+      `delete from rate_limit_counter where key in (select 'api-key ' || id from api_key where account_id = ? union all select 'api-account ' || ?::text)`,
+      [accountId, accountId],
+    );
     await em.execute('delete from account where id = ?', [accountId]);
     const [swept] = await em.execute<{ events: number }[]>(
       `with stray as (

@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
-import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import { HookError, PLAN_LIMITS, RATE_LIMITED } from '@hook/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor, type RateLimitOptions } from '@fastify/rate-limit';
+import { ACCOUNT_API_BUDGET_IN_KEYS, HookError, PLAN_LIMITS, RATE_LIMITED } from '@hook/core';
 import { countRateLimitedRequest, pruneRateLimitCounters, type Orm } from '@hook/db';
 import type { ApiRateLimit } from '../config.ts';
 
@@ -16,6 +16,7 @@ const COUNTER_FAILURE_LOG_INTERVAL_MS = 60_000;
 /** What @fastify/rate-limit hands a route's store child besides the limit's options (its README: "routeInfo"). */
 interface ChildOptions {
   routeInfo?: { method?: string | string[]; url?: string };
+  groupId?: string;
 }
 
 /**
@@ -39,18 +40,23 @@ interface ChildOptions {
  * answer (those that need the database fail on their own, with 503).
  *
  * Each route's child store keeps its counts apart by prefixing keys with the route
- * (`POST /v1/accounts 203.0.113.7`); the per-key limit's keys carry their own prefix.
+ * (`POST /v1/accounts 203.0.113.7`), or with the routes' `groupId` when several routes share
+ * one count (`account-creation 203.0.113.7`); the per-key limit's keys carry their own prefix.
  */
 function sharedCounterStore(orm: Orm, onFailure: (error: unknown) => void): FastifyRateLimitStoreCtor {
   return class SharedCounterStore implements FastifyRateLimitStore {
     readonly #namespace: string;
+    readonly #groupId: string;
 
-    constructor(_options?: unknown, namespace = '') {
+    constructor(_options?: unknown, namespace = '', groupId = '') {
       this.#namespace = namespace;
+      this.#groupId = groupId;
     }
 
     incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number): void {
-      countRateLimitedRequest(orm, this.#namespace ? `${this.#namespace} ${key}` : key, timeWindow).then(
+      // The plugin appends a group's id to the key; the namespace names the group already.
+      const own = this.#groupId && key.endsWith(this.#groupId) ? key.slice(0, -this.#groupId.length) : key;
+      countRateLimitedRequest(orm, this.#namespace ? `${this.#namespace} ${own}` : own, timeWindow).then(
         ({ count, ttlMs }) => callback(null, { current: count, ttl: ttlMs }),
         (error: unknown) => {
           onFailure(error);
@@ -60,7 +66,8 @@ function sharedCounterStore(orm: Orm, onFailure: (error: unknown) => void): Fast
     }
 
     child(options: object): FastifyRateLimitStore {
-      const route = (options as ChildOptions).routeInfo;
+      const { routeInfo: route, groupId } = options as ChildOptions;
+      if (groupId) return new SharedCounterStore(undefined, groupId, groupId);
       const method = Array.isArray(route?.method) ? route.method.join(',') : route?.method;
       return new SharedCounterStore(undefined, route?.url ? `${method} ${route.url}` : '');
     }
@@ -68,10 +75,28 @@ function sharedCounterStore(orm: Orm, onFailure: (error: unknown) => void): Fast
 }
 
 /**
+ * IPv6 clients are counted by their /64, the smallest network a provider hands a customer:
+ * an attacker with one has 2^64 addresses, so counting addresses would count nothing. An
+ * IPv4 client is counted by its address, and an IPv4-mapped IPv6 one by its IPv4 address.
+ */
+const CLIENT_IPV6_PREFIX_LENGTH = 64;
+
+/**
+ * The limit of every route that makes a permanent account, `POST /v1/accounts` and
+ * `POST /playground/claim` (HOOK_SIGNUP_RATE_LIMIT): one count per client network and
+ * hour that they share, so claiming playgrounds adds no accounts beside the signups. `hook`
+ * is where in the route's lifecycle a request is counted.
+ */
+export function accountCreationRateLimit(perHour: number, hook: 'onRequest' | 'preHandler' = 'onRequest'): { rateLimit?: RateLimitOptions } {
+  return perHour > 0 ? { rateLimit: { max: perHour, timeWindow: '1 hour', groupId: 'account-creation', hook } } : {};
+}
+
+/**
  * Registers @fastify/rate-limit with the shared counters above. Nothing is limited by
  * default: a route opts in with `config: { rateLimit: { max, timeWindow: '1 hour' } }`,
- * counted per client address (the refusal says "per hour", so keep that window), and the
- * authenticated scope adds the per-key limit with `limitApiRequestsPerKey`. A refusal is
+ * counted per client address (an IPv6 client's /64; the refusal says "per hour", so keep
+ * that window), and the
+ * authenticated scope adds the per-key and per-account limits with `limitApiRequests`. A refusal is
  * thrown as the registry's `rate_limited` error, so the one error handler answers it as
  * problem+json; the plugin has already set `Retry-After` (seconds) and `RateLimit-Limit`,
  * `RateLimit-Remaining`, `RateLimit-Reset` (the IETF draft's names), which every limited
@@ -90,6 +115,7 @@ export async function registerRateLimit(app: FastifyInstance): Promise<void> {
     enableDraftSpec: true,
     store: sharedCounterStore(app.orm, onFailure),
     skipOnError: true,
+    ipv6Subnet: CLIENT_IPV6_PREFIX_LENGTH,
     errorResponseBuilder: (_request, context) => new HookError(RATE_LIMITED, [context.max, 'per client address per hour', Math.ceil(context.ttl / 1000)]),
   });
 
@@ -109,17 +135,35 @@ export async function registerRateLimit(app: FastifyInstance): Promise<void> {
 
 /**
  * Limits every route of `scope` to a number of requests per API key per minute: the
- * caller's plan's `apiRequestsPerMinute`, or `limit` for every plan (0: no limit). Added
- * as an onRequest hook after `requireApiKey`'s, so it runs once the key is resolved (a
- * request without a valid key is refused before it is counted). WebSocket upgrades count
- * as one request each. The count is shared by every relay process on the database.
+ * caller's plan's `apiRequestsPerMinute`, or `limit` for every plan (0: no limit); and all
+ * the keys of an account together to ACCOUNT_API_BUDGET_IN_KEYS times that, so more keys
+ * do not buy more requests. Added as onRequest hooks after `requireApiKey`'s, so they run
+ * once the key is resolved (a request without a valid key is refused before it is
+ * counted). A request the key's limit refuses is not counted for the account. The
+ * RateLimit-* headers tell the key's count, or the account's when that refuses. WebSocket
+ * upgrades count as one request each. The counts are shared by every relay process on the
+ * database.
  */
-export function limitApiRequestsPerKey(scope: FastifyInstance, limit: ApiRateLimit): void {
+export function limitApiRequests(scope: FastifyInstance, limit: ApiRateLimit): void {
   if (limit === 0) return;
+  const perKey = (request: FastifyRequest): number => (limit === 'plan' ? PLAN_LIMITS[request.caller.plan].apiRequestsPerMinute : limit);
   scope.addHook('onRequest', scope.rateLimit({
     keyGenerator: (request) => `api-key ${request.caller.keyId}`,
-    max: (request) => (limit === 'plan' ? PLAN_LIMITS[request.caller.plan].apiRequestsPerMinute : limit),
+    max: perKey,
     timeWindow: API_RATE_WINDOW_MS,
     errorResponseBuilder: (_request, context) => new HookError(RATE_LIMITED, [context.max, 'per API key per minute', Math.ceil(context.ttl / 1000)]),
   }));
+  // createRateLimit, not a second rateLimit hook: the plugin runs one rateLimit hook per request.
+  const countForAccount = scope.createRateLimit({
+    keyGenerator: (request) => `api-account ${request.caller.accountId}`,
+    max: (request) => perKey(request) * ACCOUNT_API_BUDGET_IN_KEYS,
+    timeWindow: API_RATE_WINDOW_MS,
+  });
+  scope.addHook('onRequest', async (request, reply) => {
+    const account = await countForAccount(request);
+    if (account.isAllowed || !account.isExceeded) return;
+    reply.header('ratelimit-limit', account.max).header('ratelimit-remaining', 0)
+      .header('ratelimit-reset', account.ttlInSeconds).header('retry-after', account.ttlInSeconds);
+    throw new HookError(RATE_LIMITED, [account.max, 'per account per minute (all its API keys together)', account.ttlInSeconds]);
+  });
 }

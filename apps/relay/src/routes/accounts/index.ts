@@ -6,6 +6,7 @@ import { HookError, newId, nextUsageMonthStart, PLAN_CHANGE_BLOCKED, PLAN_LIMITS
 import { Account, enqueueNotification, PlanChange, readAccountUsage, type AccountUsage } from '@hook/db';
 import { createAccount, createApiKey } from './new-account.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
+import { accountCreationRateLimit } from '../../plugins/rate-limit.ts';
 import { AccountDetailsSchema, errorResponses, Plan as PlanSchema, SignupRequestSchema, SignupSchema } from '../../schemas.ts';
 
 type AccountRow = { id: string; plan: Plan; email?: string | null; allowedIps?: string[]; customDomain?: string | null; retentionDays?: number | null; createdAt: Date };
@@ -90,14 +91,14 @@ async function excessOver(em: EntityManager, account: AccountRow, plan: Plan): P
 }
 
 export interface AccountSignupOptions {
-  /** Most accounts one client address may create per hour; 0 for no limit (HOOK_SIGNUP_RATE_LIMIT). */
+  /** Most accounts one client address (an IPv6 client's /64) may create per hour, playground claims included; 0 for no limit (HOOK_SIGNUP_RATE_LIMIT). */
   signupsPerAddressPerHour: number;
 }
 
 /** `POST /v1/accounts`: self-provisioning, no auth, rate-limited per client address. */
 export async function accountSignupRoutes(app: FastifyInstance, { signupsPerAddressPerHour }: AccountSignupOptions): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().post('/v1/accounts', {
-    config: signupsPerAddressPerHour > 0 ? { rateLimit: { max: signupsPerAddressPerHour, timeWindow: '1 hour' } } : {},
+    config: accountCreationRateLimit(signupsPerAddressPerHour),
     schema: {
       tags: ['accounts'],
       summary: 'Create an account and its first API key (no auth; rate-limited per client address)',

@@ -18,6 +18,7 @@ import { createEndpoint } from '../endpoints/new-endpoint.ts';
 import type { StoredEvent } from '../../stream/hub.ts';
 import { presentStoredRequest } from '../events/present.ts';
 import { publicBaseUrl } from '../endpoints/present.ts';
+import { accountCreationRateLimit } from '../../plugins/rate-limit.ts';
 import type { StreamHub } from '../../stream/hub.ts';
 import { keepAlive } from '../../stream/socket.ts';
 
@@ -95,6 +96,8 @@ export interface PlaygroundRouteOptions {
   heartbeatIntervalMs?: number;
   /** Sessions one client address may start per hour; 0 turns the limit off (HOOK_PLAYGROUND_RATE_LIMIT). */
   sessionsPerAddressPerHour: number;
+  /** Accounts one client address may create per hour, signups and claims together; 0 turns the limit off (HOOK_SIGNUP_RATE_LIMIT). */
+  signupsPerAddressPerHour: number;
 }
 
 /**
@@ -206,6 +209,8 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
     });
 
     scopedApi.post('/playground/claim', {
+      // Counted once the token is known good (requireSession is a scope hook, so it runs first).
+      config: accountCreationRateLimit(options.signupsPerAddressPerHour, 'preHandler'),
       schema: {
         tags: ['playground'],
         summary: 'Keep the playground: the temporary account becomes a real one; its first API key is shown only here',
