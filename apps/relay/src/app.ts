@@ -1,3 +1,4 @@
+import { Resolver } from 'node:dns/promises';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { HookError, isPlan, newUlid, PLAN_LIMITS, SERVICE_UNAVAILABLE, STREAM_CLOSE_CODES } from '@hook/core';
 import websocket from '@fastify/websocket';
@@ -17,6 +18,7 @@ import { limitApiRequests, registerRateLimit } from './plugins/rate-limit.ts';
 import { registerValidation } from './plugins/validation.ts';
 import { accountRoutes, accountSignupRoutes } from './routes/accounts/index.ts';
 import { accountSettingsRoutes } from './routes/accounts/settings.ts';
+import { customDomainRoutes } from './routes/accounts/custom-domain.ts';
 import { accountDeletionRoutes } from './routes/accounts/deletion.ts';
 import { dailyUsageRoutes } from './routes/accounts/daily-usage.ts';
 import { apiKeyRoutes } from './routes/api-keys/index.ts';
@@ -77,6 +79,13 @@ export interface BuildAppOptions {
   listenPollIntervalMs?: number;
   /** Resolves destination names for delivery instead of the system's dns.lookup (tests play DNS answers with it). */
   resolveDestination?: ConstructorParameters<typeof DeliverySender>[0]['resolve'];
+}
+
+/** The resolver custom domains are verified through: HOOK_DNS_SERVERS, else the system's; each server gets two tries, the first of 2 s, so an unanswered lookup ends within seconds. */
+function dnsResolver(servers: string[] | null): Resolver {
+  const resolver = new Resolver({ timeout: 2000, tries: 2 });
+  if (servers) resolver.setServers(servers);
+  return resolver;
 }
 
 /** The relay's HTTP app, ready for `inject` or `listen`. It never listens by itself. */
@@ -229,6 +238,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     limitApiRequests(authenticated, config.apiRateLimit);
     await authenticated.register(accountRoutes);
     await authenticated.register(accountSettingsRoutes, { publicUrl: config.publicUrl, domains });
+    await authenticated.register(customDomainRoutes, { publicUrl: config.publicUrl, domains, resolver: dnsResolver(config.dnsServers) });
     await authenticated.register(accountDeletionRoutes, { targets, domains, leaseMs: leaseMsFor(config) });
     await authenticated.register(dailyUsageRoutes);
     await authenticated.register(apiKeyRoutes);

@@ -78,6 +78,11 @@ export interface RelayConfig {
    */
   mcpAllowedOrigins: string[];
   /**
+   * HOOK_DNS_SERVERS: the DNS servers (`address` or `address:port`, comma-separated) the relay asks for the TXT
+   * records that verify custom domains. Default: the system's resolvers (/etc/resolv.conf).
+   */
+  dnsServers: string[] | null;
+  /**
    * OTEL_*: OpenTelemetry tracing, spans exported over OTLP/HTTP (docs/deployment.md#tracing; TracingConfig lists
    * each variable). Null, tracing off, unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
    * set; off again with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
@@ -227,6 +232,23 @@ function parseOriginList(variable: string, value: string): string[] {
   return origins;
 }
 
+/**
+ * Comma-separated DNS servers, each an IP address with an optional port (`127.0.0.1:5353`,
+ * `[2001:db8::53]:53`, `9.9.9.9`), in the form node:dns `Resolver.setServers` takes.
+ */
+export function parseDnsServers(value: string): string[] {
+  const servers = value.split(',').map((part) => part.trim()).filter(Boolean);
+  const valid = servers.length > 0 && servers.every((server) => {
+    const match = /^\[([^\]]+)\](?::(\d+))?$/.exec(server) ?? /^([^:]+)(?::(\d+))?$/.exec(server) ?? [server, server, undefined];
+    const [, address, port] = match;
+    if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return false;
+    // A bare IPv6 address has colons of its own, so it takes a port only in brackets.
+    return isIP(address ?? '') !== 0 && (server.startsWith('[') || isIP(address!) === 4 || port === undefined);
+  });
+  if (!valid) throw new ConfigError('HOOK_DNS_SERVERS', value, 'comma-separated DNS server addresses with optional ports, such as 127.0.0.1:5353,9.9.9.9 or [2001:db8::53]:53');
+  return servers;
+}
+
 /** Reads the relay's settings from an environment (normally `process.env`). */
 export function loadConfig(env: Record<string, string | undefined>): RelayConfig {
   const set = (name: string): string | undefined => (env[name]?.trim() ? env[name]!.trim() : undefined);
@@ -338,6 +360,7 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     metrics: metricsText === 'on',
     metricsToken,
     mcpAllowedOrigins: parseOriginList('HOOK_MCP_ALLOWED_ORIGINS', set('HOOK_MCP_ALLOWED_ORIGINS') ?? ''),
+    dnsServers: set('HOOK_DNS_SERVERS') === undefined ? null : parseDnsServers(set('HOOK_DNS_SERVERS')!),
     tracing: loadTracingConfig(set),
   };
 }

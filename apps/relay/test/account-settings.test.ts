@@ -3,13 +3,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalHostname } from '../src/routes/accounts/settings.ts';
 import { onCustomDomain } from '../src/routes/endpoints/present.ts';
 import { api, createEndpoint, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startDnsServer, type TestDnsServer } from '../../../test/support/dns-server.ts';
 
 // X-Forwarded-For from 127.0.0.1 is believed, so a test can call "from" any address.
+// Custom domains are verified against a real DNS server on a local port (HOOK_DNS_SERVERS).
 let relay: TestRelay;
+let dns: TestDnsServer;
 beforeAll(async () => {
-  relay = await startTestRelay({ trustProxy: ['127.0.0.1'] });
+  dns = await startDnsServer();
+  relay = await startTestRelay({ trustProxy: ['127.0.0.1'], dnsServers: [dns.address] });
 });
-afterAll(async () => relay.close());
+afterAll(async () => {
+  await relay.close();
+  await dns.close();
+});
 
 const from = (address: string) => ({ 'x-forwarded-for': address });
 
@@ -24,10 +31,11 @@ function patchAccount(key: string, json: unknown, address = '127.0.0.1') {
 }
 
 /** A request with a Host header of our choosing (fetch will not send one), sent to the test relay's socket. */
-function sendWithHost(path: string, host: string, body: string): Promise<{ status: number; body: any }> {
+function sendWithHost(path: string, host: string, body: string, { method = 'POST', key }: { method?: string; key?: string } = {}): Promise<{ status: number; body: any }> {
   const { port } = new URL(relay.baseUrl);
+  const headers = { host, 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers: { host, 'content-type': 'application/json' } }, (incoming) => {
+    const outgoing = httpRequest({ host: '127.0.0.1', port, path, method, headers }, (incoming) => {
       let text = '';
       incoming.setEncoding('utf8');
       incoming.on('data', (chunk) => (text += chunk));
@@ -38,11 +46,28 @@ function sendWithHost(path: string, host: string, body: string): Promise<{ statu
   });
 }
 
+function verifyDomain(key: string) {
+  return api(relay.baseUrl, 'POST', '/v1/account/custom-domain/verify', { key });
+}
+
+/** Claims `domain` for the account, serves the TXT record its claim names and verifies it. */
+async function claimAndProve(key: string, domain: string): Promise<void> {
+  const claimed = await patchAccount(key, { custom_domain: domain });
+  expect(claimed.status).toBe(200);
+  const { name, value } = claimed.body.account.custom_domain_verification;
+  dns.setTxt(name, [value]);
+  const verified = await verifyDomain(key);
+  expect(verified.status).toBe(200);
+  expect(verified.body.account).toMatchObject({ custom_domain: domain, custom_domain_status: 'verified', custom_domain_verification: null });
+}
+
+const ingestId = (url: string) => url.split('/v1/ingest/')[1]!;
+
 describe('GET /v1/account settings', () => {
   it('shows allowed_ips, custom_domain and retention_days, empty on a new account', async () => {
     const { key } = await signUp(relay.baseUrl);
     const me = await api(relay.baseUrl, 'GET', '/v1/account', { key });
-    expect(me.body.account).toMatchObject({ allowed_ips: [], custom_domain: null, retention_days: null });
+    expect(me.body.account).toMatchObject({ allowed_ips: [], custom_domain: null, custom_domain_status: null, custom_domain_verification: null, retention_days: null });
   });
 });
 
@@ -155,6 +180,9 @@ describe('PATCH /v1/account custom_domain', () => {
     const set = await patchAccount(key, { custom_domain: ' Hooks.Acme.Test. ' });
     expect(set.status).toBe(200);
     expect(set.body.account.custom_domain).toBe('hooks.acme.test');
+    expect(set.body.account.custom_domain_status).toBe('pending');
+    dns.setTxt(set.body.account.custom_domain_verification.name, [set.body.account.custom_domain_verification.value]);
+    expect((await verifyDomain(key)).body.account.custom_domain_status).toBe('verified');
     const customUrl = `http://hooks.acme.test:${port}/v1/ingest/${endpoint.url.split('/v1/ingest/')[1]}`;
     expect((await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}`, { key })).body.url).toBe(customUrl);
     expect((await api(relay.baseUrl, 'GET', '/v1/endpoints', { key })).body.data[0].url).toBe(customUrl);
@@ -174,13 +202,110 @@ describe('PATCH /v1/account custom_domain', () => {
     expect((await fetch(otherEndpoint.url, { method: 'POST', body: '{}' })).status).toBe(200);
 
     const taken = expectProblem(await api(relay.baseUrl, 'PATCH', '/v1/account', { key: other.key, json: { custom_domain: 'HOOKS.acme.test' } }), 409, 'custom_domain_taken');
-    expect(taken.detail).toBe("The custom domain 'hooks.acme.test' is already set on another account");
+    expect(taken.detail).toBe("The custom domain 'hooks.acme.test' is already verified by another account");
 
     // Cleared: the URLs go back to the relay's host and the domain is no account's any more.
-    expect((await patchAccount(key, { custom_domain: null })).body.account.custom_domain).toBeNull();
+    expect((await patchAccount(key, { custom_domain: null })).body.account).toMatchObject({ custom_domain: null, custom_domain_status: null, custom_domain_verification: null });
     expect((await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}`, { key })).body.url).toBe(endpoint.url);
     expect((await sendWithHost(new URL(otherEndpoint.url).pathname, 'hooks.acme.test', '{}')).status).toBe(200);
-    expect((await api(relay.baseUrl, 'PATCH', '/v1/account', { key: other.key, json: { custom_domain: 'hooks.acme.test' } })).status).toBe(200);
+    // The other account's claim is a new one: its own token, pending until its own record is served.
+    const reclaimed = await api(relay.baseUrl, 'PATCH', '/v1/account', { key: other.key, json: { custom_domain: 'hooks.acme.test' } });
+    expect(reclaimed.status).toBe(200);
+    expect(reclaimed.body.account.custom_domain_status).toBe('pending');
+    expect(reclaimed.body.account.custom_domain_verification.value).not.toBe(set.body.account.custom_domain_verification.value);
+    expectProblem(await verifyDomain(other.key), 422, 'custom_domain_unverified');
+  });
+
+  it('a pending claim takes no effect: endpoint URLs keep the relay\'s host and the host stays open to every account', async () => {
+    const { key } = await accountOn('pro');
+    const other = await accountOn('pro');
+    const endpoint = await createEndpoint(relay.baseUrl, key);
+    const otherEndpoint = await createEndpoint(relay.baseUrl, other.key);
+    const claimed = await patchAccount(key, { custom_domain: 'pending.acme.test' });
+    expect(claimed.body.account).toMatchObject({
+      custom_domain: 'pending.acme.test',
+      custom_domain_status: 'pending',
+      custom_domain_verification: { type: 'TXT', name: '_hook-challenge.pending.acme.test', value: expect.stringMatching(/^hook-domain-verification=[0-9a-f]{32}$/) },
+    });
+    // Setting the same domain again keeps the claim (and its token) as it is.
+    expect((await patchAccount(key, { custom_domain: 'pending.acme.test' })).body.account.custom_domain_verification).toEqual(claimed.body.account.custom_domain_verification);
+    expect((await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}`, { key })).body.url).toBe(endpoint.url);
+    expect((await api(relay.baseUrl, 'GET', '/v1/endpoints', { key })).body.data[0].url).toBe(endpoint.url);
+    // The name is nobody's yet, so it does not keep another account's ingest out.
+    expect((await sendWithHost(new URL(otherEndpoint.url).pathname, 'pending.acme.test', '{}')).status).toBe(200);
+    expect((await sendWithHost(new URL(endpoint.url).pathname, 'pending.acme.test', '{}')).status).toBe(200);
+  });
+
+  it('verify names the record it expected and what it found while the record is missing or wrong', async () => {
+    const { key } = await accountOn('pro');
+    expectProblem(await verifyDomain(key), 409, 'custom_domain_not_claimed');
+    const { custom_domain_verification: record } = (await patchAccount(key, { custom_domain: 'wrong.acme.test' })).body.account;
+
+    const missing = expectProblem(await verifyDomain(key), 422, 'custom_domain_unverified');
+    expect(missing.detail).toBe(`The TXT record _hook-challenge.wrong.acme.test does not hold '${record.value}' (found: no such name); the custom domain 'wrong.acme.test' stays pending`);
+    expect(missing.fix).toContain('Add a TXT record');
+    expect(missing.errors).toEqual([{ field: 'dns._hook-challenge.wrong.acme.test', message: `expected a TXT record holding "${record.value}"; found no such name` }]);
+
+    dns.setTxt(record.name, ['v=spf1 -all', 'hook-domain-verification=0123456789abcdef0123456789abcdef']);
+    const wrong = expectProblem(await verifyDomain(key), 422, 'custom_domain_unverified');
+    expect(wrong.detail).toContain('(found: "v=spf1 -all", "hook-domain-verification=0123456789abcdef0123456789abcdef")');
+    dns.setTxt(record.name, []);
+    expect(expectProblem(await verifyDomain(key), 422, 'custom_domain_unverified').detail).toContain('(found: no TXT record)');
+    expect((await api(relay.baseUrl, 'GET', '/v1/account', { key })).body.account.custom_domain_status).toBe('pending');
+    expect(dns.questions).toContain('_hook-challenge.wrong.acme.test 16');
+
+    dns.setTxt(record.name, ['v=spf1 -all', record.value]);
+    expect((await verifyDomain(key)).body.account.custom_domain_status).toBe('verified');
+    // Verified stays verified (the record may go); verifying again is a no-op.
+    dns.remove(record.name);
+    expect((await verifyDomain(key)).body.account.custom_domain_status).toBe('verified');
+  });
+
+  it('lets several accounts claim a name while pending; only the one that proves it wins', async () => {
+    const squatter = await accountOn('pro');
+    const owner = await accountOn('pro');
+    const squatterEndpoint = await createEndpoint(relay.baseUrl, squatter.key);
+    const ownerEndpoint = await createEndpoint(relay.baseUrl, owner.key);
+    const squatted = await patchAccount(squatter.key, { custom_domain: 'contested.acme.test' });
+    expect(squatted.body.account.custom_domain_status).toBe('pending');
+    const claimed = await patchAccount(owner.key, { custom_domain: 'contested.acme.test' });
+    expect(claimed.status).toBe(200);
+    expect(claimed.body.account.custom_domain_status).toBe('pending');
+
+    // Only the owner's record is served: the squatter cannot verify.
+    dns.setTxt(claimed.body.account.custom_domain_verification.name, [claimed.body.account.custom_domain_verification.value]);
+    expectProblem(await verifyDomain(squatter.key), 422, 'custom_domain_unverified');
+    expect((await verifyDomain(owner.key)).body.account.custom_domain_status).toBe('verified');
+    const { port } = new URL(relay.baseUrl);
+    expect((await api(relay.baseUrl, 'GET', `/v1/endpoints/${ownerEndpoint.id}`, { key: owner.key })).body.url)
+      .toBe(`http://contested.acme.test:${port}/v1/ingest/${ingestId(ownerEndpoint.url)}`);
+    expect((await sendWithHost(new URL(ownerEndpoint.url).pathname, 'contested.acme.test', '{}')).status).toBe(200);
+    expect((await sendWithHost(new URL(squatterEndpoint.url).pathname, 'contested.acme.test', '{}')).status).toBe(404);
+
+    // Even with its own record served too, a name another account verified is refused.
+    dns.setTxt(claimed.body.account.custom_domain_verification.name, [claimed.body.account.custom_domain_verification.value, squatted.body.account.custom_domain_verification.value]);
+    expect(expectProblem(await verifyDomain(squatter.key), 409, 'custom_domain_taken').detail).toBe("The custom domain 'contested.acme.test' is already verified by another account");
+    expect((await api(relay.baseUrl, 'GET', '/v1/account', { key: squatter.key })).body.account.custom_domain_status).toBe('pending');
+  });
+
+  it("refuses the hosts the relay answers on, and no claim of the relay's host keeps other tenants' ingest out", async () => {
+    const attacker = await accountOn('pro');
+    const tenant = await accountOn('pro');
+    const tenantEndpoint = await createEndpoint(relay.baseUrl, tenant.key);
+    const { port } = new URL(relay.baseUrl);
+    // No HOOK_PUBLIC_URL: the relay's host is the one the request came in on.
+    const own = await sendWithHost('/v1/account', `relay.hook.test:${port}`, JSON.stringify({ custom_domain: 'Relay.Hook.Test' }), { method: 'PATCH', key: attacker.key });
+    expect(own.status).toBe(400);
+    expect(own.body.errors).toEqual([{ field: 'body.custom_domain', message: "is the relay's own host; use a domain of your own that points at the relay" }]);
+    const loopback = expectProblem(await patchAccount(attacker.key, { custom_domain: 'api.localhost' }), 400, 'validation_failed');
+    expect(loopback.errors).toEqual([{ field: 'body.custom_domain', message: 'is a loopback name (*.localhost); use a domain of your own that points at the relay' }]);
+
+    // Claimed through another of the relay's names, it stays a claim: its DNS is not the attacker's to prove.
+    expect((await patchAccount(attacker.key, { custom_domain: 'relay.hook.test' })).body.account.custom_domain_status).toBe('pending');
+    expectProblem(await verifyDomain(attacker.key), 422, 'custom_domain_unverified');
+    const received = await sendWithHost(new URL(tenantEndpoint.url).pathname, `relay.hook.test:${port}`, '{"tenant":true}');
+    expect(received.status).toBe(200);
+    expect((await api(relay.baseUrl, 'GET', `/v1/events/${received.body.id}`, { key: tenant.key })).body.endpoint_id).toBe(tenantEndpoint.id);
   });
 
   it('refuses what is not a bare hostname, with the reason', async () => {
@@ -201,8 +326,9 @@ describe('PATCH /v1/account custom_domain', () => {
   });
 
   it("refuses the relay's own public host and builds URLs on the public URL's scheme and port", () => {
-    expect(canonicalHostname('Relay.Example.com', 'relay.example.com')).toEqual({ error: "is the relay's own host; use a domain of your own that points at the relay" });
-    expect(canonicalHostname('bücher.example', 'relay.example.com')).toEqual({ host: 'xn--bcher-kva.example' });
+    expect(canonicalHostname('Relay.Example.com', ['relay.example.com'])).toEqual({ error: "is the relay's own host; use a domain of your own that points at the relay" });
+    expect(canonicalHostname('hooks.example.com.', ['relay.example.com', 'hooks.example.com'])).toEqual({ error: "is the relay's own host; use a domain of your own that points at the relay" });
+    expect(canonicalHostname('bücher.example', ['relay.example.com'])).toEqual({ host: 'xn--bcher-kva.example' });
     expect(onCustomDomain('https://relay.example.com', 'hooks.acme.test')).toBe('https://hooks.acme.test');
     expect(onCustomDomain('http://127.0.0.1:3000', 'hooks.acme.test')).toBe('http://hooks.acme.test:3000');
     expect(onCustomDomain('https://example.com/relay', 'hooks.acme.test')).toBe('https://hooks.acme.test/relay');

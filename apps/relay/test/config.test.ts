@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       metrics: true,
       metricsToken: null,
       mcpAllowedOrigins: [],
+      dnsServers: null,
       tracing: null,
     });
   });
@@ -82,6 +83,7 @@ describe('loadConfig', () => {
         HOOK_METRICS: 'OFF',
         HOOK_METRICS_TOKEN: 'abcdef0123456789abcdef',
         HOOK_MCP_ALLOWED_ORIGINS: 'https://agents.example.com',
+        HOOK_DNS_SERVERS: '127.0.0.1:5353, 9.9.9.9,[2001:db8::53]:53, 2001:db8::54',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -108,6 +110,7 @@ describe('loadConfig', () => {
       metrics: false,
       metricsToken: 'abcdef0123456789abcdef',
       mcpAllowedOrigins: ['https://agents.example.com'],
+      dnsServers: ['127.0.0.1:5353', '9.9.9.9', '[2001:db8::53]:53', '2001:db8::54'],
       tracing: null,
     });
     expect(loadConfig({ HOOK_API_RATE_LIMIT: '0' }).apiRateLimit).toBe(0);
@@ -140,6 +143,7 @@ describe('loadConfig', () => {
       HOOK_TRANSFORM_THREADS: '0',
       HOOK_METRICS: 'false',
       HOOK_METRICS_TOKEN: 'short',
+      HOOK_DNS_SERVERS: 'dns.example.com',
       HOOK_SECRET_KEY: 'c2hvcnQ=',
     };
     for (const [variable, value] of Object.entries(cases)) {
@@ -147,6 +151,7 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ [variable]: value }), variable).toThrow(new RegExp(`^${variable}=`));
     }
     expect(() => loadConfig({ HOOK_PORT: '70000' })).toThrow(/0 to 65535/);
+    for (const servers of ['127.0.0.1:0', '127.0.0.1:53,resolver', '[2001:db8::53]:99999', ',']) expect(() => loadConfig({ HOOK_DNS_SERVERS: servers }), servers).toThrow(/^HOOK_DNS_SERVERS=/);
     expect(() => loadConfig({ HOOK_METRICS_TOKEN: 'has a space in it somewhere' })).toThrow(/^HOOK_METRICS_TOKEN="\(not shown\)" is not valid/);
     expect(() => loadConfig({ HOOK_METRICS_TOKEN: 'has a space in it somewhere' })).not.toThrow(/has a space/);
   });

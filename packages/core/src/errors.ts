@@ -252,6 +252,11 @@ export const QUOTA_EXCEEDED = defineError(
   "This account has accepted its %s events for %s on the '%s' plan; this event was not stored",
   'Upgrade with POST /v1/account/plan {"plan":"pro"} (hook account plan pro); the new allowance applies at once. Otherwise the allowance resets at the start of next month (UTC, see Retry-After). Events already accepted are kept and delivered.',
 );
+export const TRANSFORMATION_THROTTLED = defineError(
+  'transformation_throttled', 429, 'Transformation CPU allowance used up',
+  "This account has used its transformation CPU for now (%s s a minute on the '%s' plan); it may run again in %s seconds",
+  'Wait the seconds in Retry-After, then test again (hook transform test); make the transformation cheaper, or upgrade with POST /v1/account/plan {"plan":"pro"} (hook account plan pro) for more CPU a minute.',
+);
 export const PLAN_LIMIT_REACHED = defineError(
   'plan_limit_reached', 403, 'Not included in the plan',
   '%s',
@@ -274,8 +279,18 @@ export const ALLOWLIST_EXCLUDES_CALLER = defineError(
 );
 export const CUSTOM_DOMAIN_TAKEN = defineError(
   'custom_domain_taken', 409, 'Custom domain already in use',
-  "The custom domain '%s' is already set on another account",
-  'Use a domain (or subdomain) that you control and no other account uses.',
+  "The custom domain '%s' is already verified by another account",
+  'Use a domain (or subdomain) that you control and no other account uses, or clear it from the account that has it (PATCH /v1/account {"custom_domain":null}).',
+);
+export const CUSTOM_DOMAIN_NOT_CLAIMED = defineError(
+  'custom_domain_not_claimed', 409, 'No custom domain to verify',
+  'This account has no custom_domain, so there is nothing to verify',
+  'Claim one first with PATCH /v1/account {"custom_domain":"hooks.example.com"}, add the TXT record its answer shows, then verify.',
+);
+export const CUSTOM_DOMAIN_UNVERIFIED = defineError(
+  'custom_domain_unverified', 422, 'Custom domain not verified',
+  "The TXT record %s does not hold '%s' (found: %s); the custom domain '%s' stays pending",
+  'Add a TXT record with that name and value at the DNS provider of the domain, wait for it to be served (dig TXT <name>), then verify again with POST /v1/account/custom-domain/verify.',
 );
 export const ADMIN_REQUIRED = defineError(
   'admin_required', 403, 'Admin role required',

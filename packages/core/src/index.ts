@@ -15,3 +15,4 @@ export * from './verification.ts';
 export * from './responses.ts';
 export * from './handshakes.ts';
 export * from './dedupe.ts';
+export * from './custom-domains.ts';

@@ -16,7 +16,7 @@ export interface Caller {
   plan: Plan;
   /** The account's allowed_ips (CIDRs); empty allows any address. */
   allowedIps: string[];
-  /** The account's custom_domain (endpoint URLs use it), or null. */
+  /** The account's custom_domain once verified (endpoint URLs use it), or null: a pending claim has no effect. */
   customDomain: string | null;
   /** The hash of the console session token when the request came with the console's cookie instead of a Bearer key. */
   consoleSession?: string;
@@ -43,7 +43,8 @@ interface CallerRow {
   custom_domain: string | null;
 }
 
-const CALLER_COLUMNS = 'k.id as key_id, k.account_id, k.member_id, m.role, a.plan, a.allowed_ips, a.custom_domain';
+const CALLER_COLUMNS = 'k.id as key_id, k.account_id, k.member_id, m.role, a.plan, a.allowed_ips, '
+  + 'case when a.custom_domain_verified_at is not null then a.custom_domain end as custom_domain';
 
 function toCaller(row: CallerRow): Caller {
   return { accountId: row.account_id, memberId: row.member_id, keyId: row.key_id, role: row.role, plan: row.plan, allowedIps: row.allowed_ips, customDomain: row.custom_domain };

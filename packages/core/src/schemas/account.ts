@@ -6,12 +6,23 @@ import { IdOf, ResourceName, Timestamp } from './common.ts';
 
 export const Plan = Type.Enum([...PLANS]);
 
+/** The DNS TXT record that proves a pending custom domain is the account's. */
+export const CustomDomainVerificationSchema = Type.Object({
+  type: Type.Literal('TXT'),
+  name: Type.String({ description: 'Where the record goes: _hook-challenge.<custom_domain>' }),
+  value: Type.String({ description: 'What it must hold: hook-domain-verification=<token>; the token is new for each claim' }),
+}, { description: 'Add this TXT record at your DNS provider, then verify the domain' });
+
 export const AccountSchema = Type.Object({
   id: IdOf('account', 'Account id'),
   plan: Plan,
   email: Type.Union([Type.String({ format: 'email' }), Type.Null()], { description: 'Given at signup; null when none was' }),
   allowed_ips: Type.Array(Type.String(), { description: 'CIDRs API requests must come from (canonical form); empty allows any address. Ingest URLs are not affected' }),
-  custom_domain: Type.Union([Type.String(), Type.Null()], { description: "A hostname the account's endpoint URLs use instead of the relay's; null when none" }),
+  custom_domain: Type.Union([Type.String(), Type.Null()], { description: "A hostname the account claimed for its endpoint URLs; used instead of the relay's once custom_domain_status is verified; null when none" }),
+  custom_domain_status: Type.Union([Type.Enum(['pending', 'verified']), Type.Null()], {
+    description: 'pending: claimed, no effect yet (endpoint URLs keep the relay\'s host) until POST /v1/account/custom-domain/verify finds the TXT record; verified: in use; null when no custom_domain',
+  }),
+  custom_domain_verification: Type.Union([CustomDomainVerificationSchema, Type.Null()], { description: 'The DNS record to add while the claim is pending; null otherwise' }),
   retention_days: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "The account's own event retention in days (enterprise); null keeps the plan's" }),
   created_at: Timestamp,
 });
@@ -75,7 +86,7 @@ export const AccountUpdateSchema = Type.Object({
     description: `IP addresses and CIDRs (IPv4 or IPv6) API requests must come from; [] allows any address. Stored in canonical form. Pro and enterprise; at most ${MAX_ALLOWED_IPS}`,
   })),
   custom_domain: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()], {
-    description: "A hostname you control (CNAME it to the relay) for the account's endpoint URLs; null clears it. Pro and enterprise",
+    description: "A hostname you control (CNAME it to the relay) for the account's endpoint URLs; it takes effect once verified (a DNS TXT record, see custom_domain_verification). null clears it. Pro and enterprise",
   })),
   retention_days: Type.Optional(Type.Union([Type.Integer({ minimum: CUSTOM_RETENTION_DAYS.min, maximum: CUSTOM_RETENTION_DAYS.max }), Type.Null()], {
     description: `Days to keep events, ${CUSTOM_RETENTION_DAYS.min} to ${CUSTOM_RETENTION_DAYS.max}; null keeps the plan's. Enterprise only`,

@@ -14,6 +14,7 @@ import { Handshakes } from './013-handshakes.ts';
 import { Dedupe } from './014-dedupe.ts';
 import { RateLimitCounters } from './015-rate-limit-counters.ts';
 import { TraceParent } from './016-trace-parent.ts';
+import { CustomDomainVerification } from './017-custom-domain-verification.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   { name: '014-dedupe', class: Dedupe },
   { name: '015-rate-limit-counters', class: RateLimitCounters },
   { name: '016-trace-parent', class: TraceParent },
+  { name: '017-custom-domain-verification', class: CustomDomainVerification },
 ];

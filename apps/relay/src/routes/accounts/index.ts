@@ -2,14 +2,17 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LockMode, type EntityManager } from '@mikro-orm/core';
-import { HookError, newId, nextUsageMonthStart, PLAN_CHANGE_BLOCKED, PLAN_LIMITS, retentionDaysOf, type Plan } from '@hook/core';
+import { customDomainChallenge, HookError, newId, nextUsageMonthStart, PLAN_CHANGE_BLOCKED, PLAN_LIMITS, retentionDaysOf, type Plan } from '@hook/core';
 import { Account, enqueueNotification, PlanChange, readAccountUsage, type AccountUsage } from '@hook/db';
 import { createAccount, createApiKey } from './new-account.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
 import { accountCreationRateLimit } from '../../plugins/rate-limit.ts';
 import { AccountDetailsSchema, errorResponses, Plan as PlanSchema, SignupRequestSchema, SignupSchema } from '../../schemas.ts';
 
-type AccountRow = { id: string; plan: Plan; email?: string | null; allowedIps?: string[]; customDomain?: string | null; retentionDays?: number | null; createdAt: Date };
+type AccountRow = {
+  id: string; plan: Plan; email?: string | null; allowedIps?: string[]; retentionDays?: number | null; createdAt: Date;
+  customDomain?: string | null; customDomainToken?: string | null; customDomainVerifiedAt?: Date | null;
+};
 type PlanChangeRow = { id: string; fromPlan: Plan; toPlan: Plan; changedAt: Date };
 
 export function presentAccount(account: AccountRow) {
@@ -19,6 +22,9 @@ export function presentAccount(account: AccountRow) {
     email: account.email ?? null,
     allowed_ips: account.allowedIps ?? [],
     custom_domain: account.customDomain ?? null,
+    custom_domain_status: account.customDomain ? (account.customDomainVerifiedAt ? 'verified' as const : 'pending' as const) : null,
+    // Shown only while pending: once verified, the record may be removed.
+    custom_domain_verification: account.customDomain && !account.customDomainVerifiedAt ? customDomainChallenge(account.customDomain, account.customDomainToken ?? '') : null,
     retention_days: account.retentionDays ?? null,
     created_at: account.createdAt.toISOString(),
   };

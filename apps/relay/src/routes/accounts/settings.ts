@@ -1,12 +1,13 @@
 /**
  * `PATCH /v1/account`: the account's settings — the IP allowlist, the custom domain of
- * its endpoint URLs, its own retention (enterprise) and the contact email. Admins only.
+ * its endpoint URLs (a claim, in effect once verified: custom-domain.ts), its own
+ * retention (enterprise) and the contact email. Admins only.
  */
+import { randomBytes } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import {
   ALLOWLIST_EXCLUDES_CALLER, CUSTOM_DOMAIN_TAKEN, HookError, PLAN_LIMITS, PLAN_LIMIT_REACHED, PLANS, VALIDATION_FAILED,
   type FieldError, type Plan, type PlanLimits,
@@ -25,9 +26,9 @@ const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /**
  * A custom domain in canonical form (lower case, ASCII, no trailing dot), or why it is
  * not one: only a hostname of at least two labels, no scheme, port or path, not an IP
- * literal and not the relay's own host.
+ * literal, not a loopback name (*.localhost) and none of the hosts the relay answers on.
  */
-export function canonicalHostname(text: string, ownHost: string): { host: string } | { error: string } {
+export function canonicalHostname(text: string, ownHosts: readonly string[]): { host: string } | { error: string } {
   const value = text.trim().toLowerCase();
   const bare = (): string => {
     try {
@@ -48,7 +49,8 @@ export function canonicalHostname(text: string, ownHost: string): { host: string
     return { error: 'must be a hostname such as hooks.example.com: letters, digits and hyphens, labels of 1 to 63 characters' };
   }
   if (labels.length < 2 || /^\d+$/.test(labels.at(-1)!)) return { error: 'must be a full domain name such as hooks.example.com' };
-  if (host === ownHost.toLowerCase()) return { error: "is the relay's own host; use a domain of your own that points at the relay" };
+  if (labels.at(-1) === 'localhost') return { error: 'is a loopback name (*.localhost); use a domain of your own that points at the relay' };
+  if (ownHosts.some((own) => own.toLowerCase().replace(/\.$/, '') === host)) return { error: "is the relay's own host; use a domain of your own that points at the relay" };
   return { host };
 }
 
@@ -73,9 +75,18 @@ export interface AccountSettingsOptions {
   domains: CustomDomainCache;
 }
 
-/** The relay's own hostname: HOOK_PUBLIC_URL's, else the one this request used. */
-function ownHostname(request: FastifyRequest, publicUrl: string | undefined): string {
-  return publicUrl ? new URL(publicUrl).hostname : request.hostname;
+/**
+ * Hosts the relay answers on, which no account may take: HOOK_PUBLIC_URL's and the one
+ * this request came in on (the only ones it knows of; with HOOK_PUBLIC_URL unset it may
+ * answer on others, which the DNS proof keeps from being taken).
+ */
+export function relayHosts(request: FastifyRequest, options: Pick<AccountSettingsOptions, 'publicUrl'>): string[] {
+  return [...(options.publicUrl ? [new URL(options.publicUrl).hostname] : []), request.hostname];
+}
+
+/** A new claim's token, which its TXT record must hold: 128 random bits, hex so every DNS provider's form takes it as typed. */
+function newClaimToken(): string {
+  return randomBytes(16).toString('hex');
 }
 
 export async function accountSettingsRoutes(app: FastifyInstance, options: AccountSettingsOptions): Promise<void> {
@@ -103,7 +114,7 @@ export async function accountSettingsRoutes(app: FastifyInstance, options: Accou
     }
     let customDomain: string | null | undefined;
     if (body.custom_domain !== undefined && body.custom_domain !== null) {
-      const result = canonicalHostname(body.custom_domain, ownHostname(request, options.publicUrl));
+      const result = canonicalHostname(body.custom_domain, relayHosts(request, options));
       if ('error' in result) errors.push({ field: 'body.custom_domain', message: result.error });
       else customDomain = result.host;
     } else if (body.custom_domain === null) {
@@ -122,21 +133,24 @@ export async function accountSettingsRoutes(app: FastifyInstance, options: Accou
     }
 
     const previousDomain = account.customDomain ?? null;
+    const domainChanged = customDomain !== undefined && customDomain !== previousDomain;
+    // A name another account has proven is refused now rather than at verification, which would refuse it anyway.
+    // Pending claims by others do not count: a claim proves nothing, so it cannot keep the name's owner out.
+    if (domainChanged && customDomain && await request.em.count(Account, { customDomain, customDomainVerifiedAt: { $ne: null }, id: { $ne: account.id } }) > 0) {
+      throw new HookError(CUSTOM_DOMAIN_TAKEN, [customDomain]);
+    }
     if (allowedIps !== undefined) account.allowedIps = allowedIps;
-    if (customDomain !== undefined) account.customDomain = customDomain;
+    // Each claim starts pending with its own token: setting the same domain again keeps the claim as it is.
+    if (domainChanged) {
+      account.customDomain = customDomain;
+      account.customDomainToken = customDomain ? newClaimToken() : null;
+      account.customDomainVerifiedAt = null;
+    }
     if (body.retention_days !== undefined) account.retentionDays = body.retention_days;
     if (body.email !== undefined) account.email = body.email;
-    try {
-      await request.em.flush();
-    } catch (error) {
-      // The unique index decides, so two accounts racing for one domain cannot both win.
-      if (error instanceof UniqueConstraintViolationException && customDomain) throw new HookError(CUSTOM_DOMAIN_TAKEN, [customDomain]);
-      throw error;
-    }
-    if (customDomain !== undefined && customDomain !== previousDomain) {
-      if (previousDomain) options.domains.invalidate(previousDomain);
-      if (customDomain) options.domains.invalidate(customDomain);
-    }
+    await request.em.flush();
+    // A new claim is pending, so only the domain given up can have been in effect.
+    if (domainChanged && previousDomain) options.domains.invalidate(previousDomain);
     return accountDetails(request.em, account);
   });
 }

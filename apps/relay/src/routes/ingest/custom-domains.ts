@@ -16,7 +16,7 @@ interface Entry {
 }
 
 /**
- * Request hosts resolved to the account whose `custom_domain` they are, so ingest can
+ * Request hosts resolved to the account whose verified `custom_domain` they are, so ingest can
  * refuse another account's ingest ids on a custom domain at the cost of a map lookup.
  * Hosts that are no account's are cached too (ingest to the relay's own host must not
  * query each time); an attacker's random Host headers can only evict entries, which
@@ -43,7 +43,7 @@ export class CustomDomainCache {
   /** The id of the account whose custom domain `hostname` (no port) is, or null when it is none's. */
   async accountOf(hostname: string): Promise<string | null> {
     const host = hostname.toLowerCase().replace(/\.$/, '');
-    // IP literals and the relay's own host can never be a custom domain (PATCH /v1/account refuses both).
+    // IP literals and the relay's own host can never be a custom domain (PATCH /v1/account and its verification refuse both).
     if (host === '' || this.#ownHosts.has(host) || isIP(host.replace(/^\[|\]$/g, '')) !== 0) return null;
     const entry = this.#entries.get(host);
     if (entry && entry.expiresAtMs > Date.now()) return entry.accountId;
@@ -67,7 +67,9 @@ export class CustomDomainCache {
 
   async #load(host: string): Promise<string | null> {
     const generation = this.#generation;
-    const rows = await this.#orm.em.fork().getConnection().execute<{ id: string }[]>('select id from account where custom_domain = ?', [host]);
+    // A pending claim is no account's domain yet: only a verified one (one account at most, by its unique index) restricts the host.
+    const rows = await this.#orm.em.fork().getConnection().execute<{ id: string }[]>(
+      'select id from account where custom_domain = ? and custom_domain_verified_at is not null', [host]);
     const accountId = rows[0]?.id ?? null;
     if (generation !== this.#generation) return accountId;
     this.#entries.delete(host);
