@@ -92,6 +92,47 @@ describe('TransformPool', () => {
     expect(threads.deferredTasks).toBe(1);
   });
 
+  it('charges the account for a run that ends in its thread being replaced: the wall time it held the thread', async () => {
+    const used = new Map<string, number>();
+    const throttled: string[] = [];
+    const threads = pool({
+      timeoutMs: 5_000, stuckAfterMs: 300,
+      allowanceFor: async () => 200, // 200 ms a minute: one 300 ms hold spends it
+      onThrottled: (accountId) => throttled.push(accountId),
+      onCpuUsed: (accountId, cpuMs) => used.set(accountId, (used.get(accountId) ?? 0) + cpuMs),
+    });
+    const outcome = await threads.run(busy(2_000), request, context, 'acct_stuck');
+    expect(outcome.ok === false && outcome.error.message).toMatch(/did not finish within 300 ms and was replaced/);
+    expect(threads.replacedThreads).toBe(1);
+    expect(used.get('acct_stuck')).toBeGreaterThanOrEqual(300);
+    expect(throttled).toEqual(['acct_stuck']);
+    expect(await threads.throttled('acct_stuck')).toMatchObject({ perMinuteMs: 200, waitMs: expect.any(Number) });
+    expect(await threads.throttled('acct_other')).toBeNull();
+  });
+
+  it('answers a result nested thousands of levels deep with an error naming the limit, without holding the thread', async () => {
+    const threads = pool();
+    const deep = "addHandler('transform', (request) => { let a = []; for (let i = 0; i < 5000; i++) a = [a]; request.body = a; return request; });";
+    const outcome = await threads.run(deep, request, context, 'acct_deep');
+    expect(outcome.ok === false && outcome.error.message).toBe('The transformed request is nested deeper than 1000 levels');
+    expect(threads.replacedThreads).toBe(0);
+    const next = await threads.run(busy(0), request, context, 'acct_other');
+    expect(next.ok).toBe(true);
+  });
+
+  it('fails at once a request too deep to hand to a thread, and the thread goes on with the next', async () => {
+    const threads = pool();
+    let body: unknown = [];
+    for (let i = 0; i < 20_000; i++) body = [body];
+    const started = performance.now();
+    const outcome = await threads.run(busy(0), { ...request, body }, context, 'acct_deep');
+    expect(outcome.ok === false && outcome.error.message).toMatch(/^Sandbox error: the request could not be handed to a transformation thread/);
+    const next = await threads.run(busy(0), request, context, 'acct_other');
+    expect(next.ok).toBe(true);
+    expect(performance.now() - started).toBeLessThan(3_000); // the thread is not waited on until it is taken for stuck (6 s)
+    expect(threads.replacedThreads).toBe(0);
+  });
+
   it('gives a delivery back (deferred) when no thread is free in time', async () => {
     const threads = pool({ maxQueueWaitMs: 100 });
     const running = threads.prepare(delivery({ transformationCode: busy(90) }), true, 'acct_a');

@@ -168,6 +168,45 @@ describe('hostile and broken code ends as ok:false and the runner keeps working'
     await expectRunnerStillWorks();
   });
 
+  it('refuses a result nested deeper than 1000 levels; 1000 is fine', async () => {
+    // The request is level 1, its body level 2: the body here nests `levels` arrays.
+    const nested = (levels: number) => handler(`let a = []; for (let i = 1; i < ${levels}; i++) a = [a]; request.body = a; return request;`);
+    const deep = failed(await runner.run(nested(5000), request(), context));
+    expect(deep.error).toEqual({ message: 'The transformed request is nested deeper than 1000 levels', line: null });
+    const limit = succeeded(await runner.run(nested(999), request(), context));
+    expect(JSON.stringify(limit.request.body).startsWith('[[[')).toBe(true);
+    failed(await runner.run(nested(1000), request(), context));
+    await expectRunnerStillWorks();
+  });
+
+  it("stops the code's own JSON.stringify (and console.log) of a huge shared value at the deadline", async () => {
+    // 20,000 references to one 1,000-deep array: QuickJS's native stringify alone would
+    // take tens of seconds (its cycle check costs objects × depth) without looking at the clock.
+    const shared = 'let d = []; for (let i = 0; i < 1000; i++) d = [d]; const wide = new Array(20000).fill(d);';
+    for (const use of ['JSON.stringify(wide);', 'console.log(wide);', 'JSON.stringify(wide, null, 2);']) {
+      const started = performance.now();
+      const outcome = failed(await runner.run(handler(`${shared} ${use} return request;`), request(), context));
+      expect(outcome.error.message).toBe('Transformation ran longer than 100 ms');
+      expect(performance.now() - started).toBeLessThan(2000);
+    }
+    await expectRunnerStillWorks();
+  });
+
+  it("keeps JSON.stringify's own behaviour: replacer functions and allow lists, toJSON, indentation", async () => {
+    const outcome = succeeded(await runner.run(handler(`
+      const value = { b: 1, a: { a: 2, c: 3 }, c: [{ a: 4, z: 5 }], d: { toJSON: () => 'D' }, u: undefined, f: () => 1 };
+      request.body = [
+        JSON.stringify(value, ['a', 'c']), JSON.stringify(value, (key, v) => (typeof v === 'number' ? v * 10 : v)),
+        JSON.stringify([1, { x: 2 }], null, 1), JSON.stringify(undefined), JSON.stringify.length, Object.keys(JSON),
+      ];
+      try { const loop = {}; loop.self = loop; JSON.stringify(loop); } catch (error) { request.body.push(error.name); }
+      return request;`), request(), context));
+    expect(outcome.request.body).toEqual([
+      '{"a":{"a":2,"c":3},"c":[{"a":4}]}', '{"b":10,"a":{"a":20,"c":30},"c":[{"a":40,"z":50}],"d":"D"}',
+      '[\n 1,\n {\n  "x": 2\n }\n]', null, 3, [], 'TypeError',
+    ]);
+  });
+
   it('reports a thrown non-Error', async () => {
     const outcome = failed(await runner.run(handler(`throw 'no ' + 'way';`), request(), context));
     expect(outcome.error).toEqual({ message: 'Uncaught "no way"', line: null });

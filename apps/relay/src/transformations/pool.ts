@@ -80,6 +80,8 @@ interface Sent {
   stuckTimer: NodeJS.Timeout;
   /** The CPU it was expected to take (its account's average). */
   expectedMs: number;
+  /** performance.now() when it was sent. */
+  sentAtMs: number;
 }
 
 interface Thread {
@@ -88,6 +90,8 @@ interface Thread {
   sent: Map<number, Sent>;
   /** Sum of the sent tasks' expected CPU. */
   loadMs: number;
+  /** performance.now() of its last answer: the task it runs now started no earlier. */
+  answeredAtMs: number;
   /** Why it stopped, once known (an uncaught error, or taken for stuck). */
   stopReason?: string;
 }
@@ -182,6 +186,14 @@ export class TransformPool implements TransformRunner {
     const end = await this.#submit(accountId, { kind: 'check', code });
     if (end.kind === 'reply' && end.reply.ok) return end.reply.value as TransformError | null;
     return this.#unfinished(end);
+  }
+
+  /** Whether the account is past its CPU allowance: how long until it may run again, and its allowance; null when it may run now. */
+  async throttled(accountId: string): Promise<{ waitMs: number; perMinuteMs: number } | null> {
+    await this.#loadAllowance(accountId);
+    const waitMs = this.#heldForMs(accountId, performance.now());
+    const perMinuteMs = this.#buckets.get(accountId)?.perMinuteMs;
+    return waitMs > 0 && perMinuteMs != null ? { waitMs, perMinuteMs } : null;
   }
 
   /** Stops the threads; tasks still waiting are given back (deferred). */
@@ -304,7 +316,12 @@ export class TransformPool implements TransformRunner {
       if (batch) batch.push(message);
       else outbox.set(thread, [message]);
     }
-    for (const [thread, batch] of outbox) thread.worker.postMessage(batch);
+    let refused = false;
+    for (const [thread, batch] of outbox) refused = this.#post(thread, batch) || refused;
+    if (refused) {
+      this.#dispatch();
+      return;
+    }
     if (soonestMs !== Infinity && this.queuedTasks > 0) {
       if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
       this.#wakeTimer = setTimeout(() => {
@@ -312,6 +329,32 @@ export class TransformPool implements TransformRunner {
         this.#dispatch();
       }, Math.ceil(soonestMs) + 1);
       this.#wakeTimer.unref();
+    }
+  }
+
+  /**
+   * Posts a thread its batch; returns whether a task could not be posted. Structured
+   * cloning recurses on this thread's stack, so a request nested thousands of levels deep
+   * (a stored event's body, or one given to the test route) cannot be posted: that task
+   * alone fails, at once, rather than waiting on its thread for an answer that never comes.
+   */
+  #post(thread: Thread, batch: ThreadTask[]): boolean {
+    try {
+      thread.worker.postMessage(batch);
+      return false;
+    } catch {
+      for (const message of batch) {
+        try {
+          thread.worker.postMessage([message]);
+        } catch (error) {
+          const sent = thread.sent.get(message.id)!;
+          clearTimeout(sent.stuckTimer);
+          thread.sent.delete(message.id);
+          thread.loadMs = thread.sent.size === 0 ? 0 : thread.loadMs - sent.expectedMs;
+          this.#settle(sent.task, { kind: 'lost', reason: `the request could not be handed to a transformation thread (${(error as Error).message}); is it nested thousands of levels deep?` });
+        }
+      }
+      return true;
     }
   }
 
@@ -330,7 +373,7 @@ export class TransformPool implements TransformRunner {
       void thread.worker.terminate();
     }, stuckAfterMs);
     const expectedMs = this.#expectedMs(task.account);
-    thread.sent.set(id, { task, stuckTimer, expectedMs });
+    thread.sent.set(id, { task, stuckTimer, expectedMs, sentAtMs: performance.now() });
     thread.loadMs += expectedMs;
     return { ...task.message, id } as ThreadTask;
   }
@@ -338,19 +381,17 @@ export class TransformPool implements TransformRunner {
   #startThread(): void {
     const worker = new Worker(new URL('./thread.ts', import.meta.url), { workerData: this.#settings });
     worker.unref();
-    const thread: Thread = { worker, sent: new Map(), loadMs: 0 };
+    const thread: Thread = { worker, sent: new Map(), loadMs: 0, answeredAtMs: performance.now() };
     this.#threads.add(thread);
     worker.on('message', (replies: ThreadReply[]) => {
+      thread.answeredAtMs = performance.now();
       for (const reply of replies) {
         const sent = thread.sent.get(reply.id);
         if (!sent) continue;
         clearTimeout(sent.stuckTimer);
         thread.sent.delete(reply.id);
         thread.loadMs = thread.sent.size === 0 ? 0 : thread.loadMs - sent.expectedMs;
-        const account = sent.task.account;
-        const cost = this.#costs.get(account);
-        this.#costs.set(account, cost === undefined ? reply.cpuMs : cost + COST_SMOOTHING * (reply.cpuMs - cost));
-        this.#meter(account, reply.cpuMs);
+        this.#charge(sent.task.account, reply.cpuMs);
         this.#settle(sent.task, { kind: 'reply', reply });
       }
       this.#dispatch();
@@ -358,12 +399,24 @@ export class TransformPool implements TransformRunner {
     worker.on('error', (error) => {
       thread.stopReason ??= `the transformation thread stopped (${error.message})`;
     });
+    // Answers that cannot be read here are dropped by Node with only this event: without
+    // it their tasks would hold the thread until it was taken for stuck.
+    worker.on('messageerror', (error) => {
+      thread.stopReason ??= `the transformation thread's answer could not be read (${error.message})`;
+      void worker.terminate();
+    });
     worker.on('exit', (code) => {
       this.#threads.delete(thread);
       const [running, ...behind] = thread.sent.values();
       thread.sent.clear();
       for (const sent of [running, ...behind]) if (sent) clearTimeout(sent.stuckTimer);
-      if (running) this.#settle(running.task, { kind: 'lost', reason: thread.stopReason ?? `the transformation thread exited (code ${code})` });
+      if (running) {
+        // What it ran until now is charged like any run: the wall time it held the thread
+        // (its CPU time died with the thread), so an account whose runs keep ending here
+        // runs out of its allowance like one whose runs finish.
+        if (!this.#closed) this.#charge(running.task.account, performance.now() - Math.max(running.sentAtMs, thread.answeredAtMs));
+        this.#settle(running.task, { kind: 'lost', reason: thread.stopReason ?? `the transformation thread exited (code ${code})` });
+      }
       // The tasks sent behind it never started: back to the front of their accounts' queues.
       for (const sent of behind.reverse()) {
         if (this.#closed) this.#settle(sent.task, { kind: 'deferred' });
@@ -375,6 +428,13 @@ export class TransformPool implements TransformRunner {
       this.#startThread();
       this.#dispatch();
     });
+  }
+
+  /** Counts a finished run's CPU into its account's average and meters it. */
+  #charge(account: string, cpuMs: number): void {
+    const cost = this.#costs.get(account);
+    this.#costs.set(account, cost === undefined ? cpuMs : cost + COST_SMOOTHING * (cpuMs - cost));
+    this.#meter(account, cpuMs);
   }
 
   #meter(account: string, cpuMs: number): void {

@@ -32,6 +32,14 @@ const USER_FILENAME = 'user.js';
 const MAX_STACK_BYTES = 256 * 1024;
 /** Largest result (the returned request as JSON) in bytes. */
 export const MAX_RESULT_BYTES = 1024 * 1024;
+/**
+ * Deepest the returned request may be nested (the request itself is level 1). The
+ * result crosses from its thread to the event loop by structured cloning, which recurses
+ * on the receiving side's stack: about 4,000 levels overflow the main thread's, and a
+ * message that cannot be read is silently dropped (its task held its thread until it was
+ * taken for stuck). Far deeper than any webhook body.
+ */
+export const MAX_RESULT_DEPTH = 1000;
 export const MAX_LOG_LINES = 100;
 export const MAX_LOG_LINE_BYTES = 1024;
 /** Compiled codes kept ready (runtime + context with the handler registered). */
@@ -74,7 +82,46 @@ const Wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 /** Runs inside each VM before the user's code. Returns `[run, collect]`; keeps handlers and logs in a closure user code cannot reach. */
 const PRELUDE = String.raw`(() => {
-  const parse = JSON.parse, stringify = JSON.stringify, MAX_LINES = ${MAX_LOG_LINES}, MAX_LINE = ${MAX_LOG_LINE_BYTES};
+  const parse = JSON.parse, nativeStringify = JSON.stringify, isArray = Array.isArray, MAX_LINES = ${MAX_LOG_LINES}, MAX_LINE = ${MAX_LOG_LINE_BYTES};
+  // QuickJS's JSON.stringify is native and never polls the interrupt handler on its own,
+  // and its cycle check makes it cost (objects × depth): a shared, deeply nested value
+  // holds the thread for seconds past the deadline. Given a replacer function it calls
+  // back into JavaScript for every value, where the interrupt handler runs, so every
+  // serialisation here (the code's own JSON.stringify, console, the result) goes through
+  // one. The replacer also tracks depth: stringify walks depth first, so the holder of
+  // each value is on the stack of values entered so far.
+  const tooDeep = {};
+  const serialise = (value, replacer, space, maxDepth) => {
+    let keep;
+    if (isArray(replacer)) {
+      const names = [];
+      for (const item of replacer) {
+        const name = typeof item === 'string' ? item : typeof item === 'number' || item instanceof String || item instanceof Number ? String(item) : undefined;
+        if (name !== undefined && !names.includes(name)) names.push(name);
+      }
+      // The allow list applies to every object (not arrays): a copy with only those keys.
+      keep = (v) => {
+        if (typeof v !== 'object' || v === null || isArray(v)) return v;
+        const kept = {};
+        for (const name of names) { const field = v[name]; if (field !== undefined) Object.defineProperty(kept, name, { value: field, enumerable: true, writable: true, configurable: true }); }
+        return kept;
+      };
+    }
+    const user = typeof replacer === 'function' ? replacer : undefined;
+    const entered = [];
+    return nativeStringify(value, function (key, v) {
+      if (user) v = user.call(this, key, v);
+      else if (keep) v = keep(v);
+      while (entered.length > 0 && entered[entered.length - 1] !== this) entered.pop();
+      if (typeof v === 'object' && v !== null) {
+        if (entered.length >= maxDepth) throw tooDeep;
+        entered.push(v);
+      }
+      return v;
+    }, space);
+  };
+  const stringify = (value) => serialise(value, undefined, undefined, Infinity);
+  Object.defineProperty(JSON, 'stringify', { value: function stringify(value, replacer, space) { return serialise(value, replacer, space, Infinity); }, writable: true, configurable: true });
   const handlers = Object.create(null);
   let logs = [], dropped = 0, newType, settled;
   const format = (value) => {
@@ -97,15 +144,19 @@ const PRELUDE = String.raw`(() => {
     if (error instanceof Error) return { name: String(error.name), message: String(error.message), stack: String(error.stack ?? '') };
     return { name: null, message: typeof error === 'string' ? stringify(error) : format(error), stack: '' };
   };
-  const finish = (outcome) => {
+  /** maxDepth: how deep the outcome (the request is its level 2) may be; deeper gives { tooDeep } instead. */
+  const finish = (outcome, maxDepth = Infinity) => {
     if (dropped > 0) logs.push({ level: 'warn', message: dropped + ' more console lines were dropped (at most ' + MAX_LINES + ')' });
-    return stringify({ ...outcome, logs, type: newType });
+    try { return serialise({ ...outcome, logs, type: newType }, undefined, undefined, maxDepth); } catch (error) {
+      if (error !== tooDeep) throw error;
+      return nativeStringify({ tooDeep: true, logs, type: newType });
+    }
   };
   const done = (result) => {
     if (result === undefined || result === null || typeof result !== 'object') {
       return finish({ error: { name: 'TypeError', message: 'The transform handler returned ' + (result === null ? 'null' : typeof result) + '; return the request (changed or not)', stack: '' } });
     }
-    return finish({ request: result });
+    return finish({ request: result }, ${MAX_RESULT_DEPTH} + 1);
   };
   const run = (input) => {
     logs = []; dropped = 0; newType = undefined; settled = undefined;
@@ -155,6 +206,8 @@ interface VmError {
 interface VmResult {
   request?: unknown;
   error?: VmError;
+  /** The request was nested deeper than MAX_RESULT_DEPTH. */
+  tooDeep?: true;
   logs: TransformLog[];
   type?: string | null;
 }
@@ -344,6 +397,7 @@ export class QuickJsTransformRunner implements TransformRunner {
       if (result.error?.name === 'InternalError' && result.error.message === 'out of memory') this.discard(key, sandbox);
       else this.account(key, sandbox);
       if (result.error) return { ok: false, error: this.errorOf(result.error), logs: result.logs };
+      if (result.tooDeep) return { ok: false, error: { message: `The transformed request is nested deeper than ${MAX_RESULT_DEPTH} levels`, line: null }, logs: result.logs };
       const text = JSON.stringify(result.request);
       if (Buffer.byteLength(text ?? '') > MAX_RESULT_BYTES) {
         return { ok: false, error: { message: `The transformed request is larger than ${MAX_RESULT_BYTES / 1024 / 1024} MiB`, line: null }, logs: result.logs };

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { EVENT_NOT_FOUND, HookError, VALIDATION_FAILED } from '@hook/core';
+import { EVENT_NOT_FOUND, HookError, TRANSFORMATION_THROTTLED, VALIDATION_FAILED } from '@hook/core';
 import { Endpoint, Event } from '@hook/db';
 import { requestBody } from '../../delivery/prepare.ts';
 import { errorResponses, TransformationTestRequestSchema, TransformationTestResultSchema } from '../../schemas.ts';
@@ -26,8 +26,16 @@ export async function transformationRoutes(app: FastifyInstance): Promise<void> 
       body: TransformationTestRequestSchema,
       response: { 200: TransformationTestResultSchema, ...errorResponses },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { code, event_id: eventId, request: given } = request.body;
+    // Past its allowance an account's runs wait for it to refill (deliveries do); a test
+    // says so at once rather than after the wait for a thread runs out.
+    const throttled = await app.transformRunner.throttled(request.accountId);
+    if (throttled) {
+      const seconds = Math.ceil(throttled.waitMs / 1000);
+      reply.header('retry-after', seconds);
+      throw new HookError(TRANSFORMATION_THROTTLED, [throttled.perMinuteMs / 1000, seconds]);
+    }
     if ((eventId === undefined) === (given === undefined)) {
       const message = 'give exactly one of event_id and request';
       throw new HookError(VALIDATION_FAILED, [1, `body ${message}`], [{ field: 'body', message }]);
