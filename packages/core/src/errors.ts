@@ -112,6 +112,11 @@ export const DESTINATION_NOT_ALLOWED = defineError(
   "The destination %s points at %s, a private, loopback, link-local or metadata address",
   'Use a public http(s) URL; for local development use `hook listen`, or have the relay operator set HOOK_ALLOW_PRIVATE_DESTINATIONS=true.',
 );
+export const DESTINATION_URL_INVALID = defineError(
+  'destination_url_invalid', 422, 'Destination URL not usable',
+  'The destination %s is not a URL a request can be sent to: %s',
+  'Send an http(s) URL such as https://example.com/hooks, with a plain host name or IP address (no spaces, tabs or percent signs in the host); percent-encode special characters in the path and query only.',
+);
 export const EVENT_IN_FLIGHT = defineError(
   'event_in_flight', 409, 'Delivery in progress',
   "Event '%s' is being delivered right now",
@@ -202,6 +207,16 @@ export const INGEST_NOT_FOUND = defineError(
   "No endpoint receives at ingest id '%s'",
   "Send to an endpoint's url exactly as GET /v1/endpoints returns it.",
 );
+export const INGEST_HOST_ONLY = defineError(
+  'ingest_host_only', 421, 'This host receives events only',
+  "%s serves ingest URLs only (HOOK_INGEST_URL): the console, the playground and the API are served at the relay's own URL",
+  "Open the console, and point hook at (hook login --api-url <url>), the relay's own URL, not the ingest host.",
+);
+export const INGEST_HOST_REQUIRED = defineError(
+  'ingest_host_required', 421, 'Events are received on another host',
+  "This relay receives events at %s, not on %s",
+  "Send to the endpoint's url exactly as hook endpoints get <endpoint> shows it.",
+);
 export const ENDPOINT_DISABLED = defineError(
   'endpoint_disabled', 410, 'Endpoint disabled',
   "The endpoint '%s' is disabled and refuses new events",
@@ -254,7 +269,7 @@ export const QUOTA_EXCEEDED = defineError(
 );
 export const TRANSFORMATION_THROTTLED = defineError(
   'transformation_throttled', 429, 'Transformation CPU allowance used up',
-  "This account has used its transformation CPU for now (%s s a minute on the '%s' plan); it may run again in %s seconds",
+  'This account has used its transformation CPU allowance (%s s a minute) for now; it may run again in %s seconds',
   'Wait the seconds in Retry-After, then test again (hook transform test); make the transformation cheaper, or upgrade with POST /v1/account/plan {"plan":"pro"} (hook account plan pro) for more CPU a minute.',
 );
 export const PLAN_LIMIT_REACHED = defineError(
