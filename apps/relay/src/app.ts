@@ -16,6 +16,7 @@ import { metricsRoutes, RelayMetrics } from './plugins/metrics.ts';
 import { registerOrm } from './plugins/orm.ts';
 import { limitApiRequests, registerRateLimit } from './plugins/rate-limit.ts';
 import { registerValidation } from './plugins/validation.ts';
+import { ingestHostOf, keepIngestHostApart } from './plugins/tenant-content.ts';
 import { accountRoutes, accountSignupRoutes } from './routes/accounts/index.ts';
 import { accountSettingsRoutes } from './routes/accounts/settings.ts';
 import { customDomainRoutes } from './routes/accounts/custom-domain.ts';
@@ -199,6 +200,9 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   registerOrm(app, orm);
   await registerOpenApi(app);
   await registerRateLimit(app);
+  if (config.ingestUrl) keepIngestHostApart(app, ingestHostOf(config.ingestUrl));
+  // Ingest URLs are built on HOOK_INGEST_URL when it is set (docs/deployment.md, "Ingest on its own host").
+  const ingestBaseUrl = config.ingestUrl ?? config.publicUrl;
 
   await app.register(healthRoutes, { orm });
   if (metrics) await app.register(metricsRoutes, { metrics, token: config.metricsToken });
@@ -219,7 +223,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   await app.register(async (ingest) => {
     metrics?.countIngest(ingest);
     tracing?.traceIngest(ingest);
-    await ingest.register(ingestRoutes, { writer, targets, domains, local: localDelivery, listeners, hub, maxPayloadBytes: config.maxPayloadBytes });
+    await ingest.register(ingestRoutes, { writer, targets, domains, local: localDelivery, listeners, hub, maxPayloadBytes: config.maxPayloadBytes, ingestUrl: config.ingestUrl });
   });
   // Before @fastify/websocket, so its onRoute hook sees the sockets' handlers already counted.
   if (metrics) metrics.countStreamConnections(app);
@@ -243,18 +247,18 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(dailyUsageRoutes);
     await authenticated.register(apiKeyRoutes);
     await authenticated.register(memberRoutes);
-    await authenticated.register(endpointRoutes, { publicUrl: config.publicUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
+    await authenticated.register(endpointRoutes, { ingestBaseUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(destinationRoutes, { targets, allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config), listeners });
     await authenticated.register(transformationRoutes);
     await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
-    await authenticated.register(streamRoutes, { hub, listeners, copies, leaseMs: leaseMsFor(config), publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
+    await authenticated.register(streamRoutes, { hub, listeners, copies, leaseMs: leaseMsFor(config), ingestBaseUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });
   await app.register(consolePages);
   await app.register(consoleSessionRoutes);
   await app.register(landingRoutes, { publicUrl: config.publicUrl });
-  await app.register(playgroundRoutes, { hub, publicUrl: config.publicUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour, signupsPerAddressPerHour: config.signupsPerAddressPerHour });
+  await app.register(playgroundRoutes, { hub, ingestBaseUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour, signupsPerAddressPerHour: config.signupsPerAddressPerHour });
   // Expired playground accounts are removed at start, then every 10 minutes.
   let stopPlaygroundExpiry: (() => Promise<void>) | undefined;
   app.addHook('onReady', async () => {

@@ -32,6 +32,12 @@ export interface RelayConfig {
   trustProxy: TrustProxy;
   /** HOOK_PUBLIC_URL: base URL clients reach the relay at, used in endpoint URLs. Unset: each request's own scheme and Host. */
   publicUrl: string | undefined;
+  /**
+   * HOOK_INGEST_URL: base URL senders reach ingest URLs at, on a host name of its own (docs/deployment.md,
+   * "Ingest on its own host"). Endpoint URLs are built from it; that host serves only ingest (and health),
+   * and ingest is refused on every other host but custom domains. Unset: ingest shares HOOK_PUBLIC_URL.
+   */
+  ingestUrl: string | undefined;
   /** HOOK_MAX_PAYLOAD: largest ingest body in bytes (suffixes kb/kib, mb/mib, gb/gib are all powers of 1024). Default 10 MiB. */
   maxPayloadBytes: number;
   /** HOOK_LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. Default info. */
@@ -185,6 +191,19 @@ function parseUrl(variable: string, value: string, protocols: string[]): string 
   throw new ConfigError(variable, value, `a URL starting with ${protocols.join(' or ')}//`);
 }
 
+/**
+ * HOOK_INGEST_URL: a URL whose host name differs from HOOK_PUBLIC_URL's. Ports do not
+ * count: browsers send a host's cookies to all its ports, so the console's cookie would
+ * reach tenant content on another port of the same host.
+ */
+function parseIngestUrl(value: string, publicUrl: string | undefined): string {
+  const url = parseUrl('HOOK_INGEST_URL', value, ['http:', 'https:']);
+  if (publicUrl !== undefined && URL.canParse(publicUrl) && new URL(publicUrl).hostname === new URL(url).hostname) {
+    throw new ConfigError('HOOK_INGEST_URL', value, `a host name other than HOOK_PUBLIC_URL's (${new URL(publicUrl).hostname}): a port of the same host shares its cookies`);
+  }
+  return url;
+}
+
 function parseBoolean(variable: string, value: string): boolean {
   if (/^(true|1|yes)$/i.test(value)) return true;
   if (/^(false|0|no)$/i.test(value)) return false;
@@ -271,6 +290,7 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
       'and give the same value to every relay process on this database');
   }
   const publicUrl = set('HOOK_PUBLIC_URL');
+  const ingestUrl = set('HOOK_INGEST_URL');
   const maxPayload = set('HOOK_MAX_PAYLOAD');
   const port = set('HOOK_PORT');
   const role = set('HOOK_ROLE') ?? 'all';
@@ -342,6 +362,7 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     port: port === undefined ? DEFAULT_PORT : parsePort(port),
     trustProxy: set('HOOK_TRUST_PROXY') === undefined ? false : parseTrustProxy(set('HOOK_TRUST_PROXY')!),
     publicUrl: publicUrl && parseUrl('HOOK_PUBLIC_URL', publicUrl, ['http:', 'https:']),
+    ingestUrl: ingestUrl && parseIngestUrl(ingestUrl, publicUrl),
     maxPayloadBytes: maxPayload === undefined ? DEFAULT_MAX_PAYLOAD_BYTES : parseByteSize('HOOK_MAX_PAYLOAD', maxPayload),
     logLevel: logLevel as LogLevel,
     retryScheduleMs,

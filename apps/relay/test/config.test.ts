@@ -156,6 +156,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HOOK_METRICS_TOKEN: 'has a space in it somewhere' })).not.toThrow(/has a space/);
   });
 
+  it('reads HOOK_INGEST_URL, whose host name must differ from HOOK_PUBLIC_URL\'s (ports share cookies)', () => {
+    expect(loadConfig({}).ingestUrl).toBeUndefined();
+    expect(loadConfig({ HOOK_INGEST_URL: 'https://in.hooks-content.example/', HOOK_PUBLIC_URL: 'https://hooks.example.com' }).ingestUrl).toBe('https://in.hooks-content.example');
+    expect(() => loadConfig({ HOOK_INGEST_URL: 'ftp://in.example' })).toThrow(/^HOOK_INGEST_URL="ftp:\/\/in.example" is not valid/);
+    expect(() => loadConfig({ HOOK_INGEST_URL: 'https://hooks.example.com:8443', HOOK_PUBLIC_URL: 'https://hooks.example.com' })).toThrow(/a host name other than HOOK_PUBLIC_URL's \(hooks.example.com\)/);
+  });
+
   it('reads HOOK_TRUST_PROXY as a boolean, a hop count or proxy addresses', () => {
     expect(loadConfig({ HOOK_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ HOOK_TRUST_PROXY: 'no' }).trustProxy).toBe(false);

@@ -5,6 +5,7 @@
  * sessions, so whatever a browser makes of them must not run there.
  */
 import type { FastifyInstance } from 'fastify';
+import { HookError, INGEST_HOST_ONLY } from '@hook/core';
 
 /**
  * `sandbox` makes the document an opaque origin: no script, no form, no same-origin
@@ -24,5 +25,24 @@ export function sandboxTenantContent(scope: FastifyInstance): void {
     reply.header('content-security-policy', TENANT_CONTENT_SECURITY_POLICY);
     reply.header('x-content-type-options', 'nosniff');
     done();
+  });
+}
+
+/** The host name ingest is kept to (HOOK_INGEST_URL's), lower-cased as request.hostname is compared with it. */
+export function ingestHostOf(ingestUrl: string): string {
+  return new URL(ingestUrl).hostname.toLowerCase();
+}
+
+/**
+ * With HOOK_INGEST_URL set, its host serves ingest URLs and health checks only: the
+ * console, the playground and the API (cookie or key) are refused there, so no session
+ * of the relay's is ever held on the origin tenant content is served from. Host names
+ * are compared without ports, as cookies are.
+ */
+export function keepIngestHostApart(app: FastifyInstance, ingestHost: string): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    const route = request.routeOptions.url ?? '';
+    const served = route.startsWith('/v1/ingest/') || route === '/healthz' || route === '/readyz';
+    done(!served && request.hostname.toLowerCase() === ingestHost ? new HookError(INGEST_HOST_ONLY, [ingestHost]) : undefined);
   });
 }

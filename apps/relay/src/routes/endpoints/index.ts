@@ -37,7 +37,7 @@ export async function findEndpoint(request: FastifyRequest, id: string, em: Enti
  */
 export async function endpointRoutes(
   app: FastifyInstance,
-  options: { publicUrl: string | undefined; targets: IngestTargetCache; allowPrivateDestinations: boolean },
+  options: { ingestBaseUrl: string | undefined; targets: IngestTargetCache; allowPrivateDestinations: boolean },
 ): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -76,7 +76,7 @@ export async function endpointRoutes(
         dedupe: request.body.dedupe ? normaliseDedupe(request.body.dedupe) : null,
       }, now);
     });
-    return reply.code(201).send(presentEndpoint(created.endpoint, created.destinations, publicBaseUrl(request, options.publicUrl)));
+    return reply.code(201).send(presentEndpoint(created.endpoint, created.destinations, publicBaseUrl(request, options.ingestBaseUrl)));
   });
 
   api.get('/v1/endpoints', {
@@ -95,7 +95,7 @@ export async function endpointRoutes(
       { orderBy: { id: 'desc' }, limit: fetchSize(limit) },
     );
     const destinations = await destinationsOf(request.em, rows.map((row) => row.id));
-    const baseUrl = publicBaseUrl(request, options.publicUrl);
+    const baseUrl = publicBaseUrl(request, options.ingestBaseUrl);
     return toPage(rows, limit, (row) => presentEndpoint(row, destinations.get(row.id)!, baseUrl));
   });
 
@@ -103,7 +103,7 @@ export async function endpointRoutes(
     schema: { tags: ['endpoints'], summary: 'Get an endpoint with its destinations', security, params: EndpointParams, response: { 200: EndpointSchema, ...errorResponses } },
   }, async (request) => {
     const { endpoint, destinations } = await findEndpoint(request, request.params.id);
-    return presentEndpoint(endpoint, destinations, publicBaseUrl(request, options.publicUrl));
+    return presentEndpoint(endpoint, destinations, publicBaseUrl(request, options.ingestBaseUrl));
   });
 
   api.patch('/v1/endpoints/:id', {
@@ -146,7 +146,7 @@ export async function endpointRoutes(
     await request.em.flush();
     options.targets.invalidate(endpoint.ingestId);
     if (due.length > 0) await makeDestinationsDue(app.orm, due.map((row) => row.id));
-    return presentEndpoint(endpoint, destinations, publicBaseUrl(request, options.publicUrl));
+    return presentEndpoint(endpoint, destinations, publicBaseUrl(request, options.ingestBaseUrl));
   });
 
   api.delete('/v1/endpoints/:id', {

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { dedupeKeyOf, ENDPOINT_DISABLED, extractEventType, readJsonObject, HANDSHAKE_REFUSED, HookError, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED, renderResponseBody, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
+import { dedupeKeyOf, ENDPOINT_DISABLED, extractEventType, readJsonObject, HANDSHAKE_REFUSED, HookError, INGEST_HOST_REQUIRED, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED, renderResponseBody, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
 import type { EventWriter, InsertOutcome, NewEvent } from '@hook/db';
 import type { LocalDelivery } from '../../delivery/worker.ts';
 import type { StreamHub } from '../../stream/hub.ts';
 import type { ListenerRegistry } from '../../stream/listeners.ts';
-import { sandboxTenantContent } from '../../plugins/tenant-content.ts';
+import { ingestHostOf, sandboxTenantContent } from '../../plugins/tenant-content.ts';
 import { errorResponses, IngestAccepted } from '../../schemas.ts';
 import type { CustomDomainCache } from './custom-domains.ts';
 import type { IngestTarget, IngestTargetCache } from './target-cache.ts';
@@ -64,7 +64,7 @@ function refuseOverAllowance(reply: FastifyReply, outcome: InsertOutcome, receiv
  * the row is committed. The endpoint is looked up before the body is read, so an unknown
  * or disabled URL is refused without taking in a large body.
  */
-export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; domains: CustomDomainCache; local: LocalDelivery; listeners: ListenerRegistry; hub: StreamHub; maxPayloadBytes: number }): Promise<void> {
+export async function ingestRoutes(app: FastifyInstance, options: { writer: EventWriter; targets: IngestTargetCache; domains: CustomDomainCache; local: LocalDelivery; listeners: ListenerRegistry; hub: StreamHub; maxPayloadBytes: number; ingestUrl: string | undefined }): Promise<void> {
   // First, so it covers every answer here, refusals thrown before the handler included.
   sandboxTenantContent(app);
   // Any content type, kept as raw bytes: never parsed, never re-serialised.
@@ -72,6 +72,8 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   app.decorateRequest('ingestTarget', null);
   app.decorateRequest('ingestDuplicate', false);
+  const ingestUrl = options.ingestUrl;
+  const ingestHost = ingestUrl === undefined ? null : ingestHostOf(ingestUrl);
 
   async function findTarget(request: FastifyRequest<{ Params: { ingest_id: string } }>): Promise<void> {
     const ingestId = request.params.ingest_id;
@@ -80,6 +82,8 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     // An account's custom domain receives for that account's endpoints only.
     const domainOwner = await options.domains.accountOf(request.hostname);
     if (domainOwner !== null && domainOwner !== endpoint.accountId) throw new HookError(INGEST_NOT_FOUND, [ingestId]);
+    // Ingest on its own host (HOOK_INGEST_URL): never on the console's, which custom domains are not.
+    if (ingestUrl !== undefined && domainOwner === null && request.hostname.toLowerCase() !== ingestHost) throw new HookError(INGEST_HOST_REQUIRED, [ingestUrl, request.hostname]);
     if (endpoint.status === 'disabled') throw new HookError(ENDPOINT_DISABLED, [endpoint.id]);
     request.ingestTarget = endpoint;
   }

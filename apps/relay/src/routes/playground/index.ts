@@ -92,7 +92,8 @@ const TokenHeaders = Type.Object({ authorization: Type.Optional(Type.String({ de
 
 export interface PlaygroundRouteOptions {
   hub: StreamHub;
-  publicUrl: string | undefined;
+  /** Base of the ingest URLs shown: HOOK_INGEST_URL, else HOOK_PUBLIC_URL; unset, each request's own. */
+  ingestBaseUrl: string | undefined;
   heartbeatIntervalMs?: number;
   /** Sessions one client address may start per hour; 0 turns the limit off (HOOK_PLAYGROUND_RATE_LIMIT). */
   sessionsPerAddressPerHour: number;
@@ -122,7 +123,7 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
     const endpoint = await request.em.findOneOrFail(Endpoint, { id: session.endpointId, accountId: session.accountId }, { fields: ['ingestId'] });
     return {
       account_id: session.accountId,
-      endpoint: { id: session.endpointId, url: `${publicBaseUrl(request, options.publicUrl)}/v1/ingest/${endpoint.ingestId}` },
+      endpoint: { id: session.endpointId, url: `${publicBaseUrl(request, options.ingestBaseUrl)}/v1/ingest/${endpoint.ingestId}` },
       expires_at: session.expiresAt?.toISOString() ?? null,
       claimed: session.claimedAt !== null,
     };
@@ -200,7 +201,8 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
       const ingested = await app.inject({
         method: 'POST',
         url: `/v1/ingest/${endpoint.ingestId}`,
-        headers: { 'content-type': 'application/json', 'x-event-type': type, 'user-agent': 'hook-playground' },
+        // On the ingest host when ingest has its own (HOOK_INGEST_URL), which refuses ingest elsewhere.
+        headers: { 'content-type': 'application/json', 'x-event-type': type, 'user-agent': 'hook-playground', ...(options.ingestBaseUrl ? { host: new URL(options.ingestBaseUrl).host } : {}) },
         payload: request.body.payload,
       });
       const answer = ingested.json();

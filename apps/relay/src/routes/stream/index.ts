@@ -34,7 +34,8 @@ export interface StreamRouteOptions {
   listeners: ListenerRegistry;
   copies: DeliveryCopies;
   leaseMs: number;
-  publicUrl: string | undefined;
+  /** Base of the ingest URLs shown: HOOK_INGEST_URL, else HOOK_PUBLIC_URL; unset, each request's own. */
+  ingestBaseUrl: string | undefined;
   heartbeatIntervalMs?: number;
   /** How often a listen session looks for due retries and events other processes stored. */
   listenPollIntervalMs?: number;
@@ -68,7 +69,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
       id: endpoint.id,
       accountId: endpoint.accountId,
       name: endpoint.name,
-      url: `${publicBaseUrl(request, options.publicUrl)}/v1/ingest/${endpoint.ingestId}`,
+      url: `${publicBaseUrl(request, options.ingestBaseUrl)}/v1/ingest/${endpoint.ingestId}`,
       destinationId: (await request.em.findOne(Destination, { endpointId: endpoint.id, type: 'cli', deletedAt: null }, { orderBy: { position: 'asc' } }))?.id ?? null,
     };
   }
