@@ -88,6 +88,8 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
   headers_too_large: 'Send fewer or smaller headers (hook send -H); ids, keys and names are short, so the rest of the request fits.',
   destination_not_allowed:
     'Use a public http(s) URL; for a server on this machine, use `hook listen <port>` (`hook destinations add <endpoint> --cli` holds events for it), or have the relay operator set HOOK_ALLOW_PRIVATE_DESTINATIONS=true.',
+  destination_url_invalid:
+    'Give an http(s) URL such as https://example.com/hooks, with a plain host name or IP address (no spaces, tabs or percent signs in the host); percent-encode special characters in the path and query only.',
   event_in_flight: (problem) => {
     const event = quotedId(problem, 'evt_', '<event>');
     return `Wait for the attempt in progress to finish (\`hook events get ${event}\` shows it when it has), then run \`hook events replay ${event}\` again if needed.`;

@@ -5,7 +5,7 @@
  */
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createEndpoint, readJson, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, expectProblem, readJson, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
 
 const FAST_SCHEDULE = [60_000, 60_000, 60_000, 60_000, 60_000, 60_000];
@@ -66,6 +66,30 @@ describe('DNS rebinding', () => {
     }
     expect(receiver.requests).toHaveLength(0);
   });
+
+  it('refuses IPv6 transition addresses that lead to a private IPv4 address, and still connects to global IPv6', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    const port = new URL(receiver.url).port;
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'transition', destination: { type: 'url', url: `http://rebind.example.test:${port}/hook` } });
+    answer = [{ address: '2606:4700:4700::1111', family: 6 }]; // global unicast: connected to (unreachable from here, which is fine)
+    const id = (await readJson(await fetch(endpoint.url, { method: 'POST', body: 'first' }))).id as string;
+    const [first] = await attemptsOf(relay, key, id, 1);
+    expect(first.error).not.toMatch(/private, loopback or link-local/);
+    for (const address of [
+      '0:0:0:0:0:ffff:a00:1', // IPv4-mapped ::ffff:0:0/96, 10.0.0.1
+      '::a00:1', // IPv4-compatible ::/96, 10.0.0.1
+      '64:ff9b:1::7f00:1', // local-use NAT64 64:ff9b:1::/48, 127.0.0.1
+      '2002:a00:1::1', // 6to4 2002::/16, 10.0.0.1
+      'fec0::1', // site-local fec0::/10
+    ]) {
+      answer = [{ address, family: 6 }];
+      const before = (await attemptsOf(relay, key, id, 1)).length;
+      expect((await api(relay.baseUrl, 'POST', `/v1/events/replay/${id}`, { key })).status).toBe(200);
+      const attempts = await attemptsOf(relay, key, id, before + 1);
+      expect({ address, attempt: attempts.at(-1) }).toMatchObject({ address, attempt: { response_status: null, error: expect.stringMatching(/resolves to .*private, loopback or link-local/) } });
+    }
+    expect(receiver.requests).toHaveLength(0);
+  });
 });
 
 describe('private destinations in other spellings', () => {
@@ -87,6 +111,12 @@ describe('private destinations in other spellings', () => {
       const response = await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, json: { name: 'x', destination: { type: 'url', url } } });
       expect({ url, status: response.status, code: response.body.code }).toEqual({ url, status: 422, code: 'destination_not_allowed' });
     }
+    // IPv6 transition prefixes carrying a private IPv4 address, and site-local IPv6.
+    for (const url of ['http://[0:0:0:0:0:ffff:a00:1]/x', 'http://[::a00:1]/x', 'http://[::7f00:1]/x', 'http://[64:ff9b:1::a00:1]/x', 'http://[2002:a00:1::1]/x', 'http://[2002:7f00:1::]/x', 'http://[fec0::1]/x']) {
+      const response = await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, json: { name: 'x', destination: { type: 'url', url } } });
+      expect({ url, status: response.status, code: response.body.code }).toEqual({ url, status: 422, code: 'destination_not_allowed' });
+    }
+    expect((await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, json: { name: 'v6', destination: { type: 'url', url: 'http://[2606:4700:4700::1111]/hook' } } })).status).toBe(201);
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'public', destination: { type: 'url', url: 'https://example.com/hook' } });
     for (const url of ['http://127.1/x', 'http://[::ffff:7f00:1]/x']) {
       const response = await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { destination: { type: 'url', url } } });
@@ -122,4 +152,37 @@ describe('redirects', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(target.requests).toHaveLength(0);
   });
+});
+
+describe('a destination URL no request can be sent to', () => {
+  const UNPARSABLE = 'http://127.0.0.1%09:29081/';
+  for (const allowPrivateDestinations of [false, true]) {
+    describe(`with HOOK_ALLOW_PRIVATE_DESTINATIONS=${allowPrivateDestinations}`, () => {
+      let relay: TestRelay;
+      beforeAll(async () => {
+        relay = await startTestRelay({ allowPrivateDestinations });
+      });
+      afterAll(async () => relay.close());
+
+      it('is refused with 422 destination_url_invalid and a fix, as an endpoint, destination or notification URL, and never stored', async () => {
+        const { key } = await signUp(relay.baseUrl);
+        const refusals = [
+          ['body.destination.url', await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, json: { name: 'x', destination: { type: 'url', url: UNPARSABLE } } })],
+        ] as const;
+        const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'kept', destination: { type: 'url', url: 'https://example.com/hook' } });
+        const more = [
+          ['body.destination.url', await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { destination: { type: 'url', url: UNPARSABLE } } })],
+          ['body.destination.url', await api(relay.baseUrl, 'POST', `/v1/endpoints/${endpoint.id}/destinations`, { key, json: { destination: { type: 'url', url: UNPARSABLE } } })],
+          ['body.url', await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: UNPARSABLE } })],
+        ] as const;
+        for (const [field, response] of [...refusals, ...more]) {
+          const problem = expectProblem(response, 422, 'destination_url_invalid');
+          expect(problem.fix).toMatch(/http\(s\) URL/);
+          expect(problem.errors).toEqual([{ field, message: expect.stringMatching(/not a URL a request can be sent to/) }]);
+        }
+        expect(await sqlRows(relay, "select count(*)::int as n from destination where position('%09' in url) > 0")).toEqual([{ n: 0 }]);
+        expectProblem(await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key }), 404, 'notifications_not_configured');
+      });
+    });
+  }
 });

@@ -3,7 +3,8 @@
  * the state an event moves to after an attempt, and which headers travel. Clock and
  * randomness are parameters so every rule is unit-testable.
  */
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { AttemptTrigger, EventStatus } from './events.ts';
 
 /** The default schedule of automatic retries (DESIGN.md §3): 6 retries, each 4× the last. */
@@ -138,35 +139,40 @@ export function forwardableHeaders(headers: Record<string, string>): Record<stri
   return out;
 }
 
-const PRIVATE_RANGES = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE_RANGES.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
-] as const) PRIVATE_RANGES.addSubnet(network, prefix, 'ipv6');
+/** IPv6's global unicast space (RFC 4291): everything else in IPv6 is never a delivery's destination. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+/** NAT64's well-known prefix (RFC 6052): a DNS64 resolver answers this for IPv4-only hosts on an IPv6-only network. */
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
 
 /**
- * Whether an IP address is private, loopback, link-local (cloud metadata lives at
- * 169.254.169.254), multicast, reserved or documentation-only: no place for a webhook to
- * go. IPv4 addresses embedded in IPv6 (::ffff:a.b.c.d, 64:ff9b::a.b.c.d) are judged as IPv4.
+ * The IPv4 address an IPv6 address stands for, where a packet to it reaches that IPv4
+ * address: IPv4-mapped (`::ffff:a.b.c.d`) and NAT64's well-known prefix
+ * (`64:ff9b::a.b.c.d`), both with the IPv4 address in the last 32 bits.
  */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return PRIVATE_RANGES.check(address, 'ipv4');
-  if (family !== 6) return true; // not an address at all: never a safe destination
-  const lower = address.toLowerCase();
-  const embedded = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (embedded) return PRIVATE_RANGES.check(embedded[1]!, 'ipv4');
-  const mappedHex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (mappedHex) {
-    const high = parseInt(mappedHex[1]!, 16);
-    const low = parseInt(mappedHex[2]!, 16);
-    return PRIVATE_RANGES.check(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, 'ipv4');
-  }
-  return PRIVATE_RANGES.check(address, 'ipv6');
+function standsForIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  if (!address.isIPv4MappedAddress() && !address.match(NAT64_WELL_KNOWN)) return null;
+  return new ipaddr.IPv4(address.toByteArray().slice(12));
+}
+
+/**
+ * Whether an IP address is no place for a webhook to go. An allow list: only global
+ * unicast addresses are public, as ipaddr.js classifies them against IANA's
+ * special-purpose registries (private, loopback, link-local where cloud metadata lives at
+ * 169.254.169.254, shared, multicast, reserved, documentation, benchmarking, AS112, AMT),
+ * and in IPv6 only 2000::/3 besides. An IPv4-mapped or NAT64 (64:ff9b::/96) address is
+ * judged by the IPv4 address it stands for; the other transition ranges (IPv4-compatible
+ * ::/96, 64:ff9b:1::/48 local-use NAT64, 6to4 2002::/16, Teredo 2001::/32, site-local
+ * fec0::/10) are refused whatever they embed: they lead into a network's own translator or
+ * tunnel. docs/delivery.md#private-destinations lists them.
+ */
+export function isPrivateAddress(text: string): boolean {
+  if (isIP(text) === 0) return true; // not an address at all (ipaddr.js would also take 127.1): never a safe destination
+  const address = ipaddr.parse(text);
+  if (address.kind() === 'ipv4') return address.range() !== 'unicast';
+  const v6 = address as ipaddr.IPv6;
+  const v4 = standsForIpv4(v6);
+  if (v4) return v4.range() !== 'unicast';
+  return !v6.match(GLOBAL_UNICAST_V6) || v6.range() !== 'unicast';
 }
 
 /** Host names that always mean this machine or a cloud metadata service, whatever DNS says. */

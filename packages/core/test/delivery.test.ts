@@ -93,6 +93,21 @@ describe('private destinations', () => {
     }
   });
 
+  it('allows only global unicast IPv6, judging mapped and NAT64 addresses by their IPv4 address and refusing other transition ranges', () => {
+    for (const address of [
+      '0:0:0:0:0:ffff:a00:1', '::ffff:0:a00:1', '::a00:1', '::127.0.0.1', // IPv4-mapped (another spelling), translated, IPv4-compatible
+      '64:ff9b::7f00:1', '64:ff9b:1::a00:1', '64:ff9b:1::808:808', // NAT64: the well-known prefix by its IPv4 address; local-use always
+      '2002:a00:1::1', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', // 6to4 and Teredo, whatever they embed
+      'fec0::1', '2001:db8::1', '3fff::1', '100::1', 'fe80::1%eth0', 'ff02::1', '4000::1', // site-local, documentation, discard, link-local, multicast, unassigned
+      '255.255.255.255', '192.88.99.1', '198.18.0.1', '240.0.0.1',
+    ]) {
+      expect(isPrivateAddress(address), address).toBe(true);
+    }
+    for (const address of ['2606:4700:4700::1111', '2a00:1450:4001:82a::200e', '2001:4860:4860::8888', '0:0:0:0:0:ffff:808:808']) {
+      expect(isPrivateAddress(address), address).toBe(false);
+    }
+  });
+
   it('knows host names that always mean this machine or a metadata service', () => {
     for (const host of ['localhost', 'api.localhost', 'LOCALHOST.', 'metadata.google.internal', '[::1]', '127.0.0.1']) expect(isPrivateHostname(host), host).toBe(true);
     for (const host of ['example.com', '8.8.8.8']) expect(isPrivateHostname(host), host).toBe(false);

@@ -85,7 +85,9 @@ export class DeliverySender {
   async send(url: string, headers: Record<string, string>, body: Buffer): Promise<SendResult> {
     const started = performance.now();
     const elapsed = (): number => performance.now() - started;
-    const hostname = new URL(url).hostname;
+    // A URL stored before the relay checked that it parses fails its attempts, not the worker.
+    const hostname = URL.parse(url)?.hostname;
+    if (hostname === undefined) return { status: null, body: null, error: `the destination URL ${JSON.stringify(url)} cannot be parsed; change it`, retryAfterMs: null, durationMs: elapsed() };
     if (!this.#allowPrivate && isPrivateHostname(hostname)) {
       return { status: null, body: null, error: new PrivateDestinationError(hostname, hostname).message, retryAfterMs: null, durationMs: elapsed() };
     }

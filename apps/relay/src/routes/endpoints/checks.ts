@@ -2,13 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import { HookError, validateFilter, VALIDATION_FAILED, type FieldError } from '@hook/core';
 import { openSigningSecret, type SecretBoxOwner } from '@hook/db';
-import { assertPublicDestination } from '../../delivery/destinations.ts';
+import { checkDestinationUrl } from '../../delivery/destinations.ts';
 import { TRANSFORMATION_CODE_MAX_BYTES, type Destination, type FilterInput, type TransformationInput } from '../../schemas.ts';
 import type { TransformRunner } from '../../transformations/types.ts';
 
-/** Refuses a URL destination at a private address (unless this relay allows them). */
+/** Refuses a URL destination that cannot be parsed, or at a private address (unless this relay allows them). */
 export async function checkDestination(destination: Static<typeof Destination> | undefined, allowPrivate: boolean): Promise<void> {
-  if (destination?.type === 'url' && !allowPrivate) await assertPublicDestination(destination.url!);
+  if (destination?.type === 'url') await checkDestinationUrl(destination.url!, 'body.destination.url', { allowPrivate });
 }
 
 /**

@@ -6,7 +6,7 @@ import {
   clearNotificationUrl, findNotificationEndpoint, listEvents, notificationEndpointIds, notifyDue, setNotificationUrl,
   type MemberRole, type NotificationEndpointRow,
 } from '@hook/db';
-import { assertPublicDestination } from '../../delivery/destinations.ts';
+import { checkDestinationUrl } from '../../delivery/destinations.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
 import { DestinationUrl, errorResponses, EventSummarySchema, NotificationEventQuerySchema, NotificationSettingsSchema, Page } from '../../schemas.ts';
 import { presentEventSummary } from '../events/index.ts';
@@ -49,7 +49,7 @@ export async function notificationRoutes(app: FastifyInstance, options: { allowP
   }, async (request) => {
     requireAdmin(request, 'set the notification URL');
     const { url } = request.body;
-    if (!options.allowPrivateDestinations) await assertPublicDestination(url);
+    await checkDestinationUrl(url, 'body.url', { allowPrivate: options.allowPrivateDestinations });
     const endpoint = await setNotificationUrl(request.em, request.accountId, url);
     // Notifications that were waiting (the URL had answered 410) go out now.
     await notifyDue(app.orm);
