@@ -1,23 +1,28 @@
 /**
  * `hook account update` against a real relay: the allowlist, the custom domain and the
  * retention are stored and shown, plan limits and lockout protection fail with exit 1
- * and the relay's problem, and a command line with nothing to change exits 2.
+ * and the relay's problem, and a command line with nothing to change exits 2. The custom
+ * domain is verified by `hook account verify-domain` through a real DNS server on a local port.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HookUser } from '../support/cli.ts';
+import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { api, createEndpoint, startTestRelay, type TestRelay } from '../support/relay.ts';
 
 let relay: TestRelay;
+let dns: TestDnsServer;
 const user = new HookUser();
 let key: string;
 
 beforeAll(async () => {
-  relay = await startTestRelay();
+  dns = await startDnsServer();
+  relay = await startTestRelay({ dnsServers: [dns.address] });
   key = (await user.json(['signup', '--api-url', relay.baseUrl])).api_key;
 });
 
 afterAll(async () => {
   await relay?.close();
+  await dns?.close();
   user.remove();
 });
 
@@ -33,16 +38,38 @@ describe('hook account update', () => {
     expect((await user.json(['account', 'update', '--clear-allowed-ips'])).account.allowed_ips).toEqual([]);
   });
 
-  it('on pro: sets the allowlist (repeatable, canonical) and a custom domain, shown by account get', async () => {
+  it('on pro: sets the allowlist (repeatable, canonical) and claims a custom domain, in use once verify-domain finds its DNS record', async () => {
     await user.json(['account', 'plan', 'pro']);
     const endpoint = await createEndpoint(relay.baseUrl, key);
     const updated = await user.json(['account', 'update', '--allowed-ip', '127.0.0.1', '--allowed-ip', '::1', '--allowed-ip', '10.1.2.3/8', '--custom-domain', 'Hooks.Acme.Test']);
-    expect(updated.account).toMatchObject({ allowed_ips: ['127.0.0.1/32', '::1/128', '10.0.0.0/8'], custom_domain: 'hooks.acme.test' });
+    expect(updated.account).toMatchObject({ allowed_ips: ['127.0.0.1/32', '::1/128', '10.0.0.0/8'], custom_domain: 'hooks.acme.test', custom_domain_status: 'pending' });
+    const record = updated.account.custom_domain_verification;
+    expect(record).toEqual({ type: 'TXT', name: '_hook-challenge.hooks.acme.test', value: expect.stringMatching(/^hook-domain-verification=[0-9a-f]{32}$/) });
 
     const text = await user.run(['account', 'get']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/Allowed IPs:\s+127\.0\.0\.1\/32, ::1\/128, 10\.0\.0\.0\/8/);
-    expect(text.stdout).toMatch(/Custom domain:\s+hooks\.acme\.test/);
+    expect(text.stdout).toMatch(/Custom domain:\s+hooks\.acme\.test \(pending: not in use until verified\)/);
+    expect(text.stdout).toContain('add this DNS record, then run `hook account verify-domain`');
+    expect(text.stdout).toMatch(new RegExp(`Name:\\s+_hook-challenge\\.hooks\\.acme\\.test\\n\\s*Value:\\s+${record.value}`));
+    // Pending: endpoint URLs keep the relay's host.
+    expect((await user.json(['endpoints', 'get', endpoint.id])).url).toBe(endpoint.url);
+
+    const missing = await user.run(['account', 'verify-domain', '--json']);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe('');
+    expect(JSON.parse(missing.stderr)).toMatchObject({ code: 'custom_domain_unverified', detail: expect.stringContaining(`does not hold '${record.value}' (found: no such name)`) });
+    const missingText = await user.run(['account', 'verify-domain']);
+    expect(missingText.code).toBe(1);
+    expect(missingText.stderr).toContain('The TXT record _hook-challenge.hooks.acme.test does not hold');
+    expect(missingText.stderr).toContain('then run `hook account verify-domain` again');
+
+    dns.setTxt(record.name, [record.value]);
+    const verified = await user.run(['account', 'verify-domain']);
+    expect(verified.code).toBe(0);
+    expect(verified.stderr).toContain('The custom domain hooks.acme.test is verified: endpoint URLs use it now.');
+    expect(verified.stdout).toMatch(/Custom domain:\s+hooks\.acme\.test \(verified\)/);
+    expect((await user.json(['account', 'verify-domain'])).account).toMatchObject({ custom_domain_status: 'verified', custom_domain_verification: null });
     const { port } = new URL(relay.baseUrl);
     expect((await user.json(['endpoints', 'get', endpoint.id])).url).toMatch(new RegExp(`^http://hooks\\.acme\\.test:${port}/v1/ingest/`));
   });

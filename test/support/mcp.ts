@@ -55,7 +55,10 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   expect(upgraded.plan_history).toEqual([expect.objectContaining({ from_plan: 'free', to_plan: 'pro' })]);
   expect((await use('get_account')).plan_history).toHaveLength(1);
   const updated = await use('update_account', { email: 'ops@example.com', allowed_ips: [] });
-  expect(updated.account).toMatchObject({ email: 'ops@example.com', allowed_ips: [], custom_domain: null, retention_days: null });
+  expect(updated.account).toMatchObject({ email: 'ops@example.com', allowed_ips: [], custom_domain: null, custom_domain_status: null, retention_days: null });
+  // With no custom domain claimed there is nothing to verify (apps/relay/test/account-settings.test.ts verifies one through a local DNS server).
+  called.add('verify_custom_domain');
+  expect(toolError(await client.callTool({ name: 'verify_custom_domain', arguments: {} }))).toMatchObject({ code: 'custom_domain_not_claimed', status: 409 });
   const { endpoint } = await use('create_endpoint', { name: 'orders', destination: { type: 'url', url: receiver.url } });
   expect(endpoint).toMatchObject({ name: 'orders', status: 'active', destination: { type: 'url', url: receiver.url } });
   const spare = (await use('create_endpoint', { name: 'spare' })).endpoint;

@@ -139,7 +139,10 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
     'Bring the account within that plan first (`hook endpoints delete <endpoint>`, `hook members remove <member>`, `hook account update --clear-allowed-ips` or `--clear-custom-domain`), then run `hook account plan` again.',
   ip_not_allowed: 'Run the command from an address in the account\'s allowed IPs, or have an admin widen them from an allowed address (`hook account update --allowed-ip <cidr>`). Ingest URLs are not affected.',
   allowlist_excludes_caller: 'Include the address this machine calls the relay from (or its network) as one more --allowed-ip in `hook account update`, or run it from an address the list includes.',
-  custom_domain_taken: 'Use a domain (or subdomain) that you control and no other account uses: `hook account update --custom-domain <host>`.',
+  custom_domain_taken: 'Use a domain (or subdomain) that you control and no other account uses (`hook account update --custom-domain <host>`), or clear it from the account that has it (`hook account update --clear-custom-domain` with that account\'s key).',
+  custom_domain_not_claimed: 'Claim a domain first with `hook account update --custom-domain <host>`, add the DNS record it shows, then run `hook account verify-domain`.',
+  custom_domain_unverified:
+    'Add the TXT record named above at the DNS provider of the domain (`hook account get` shows it again), check that it is served (`dig TXT <name>`), then run `hook account verify-domain` again.',
   admin_required:
     'Save an admin member\'s key in its own profile (`hook login --api-key hk_… --profile admin`) and run the command with --profile admin, or ask an admin to run `hook members role <member> admin` for you.',
   member_not_found: 'Run `hook members list` to see the members and their ids (mem_…).',

@@ -230,6 +230,24 @@ function limitText(limit: number | null, unit: string): string {
   return limit === null ? 'unlimited' : `${limit.toLocaleString('en-US')} ${unit}`;
 }
 
+/** The account's custom domain and whether it is in effect yet. */
+function customDomainCell(account: AccountDetails['account']): Cell {
+  if (!account.custom_domain) return { text: 'none', tone: 'dim' };
+  return account.custom_domain_status === 'verified'
+    ? `${account.custom_domain} (verified)`
+    : { text: `${account.custom_domain} (pending: not in use until verified)`, tone: 'warn' };
+}
+
+/** While the custom domain is pending: the DNS record that proves it, and the command that checks it. */
+export function customDomainRecordView(account: AccountDetails['account']): View {
+  const record = account.custom_domain_verification;
+  if (!record) return [];
+  return [
+    { kind: 'heading', text: `Prove you control ${account.custom_domain}: add this DNS record, then run \`hook account verify-domain\`` },
+    { kind: 'fields', rows: [['Type', record.type], ['Name', record.name], ['Value', record.value]] },
+  ];
+}
+
 /** `hook account get`, `plan` and `update`: the account, its plan's limits, this month's usage and its plan history. */
 export function accountView(details: AccountDetails): View {
   const { account, limits, usage, plan_history: history } = details;
@@ -241,7 +259,7 @@ export function accountView(details: AccountDetails): View {
         ['Plan', account.plan],
         ['Email', account.email ?? { text: 'none', tone: 'dim' }],
         ['Allowed IPs', account.allowed_ips?.length ? account.allowed_ips.join(', ') : { text: 'any address', tone: 'dim' }],
-        ['Custom domain', account.custom_domain ?? { text: 'none', tone: 'dim' }],
+        ['Custom domain', customDomainCell(account)],
         ['Created', time(account.created_at)],
         ['Events per month', limitText(limits.events_per_month, 'events')],
         ['Endpoints', limitText(limits.endpoints, 'endpoints')],
@@ -251,6 +269,7 @@ export function accountView(details: AccountDetails): View {
         ['Transformation CPU', `${(limits.transformation_cpu_ms_per_minute / 1000).toLocaleString('en-US')} s per minute`],
       ],
     },
+    ...customDomainRecordView(account),
     { kind: 'heading', text: `Usage in ${usage.month} (UTC)` },
     {
       kind: 'fields',

@@ -68,6 +68,12 @@ export interface HookClient {
     /** `PATCH /v1/account` (admins): allowed_ips, custom_domain, retention_days, email; fields left out stay as they are. */
     update(changes: AccountUpdate): Promise<AccountDetails>;
     /**
+     * `POST /v1/account/custom-domain/verify` (admins): looks up the TXT record the pending custom_domain's
+     * `custom_domain_verification` names; once found the domain is in effect. Rejects with `custom_domain_unverified`
+     * (the record expected and what DNS answered) while it is missing or wrong.
+     */
+    verifyCustomDomain(): Promise<AccountDetails>;
+    /**
      * `DELETE /v1/account?confirm=<account id>` (admins): erases the account and everything in it for good.
      * `confirm` must be the account's own id; anything else rejects with `confirmation_required`.
      */
@@ -324,6 +330,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
       get: () => call('GET', '/v1/account'),
       changePlan: (plan) => call('POST', '/v1/account/plan', { json: { plan } }),
       update: (changes) => call('PATCH', '/v1/account', { json: changes }),
+      verifyCustomDomain: () => call('POST', '/v1/account/custom-domain/verify'),
       delete: (confirm) => call('DELETE', '/v1/account', { query: { confirm } }),
     },
     apiKeys: {

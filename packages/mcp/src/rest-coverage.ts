@@ -11,6 +11,7 @@ export const REST_ROUTE_COVERAGE: Readonly<Record<string, RouteCoverage>> = {
   'GET /v1/account': { tool: 'get_account' },
   'POST /v1/account/plan': { tool: 'upgrade_plan' },
   'PATCH /v1/account': { tool: 'update_account' },
+  'POST /v1/account/custom-domain/verify': { tool: 'verify_custom_domain' },
   'DELETE /v1/account': { tool: 'delete_account' },
   'PUT /v1/account/notifications': { tool: 'set_notification_url' },
   'GET /v1/account/notifications': { tool: 'get_notifications' },

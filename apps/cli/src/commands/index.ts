@@ -8,6 +8,7 @@ import type { CommandModule } from '../command.ts';
 import accountGet from './account/get.ts';
 import accountPlan from './account/plan.ts';
 import accountUpdate from './account/update.ts';
+import accountVerifyDomain from './account/verify-domain.ts';
 import accountDelete from './account/delete.ts';
 import apiKeysCreate from './api-keys/create.ts';
 import apiKeysList from './api-keys/list.ts';
@@ -70,6 +71,7 @@ export const COMMANDS: readonly CommandModule[] = [
   accountGet,
   accountPlan,
   accountUpdate,
+  accountVerifyDomain,
   accountDelete,
   endpointsCreate,
   endpointsList,

@@ -25,6 +25,7 @@ import setNotificationUrl from './set-notification-url.ts';
 import signUp from './sign-up.ts';
 import testTransformation from './test-transformation.ts';
 import updateAccount from './update-account.ts';
+import verifyCustomDomain from './verify-custom-domain.ts';
 import updateDestination from './update-destination.ts';
 import updateEndpoint from './update-endpoint.ts';
 import upgradePlan from './upgrade-plan.ts';
@@ -34,6 +35,7 @@ export const HOOK_TOOLS: readonly HookTool<any, any>[] = [
   getAccount,
   upgradePlan,
   updateAccount,
+  verifyCustomDomain,
   deleteAccount,
   createEndpoint,
   listEndpoints,

@@ -32,12 +32,13 @@ export default defineCommand<[], UpdateOptions>({
   description:
     'Change the account settings (PATCH /v1/account; admin keys only). What is not given stays as it is.\n' +
     '--allowed-ip replaces the whole allowlist with the addresses given (pro and enterprise); the relay refuses a list that leaves out the address you call from.\n' +
-    '--custom-domain puts your own hostname in endpoint URLs (pro and enterprise): point it (CNAME) at the relay and terminate TLS for it first.\n' +
+    '--custom-domain claims your own hostname for endpoint URLs (pro and enterprise): point it (CNAME) at the relay and terminate TLS for it first. ' +
+    'The claim is pending, and changes nothing, until you add the DNS TXT record it shows and run `hook account verify-domain`.\n' +
     '--retention-days sets how long events are kept (enterprise).',
   examples: [
     ['hook account update --allowed-ip 203.0.113.0/24 --allowed-ip 2001:db8::/32', 'only these networks may call the API'],
     ['hook account update --clear-allowed-ips', 'any address may call the API again'],
-    ['hook account update --custom-domain hooks.example.com', 'endpoint URLs on your own domain'],
+    ['hook account update --custom-domain hooks.example.com', 'claim your own domain for endpoint URLs; shows the DNS record to add'],
     ['hook account update --retention-days 730 --json', 'keep events two years (enterprise); print the account as JSON'],
   ],
   configure(command) {
