@@ -213,10 +213,10 @@ describe('hook events replay', () => {
     }
   });
 
-  it('queues a bulk replay of an endpoint\'s failed events and says how many', async () => {
+  it('queues a bulk replay of an endpoint\'s failing events and says how many', async () => {
     const before = receiver.requests.length;
     const result = await user.json(['events', 'replay', '--endpoint', 'replays', '--since', '1h']);
-    expect(result).toEqual({ replayed: 1, deliveries: 1, waiting_for_listener: 0, limit: 10_000 });
+    expect(result).toEqual({ replayed: 1, deliveries: 1, waiting_for_listener: 0, limit: 10_000, status: ['failed', 'retrying'] });
     await receiver.waitFor(before + 1);
 
     const none = await user.run(['events', 'replay', '--endpoint', 'replays', '--status', 'failed']);

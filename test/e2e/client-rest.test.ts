@@ -152,7 +152,7 @@ describe('ingest and events', () => {
     expect(replayed.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200 });
 
     const bulk = await client.events.replayMany({ endpoint_id: endpoint.id, status: 'delivered', since: new Date(Date.now() - 60_000).toISOString() });
-    expect(bulk).toEqual({ replayed: 1, deliveries: 1, waiting_for_listener: 0, limit: 10_000 });
+    expect(bulk).toEqual({ replayed: 1, deliveries: 1, waiting_for_listener: 0, limit: 10_000, status: ['delivered'] });
     await receiver.waitFor(before + 3);
 
     let count = 0;

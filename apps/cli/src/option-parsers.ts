@@ -3,13 +3,20 @@
  * InvalidArgumentError, which ends the run as a usage error (exit 2).
  */
 import { InvalidArgumentError } from 'commander';
-import { isId, LIST_LIMIT_MAX, parseDuration } from '@hook/core';
+import { EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES, isId, LIST_LIMIT_MAX, parseDuration } from '@hook/core';
 
 /** `--limit`: a page size the API accepts. */
 export function parseLimit(value: string): number {
   const limit = Number(value);
   if (!/^\d+$/.test(value) || limit < 1 || limit > LIST_LIMIT_MAX) throw new InvalidArgumentError(`must be a whole number from 1 to ${LIST_LIMIT_MAX}.`);
   return limit;
+}
+
+/** `--status` of the event commands: one status or several separated by commas, sent as given (the relay splits it). */
+export function parseStatusList(value: string): string {
+  const list = value.replace(/\s+/g, '');
+  if (!new RegExp(EVENT_STATUS_LIST_PATTERN).test(list)) throw new InvalidArgumentError(`must be ${EVENT_STATUSES.join(', ')}, or several separated by commas (failed,retrying).`);
+  return list;
 }
 
 /** A destination id argument (`dst_…`), checked here so a typo is a usage error rather than the relay's validation_failed. */

@@ -97,8 +97,8 @@ export function buildProgram(options: ProgramOptions): Command {
     ['hook endpoints create orders --destination https://example.com/webhooks', 'an endpoint that delivers to your server'],
     ['hook send orders --data \'{"type":"order.created"}\'', 'send it a test event'],
     ['hook listen 3000', 'forward events to a server on this machine (http://127.0.0.1:3000)'],
-    ['hook events list --endpoint orders --status failed', 'see what failed'],
-    ['hook events replay --endpoint orders --status failed', 'replay every failed event'],
+    ['hook events list --endpoint orders --status failed,retrying', 'see what is failing'],
+    ['hook events replay --endpoint orders', 'replay every failing event (failed or retrying)'],
   ])}\nEvery command takes --json. Exit codes: 0 ok, 1 failed, 2 usage error. Docs: docs/cli.md\n`);
   return program;
 }

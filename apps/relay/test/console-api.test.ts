@@ -58,7 +58,7 @@ describe('event list at 100,000 events', () => {
     const seqScanOfEvents = (nodes: any[]) => nodes.some((node) => node['Node Type'] === 'Seq Scan' && node['Relation Name'] === 'event');
     for (const filter of [
       { accountId: history.accountId, limit: 51 },
-      { accountId: history.accountId, limit: 51, status: 'failed' as const, excludeEndpointIds: [newId('endpoint')] },
+      { accountId: history.accountId, limit: 51, status: ['failed' as const], excludeEndpointIds: [newId('endpoint')] },
     ]) {
       const nodes = await plan(filter);
       const summary = summaryOf(nodes);

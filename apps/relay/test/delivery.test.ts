@@ -319,7 +319,7 @@ describe('replay', () => {
       switchable.respond = () => ({ status: 200 });
       const response = await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { endpoint_id: endpoint.id, status: 'failed' } });
       expect(response.status).toBe(202);
-      expect(response.body).toEqual({ replayed: 4, deliveries: 4, waiting_for_listener: 0, limit: 10_000 });
+      expect(response.body).toEqual({ replayed: 4, deliveries: 4, waiting_for_listener: 0, limit: 10_000, status: ['failed'] });
       for (const id of ids) {
         const event = await until(id, 'delivered');
         expect(event.attempts.at(-1)).toMatchObject({ trigger: 'replay', response_status: 200 });
@@ -327,6 +327,10 @@ describe('replay', () => {
       const none = await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { endpoint_id: endpoint.id } });
       expect(none.body.replayed).toBe(0);
       expectProblem(await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { since: 'yesterday' } }), 400, 'validation_failed');
+      expectProblem(await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { status: 'failed,failing' } }), 400, 'validation_failed');
+      expectProblem(await api(relay.baseUrl, 'GET', '/v1/events?status=failed,', { key }), 400, 'validation_failed');
+      const both = await api(relay.baseUrl, 'GET', `/v1/events?endpoint_id=${endpoint.id}&status=retrying,delivered`, { key });
+      expect(both.body.data.map((event: any) => event.id).sort()).toEqual([...ids].sort());
     } finally {
       await switchable.close();
     }

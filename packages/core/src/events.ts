@@ -2,6 +2,20 @@
 export const EVENT_STATUSES = ['pending', 'delivered', 'retrying', 'failed', 'filtered'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
+/**
+ * What "failing" means to a person: failed for good, or failed and retrying. The default of
+ * bulk replay, and what `hook events list --status failed,retrying` finds.
+ */
+export const FAILING_STATUSES: readonly EventStatus[] = ['failed', 'retrying'];
+
+/** A status filter as the API takes it: one status, or several separated by commas (`failed,retrying`). */
+export const EVENT_STATUS_LIST_PATTERN = `^(${EVENT_STATUSES.join('|')})(,(${EVENT_STATUSES.join('|')}))*$`;
+
+/** The statuses of a filter matching EVENT_STATUS_LIST_PATTERN, each once, in the order given. */
+export function parseEventStatusList(text: string): EventStatus[] {
+  return [...new Set(text.split(','))] as EventStatus[];
+}
+
 /** Endpoint states: `paused` accepts events but holds delivery; `disabled` refuses them. */
 export const ENDPOINT_STATUSES = ['active', 'paused', 'disabled'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];

@@ -43,7 +43,8 @@ export interface EventListFilter {
   ids?: readonly string[];
   endpointIds?: readonly string[];
   excludeEndpointIds?: readonly string[];
-  status?: EventStatus;
+  /** Only events whose summary status is one of these. */
+  status?: readonly EventStatus[];
   type?: string;
   /** Keyset: only ids before this one (newest first). */
   beforeId?: string;
@@ -119,7 +120,7 @@ export function eventListQuery(filter: EventListFilter, select: 'page' | 'ids' =
       and (?::text is null or e.id < ?)
       and (?::timestamptz is null or e.received_at >= ?)
       and (?::timestamptz is null or e.received_at < ?)
-      ${filter.status === undefined ? '' : 'and s.status = ?'}
+      ${filter.status === undefined ? '' : 'and s.status = any(?::text[])'}
     order by e.account_id desc, e.id desc
     limit ?`;
   const params = [
@@ -133,7 +134,7 @@ export function eventListQuery(filter: EventListFilter, select: 'page' | 'ids' =
     beforeTimeId, beforeTimeId,
     filter.receivedFrom ?? null, filter.receivedFrom ?? null,
     filter.receivedBefore ?? null, filter.receivedBefore ?? null,
-    ...(filter.status === undefined ? [] : [filter.status]),
+    ...(filter.status === undefined ? [] : [`{${filter.status.join(',')}}`]),
     filter.limit,
   ];
   return { sql, params };

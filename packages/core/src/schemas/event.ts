@@ -1,6 +1,6 @@
 /** Stored events, their deliveries and attempts, replays, and what an ingest URL answers. */
 import { Type } from 'typebox';
-import { ATTEMPT_TRIGGERS, EVENT_SEARCH_WINDOW, EVENT_STATUSES } from '../events.ts';
+import { ATTEMPT_TRIGGERS, EVENT_SEARCH_WINDOW, EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES } from '../events.ts';
 import { HANDSHAKE_PROVIDERS } from '../handshakes.ts';
 import { VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '../verification.ts';
 import { NOTIFICATION_TYPES } from '../notifications.ts';
@@ -8,6 +8,9 @@ import { IdOf, NullableTimestamp, Page, PageQuery, Timestamp } from './common.ts
 import { Destination } from './endpoint.ts';
 
 export const EventStatus = Type.Enum([...EVENT_STATUSES]);
+
+/** A status filter: one status, or several separated by commas. */
+const EventStatusList = (description: string) => Type.String({ pattern: EVENT_STATUS_LIST_PATTERN, maxLength: 100, description: `${description}: one of ${EVENT_STATUSES.join(', ')}, or several separated by commas (failed,retrying)` });
 
 /** One delivery attempt. */
 export const AttemptSchema = Type.Object({
@@ -88,12 +91,12 @@ export const ReplayRequestSchema = Type.Object({ destination_id: Type.Optional(I
 /** `POST /v1/events/replay/{id}`: the event after the replay, and what happened per destination. */
 export const ReplayedEventSchema = Type.Object({ ...EventSchema.properties, replay: Type.Array(ReplayResultSchema) });
 
-/** `POST /v1/events/replay` body: which events to queue; all optional (default: every failed event). */
+/** `POST /v1/events/replay` body: which events to queue; all optional (default: every failing delivery, failed or retrying). */
 export const BulkReplayRequestSchema = Type.Object(
   {
     endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
     destination_id: Type.Optional(IdOf('destination', 'Only deliveries to this destination')),
-    status: Type.Optional({ ...EventStatus, description: 'Only deliveries in this status; default failed' }),
+    status: Type.Optional(EventStatusList('Only deliveries in these statuses; default failed,retrying (everything failing)')),
     since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
     until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),
   },
@@ -106,6 +109,7 @@ export const BulkReplayResultSchema = Type.Object({
   deliveries: Type.Integer({ description: 'How many deliveries (an event has one per destination)' }),
   waiting_for_listener: Type.Integer({ description: 'Of those, how many go to `hook listen` destinations (each to the next listener that claims it)' }),
   limit: Type.Integer({ description: 'The most deliveries one request queues; deliveries equal to limit means more may match' }),
+  status: Type.Array(EventStatus, { description: 'The delivery statuses replayed: the request\'s, or the default failed and retrying' }),
 });
 
 /**
@@ -121,7 +125,7 @@ export const IngestAccepted = Type.Object({
 export const EventListQuery = Type.Object(
   {
     endpoint_id: Type.Optional(IdOf('endpoint', 'Only this endpoint\'s events')),
-    status: Type.Optional(EventStatus),
+    status: Type.Optional(EventStatusList('Only events in these statuses')),
     type: Type.Optional(Type.String({ maxLength: 200, description: 'Only events of this exact type' })),
     since: Type.Optional({ ...Timestamp, description: 'Only events received at or after this time' }),
     until: Type.Optional({ ...Timestamp, description: 'Only events received before this time' }),

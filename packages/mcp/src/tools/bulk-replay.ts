@@ -8,11 +8,11 @@ export default defineTool({
   title: 'Replay many events',
   description:
     'Queue one replay attempt for every matching delivery (POST /v1/events/replay); an event has one delivery per destination. Attempts run in the background; ' +
-    '`hook listen` destinations get theirs from the next listener. With no filter it replays every failed delivery. `deliveries` equal to `limit` means more may match: call again.',
+    '`hook listen` destinations get theirs from the next listener. With no status it replays every failing delivery (failed or retrying); `status` in the answer says which statuses it took. `deliveries` equal to `limit` means more may match: call again.',
   input: inputShapeOf(S.BulkReplayRequestSchema, {
     endpoint_id: 'Only this endpoint\'s events (ep_…)',
     destination_id: 'Only deliveries to this destination (dst_…)',
-    status: 'Only deliveries in this status; default failed',
+    status: 'Only deliveries in these statuses, comma-separated (failed,retrying); default failed,retrying: everything failing',
     since: 'ISO 8601: events received at or after this time',
     until: 'ISO 8601: events received before this time',
   }),

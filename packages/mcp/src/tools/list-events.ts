@@ -9,7 +9,7 @@ export default defineTool({
   title: 'List events',
   description:
     'List received events, newest first (GET /v1/events), without bodies or attempts (get_event has those). ' +
-    'Filter by endpoint, delivery status (pending, delivered, retrying, failed, filtered) and exact event type.',
+    'Filter by endpoint, delivery status (pending, delivered, retrying, failed, filtered; several comma-separated: failed,retrying is everything failing) and exact event type.',
   input: inputShapeOf(S.EventListQuery, {
     endpoint_id: 'Only this endpoint\'s events (ep_…)',
     type: 'Exact event type, e.g. "invoice.paid"',

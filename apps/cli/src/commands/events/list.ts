@@ -1,13 +1,12 @@
-import { Option } from 'commander';
-import { EVENT_STATUSES, type EventStatus } from '@hook/core';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
-import { parseLimit } from '../../option-parsers.ts';
+import { parseLimit, parseStatusList } from '../../option-parsers.ts';
 import { eventTable } from '../../views.ts';
 
 interface ListOptions {
   endpoint?: string;
-  status?: EventStatus;
+  /** One status or several, comma-separated (`failed,retrying`). */
+  status?: string;
   type?: string;
   limit?: number;
   cursor?: string;
@@ -21,13 +20,13 @@ export default defineCommand<[], ListOptions>({
     '--json prints the API page as it is: {"data": [event, …], "next_cursor": string | null}.',
   examples: [
     ['hook events list', 'the newest 20 events of every endpoint'],
-    ['hook events list --endpoint orders --status failed', 'what failed on one endpoint'],
+    ['hook events list --endpoint orders --status failed,retrying', 'what is failing on one endpoint (failed for good, or retrying)'],
     ['hook events list --type invoice.paid --limit 100 --json', 'one type, as JSON'],
   ],
   configure(command) {
     command
       .option('--endpoint <endpoint>', 'only this endpoint\'s events (id or name)')
-      .addOption(new Option('--status <status>', 'only events in this status').choices(EVENT_STATUSES))
+      .option('--status <status[,status…]>', 'only events in these statuses: pending, delivered, retrying (failed, retrying soon), failed (no retries left), filtered; several separated by commas', parseStatusList)
       .option('--type <type>', 'only events of this exact type')
       .option('--limit <n>', 'events per page, 1–100 (default 20)', parseLimit)
       .option('--cursor <cursor>', 'the next_cursor of the previous page');

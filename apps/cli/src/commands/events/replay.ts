@@ -1,17 +1,17 @@
 import { Option } from 'commander';
-import { EVENT_STATUSES, type EventStatus } from '@hook/core';
 import type { Attempt, ReplayedEvent } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
 import { REPLAY_FAILED, replayFailedFix, UsageError, UserError } from '../../errors.ts';
-import { parseDestinationId, parseTimeArgument } from '../../option-parsers.ts';
+import { parseDestinationId, parseStatusList, parseTimeArgument } from '../../option-parsers.ts';
 import { attemptTable, targetText, time } from '../../views.ts';
 
 interface ReplayOptions {
   destination?: string;
   endpoint?: string;
   all?: boolean;
-  status?: EventStatus;
+  /** One status or several, comma-separated; unset: the relay's default, failed and retrying. */
+  status?: string;
   since?: string;
   until?: string;
 }
@@ -55,15 +55,15 @@ export default defineCommand<[string | undefined], ReplayOptions>({
     'With an event id: one new attempt for each of its destinations (or only --destination). URL destinations get it now; ' +
     '`hook listen` (cli) destinations get it in the running listener, or the next one that connects. One line per destination says which; ' +
     'exits 1 when a URL attempt does not get a 2xx.\n' +
-    'With --endpoint, --destination or --all (and no event id): queues one attempt for each matching delivery (default: status failed) and says how many; ' +
+    'With --endpoint, --destination or --all (and no event id): queues one attempt for each matching delivery (default: the failing ones, status failed or retrying) and says how many, and which statuses it took; ' +
     'the delivery workers and listeners make them soon after, oldest first.',
   examples: [
     ['hook events replay evt_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', 'deliver one event again to each destination, now'],
     ['hook events replay evt_01JD2Y0Z3M4N5P6Q7R8S9TVWXY --destination dst_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', 'only to one destination'],
-    ['hook events replay --endpoint orders', 'every failed event of one endpoint'],
+    ['hook events replay --endpoint orders', 'every failing event of one endpoint (failed or retrying)'],
     ['hook events replay --destination dst_01JD2Y0Z3M4N5P6Q7R8S9TVWXY --since 2h', 'what failed to one destination in the last two hours'],
     ['hook events replay --endpoint orders --status delivered --since 2h', 'everything delivered in the last two hours'],
-    ['hook events replay --all --since 2026-01-31 --until 2026-02-01', 'every failed event of every endpoint received that day'],
+    ['hook events replay --all --status failed --since 2026-01-31 --until 2026-02-01', 'every event of every endpoint received that day whose retries ran out'],
   ],
   configure(command) {
     command
@@ -71,7 +71,7 @@ export default defineCommand<[string | undefined], ReplayOptions>({
       .option('--destination <destination>', 'only the deliveries to this destination (dst_…)', parseDestinationId)
       .addOption(new Option('--endpoint <endpoint>', 'replay this endpoint\'s events (id or name)').conflicts('all'))
       .option('--all', 'replay matching events of every endpoint')
-      .addOption(new Option('--status <status>', 'only deliveries in this status (default failed)').choices(EVENT_STATUSES))
+      .option('--status <status[,status…]>', 'only deliveries in these statuses, comma-separated (default failed,retrying)', parseStatusList)
       .option('--since <time>', 'only events received at or after: ISO time, date, or a duration ago (30m, 2h, 7d)', parseTimeArgument())
       .option('--until <time>', 'only events received before: ISO time, date, or a duration ago', parseTimeArgument());
   },
@@ -96,14 +96,13 @@ export default defineCommand<[string | undefined], ReplayOptions>({
       return;
     }
     const endpointId = options.endpoint === undefined ? undefined : await endpointIdOf(client, options.endpoint);
-    const status = options.status ?? 'failed';
     const result = await client.events
-      .replayMany({ endpoint_id: endpointId, destination_id: options.destination, status, since: options.since, until: options.until })
+      .replayMany({ endpoint_id: endpointId, destination_id: options.destination, status: options.status, since: options.since, until: options.until })
       .catch((error: unknown) => {
         throw options.endpoint === undefined ? error : endpointErrorFor(options.endpoint, error);
       });
     const scope = [
-      `status ${status}`,
+      `status ${result.status.join(' or ')}`,
       options.endpoint === undefined ? (options.destination === undefined ? 'every endpoint' : undefined) : `endpoint ${options.endpoint}`,
       options.destination && `destination ${options.destination}`,
       options.since && `since ${time(options.since)}`,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
-import { DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_SEARCH_WINDOW, EVENT_NOT_FOUND, HookError, LIST_LIMIT_DEFAULT, REPLAY_NOWHERE } from '@hook/core';
+import { DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_SEARCH_WINDOW, EVENT_NOT_FOUND, FAILING_STATUSES, HookError, LIST_LIMIT_DEFAULT, parseEventStatusList, REPLAY_NOWHERE } from '@hook/core';
 import { Attempt, Delivery, Destination, Endpoint, Event, listEvents, notificationEndpointIds, replayEvent, replayMany, searchEvents, type AttemptEntity, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
@@ -90,7 +90,7 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
     const filter = {
       accountId: request.accountId,
       ...(endpointId !== undefined ? { endpointIds: [endpointId] } : { excludeEndpointIds: notificationEndpoints }),
-      ...(status !== undefined ? { status } : {}),
+      ...(status !== undefined ? { status: parseEventStatusList(status) } : {}),
       ...(type !== undefined ? { type } : {}),
       ...(since !== undefined ? { receivedFrom: new Date(since) } : {}),
       ...(until !== undefined ? { receivedBefore: new Date(until) } : {}),
@@ -170,16 +170,17 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
     if (destinationId !== undefined && (await request.em.count(Destination, { id: destinationId, accountId: request.accountId })) === 0) {
       throw new HookError(DESTINATION_NOT_FOUND, [destinationId, '']);
     }
+    const replayedStatuses = status === undefined ? [...FAILING_STATUSES] : parseEventStatusList(status);
     const replayed = await replayMany(app.orm, {
       accountId: request.accountId,
       endpointId,
       destinationId,
-      status: status ?? 'failed',
+      status: replayedStatuses,
       since: since === undefined ? undefined : new Date(since),
       until: until === undefined ? undefined : new Date(until),
       max: BULK_REPLAY_MAX,
     });
     if (replayed.toListeners > 0) options.listeners.wakeAll();
-    return reply.code(202).send({ replayed: replayed.events, deliveries: replayed.deliveries, waiting_for_listener: replayed.toListeners, limit: BULK_REPLAY_MAX });
+    return reply.code(202).send({ replayed: replayed.events, deliveries: replayed.deliveries, waiting_for_listener: replayed.toListeners, limit: BULK_REPLAY_MAX, status: replayedStatuses });
   });
 }

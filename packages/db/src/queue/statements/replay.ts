@@ -77,8 +77,8 @@ export interface ReplayFilter {
   accountId: string;
   endpointId?: string | undefined;
   destinationId?: string | undefined;
-  /** The deliveries' status (default in the route: failed). */
-  status?: EventStatus | undefined;
+  /** The deliveries' statuses (default in the route: failed and retrying). */
+  status?: readonly EventStatus[] | undefined;
   since?: Date | undefined;
   until?: Date | undefined;
   /** Most deliveries one request replays. */
@@ -100,7 +100,7 @@ const REPLAY_MANY = {
         and (l.lease_id is null or l.locked_until < now()) -- one being delivered now is not queued again
         and ($2::text is null or e.endpoint_id = $2)
         and ($3::text is null or l.destination_id = $3)
-        and ($4::text is null or l.status = $4)
+        and ($4::text[] is null or l.status = any($4))
       order by e.id
       limit $7
     ),
