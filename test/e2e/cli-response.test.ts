@@ -45,6 +45,12 @@ describe('hook endpoints --response-…', () => {
     expect(cookie.stderr).toContain('body.response.headers.Set-Cookie');
     expect(cookie.stdout).toBe('');
 
+    // A type a browser would run, and a header it would act on: refused, the message names what is allowed.
+    const html = await user.run(['endpoints', 'update', 'bounded', '--response-header', 'Content-Type: text/html', '--response-header', 'Refresh: 0; url=https://evil.example']);
+    expect(html.code).toBe(1);
+    expect(html.stderr).toContain('body.response.headers.Content-Type must be one of text/plain, application/json, application/xml, text/xml');
+    expect(html.stderr).toContain('body.response.headers.Refresh may not be set');
+
     const both = await user.run(['endpoints', 'update', 'bounded', '--clear-response', '--response-status', '200']);
     expect(both.code).toBe(2);
   });

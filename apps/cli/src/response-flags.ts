@@ -22,7 +22,7 @@ function parseResponseStatus(value: string): number {
 export function addResponseOptions(command: Command, clearable: boolean): Command {
   command
     .option('--response-status <code>', 'answer each stored request with this status, 200–299 (default 200; docs/sources.md)', parseResponseStatus)
-    .option('--response-header <header>', 'a header of that answer, \'Name: value\' (repeatable)', collectHeader)
+    .option('--response-header <header>', 'a header of that answer, \'Name: value\' (repeatable): Content-Type text/plain, application/json, application/xml or text/xml; Cache-Control, ETag and the others docs/sources.md lists; X-… names', collectHeader)
     .option('--response-body-file <path>', 'the answer\'s body, read from this file (at most 4096 bytes; {{event_id}} becomes the event id)');
   if (clearable) command.addOption(new Option('--clear-response', 'answer with the default {"id","status"} JSON again').conflicts(['responseStatus', 'responseHeader', 'responseBodyFile']));
   return command;
