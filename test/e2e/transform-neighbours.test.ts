@@ -1,5 +1,6 @@
 /**
- * One account's slow transformation must not stall the relay for everyone (issue 15):
+ * One account's slow or hostile transformation must not stall the relay for everyone
+ * (issues 15 and 27):
  * a real relay process, real receivers, load over real HTTP. Transformations run on the
  * relay's transformation thread (one on a 2-core machine), so a transformation that
  * busy-waits 90 ms at 20 events/s keeps that thread busy but not the event loop, where
@@ -9,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../support/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
-import { createEndpoint, signUp } from '../support/relay.ts';
+import { api, createEndpoint, signUp } from '../support/relay.ts';
 import type { TestDatabase } from '@hook/db/testing';
 
 /** Busy-waits `ms` on every event (inside the 100 ms limit), then marks the request. */
@@ -134,5 +135,76 @@ describe('a slow transformation next door', () => {
     console.log(`first 80 deliveries by account: ${JSON.stringify(counts)}`);
     expect(Math.abs(counts.a - counts.b)).toBeLessThanOrEqual(0.2 * Math.max(counts.a, counts.b));
     await fairReceiver.waitFor(200, 60_000);
+  }, 120_000);
+});
+
+/** A transformation that spends most of its time limit, then returns a body nested 5,000 deep. */
+const DEEP_RESULT = `addHandler('transform', (request) => {
+  const end = Date.now() + 80;
+  while (Date.now() < end) {}
+  let deep = [];
+  for (let i = 0; i < 5000; i++) deep = [deep];
+  request.body = deep;
+  return request;
+});`;
+const SMALL = "addHandler('transform', (request) => { request.headers['x-small'] = '1'; return request; });";
+
+/** One POST /v1/transformations/test with a given request; its status, JSON and how long it took (ms). */
+async function testRun(key: string, code: string): Promise<{ status: number; body: any; ms: number }> {
+  const started = performance.now();
+  const response = await api(relay.baseUrl, 'POST', '/v1/transformations/test', { key, json: { code, request: { body: { n: 1 } } } });
+  return { status: response.status, body: response.body, ms: performance.now() - started };
+}
+
+describe('a tenant looping a transformation whose result is nested 5,000 deep', () => {
+  it("leaves another account's test runs fast, is charged for every run and throttled by its allowance", async () => {
+    const attacker = await signUp(relay.baseUrl); // free: 10 s of transformation CPU a minute
+    const neighbour = await signUp(relay.baseUrl);
+    const alone: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const run = await testRun(neighbour.key, SMALL);
+      expect(run.body.ok).toBe(true);
+      alone.push(run.ms);
+    }
+
+    // Two loops of the attack until the allowance stops it (or 40 s pass: it never does without a charge).
+    const attack: { status: number; body: any }[] = [];
+    let stopped = false;
+    const deadline = performance.now() + 40_000;
+    const loop = async () => {
+      while (!stopped && performance.now() < deadline) {
+        const run = await testRun(attacker.key, DEEP_RESULT);
+        attack.push(run);
+        if (run.status === 429) stopped = true;
+      }
+    };
+    const loops = Promise.all([loop(), loop()]);
+    const beside: number[] = [];
+    while (!stopped && performance.now() < deadline) {
+      const run = await testRun(neighbour.key, SMALL);
+      expect(run.body.ok).toBe(true);
+      beside.push(run.ms);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await loops;
+    const figures = { alone_p50: percentile(alone, 50), beside_max: Math.max(...beside), neighbour_runs: beside.length, attack_runs: attack.length };
+    console.log(`neighbour test runs beside a deep-result loop (ms): ${JSON.stringify(figures)}`);
+
+    // Each run fails fast with the limit named, or the time limit on a busy machine (before:
+    // it held the one thread 6 s, until the thread was replaced).
+    const ran = attack.filter((run) => run.status === 200);
+    expect(ran.length).toBeGreaterThan(10);
+    const messages = new Set(ran.map((run) => run.body.ok === false && run.body.error.message));
+    expect(messages).toContain('The transformed request is nested deeper than 1000 levels');
+    expect([...messages].every((message) => /^The transformed request is nested deeper than 1000 levels$|^Transformation ran longer than 100 ms$/.test(String(message)))).toBe(true);
+    // Generous: a neighbour waits for at most one attack run (~0.1 s) per turn; before, up to 6 s.
+    expect(beside.length).toBeGreaterThan(0);
+    expect(figures.beside_max).toBeLessThan(Math.max(1_500, 10 * figures.alone_p50));
+
+    // Every run was charged: the allowance ran out, and the usage shows at least a minute's worth.
+    const refused = attack.find((run) => run.status === 429);
+    expect(refused?.body).toMatchObject({ code: 'transformation_throttled' });
+    const usage = async () => (await api(relay.baseUrl, 'GET', '/v1/account', { key: attacker.key })).body.usage.transformation_cpu_ms as number;
+    await expect.poll(usage, { timeout: 20_000, interval: 500 }).toBeGreaterThanOrEqual(10_000);
   }, 120_000);
 });

@@ -90,7 +90,7 @@ interface Thread {
   sent: Map<number, Sent>;
   /** Sum of the sent tasks' expected CPU. */
   loadMs: number;
-  /** performance.now() of its last answer: the task it runs now started no earlier. */
+  /** performance.now() of its last answer: about when the task it runs now started (or when that was sent, if later). */
   answeredAtMs: number;
   /** Why it stopped, once known (an uncaught error, or taken for stuck). */
   stopReason?: string;
