@@ -92,7 +92,7 @@ describe('relay errors say what to do with hook', () => {
     expect(result.stderr).not.toMatch(HTTP_ROUTE);
   });
 
-  it('the plan\'s endpoints used up: upgrade with hook account plan', async () => {
+  it('the plan\'s endpoints used up: delete one with hook endpoints delete, or upgrade with hook account plan; no line names an HTTP route', async () => {
     const owner = newUser();
     await owner.json(['signup', '--api-url', relay.baseUrl]);
     for (const name of ['a', 'b', 'c']) await owner.json(['endpoints', 'create', name]);
@@ -101,7 +101,12 @@ describe('relay errors say what to do with hook', () => {
     const problem = problemOf(result);
     expect(problem.code).toBe('plan_limit_reached');
     expect(problem.fix).toContain('`hook account plan pro`');
+    expect(problem.fix).toContain('`hook endpoints delete <endpoint>`');
     expect(problem.fix).not.toMatch(HTTP_ROUTE);
+    expect(problem.detail).not.toMatch(HTTP_ROUTE);
+    const text = await owner.run(['endpoints', 'create', 'd']);
+    expect(text.stderr.split('\n')[0]).toContain('The free plan allows 3 endpoints');
+    expect(text.stderr).not.toMatch(HTTP_ROUTE);
   });
 
   it('a bad HOOK_API_KEY: says the key came from the environment, and to unset it or log in', async () => {

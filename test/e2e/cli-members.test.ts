@@ -66,6 +66,8 @@ describe('hook members', () => {
     expect(full.code).toBe(1);
     expect(full.stderr).toContain('plan_limit_reached');
     expect(full.stderr).toMatch(/free plan allows 3 members/);
+    expect(full.stderr).toContain('`hook members remove <member>`');
+    expect(full.stderr).not.toMatch(/\/v1\b/);
     const usage = await admin.run(['members', 'role', teammateId, 'owner']);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("The role 'owner' is invalid: it must be one of admin, member.");

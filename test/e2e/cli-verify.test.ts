@@ -3,6 +3,7 @@
  * the real `hook` binary against a real relay; a request GitHub's own SDK signs is then
  * stored verified, shown by `hook events get`; a forged one is refused.
  */
+import { createHmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sign } from '@octokit/webhooks-methods';
@@ -64,5 +65,32 @@ describe('hook endpoints update --verify', () => {
     expect(absent.stderr).toContain('Cannot read --verify-secret-file');
     const hmac = await user.json(['endpoints', 'update', 'slack', '--verify', 'hmac', '--verify-secret-file', secretFile, '--verify-header', 'X-Signature', '--verify-algorithm', 'sha1', '--verify-prefix', 'sha1=']);
     expect(hmac.verification).toMatchObject({ provider: 'hmac', header: 'x-signature', algorithm: 'sha1', encoding: 'hex', prefix: 'sha1=', signed: 'body' });
+  });
+
+  it('tells hook trigger to sign with --secret when the endpoint verifies, and a stale timestamp apart from a wrong secret', async () => {
+    const secretFile = join(user.home, 'stripe-secret.txt');
+    const secret = 'whsec_endpoint_own_secret';
+    writeFileSync(secretFile, secret);
+    await user.json(['endpoints', 'create', 'stripe', '--verify', 'stripe', '--verify-secret-file', secretFile]);
+
+    const sample = await user.run(['trigger', 'stripe', 'payment_intent.succeeded', '--endpoint', 'stripe', '--json']);
+    expect(sample.code).toBe(1);
+    const refused = JSON.parse(sample.stderr.trim().split('\n').at(-1)!);
+    expect(refused.code).toBe('signature_invalid');
+    expect(refused.fix).toContain('`hook trigger stripe payment_intent.succeeded --endpoint stripe --secret <secret>`');
+    expect((await user.json(['trigger', 'stripe', 'payment_intent.succeeded', '--endpoint', 'stripe', '--secret', secret])).status).toBe('pending');
+
+    // Signed with the right secret ten minutes ago: only the timestamp is wrong, and the fix says so.
+    const body = '{"id":"evt_1","type":"invoice.paid"}';
+    const t = Math.floor(Date.now() / 1000) - 600;
+    const signature = `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
+    const stale = await user.run(['send', 'stripe', '--data', body, '-H', `stripe-signature: ${signature}`]);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('timestamp outside tolerance');
+    expect(stale.stderr).toContain('signed with the endpoint\'s secret, but its signed timestamp');
+    expect(stale.stderr).not.toContain('was not signed with its secret');
+    const wrong = await user.run(['send', 'stripe', '--data', body, '-H', `stripe-signature: t=${t + 600},v1=${createHmac('sha256', 'other').update(`${t + 600}.${body}`).digest('hex')}`]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('was not signed with its secret');
   });
 });

@@ -4,6 +4,8 @@
  * A `UserError` is the user's to fix: one line and the fix, no stack, exit 1. A
  * `UsageError` is a mistake in the command line: exit 2. Anything else is a bug.
  */
+import type { HookApiError } from '@hook/client/errors';
+
 export interface CliErrorDefinition {
   readonly code: string;
   readonly title: string;
@@ -100,5 +102,17 @@ export class UsageError extends UserError {
   constructor(detail: string, fix: string = USAGE_ERROR.fix) {
     super(USAGE_ERROR, detail, fix);
     this.name = 'UsageError';
+  }
+}
+
+/**
+ * A relay error met by a command that knows a better fix than the code's general one
+ * (relay-fixes.ts): `hook trigger` knows the request was its own sample, signed with a test
+ * secret, so the fix is `--secret`. The problem, code and exit code stay the relay's.
+ */
+export class RelayErrorWithFix extends Error {
+  constructor(readonly relayError: HookApiError, readonly fix: string) {
+    super(relayError.message);
+    this.name = 'RelayErrorWithFix';
   }
 }

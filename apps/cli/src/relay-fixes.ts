@@ -125,7 +125,12 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
     return `Re-enable it with \`hook endpoints update ${endpoint} --resume\`, or send to another endpoint (\`hook endpoints list\`).`;
   },
   handshake_refused: 'The endpoint answers Meta\'s handshake and the request\'s hub.verify_token is not the one it holds: give Meta the same verify token, or set it again with `hook endpoints update <endpoint> --handshake meta --handshake-secret-file <path>` (docs/sources.md).',
-  signature_invalid: 'The endpoint checks senders\' signatures (`hook endpoints get <endpoint>` shows which provider) and this request was not signed with its secret: send it signed as the provider signs (docs/sources.md), set the secret again with `hook endpoints update <endpoint> --verify <provider> --verify-secret-file <path>`, or store such requests marked instead with `--verify-mode flag`.',
+  signature_invalid: (problem) =>
+    // The relay checks the signature before the timestamp: an old timestamp means the signature itself matched.
+    problem.detail.includes('timestamp outside tolerance')
+      ? 'The request is signed with the endpoint\'s secret, but its signed timestamp is further from the relay\'s clock than the endpoint\'s tolerance (300 s unless set): a captured request sent again later, or a sender whose clock is off. ' +
+        'Sign it again with a fresh timestamp (`hook trigger <provider> <event> --secret <secret>` sends a new signed sample), or widen the window with `hook endpoints update <endpoint> --verify <provider> --verify-tolerance <seconds>`.'
+      : 'The endpoint checks senders\' signatures (`hook endpoints get <endpoint>` shows which provider) and this request was not signed with its secret: send it signed as the provider signs (docs/sources.md), set the secret again with `hook endpoints update <endpoint> --verify <provider> --verify-secret-file <path>`, or store such requests marked instead with `--verify-mode flag`.',
   stream_needs_websocket: 'Use `hook events tail` or `hook listen <port>`, which speak the relay\'s live stream.',
   stream_needs_endpoint: 'Name the endpoint to listen on: `hook listen <port> --endpoint <endpoint>`.',
   endpoint_gone: 'The endpoint was deleted or disabled: `hook endpoints list` shows what is left. Re-enable it (`hook endpoints update <endpoint> --resume`) or create one (`hook endpoints create <name>`), then run `hook listen` again.',
@@ -134,7 +139,12 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
   rate_limited: 'Wait the seconds the message gives, then run the command again.',
   quota_exceeded:
     'Upgrade with `hook account plan pro` (the new allowance applies at once), or wait for the allowance to reset at the start of next month (UTC). Events already accepted are kept and delivered.',
-  plan_limit_reached: 'Upgrade with `hook account plan pro` (it applies at once); `hook account get` shows what each plan allows and what the account uses.',
+  plan_limit_reached: (problem) => {
+    const upgrade = 'upgrade with `hook account plan pro` (it applies at once); `hook account get` shows what each plan allows and what the account uses.';
+    if (/\d+ endpoints\b/.test(problem.detail)) return `Delete an endpoint you no longer need with \`hook endpoints delete <endpoint>\` (\`hook endpoints list\` shows them), or ${upgrade}`;
+    if (/\d+ members\b/.test(problem.detail)) return `Remove a member with \`hook members remove <member>\` (\`hook members list\` shows them), or ${upgrade}`;
+    return `Upgrade with \`hook account plan pro\` (it applies at once); \`hook account get\` shows what each plan allows and what the account uses.`;
+  },
   plan_change_blocked:
     'Bring the account within that plan first (`hook endpoints delete <endpoint>`, `hook members remove <member>`, `hook account update --clear-allowed-ips` or `--clear-custom-domain`), then run `hook account plan` again.',
   ip_not_allowed: 'Run the command from an address in the account\'s allowed IPs, or have an admin widen them from an allowed address (`hook account update --allowed-ip <cidr>`). Ingest URLs are not affected.',

@@ -121,7 +121,7 @@ describe('members', () => {
     await addMember(admin.key, 'three@example.com');
     const refused = await api(relay.baseUrl, 'POST', '/v1/members', { key: admin.key, json: { email: 'four@example.com' } });
     const problem = expectProblem(refused, 403, 'plan_limit_reached');
-    expect(problem.detail).toBe('The free plan allows 3 members (the first admin included) and this account has 3; remove a member with DELETE /v1/members/{id} or upgrade to add more');
+    expect(problem.detail).toBe('The free plan allows 3 members (the first admin included) and this account has 3; remove a member or upgrade to add more');
     expect(problem.fix).toMatch(/upgrade|plan/i);
     expect((await api(relay.baseUrl, 'POST', '/v1/account/plan', { key: admin.key, json: { plan: 'pro' } })).status).toBe(200);
     expect((await api(relay.baseUrl, 'POST', '/v1/members', { key: admin.key, json: { email: 'four@example.com' } })).status).toBe(201);

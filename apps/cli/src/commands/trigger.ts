@@ -1,6 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
+import { HookApiError } from '@hook/client/errors';
 import { defineCommand } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { RelayErrorWithFix, UsageError } from '../errors.ts';
 import { endpointToSendTo } from '../send-target.ts';
 import type { Provider, SampleContext } from '../trigger/providers.ts';
 
@@ -103,7 +104,17 @@ export default defineCommand<[string | undefined, string | undefined], TriggerOp
     const { body } = request;
     // Names lower-cased, as the relay stores them: a provider's User-Agent then replaces the client's own.
     const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]));
-    const accepted = await client.ingest.send(`${endpoint.url}${pathSuffix(options.path)}`, { method: 'POST', headers, body });
+    const accepted = await client.ingest.send(`${endpoint.url}${pathSuffix(options.path)}`, { method: 'POST', headers, body }).catch((error: unknown) => {
+      // The endpoint checks signatures with its own secret: the sample was signed with the test secret unless --secret said otherwise.
+      if (error instanceof HookApiError && error.code === 'signature_invalid' && options.secret === undefined) {
+        throw new RelayErrorWithFix(
+          error,
+          `The endpoint ${endpoint.name} checks signatures with its own secret, and this sample was signed with ${provider.title}'s test secret. ` +
+            `Sign it with the endpoint's: \`hook trigger ${provider.name} ${event.name} --endpoint ${endpoint.name} --secret <secret>\` (the secret you set with --verify-secret-file).`,
+        );
+      }
+      throw error;
+    });
     out.note(
       `Signed as ${provider.title} signs (${provider.signature.split(':')[0]}) with ${options.secret === undefined ? `${provider.title}'s test secret` : 'your --secret'}: ${secret}`,
     );

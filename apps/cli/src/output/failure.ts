@@ -6,7 +6,7 @@
  */
 import { HookApiError, HookNetworkError } from '@hook/client/errors';
 import type { Problem } from '@hook/client';
-import { CLI_BUG, RELAY_UNREACHABLE, UserError, type CliErrorDefinition } from '../errors.ts';
+import { CLI_BUG, RELAY_UNREACHABLE, RelayErrorWithFix, UserError, type CliErrorDefinition } from '../errors.ts';
 import { cliFixFor, type FixContext } from '../relay-fixes.ts';
 import type { SettingSource } from '../settings.ts';
 
@@ -59,6 +59,10 @@ function unreachableFix(error: HookNetworkError, context: FixContext | undefined
 export function describeFailure(error: unknown, context?: FixContext): Failure {
   if (error instanceof UserError) {
     return { problem: localProblem(error.definition, error.message, error.fix), exitCode: error.exitCode, fromRelay: false };
+  }
+  if (error instanceof RelayErrorWithFix) {
+    const failure = describeFailure(error.relayError, context);
+    return { ...failure, problem: { ...failure.problem, fix: error.fix } };
   }
   if (error instanceof HookApiError) {
     const fixContext = context ?? { profile: 'default', configPath: 'the config file' };

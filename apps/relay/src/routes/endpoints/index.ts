@@ -62,7 +62,7 @@ export async function endpointRoutes(
       const account = await em.findOneOrFail(Account, { id: request.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['plan'] });
       const allowance = PLAN_LIMITS[account.plan].endpoints;
       if (allowance !== null && await em.count(Endpoint, { accountId: request.accountId, kind: 'user', deletedAt: null }) >= allowance) {
-        throw new HookError(PLAN_LIMIT_REACHED, [`The ${account.plan} plan allows ${allowance} endpoints and this account has ${allowance}; delete one (DELETE /v1/endpoints/{id}) or upgrade`]);
+        throw new HookError(PLAN_LIMIT_REACHED, [`The ${account.plan} plan allows ${allowance} endpoints and this account has ${allowance}; delete one or upgrade`]);
       }
       return createEndpoint(em, {
         accountId: request.accountId,

@@ -70,7 +70,7 @@ export async function memberRoutes(app: FastifyInstance): Promise<void> {
       const count = await em.count(Member, { accountId: account.id });
       if (allowed !== null && count >= allowed) {
         throw new HookError(PLAN_LIMIT_REACHED, [
-          `The ${account.plan} plan allows ${allowed} members (the first admin included) and this account has ${count}; remove a member with DELETE /v1/members/{id} or upgrade to add more`,
+          `The ${account.plan} plan allows ${allowed} members (the first admin included) and this account has ${count}; remove a member or upgrade to add more`,
         ]);
       }
       const taken = await em.execute<{ id: string }[]>(
