@@ -275,7 +275,7 @@ export const TRANSFORMATION_THROTTLED = defineError(
 export const PLAN_LIMIT_REACHED = defineError(
   'plan_limit_reached', 403, 'Not included in the plan',
   '%s',
-  'Upgrade with POST /v1/account/plan {"plan":"pro"} (hook account plan pro); it applies at once. GET /v1/account shows each plan\'s limits.',
+  'Stay within the plan (DELETE /v1/endpoints/{id}, DELETE /v1/members/{id}), or upgrade with POST /v1/account/plan {"plan":"pro"} (hook account plan pro); it applies at once. GET /v1/account shows each plan\'s limits.',
 );
 export const PLAN_CHANGE_BLOCKED = defineError(
   'plan_change_blocked', 409, 'The account uses more than that plan allows',
