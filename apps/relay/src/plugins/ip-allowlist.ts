@@ -1,11 +1,12 @@
 /**
  * The account's IP allowlist (`allowed_ips`): every authenticated API request must come
  * from an address in it when it is not empty. Ingest URLs are outside the authenticated
- * scope and stay open. Matching uses node:net's BlockList, which handles IPv4, IPv6 and
- * IPv4-mapped IPv6 (`::ffff:10.1.2.3` matches `10.0.0.0/8`).
+ * scope and stay open. Parsing and matching use ipaddr.js, for IPv4, IPv6 and IPv4-mapped
+ * IPv6 (`::ffff:10.1.2.3` matches `10.0.0.0/8`).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HookError, IP_NOT_ALLOWED } from '@hook/core';
 import type { TrustProxy } from '../config.ts';
@@ -20,49 +21,21 @@ declare module 'fastify' {
 /** `allowed_ips` entries: canonical CIDRs, IPv4 or IPv6. */
 export type CanonicalCidr = string;
 
-const MAPPED_V4_PREFIX = 0xffffn;
-
-function ipv4ToBigInt(address: string): bigint {
-  return address.split('.').reduce((value, octet) => (value << 8n) | BigInt(Number(octet)), 0n);
-}
-
-function bigIntToIpv4(value: bigint): string {
-  return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 0xffn)).join('.');
-}
-
-function ipv6ToBigInt(address: string): bigint {
-  let text = address;
-  const embedded = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1];
-  if (embedded) {
-    const v4 = ipv4ToBigInt(embedded);
-    text = `${text.slice(0, -embedded.length)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const headGroups = head ? head.split(':') : [];
-  const tailGroups = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups];
-  return groups.reduce((value, group) => (value << 16n) | BigInt(parseInt(group, 16)), 0n);
-}
-
-/** RFC 5952 text (lower case, longest zero run as `::`), as the WHATWG URL serialiser writes it. */
-function bigIntToIpv6(value: bigint): string {
-  const groups = Array.from({ length: 8 }, (_, i) => ((value >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
-  return new URL(`http://[${groups.join(':')}]`).hostname.slice(1, -1);
-}
-
-function maskBits(value: bigint, width: number, prefix: number): bigint {
-  const hostBits = BigInt(width - prefix);
-  return (value >> hostBits) << hostBits;
+/** `address` with every bit past the first `prefix` cleared: the network it is in. */
+function networkOf(address: ipaddr.IPv4 | ipaddr.IPv6, prefix: number): ipaddr.IPv4 | ipaddr.IPv6 {
+  const bytes = address.toByteArray().map((byte, i) => byte & (0xff00 >> Math.min(8, Math.max(0, prefix - 8 * i))));
+  return ipaddr.fromByteArray(bytes);
 }
 
 /**
  * An `allowed_ips` entry in canonical form: `10.1.2.3/8` → `10.0.0.0/8`, `2001:DB8::1` →
- * `2001:db8::1/128`, an IPv4-mapped IPv6 network as its IPv4 one; or why it is not one.
+ * `2001:db8::1/128` (RFC 5952 text), an IPv4-mapped IPv6 network as its IPv4 one; or why
+ * it is not one. node:net's isIP decides what an address is: ipaddr.js would also take
+ * legacy IPv4 forms such as `127.1`, which are refused here.
  */
 export function canonicalCidr(text: string): { cidr: CanonicalCidr } | { error: string } {
   const invalid = { error: 'must be an IP address or CIDR such as 203.0.113.7, 10.0.0.0/8 or 2001:db8::/32' };
-  const trimmed = text.trim();
-  const [address = '', prefixText, ...rest] = trimmed.split('/');
+  const [address = '', prefixText, ...rest] = text.trim().split('/');
   if (rest.length > 0 || address.includes('%')) return invalid;
   const family = isIP(address);
   if (family === 0) return invalid;
@@ -70,25 +43,24 @@ export function canonicalCidr(text: string): { cidr: CanonicalCidr } | { error: 
   if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return invalid;
   const prefix = prefixText === undefined ? width : Number(prefixText);
   if (prefix > width) return { error: `has a prefix length over ${width}, the most an IPv${family} address has` };
-  if (family === 4) return { cidr: `${bigIntToIpv4(maskBits(ipv4ToBigInt(address), 32, prefix))}/${prefix}` };
-  const value = ipv6ToBigInt(address);
-  if (value >> 32n === MAPPED_V4_PREFIX && prefix >= 96) {
-    return { cidr: `${bigIntToIpv4(maskBits(value & 0xffffffffn, 32, prefix - 96))}/${prefix - 96}` };
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96) {
+    return { cidr: `${networkOf((parsed as ipaddr.IPv6).toIPv4Address(), prefix - 96).toString()}/${prefix - 96}` };
   }
-  return { cidr: `${bigIntToIpv6(maskBits(value, 128, prefix))}/${prefix}` };
+  const network = networkOf(parsed, prefix);
+  return { cidr: `${network.kind() === 'ipv6' ? (network as ipaddr.IPv6).toRFC5952String() : network.toString()}/${prefix}` };
 }
 
-/** Whether `address` (as request.ip gives it) falls in any of the canonical CIDRs. */
+/** Whether `address` (as request.ip gives it) falls in any of the canonical CIDRs; an IPv4-mapped address is matched as its IPv4 one too. */
 export function addressAllowed(allowedIps: readonly CanonicalCidr[], address: string): boolean {
-  const list = new BlockList();
-  for (const entry of allowedIps) {
-    const [network, prefix] = entry.split('/');
-    const family = isIP(network!) === 4 ? 'ipv4' : 'ipv6';
-    list.addSubnet(network!, Number(prefix), family);
-  }
-  const family = isIP(address);
-  if (family === 0) return false;
-  return list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (isIP(address) === 0) return false;
+  const parsed = ipaddr.parse(address);
+  const forms = parsed.kind() === 'ipv4' ? [parsed, (parsed as ipaddr.IPv4).toIPv4MappedAddress()]
+    : (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? [parsed, (parsed as ipaddr.IPv6).toIPv4Address()] : [parsed];
+  return allowedIps.some((entry) => {
+    const range = ipaddr.parseCIDR(entry);
+    return forms.some((form) => form.kind() === range[0].kind() && form.match(range));
+  });
 }
 
 /**
