@@ -109,7 +109,9 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     : null;
   const writer = new EventWriter(orm, tracing ? { traceWrite: tracing.traceWrite } : {});
   const targets = new IngestTargetCache(orm);
-  const domains = new CustomDomainCache(orm, { ownHosts: config.publicUrl ? [new URL(config.publicUrl).hostname] : [] });
+  // The hosts the relay is configured to answer on: no account's custom domain, ever.
+  const ownHosts = [config.publicUrl, config.ingestUrl].filter((url) => url !== undefined).map((url) => new URL(url).hostname);
+  const domains = new CustomDomainCache(orm, { ownHosts });
   const callerAddresses = new CallerAddresses();
   const sender = new DeliverySender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateDestinations: config.allowPrivateDestinations, resolve: resolveDestination });
   // An endpoint whose every destination was disabled (410, failing) refuses events from now on.
@@ -241,8 +243,8 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     requireAllowedAddress(authenticated, callerAddresses);
     limitApiRequests(authenticated, config.apiRateLimit);
     await authenticated.register(accountRoutes);
-    await authenticated.register(accountSettingsRoutes, { publicUrl: config.publicUrl, domains });
-    await authenticated.register(customDomainRoutes, { publicUrl: config.publicUrl, domains, resolver: dnsResolver(config.dnsServers) });
+    await authenticated.register(accountSettingsRoutes, { ownHosts, domains });
+    await authenticated.register(customDomainRoutes, { ownHosts, domains, resolver: dnsResolver(config.dnsServers) });
     await authenticated.register(accountDeletionRoutes, { targets, domains, leaseMs: leaseMsFor(config) });
     await authenticated.register(dailyUsageRoutes);
     await authenticated.register(apiKeyRoutes);

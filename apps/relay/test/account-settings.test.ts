@@ -50,17 +50,6 @@ function verifyDomain(key: string) {
   return api(relay.baseUrl, 'POST', '/v1/account/custom-domain/verify', { key });
 }
 
-/** Claims `domain` for the account, serves the TXT record its claim names and verifies it. */
-async function claimAndProve(key: string, domain: string): Promise<void> {
-  const claimed = await patchAccount(key, { custom_domain: domain });
-  expect(claimed.status).toBe(200);
-  const { name, value } = claimed.body.account.custom_domain_verification;
-  dns.setTxt(name, [value]);
-  const verified = await verifyDomain(key);
-  expect(verified.status).toBe(200);
-  expect(verified.body.account).toMatchObject({ custom_domain: domain, custom_domain_status: 'verified', custom_domain_verification: null });
-}
-
 const ingestId = (url: string) => url.split('/v1/ingest/')[1]!;
 
 describe('GET /v1/account settings', () => {
@@ -306,6 +295,24 @@ describe('PATCH /v1/account custom_domain', () => {
     const received = await sendWithHost(new URL(tenantEndpoint.url).pathname, `relay.hook.test:${port}`, '{"tenant":true}');
     expect(received.status).toBe(200);
     expect((await api(relay.baseUrl, 'GET', `/v1/events/${received.body.id}`, { key: tenant.key })).body.endpoint_id).toBe(tenantEndpoint.id);
+  });
+
+  it('refuses the hosts of HOOK_PUBLIC_URL and HOOK_INGEST_URL, at the claim and again at verification', async () => {
+    const { key, accountId } = await accountOn('pro');
+    const configured = await startTestRelay({ publicUrl: 'https://relay.hook.test', ingestUrl: 'https://in.hook.test', dnsServers: [dns.address] }, { sharing: relay });
+    try {
+      for (const host of ['relay.hook.test', 'IN.hook.test.']) {
+        const refused = expectProblem(await api(configured.baseUrl, 'PATCH', '/v1/account', { key, json: { custom_domain: host } }), 400, 'validation_failed');
+        expect(refused.errors, host).toEqual([{ field: 'body.custom_domain', message: "is the relay's own host; use a domain of your own that points at the relay" }]);
+      }
+      // Claimed on a relay that did not know the name as its own, then proven: the relay that does refuses it still.
+      const claimed = await patchAccount(key, { custom_domain: 'in.hook.test' });
+      dns.setTxt(claimed.body.account.custom_domain_verification.name, [claimed.body.account.custom_domain_verification.value]);
+      expectProblem(await api(configured.baseUrl, 'POST', '/v1/account/custom-domain/verify', { key }), 400, 'validation_failed');
+      expect(await sqlRows(relay, 'select custom_domain_verified_at from account where id = ?', [accountId])).toEqual([{ custom_domain_verified_at: null }]);
+    } finally {
+      await configured.close();
+    }
   });
 
   it('refuses what is not a bare hostname, with the reason', async () => {

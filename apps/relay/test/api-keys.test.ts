@@ -11,7 +11,7 @@ describe('accounts', () => {
   it('self-provisions an account whose key works at once', async () => {
     const response = await api(relay.baseUrl, 'POST', '/v1/accounts');
     expect(response.status).toBe(201);
-    expect(response.body.account).toEqual({ id: expect.stringMatching(/^acct_[0-9A-Z]{26}$/), plan: 'free', email: null, allowed_ips: [], custom_domain: null, retention_days: null, created_at: expect.stringMatching(/Z$/) });
+    expect(response.body.account).toEqual({ id: expect.stringMatching(/^acct_[0-9A-Z]{26}$/), plan: 'free', email: null, allowed_ips: [], custom_domain: null, custom_domain_status: null, custom_domain_verification: null, retention_days: null, created_at: expect.stringMatching(/Z$/) });
     expect(response.body.api_key).toMatch(/^hk_[A-Za-z0-9_-]{43}$/);
     const me = await api(relay.baseUrl, 'GET', '/v1/account', { key: response.body.api_key });
     expect(me.status).toBe(200);

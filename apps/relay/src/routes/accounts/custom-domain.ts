@@ -58,7 +58,7 @@ export async function customDomainRoutes(app: FastifyInstance, options: CustomDo
     const domain = account.customDomain;
     if (!domain) throw new HookError(CUSTOM_DOMAIN_NOT_CLAIMED);
     if (account.customDomainVerifiedAt) return accountDetails(request.em, account);
-    // Checked again here: the relay may have been given this host (HOOK_PUBLIC_URL) since the claim.
+    // Checked again here: the relay may have been given this host (HOOK_PUBLIC_URL, HOOK_INGEST_URL) since the claim.
     const checked = canonicalHostname(domain, relayHosts(request, options));
     if ('error' in checked) {
       throw new HookError(VALIDATION_FAILED, [1, `custom_domain ${checked.error}`], [{ field: 'custom_domain', message: checked.error }]);

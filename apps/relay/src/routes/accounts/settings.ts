@@ -69,19 +69,19 @@ function validationFailed(errors: FieldError[]): HookError {
 }
 
 export interface AccountSettingsOptions {
-  /** HOOK_PUBLIC_URL: its host cannot be an account's custom domain. */
-  publicUrl: string | undefined;
+  /** The hosts of HOOK_PUBLIC_URL and HOOK_INGEST_URL: never an account's custom domain. */
+  ownHosts: readonly string[];
   /** Ingest's host → account cache, told at once when a custom domain changes. */
   domains: CustomDomainCache;
 }
 
 /**
- * Hosts the relay answers on, which no account may take: HOOK_PUBLIC_URL's and the one
- * this request came in on (the only ones it knows of; with HOOK_PUBLIC_URL unset it may
- * answer on others, which the DNS proof keeps from being taken).
+ * Hosts the relay answers on, which no account may take: HOOK_PUBLIC_URL's, HOOK_INGEST_URL's
+ * and the one this request came in on (the only ones it knows of; with HOOK_PUBLIC_URL unset
+ * it may answer on others, which the DNS proof keeps from being taken).
  */
-export function relayHosts(request: FastifyRequest, options: Pick<AccountSettingsOptions, 'publicUrl'>): string[] {
-  return [...(options.publicUrl ? [new URL(options.publicUrl).hostname] : []), request.hostname];
+export function relayHosts(request: FastifyRequest, options: Pick<AccountSettingsOptions, 'ownHosts'>): string[] {
+  return [...options.ownHosts, request.hostname];
 }
 
 /** A new claim's token, which its TXT record must hold: 128 random bits, hex so every DNS provider's form takes it as typed. */

@@ -7,7 +7,7 @@ import { presentHandshake } from './handshake.ts';
 /**
  * The base URL clients reach the relay at: HOOK_PUBLIC_URL when set, else what this
  * request used (its scheme and Host), so URLs work however the relay was reached. When
- * the caller's account has a custom_domain, that host takes the place of the relay's.
+ * the caller's account has a verified custom_domain, that host takes the place of the relay's.
  */
 export function publicBaseUrl(request: FastifyRequest, configured: string | undefined): string {
   const base = configured ?? `${request.protocol}://${request.host}`;

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import type { Orm } from '@hook/db';
 
 export interface CustomDomainCacheOptions {
-  /** Hostnames that are the relay's own (HOOK_PUBLIC_URL's): never an account's, never looked up. */
+  /** Hostnames that are the relay's own (HOOK_PUBLIC_URL's, HOOK_INGEST_URL's): never an account's, never looked up. */
   ownHosts?: readonly string[];
   /** How long a looked-up host is trusted; also the longest another relay process may take to see a change. Default 5 s. */
   ttlMs?: number;
