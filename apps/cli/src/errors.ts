@@ -111,8 +111,13 @@ export class UsageError extends UserError {
  * secret, so the fix is `--secret`. The problem, code and exit code stay the relay's.
  */
 export class RelayErrorWithFix extends Error {
-  constructor(readonly relayError: HookApiError, readonly fix: string) {
+  readonly relayError: HookApiError;
+  readonly fix: string;
+
+  constructor(relayError: HookApiError, fix: string) {
     super(relayError.message);
     this.name = 'RelayErrorWithFix';
+    this.relayError = relayError;
+    this.fix = fix;
   }
 }
