@@ -62,7 +62,7 @@ const pwnedKeys = async () => ((await api(relay.baseUrl, 'GET', '/v1/api-keys', 
 describe('an attacker\'s custom response opened by a signed-in console user', () => {
   it('the attack is real: the same script run on the console\'s own page mints a key with the cookie', async () => {
     const status = await page.evaluate(() => {
-      const request = new XMLHttpRequest();
+      const request = new (globalThis as any).XMLHttpRequest();
       request.open('POST', '/v1/api-keys', false);
       request.setRequestHeader('X-Hook-Console', '1');
       request.setRequestHeader('Content-Type', 'application/json');

@@ -119,6 +119,9 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
   payload_not_json: 'Send a JSON document, such as `hook send <endpoint> --data \'{"id": 1}\'`.',
   playground_already_claimed: (_problem, context) =>
     `Use the API key shown when you claimed it (\`hook login --api-key hk_…${profileFlag(context)}\`), or make a new account with \`hook signup\`.`,
+  ingest_host_only: 'That host receives events only: point hook at the relay\'s own URL (`hook login --api-url <url>`, or HOOK_API_URL), not its ingest host.',
+  ingest_host_required: 'Send to the endpoint\'s url exactly as `hook endpoints get <endpoint>` shows it (`hook send <endpoint>` does).',
+  transformation_throttled: 'Wait the seconds the message gives, then test again (`hook transform test`); make the transformation cheaper, or upgrade with `hook account plan pro` for more CPU a minute.',
   ingest_not_found: 'Send to an endpoint by name or id (`hook send <endpoint>`); `hook endpoints list` shows each endpoint\'s receiving URL.',
   endpoint_disabled: (problem) => {
     const endpoint = quotedId(problem, 'ep_', '<endpoint>');
