@@ -151,6 +151,8 @@ const ROUTE_CHECKS: Record<string, RouteCheck> = {
   'GET /console/session': { none: 'reads only the session of the cookie the caller carries; takes no id' },
   'DELETE /console/session': { none: 'ends only the session of the cookie the caller carries; takes no id' },
   'PATCH /v1/account': { check: async () => { expect((await onlyOwn('PATCH', '/v1/account', { email: 'b-owner@example.com' })).body.account.id).toBe(b.accountId); } },
+  // Verifies only the caller's own claim: B has none, whatever A has, so there is nothing to verify.
+  'POST /v1/account/custom-domain/verify': { check: async () => { expect((await refused('POST', '/v1/account/custom-domain/verify', undefined, [409])).body.code).toBe('custom_domain_not_claimed'); } },
   'DELETE /v1/account': {
     check: async () => {
       // Only the caller's own account can be deleted: B confirming with A's id is refused, and A's rows stay (the snapshot).
