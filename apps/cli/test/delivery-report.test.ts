@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeliveryMessage, RecordedMessage } from '@hook/core';
-import { deliveryLines, deliveryRecord, PRINTED_BODY_MAX_CHARS, PRINTED_BODY_MAX_LINES, waitText, type DeliveryReport } from '../src/forward/delivery-report.ts';
+import { deliveryLines, deliveryRecord, waitText, type DeliveryReport } from '../src/forward/delivery-report.ts';
+import { STREAM_BODY_LIMITS } from '../src/output/body.ts';
 import { plainLine } from '../src/output/view.ts';
 
 const NOW_MS = Date.parse('2026-11-25T13:03:12.000Z');
@@ -98,11 +99,11 @@ describe('--print-body', () => {
   });
 
   it('cuts a long answer, says how much more there was, and never lets it drive the terminal', () => {
-    const long = piped(report({ body: 'x'.repeat(PRINTED_BODY_MAX_CHARS + 500) }), 'failed');
-    expect(long.slice(1)).toEqual([`    ${'x'.repeat(PRINTED_BODY_MAX_CHARS)}`, '    … (500 more characters; --json has the first 4 KiB)']);
+    const long = piped(report({ body: 'x'.repeat(STREAM_BODY_LIMITS.chars + 500) }), 'failed');
+    expect(long.slice(1)).toEqual([`    ${'x'.repeat(STREAM_BODY_LIMITS.chars)}`, '    … (500 more bytes; --json has the first 4 KiB)']);
     const tall = piped(report({ body: Array.from({ length: 30 }, (_, n) => `line ${n}`).join('\n') }), 'failed');
-    expect(tall).toHaveLength(1 + PRINTED_BODY_MAX_LINES + 1);
-    expect(tall.at(-1)).toMatch(/^    … \(\d+ more characters/);
+    expect(tall).toHaveLength(1 + STREAM_BODY_LIMITS.lines + 1);
+    expect(tall.at(-1)).toMatch(/^    … \(\d+ more bytes/);
     expect(piped(report({ body: 'red \u001b[31mtext\u0007\tend' }), 'failed')[1]).toBe('    red \uFFFD[31mtext\uFFFD  end');
   });
 });

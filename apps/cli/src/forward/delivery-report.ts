@@ -17,16 +17,12 @@
  *             attempt 1; next retry in 30 s at 13:03:42
  */
 import type { DeliveryMessage, RecordedMessage } from '@hook/core';
+import { bodyExcerpt, STREAM_BODY_LIMITS } from '../output/body.ts';
 import { isoSeconds, type Cell, type Line } from '../output/view.ts';
 import type { ForwardOutcome } from './local-forwarder.ts';
 
 /** Whose local answers `--print-body` shows: the failed deliveries' (the flag alone), or every one's. */
 export type PrintBody = 'failed' | 'all';
-
-/** Characters of the local server's answer shown under a line; the JSON line has all that was kept (4 KiB). */
-export const PRINTED_BODY_MAX_CHARS = 1000;
-/** Lines of the local server's answer shown under a line. */
-export const PRINTED_BODY_MAX_LINES = 20;
 
 export interface DeliveryReport {
   delivery: DeliveryMessage;
@@ -100,19 +96,12 @@ function showsBody(report: DeliveryReport, printBody: PrintBody | undefined): bo
   return printBody === 'all' || (printBody === 'failed' && !succeeded(report.outcome.status));
 }
 
-/** The local server's answer, indented under the line: control characters shown as �, cut at PRINTED_BODY_MAX_* with a note. */
+/** The local server's answer, indented under the line: its start (STREAM_BODY_LIMITS), with a note when there was more. */
 function bodyLines(body: string): string[] {
-  // A terminal would act on escape sequences in a server's answer; line breaks stay (one row each), tabs become spaces.
-  const clean = body.replaceAll('\t', '  ').replaceAll(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\uFFFD').replace(/\s+$/, '');
-  if (clean === '') return ['    (empty answer)'];
-  let shown = clean.slice(0, PRINTED_BODY_MAX_CHARS);
-  let lines = shown.split('\n');
-  if (lines.length > PRINTED_BODY_MAX_LINES) {
-    lines = lines.slice(0, PRINTED_BODY_MAX_LINES);
-    shown = lines.join('\n');
-  }
-  const out = lines.map((line) => `    ${line}`);
-  if (shown.length < clean.length) out.push(`    … (${clean.length - shown.length} more characters; --json has the first 4 KiB)`);
+  const excerpt = bodyExcerpt({ text: body.replace(/\s+$/, ''), json: false }, STREAM_BODY_LIMITS);
+  if (excerpt.totalBytes === 0) return ['    (empty answer)'];
+  const out = excerpt.lines.map((line) => `    ${line}`);
+  if (excerpt.moreBytes > 0) out.push(`    … (${excerpt.moreBytes.toLocaleString('en-US')} more bytes; --json has the first 4 KiB)`);
   return out;
 }
 

@@ -3,6 +3,7 @@
  * plain text (pipes, files) or with ink (a terminal). Commands never format for a
  * particular medium.
  */
+import { bodyExcerpt, WHOLE_BODY, type BodyText } from './body.ts';
 
 /** How a cell reads at a glance; the terminal renderer colours it, plain text ignores it. */
 export type Tone = 'good' | 'bad' | 'warn' | 'dim';
@@ -26,7 +27,13 @@ export type Block =
   | { kind: 'table'; columns: readonly Column[]; rows: ReadonlyArray<readonly Cell[]>; empty: string }
   | { kind: 'heading'; text: string }
   /** Preformatted text, shown as it is. */
-  | { kind: 'text'; text: string };
+  | { kind: 'text'; text: string }
+  /**
+   * A body (or a document holding one) for reading: plain text shows all of it, a terminal
+   * its start (output/body.ts) and, when that is not all, how much is left and `whole`:
+   * how to get all of it (`\`hook events get evt_… --body > body.json\` writes all of it`).
+   */
+  | ({ kind: 'body'; whole: string } & BodyText);
 
 export type View = readonly Block[];
 
@@ -36,6 +43,13 @@ export type View = readonly Block[];
  * what matters most first; plain text keeps the whole line.
  */
 export type Line = readonly Cell[];
+
+/** A size for reading: `512 B`, `4.0 KiB`, `10.0 MiB`. */
+export function bytes(size: number): string {
+  if (size < 1024) return `${size} B`;
+  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KiB`;
+  return `${(size / 1024 / 1024).toFixed(1)} MiB`;
+}
 
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
 export function isoSeconds(iso: string): string {
@@ -98,6 +112,8 @@ export function renderPlain(view: View): string {
       for (const [label, value] of block.rows) lines.push(`${pad(`${label}:`, labelWidth + 1)}  ${cellText(value)}`);
     } else if (block.kind === 'table') {
       lines.push(...renderTable(block));
+    } else if (block.kind === 'body') {
+      for (const line of bodyExcerpt(block, WHOLE_BODY).lines) lines.push(line);
     } else {
       lines.push(block.text.replace(/\n$/, ''));
     }

@@ -6,7 +6,8 @@
  */
 import { createElement as h, type ReactNode } from 'react';
 import { Box, renderToString, Text } from 'ink';
-import { cellText, type Block, type Cell, type Tone, type View } from '../output/view.ts';
+import { bodyExcerpt, VIEW_BODY_LIMITS } from '../output/body.ts';
+import { bytes, cellText, type Block, type Cell, type Tone, type View } from '../output/view.ts';
 
 const TONE_STYLES: Record<Tone, { color?: string; dimColor?: boolean }> = {
   good: { color: 'green' },
@@ -27,15 +28,29 @@ function width(text: string): number {
   return [...text].length;
 }
 
-function blockElement(block: Block, index: number, first: boolean): ReactNode {
-  const key = `block-${index}`;
+/** The widest of `values`, 0 for none (a loop: spreading thousands of arguments into Math.max overflows the stack). */
+function widest(values: Iterable<number>): number {
+  let most = 0;
+  for (const value of values) if (value > most) most = value;
+  return most;
+}
+
+/** A table's column widths: each column's widest cell or header. */
+function columnWidths(block: Extract<Block, { kind: 'table' }>): number[] {
+  return block.columns.map((column, i) => Math.max(width(column.header), widest(block.rows.map((row) => width(cellText(row[i] ?? ''))))));
+}
+
+type LaidOutBlock = Exclude<Block, { kind: 'body' }>;
+
+function blockElement(block: LaidOutBlock, first: boolean): ReactNode {
+  const key = 'block';
   switch (block.kind) {
     case 'heading':
       return h(Box, { key, marginTop: first ? 0 : 1 }, h(Text, { bold: true }, block.text));
     case 'text':
       return h(Box, { key }, h(Text, {}, block.text.replace(/\n$/, '')));
     case 'fields': {
-      const labelWidth = Math.max(...block.rows.map(([label]) => width(label))) + 1 + GAP;
+      const labelWidth = widest(block.rows.map(([label]) => width(label))) + 1 + GAP;
       return h(
         Box,
         { key, flexDirection: 'column' },
@@ -46,7 +61,7 @@ function blockElement(block: Block, index: number, first: boolean): ReactNode {
     }
     case 'table': {
       if (block.rows.length === 0) return h(Box, { key }, h(Text, { dimColor: true }, block.empty));
-      const widths = block.columns.map((column, i) => Math.max(width(column.header), ...block.rows.map((row) => width(cellText(row[i] ?? '')))));
+      const widths = columnWidths(block);
       const line = (cells: readonly Cell[], rowKey: string, header: boolean): ReactNode =>
         h(
           Box,
@@ -74,28 +89,43 @@ function blockElement(block: Block, index: number, first: boolean): ReactNode {
 }
 
 /** The width a block needs to show everything on one line per row. */
-function naturalWidth(block: Block): number {
+function naturalWidth(block: LaidOutBlock): number {
   switch (block.kind) {
     case 'heading':
       return width(block.text);
     case 'text':
-      return Math.max(0, ...block.text.split('\n').map(width));
+      return widest(block.text.split('\n').map(width));
     case 'fields':
-      return Math.max(0, ...block.rows.map(([label, value]) => width(label) + 1 + GAP + width(cellText(value))));
-    case 'table': {
+      return widest(block.rows.map(([label, value]) => width(label) + 1 + GAP + width(cellText(value))));
+    case 'table':
       if (block.rows.length === 0) return width(block.empty);
-      const widths = block.columns.map((column, i) => Math.max(width(column.header), ...block.rows.map((row) => width(cellText(row[i] ?? '')))));
-      return widths.reduce((sum, columnWidth) => sum + columnWidth + GAP, 0);
-    }
+      return columnWidths(block).reduce((sum, columnWidth) => sum + columnWidth + GAP, 0);
   }
 }
 
 /**
+ * A body: its start as it is (the terminal wraps long lines; ink would lay out a cell per
+ * character), then, when that is not all, a dim line with how much is left and how to get it.
+ */
+function bodyText(block: Extract<Block, { kind: 'body' }>, columns: number): string {
+  const excerpt = bodyExcerpt(block, VIEW_BODY_LIMITS);
+  if (excerpt.moreBytes === 0) return excerpt.lines.join('\n');
+  const note = `… ${excerpt.moreBytes.toLocaleString('en-US')} more bytes (${bytes(excerpt.totalBytes)} in all): ${block.whole}`;
+  // At its own width: the terminal wraps it, so the command stays one line to copy.
+  return `${excerpt.lines.join('\n')}\n${renderToString(h(Text, { dimColor: true }, note), { columns: Math.max(columns, width(note)) })}`;
+}
+
+/**
  * The view laid out for a terminal `columns` wide, with colours; ends with a newline.
- * A table wider than the terminal is laid out at its full width (the terminal wraps
- * its lines) rather than cut: ids and URLs are no use with their ends missing.
+ * A block wider than the terminal is laid out at its full width (the terminal wraps
+ * its lines) rather than cut: ids and URLs are no use with their ends missing. Each block
+ * is laid out on its own, so one wide row widens only its own block (ink keeps a cell per
+ * column and row while it lays out).
  */
 export function renderForTerminal(view: View, columns: number): string {
-  const tree = h(Box, { flexDirection: 'column' }, view.map((block, index) => blockElement(block, index, index === 0)));
-  return `${renderToString(tree, { columns: Math.max(columns, ...view.map(naturalWidth)) })}\n`;
+  const blocks = view.map((block, index) =>
+    block.kind === 'body'
+      ? bodyText(block, columns)
+      : renderToString(blockElement(block, index === 0), { columns: Math.max(columns, naturalWidth(block)) }));
+  return `${blocks.join('\n')}\n`;
 }

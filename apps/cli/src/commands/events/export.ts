@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { defineCommand } from '../../command.ts';
 import { OUTPUT_UNWRITABLE, UserError } from '../../errors.ts';
 import { fixtureFromEvent, fixtureText } from '../../event-fixture.ts';
-import { bytes } from '../../views.ts';
+import { bytes } from '../../output/view.ts';
 
 export default defineCommand<[string], { fixture: string }>({
   path: ['events', 'export'],

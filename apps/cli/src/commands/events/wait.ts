@@ -116,7 +116,8 @@ export default defineCommand<[], WaitOptions>({
         if (found !== undefined) {
           out.hint(`${found.id} matched after ${seconds(Date.now() - startedAt)}: ${found.type ?? 'no type'}, ${found.status}.`);
           // The event as JSON on stdout in every output mode: a script reads it either way.
-          await out.result(found, [{ kind: 'text', text: JSON.stringify(found, null, 2) }]);
+          // A body block: a terminal shows the start of a big one, and how to get all of it.
+          await out.result(found, [{ kind: 'body', text: JSON.stringify(found, null, 2), json: false, whole: `\`hook events get ${found.id} --json > event.json\` writes all of it` }]);
           return 0;
         }
       } catch (error) {

@@ -18,6 +18,9 @@ async function readInput(path: string, what: string): Promise<string> {
   }
 }
 
+/** Under a body a terminal shows only the start of. */
+const ALL_OF_IT = 'the same command with --json has all of it (in "request.body")';
+
 function failureLine(result: TransformationTestResult): string {
   const error = result.error ?? { message: 'unknown error', line: null };
   return `The transformation failed${error.line === null ? '' : ` at line ${error.line}`}: ${error.message}`;
@@ -78,7 +81,11 @@ export default defineCommand<[], TestOptions>({
       { kind: 'heading', text: 'Headers' },
       { kind: 'fields', rows: Object.entries(request.headers).map(([name, value]) => [name, value] as const) },
       { kind: 'heading', text: 'Body' },
-      { kind: 'text', text: typeof request.body === 'string' ? request.body : JSON.stringify(request.body, null, 2) ?? '(empty)' },
+      request.body === undefined || request.body === ''
+        ? { kind: 'text', text: '(empty)' }
+        : typeof request.body === 'string'
+          ? { kind: 'body', text: request.body, json: false, whole: ALL_OF_IT }
+          : { kind: 'body', text: JSON.stringify(request.body), json: true, whole: ALL_OF_IT },
       ...logBlocks,
     ]);
   },
