@@ -4,7 +4,7 @@ import type { ApiKey, Member } from '@hook/client';
 import type { NotificationSettings } from '@hook/client';
 import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus } from '@hook/core';
 import type { VerificationResult } from '@hook/core';
-import { cellText, statusCell, type Block, type Cell, type Line, type Tone, type View } from './output/view.ts';
+import { bytes, cellText, statusCell, type Block, type Cell, type Line, type Tone, type View } from './output/view.ts';
 import { verificationText } from './verification-flags.ts';
 import { responseText } from './response-flags.ts';
 import { handshakeText } from './handshake-flags.ts';
@@ -13,12 +13,6 @@ import { dedupeText } from './dedupe-flags.ts';
 /** An ISO timestamp without milliseconds: `2026-11-22T01:23:51Z`. */
 export function time(iso: string | null): string {
   return iso === null ? '-' : iso.replace(/\.\d+Z$/, 'Z');
-}
-
-export function bytes(size: number): string {
-  if (size < 1024) return `${size} B`;
-  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KiB`;
-  return `${(size / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 export function destinationText(endpoint: Endpoint): string {
@@ -178,24 +172,21 @@ function isJsonContentType(contentType: string | null): boolean {
   return mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
-/** The body for reading: JSON pretty-printed (for display only), text as it is, binary as base64 with a note. */
+/**
+ * The body for reading: JSON indented (for display only), text as it is, other bytes as
+ * base64 with a note. A terminal shows its start (output/body.ts); the note under it
+ * names `--body`, which writes all of it.
+ */
 export function bodyBlocks(event: Event): Block[] {
   const heading = `Body (${event.content_type ?? 'no content type'}, ${bytes(event.size)})`;
   if (event.size === 0) return [{ kind: 'heading', text: heading }, { kind: 'text', text: '(empty)' }];
-  if (event.body_encoding === 'base64') {
-    return [
-      { kind: 'heading', text: `${heading}: not UTF-8 text, shown as base64; \`hook events get ${event.id} --body\` writes the raw bytes` },
-      { kind: 'text', text: event.body },
-    ];
-  }
-  if (isJsonContentType(event.content_type)) {
-    try {
-      return [{ kind: 'heading', text: heading }, { kind: 'text', text: JSON.stringify(JSON.parse(event.body), null, 2) }];
-    } catch {
-      // Not valid JSON after all: shown as the text it is.
-    }
-  }
-  return [{ kind: 'heading', text: heading }, { kind: 'text', text: event.body }];
+  const base64 = event.body_encoding === 'base64';
+  const json = !base64 && isJsonContentType(event.content_type);
+  const whole = `\`hook events get ${event.id} --body > body.${base64 ? 'bin' : json ? 'json' : 'txt'}\` writes all of it`;
+  return [
+    { kind: 'heading', text: base64 ? `${heading}: not UTF-8 text, shown as base64; \`hook events get ${event.id} --body\` writes the raw bytes` : heading },
+    { kind: 'body', text: event.body, json, encoding: event.body_encoding, whole },
+  ];
 }
 
 export function eventView(event: Event): View {
