@@ -30,6 +30,25 @@ describe('hook endpoints --handshake', () => {
     expect(cleared.handshake).toBeNull();
   });
 
+  it('hook trigger slack url_verification and hook send to an endpoint with --handshake slack succeed: answered, stored as slack.handshake, not delivered', async () => {
+    const endpoint = await user.json(['endpoints', 'create', 'slack-events', '--handshake', 'slack']);
+    const triggered = await user.run(['trigger', 'slack', 'url_verification', '--endpoint', 'slack-events']);
+    expect(triggered.code, triggered.stderr).toBe(0);
+    const line = new RegExp(`^Sent slack url_verification to slack-events \\(${endpoint.id}\\): (evt_\\w+) handshake, \\d+ bytes: the relay answered the handshake and stored it as slack\\.handshake; it is not delivered\\.$`, 'm');
+    expect(triggered.stdout).toMatch(line);
+    const [, first] = line.exec(triggered.stdout)!;
+    expect(triggered.stderr).not.toContain('Verify it in your handler');
+
+    const json = await user.json(['trigger', 'slack', 'url_verification', '--endpoint', 'slack-events']);
+    expect(json).toMatchObject({ event_id: expect.stringMatching(/^evt_/), status: 'handshake', type: 'slack.handshake', provider: 'slack', event: 'url_verification', endpoint_id: endpoint.id });
+    const sent = await user.json(['send', 'slack-events', '--data', '{"type":"url_verification","challenge":"c1"}']);
+    expect(sent).toEqual({ id: expect.stringMatching(/^evt_/), status: 'handshake', endpoint_id: endpoint.id, type: 'slack.handshake' });
+
+    const events = (await user.json(['events', 'list', '--endpoint', 'slack-events'])).data;
+    expect(events.map((event: { id: string }) => event.id).sort()).toEqual([first, json.event_id, sent.id].sort());
+    for (const event of events) expect(event).toMatchObject({ handshake: 'slack', type: 'slack.handshake', status: 'filtered' });
+  });
+
   it('a provider that needs a secret without the file, or a file for one that needs none, is a usage error (exit 2)', async () => {
     await user.json(['endpoints', 'create', 'zoom']);
     const missing = await user.run(['endpoints', 'update', 'zoom', '--handshake', 'zoom']);

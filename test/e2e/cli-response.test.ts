@@ -33,6 +33,36 @@ describe('hook endpoints --response-…', () => {
     expect(await (await fetch(created.url, { method: 'POST', body: 'x' })).json()).toEqual({ id: expect.stringMatching(/^evt_/), status: 'pending' });
   });
 
+  it('hook send to an endpoint with a custom response (JSON, text, XML) reports the stored event, exit 0; a duplicate says so; each event is stored once', async () => {
+    const files = { json: '{"ok":true}', text: 'thanks', xml: '<?xml version="1.0"?><Response/>' };
+    for (const [kind, body] of Object.entries(files)) writeFileSync(join(user.home, `answer.${kind}`), body);
+    const endpoint = await user.json(['endpoints', 'create', 'answered', '--dedupe-field', 'id']);
+    const stored: string[] = [];
+    for (const [kind, flags] of [
+      ['json', ['--response-header', 'Content-Type: application/json', '--response-body-file', join(user.home, 'answer.json')]],
+      ['text', ['--response-body-file', join(user.home, 'answer.text')]],
+      ['xml', ['--response-status', '202', '--response-header', 'Content-Type: application/xml', '--response-body-file', join(user.home, 'answer.xml')]],
+    ] as const) {
+      await user.json(['endpoints', 'update', 'answered', ...flags]);
+      const sent = await user.run(['send', 'answered', '--data', `{"id":"${kind}1"}`]);
+      expect(sent.code, `${kind}: ${sent.stderr}`).toBe(0);
+      const line = new RegExp(`^Sent (evt_\\w+) to answered \\(${endpoint.id}\\): pending, \\d+ bytes\\.$`, 'm');
+      expect(sent.stdout, kind).toMatch(line);
+      const [, first] = line.exec(sent.stdout)!;
+      const json = await user.json(['send', 'answered', '--data', `{"id":"${kind}2"}`]);
+      expect(json, kind).toEqual({ id: expect.stringMatching(/^evt_/), status: 'pending', endpoint_id: endpoint.id });
+
+      const repeated = await user.run(['send', 'answered', '--data', `{"id":"${kind}1"}`]);
+      expect(repeated.code, `${kind}: ${repeated.stderr}`).toBe(0);
+      expect(repeated.stdout, kind).toMatch(`Sent ${first} to answered (${endpoint.id}): duplicate, `);
+      expect(repeated.stdout, kind).toContain(`: its dedupe key was already stored, as ${first}; nothing was stored or delivered again.`);
+      expect(await user.json(['send', 'answered', '--data', `{"id":"${kind}2"}`]), kind).toEqual({ id: json.id, status: 'duplicate', endpoint_id: endpoint.id });
+      stored.push(first!, json.id);
+    }
+    const listed = (await user.json(['events', 'list', '--endpoint', 'answered'])).data.map((event: { id: string }) => event.id);
+    expect(listed.sort()).toEqual(stored.sort());
+  });
+
   it('a status outside 200–299 is a usage error (exit 2); the relay\'s refusal of a Set-Cookie header is exit 1 naming the field', async () => {
     await user.json(['endpoints', 'create', 'bounded']);
     const status = await user.run(['endpoints', 'update', 'bounded', '--response-status', '302']);

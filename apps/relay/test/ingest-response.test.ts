@@ -155,6 +155,61 @@ describe('custom responses', () => {
     sandboxed(duplicate, 'duplicate');
   });
 
+  it('every answer to a taken request names the event in X-Hook-Event-Id and X-Hook-Event-Status: default, custom (JSON, text, XML, empty), duplicate, handshake, HEAD', async () => {
+    const storedIds = async (endpointId: string) => (await sqlRows(relay, 'select id from event where endpoint_id = ? order by received_at', [endpointId])).map((row) => row.id);
+    const named = async (label: string, answer: Promise<Response>, endpointId: string, status: string) => {
+      const response = await answer;
+      expect(response.ok, label).toBe(true);
+      const id = response.headers.get('x-hook-event-id');
+      expect(id, label).toMatch(/^evt_/);
+      expect(response.headers.get('x-hook-event-status'), label).toBe(status);
+      expect(await storedIds(endpointId), label).toContain(id);
+      return { id: id!, body: await response.text() };
+    };
+    const plain = await create({ name: 'plain ids', dedupe: { header: 'x-delivery' } });
+    const first = await named('default', fetch(plain.body.url, { method: 'POST', headers: { 'x-delivery': 'k1' }, body: '{}' }), plain.body.id, 'pending');
+    expect(JSON.parse(first.body)).toEqual({ id: first.id, status: 'pending' });
+    const again = await named('duplicate', fetch(plain.body.url, { method: 'POST', headers: { 'x-delivery': 'k1' }, body: '{}' }), plain.body.id, 'duplicate');
+    expect(again.id).toBe(first.id);
+    expect(await storedIds(plain.body.id)).toEqual([first.id]);
+    await named('HEAD', fetch(plain.body.url, { method: 'HEAD' }), plain.body.id, 'pending');
+
+    for (const [label, response] of [
+      ['JSON', { status: 202, headers: { 'Content-Type': 'application/json' }, body: '{"ok":true}' }],
+      ['text', { body: 'thanks' }],
+      ['XML', { headers: { 'Content-Type': 'text/xml' }, body: '<Response/>' }],
+      ['empty 204', { status: 204 }],
+    ] as const) {
+      const custom = await create({ name: `custom ${label}`, dedupe: { header: 'x-delivery' }, response });
+      const taken = await named(`custom ${label}`, fetch(custom.body.url, { method: 'POST', headers: { 'x-delivery': 'k1' }, body: '{}' }), custom.body.id, 'pending');
+      const repeated = await named(`custom ${label}, duplicate`, fetch(custom.body.url, { method: 'POST', headers: { 'x-delivery': 'k1' }, body: '{}' }), custom.body.id, 'duplicate');
+      expect(repeated.id, label).toBe(taken.id);
+    }
+
+    const slack = await create({ name: 'slack ids', handshake: { provider: 'slack' }, response: { body: 'custom' } });
+    const handshake = await named('handshake', fetch(slack.body.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"url_verification","challenge":"c1"}' }), slack.body.id, 'handshake');
+    expect(handshake.body).toBe('c1');
+
+    // Refusals name no event: nothing was stored.
+    const refused = await fetch(`${relay.baseUrl}/v1/ingest/in_nothing_here`, { method: 'POST', body: '{}' });
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get('x-hook-event-id')).toBeNull();
+    expect(refused.headers.get('x-hook-event-status')).toBeNull();
+  });
+
+  it('a custom response cannot replace or remove the event id headers, even one stored before x-hook-* was refused', async () => {
+    const created = await create({ name: 'legacy ids' });
+    const legacy = { status: 200, headers: { 'x-hook-event-id': 'evt_forged', 'X-Hook-Event-Status': 'delivered', 'x-kept': 'yes' }, body: 'ok' };
+    await sqlRows(relay, 'update endpoint set response = ? where id = ?', [JSON.stringify(legacy), created.body.id]);
+    const answer = await fetch(created.body.url, { method: 'POST', body: '{}' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-kept')).toBe('yes');
+    const [stored] = await sqlRows(relay, 'select id from event where endpoint_id = ?', [created.body.id]);
+    expect(answer.headers.get('x-hook-event-id')).toBe(stored.id);
+    expect(answer.headers.get('x-hook-event-status')).toBe('pending');
+    expect(await answer.text()).toBe('ok');
+  });
+
   it('a response stored before the allow list is served without what it may no longer set', async () => {
     const created = await create({ name: 'legacy' });
     // As an endpoint created before the allow list could hold it (the API refuses it now).

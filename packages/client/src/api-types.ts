@@ -7,14 +7,14 @@
 import type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, NotificationType, Plan } from '@hook/core';
 import type { HmacAlgorithm, HmacEncoding, HmacSigned, VerificationMode, VerificationProvider, VerificationReason, VerificationResult } from '@hook/core';
 import type { NotificationBody, NotificationData } from '@hook/core';
-import type { HandshakeProvider } from '@hook/core';
+import type { HandshakeProvider, IngestOutcome } from '@hook/core';
 import type * as S from '@hook/core/schemas';
 import type { Static, TUnknown } from '@hook/core/schemas';
 
 export type { AttemptTrigger, BodyEncoding, EndpointStatus, EventStatus, FieldError, NotificationType, Plan };
 export type { HmacAlgorithm, HmacEncoding, HmacSigned, VerificationMode, VerificationProvider, VerificationReason, VerificationResult };
 export type { NotificationBody, NotificationData };
-export type { HandshakeProvider };
+export type { HandshakeProvider, IngestOutcome };
 
 /** An RFC 9457 problem document as the relay sends it (`application/problem+json`). */
 export type Problem = Static<typeof S.Problem>;
@@ -123,6 +123,16 @@ export type TransformationTestResult = Static<typeof S.TransformationTestResultS
 
 /** What an ingest URL answers: the stored event's id, or `duplicate` with the id first stored under the key. */
 export type IngestAccepted = Static<typeof S.IngestAccepted>;
+/**
+ * What `ingest.send` resolves to, read from the answer's X-Hook-Event-Id and
+ * X-Hook-Event-Status headers (docs/api.md, Ingest), so it holds whatever the body is: the
+ * default JSON, the endpoint's custom response, or a handshake's answer.
+ */
+export interface IngestSent {
+  /** The event stored; for a duplicate, the one first stored under its key. */
+  id: string;
+  status: IngestOutcome;
+}
 
 /** `GET`/`PUT /v1/account/notifications`: where the account's notifications go (docs/notifications.md). */
 export type NotificationSettings = Static<typeof S.NotificationSettingsSchema>;

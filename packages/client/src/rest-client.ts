@@ -4,10 +4,11 @@
  * (the relay's problem+json) or `HookNetworkError` (no answer at all).
  */
 import { Agent, request, type Dispatcher } from 'undici';
+import { INGEST_EVENT_ID_HEADER, INGEST_EVENT_STATUS_HEADER, type IngestOutcome } from '@hook/core';
 import { HookApiError, HookNetworkError, networkFailureOf } from './api-errors.ts';
 import type {
   AccountDeletion, AccountDetails, AccountUpdate, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
-  EventListQuery, EventSummary, IngestAccepted, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
+  EventListQuery, EventSummary, IngestAccepted, IngestSent, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
 } from './api-types.ts';
 import type { ApiKeyCreate, CreatedMember, Member, MemberCreate, MemberRole } from './api-types.ts';
 import type { Destination, DestinationCreate, DestinationList, DestinationUpdate, ReplayedEvent, ReplayRequest } from './api-types.ts';
@@ -150,8 +151,11 @@ export interface HookClient {
     test(body: TransformationTestRequest): Promise<TransformationTestResult>;
   };
   ingest: {
-    /** Sends a request to an endpoint's ingest URL (`endpoint.url`, optionally with a path and query after it), as a webhook provider would. */
-    send(url: string, options?: IngestSendOptions): Promise<IngestAccepted>;
+    /**
+     * Sends a request to an endpoint's ingest URL (`endpoint.url`, optionally with a path and query after it), as a webhook provider would.
+     * Resolves to the event's id and what became of it, whatever body the endpoint answers with.
+     */
+    send(url: string, options?: IngestSendOptions): Promise<IngestSent>;
   };
   /** Closes the client's connections (not those of a dispatcher you passed in). */
   close(): Promise<void>;
@@ -363,7 +367,16 @@ export function createHookClient(options: HookClientOptions): HookClient {
         if (!target || (target.protocol !== 'http:' && target.protocol !== 'https:')) throw new TypeError(`not an http(s) ingest URL: ${JSON.stringify(url)}`);
         const headers = { 'user-agent': userAgent, ...sendOptions.headers };
         const answer = await exchange(url, target.origin, { method, headers, body: sendOptions.body });
-        return readAnswer<IngestAccepted>(method, url, answer);
+        const eventId = headerValue(answer.headers, INGEST_EVENT_ID_HEADER);
+        if (eventId !== '' && answer.status >= 200 && answer.status < 300) {
+          return { id: eventId, status: headerValue(answer.headers, INGEST_EVENT_STATUS_HEADER) as IngestOutcome };
+        }
+        // A relay without the headers answers the default JSON (and nothing else can be read from a custom response).
+        const accepted = readAnswer<IngestAccepted | undefined>(method, url, answer);
+        if (typeof accepted?.id !== 'string') {
+          throw new HookApiError(problemFrom(502, headerValue(answer.headers, 'content-type'), answer.text, headerValue(answer.headers, 'x-request-id'), `${method} ${url} (status ${answer.status}, no event id)`));
+        }
+        return { id: accepted.id, status: accepted.status as IngestOutcome };
       },
     },
     async close() {

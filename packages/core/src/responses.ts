@@ -24,6 +24,22 @@ export const RESPONSE_MAX_BODY_BYTES = 4096;
 export const RESPONSE_EVENT_ID_PLACEHOLDER = '{{event_id}}';
 
 /**
+ * On the answer to every request an ingest URL took (the default JSON, a custom response,
+ * a duplicate, a handshake), so a sender learns the event's id whatever the body says.
+ * Set by the relay after the custom response's headers; `x-hook-*` is refused in those.
+ */
+export const INGEST_EVENT_ID_HEADER = 'x-hook-event-id';
+/** With INGEST_EVENT_ID_HEADER: what became of the request, one of INGEST_OUTCOMES. */
+export const INGEST_EVENT_STATUS_HEADER = 'x-hook-event-status';
+/**
+ * `pending`: stored, to be delivered. `duplicate`: its dedupe key was already stored, nothing
+ * stored, the id is the original's. `handshake`: a provider's handshake, answered, stored as
+ * `<provider>.handshake` and never delivered.
+ */
+export const INGEST_OUTCOMES = ['pending', 'duplicate', 'handshake'] as const;
+export type IngestOutcome = (typeof INGEST_OUTCOMES)[number];
+
+/**
  * Headers a custom response may set: only ones a browser does nothing dangerous with. An
  * ingest answer is served from the relay's origin, so a header a browser acts on (a
  * redirect, a cookie, a service worker's scope, a policy, CORS, cleared site data) would act

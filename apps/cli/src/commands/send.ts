@@ -6,6 +6,9 @@ import { INPUT_UNREADABLE, UsageError, UserError } from '../errors.ts';
 import { fixtureRequest, readFixture } from '../event-fixture.ts';
 import { collectHeader } from '../option-parsers.ts';
 import { endpointToSendTo } from '../send-target.ts';
+import { readOptionFile } from '../endpoint-rules.ts';
+import { resignedHeaders, resignerFor, RESIGN_PROVIDERS } from '../trigger/resign.ts';
+import { sentOutcome } from '../sent-outcome.ts';
 
 interface SendOptions {
   endpoint?: string;
@@ -15,6 +18,8 @@ interface SendOptions {
   header: Array<[string, string]>;
   method?: IngestSendMethod;
   path?: string;
+  resign?: string;
+  secretFile?: string;
 }
 
 /** Methods `hook send` takes; GET and OPTIONS carry no body (the relay does not read one). */
@@ -78,7 +83,8 @@ export default defineCommand<[string | undefined], SendOptions>({
     'The event\'s type is what the relay reads from the request: --type (the x-event-type header) if given, else the JSON body\'s top-level "type" field ' +
     '(`hook send orders --data \'{"type":"order.created"}\'` stores an order.created event), else none.\n' +
     'Without --data, a small JSON test event is sent. --fixture sends a fixture file (`hook events export`) again: the same method, path, query, ' +
-    'headers and body bytes.\n' +
+    'headers and body bytes; with --resign <provider> --secret-file <path> it is signed again with a fresh timestamp (Stripe, Slack and Standard Webhooks ' +
+    'sign one, so a verifying endpoint refuses a capture older than its tolerance), the body unchanged.\n' +
     'Without an endpoint: the profile\'s default endpoint (`hook endpoints use`), else the account\'s only one.',
   examples: [
     ['hook send orders', 'a test event: {"type":"hook.test",…}'],
@@ -87,6 +93,7 @@ export default defineCommand<[string | undefined], SendOptions>({
     ['cat event.xml | hook send orders --data - -H \'content-type: application/xml\'', 'the body from stdin'],
     ['hook send orders --type invoice.paid --path /stripe?live=1', 'set x-event-type, and a path and query after the URL'],
     ['hook send --fixture order-paid.json --endpoint orders', 'a saved event (hook events export), byte for byte'],
+    ['hook send --fixture invoice.json --resign stripe --secret-file stripe-secret.txt', 'a saved Stripe event, signed again now'],
   ],
   configure(command) {
     command
@@ -97,7 +104,9 @@ export default defineCommand<[string | undefined], SendOptions>({
       .option('-t, --type <type>', 'event type, sent as the x-event-type header (without it, the JSON body\'s "type" field is the type)')
       .option('-H, --header <header>', 'a request header, \'Name: value\' (repeatable)', collectHeader, [])
       .option('-X, --method <method>', `request method: ${SEND_METHODS.join(', ')} (default POST)`, parseMethod)
-      .option('--path <path>', 'path and query to add after the receiving URL, e.g. /github/push?delivery=7');
+      .option('--path <path>', 'path and query to add after the receiving URL, e.g. /github/push?delivery=7')
+      .option('--resign <provider>', `with --fixture: sign it again with a fresh timestamp, as ${RESIGN_PROVIDERS.join(', ')} sign (the body unchanged)`)
+      .option('--secret-file <path>', 'with --resign: the signing secret, read from this file');
   },
   async run(context, [argument], options) {
     const { out } = context;
@@ -106,7 +115,11 @@ export default defineCommand<[string | undefined], SendOptions>({
     }
     if (options.fixture !== undefined && options.data !== undefined) throw new UsageError('--fixture and --data cannot go together: the fixture holds the body', 'Send the fixture as it is, or leave --fixture out to send --data.');
     if (options.fixture !== undefined && options.method !== undefined) throw new UsageError('--fixture and -X cannot go together: the fixture holds the method', 'Send the fixture as it is (edit its "method" to change it).');
-    const fixture = options.fixture === undefined ? undefined : fixtureRequest(await readFixture(options.fixture));
+    if (options.resign !== undefined && options.fixture === undefined) throw new UsageError('--resign signs a fixture again: it needs --fixture <file>', 'Export the event first (`hook events export <event> --fixture <file>`), then send it with --fixture <file> --resign <provider> --secret-file <path>.');
+    if ((options.resign === undefined) !== (options.secretFile === undefined)) throw new UsageError('--resign and --secret-file go together', 'Give both: --resign <provider> --secret-file <path> (the secret the endpoint verifies with, in a file).');
+    const resigner = options.resign === undefined ? undefined : resignerFor(options.resign);
+    const captured = options.fixture === undefined ? undefined : await readFixture(options.fixture);
+    const fixture = captured === undefined ? undefined : fixtureRequest(captured);
     const method = fixture?.method ?? options.method ?? 'POST';
     const bodyless = BODYLESS_METHODS.includes(method);
     if (bodyless && options.data !== undefined) {
@@ -121,6 +134,12 @@ export default defineCommand<[string | undefined], SendOptions>({
       given.add(key);
     }
     if (options.type !== undefined) headers['x-event-type'] = options.type;
+    if (resigner !== undefined) {
+      const secret = (await readOptionFile(options.secretFile!, '--secret-file')).replace(/\r?\n$/, '');
+      const signedAt = Date.now();
+      Object.assign(headers, resignedHeaders(resigner, secret, fixture!.body ?? Buffer.alloc(0), signedAt, captured!.headers, options.fixture!));
+      out.note(`Signed again as ${resigner.title} signs, with the timestamp ${Math.floor(signedAt / 1000)} (now); the body is the fixture's, unchanged.`);
+    }
     let body: Buffer | undefined = fixture?.body;
     if (!bodyless && fixture === undefined) {
       body = options.data === undefined
@@ -137,8 +156,9 @@ export default defineCommand<[string | undefined], SendOptions>({
     const endpoint = await endpointToSendTo(context, client, argument ?? options.endpoint, options.fixture === undefined ? 'hook send' : `hook send --fixture ${options.fixture}`);
     const accepted = await client.ingest.send(`${endpoint.url}${suffix}`, { method, headers, body });
     const what = options.fixture === undefined ? accepted.id : `${options.fixture} as ${accepted.id}`;
-    await out.result({ ...accepted, endpoint_id: endpoint.id }, [
-      { kind: 'text', text: `Sent ${what} to ${endpoint.name} (${endpoint.id}): ${accepted.status}, ${body?.length ?? 0} bytes.` },
+    const outcome = sentOutcome(accepted, endpoint);
+    await out.result({ ...accepted, endpoint_id: endpoint.id, ...outcome.fields }, [
+      { kind: 'text', text: `Sent ${what} to ${endpoint.name} (${endpoint.id}): ${accepted.status}, ${body?.length ?? 0} bytes${outcome.meaning}.` },
     ]);
     out.hint(`See it: hook events get ${accepted.id}`);
   },

@@ -3,6 +3,7 @@ import { HookApiError } from '@hook/client/errors';
 import { defineCommand } from '../command.ts';
 import { RelayErrorWithFix, UsageError } from '../errors.ts';
 import { endpointToSendTo } from '../send-target.ts';
+import { sentOutcome } from '../sent-outcome.ts';
 import type { Provider, SampleContext } from '../trigger/providers.ts';
 
 interface TriggerOptions {
@@ -51,7 +52,9 @@ export default defineCommand<[string | undefined, string | undefined], TriggerOp
       'Ids and timestamps that handlers check (Stripe\'s and Slack\'s signed timestamps, delivery ids) are fresh on every send.',
     'The test secret is fixed per provider (configure your handler with it once) and printed on stderr; --secret signs with yours instead.',
     'Without --endpoint: the profile\'s default endpoint (`hook endpoints use`), else the account\'s only one.',
-    '`hook trigger` alone (or --list) lists the providers and their events. --json prints {"event_id", "status", "provider", "event", "secret", "endpoint_id", "endpoint_name", "headers", "size"}. Docs: docs/cli.md#hook-trigger',
+    '`hook trigger` alone (or --list) lists the providers and their events. --json prints {"event_id", "status", "provider", "event", "secret", "endpoint_id", "endpoint_name", "headers", "size"}; ' +
+      'status is pending, duplicate, or handshake: the endpoint answers that provider\'s handshake itself (Slack\'s url_verification with --handshake slack), ' +
+      'stores it as "type" (slack.handshake) and delivers it nowhere. Docs: docs/cli.md#hook-trigger',
   ].join('\n\n'),
   examples: [
     ['hook trigger --list', 'the providers and events there are samples of'],
@@ -115,6 +118,7 @@ export default defineCommand<[string | undefined, string | undefined], TriggerOp
       }
       throw error;
     });
+    const outcome = sentOutcome(accepted, endpoint);
     out.note(
       `Signed as ${provider.title} signs (${provider.signature.split(':')[0]}) with ${options.secret === undefined ? `${provider.title}'s test secret` : 'your --secret'}: ${secret}`,
     );
@@ -129,10 +133,12 @@ export default defineCommand<[string | undefined, string | undefined], TriggerOp
         endpoint_name: endpoint.name,
         headers,
         size: body.length,
+        ...outcome.fields,
       },
-      [{ kind: 'text', text: `Sent ${provider.name} ${event.name} to ${endpoint.name} (${endpoint.id}): ${accepted.id} ${accepted.status}, ${body.length} bytes.` }],
+      [{ kind: 'text', text: `Sent ${provider.name} ${event.name} to ${endpoint.name} (${endpoint.id}): ${accepted.id} ${accepted.status}, ${body.length} bytes${outcome.meaning}.` }],
     );
-    if (options.secret === undefined) out.hint(`Verify it in your handler with that secret (or sign with yours: --secret). See it: hook events get ${accepted.id}`);
+    // A handshake reaches no handler, so there is no signature to verify there.
+    if (options.secret === undefined && accepted.status !== 'handshake') out.hint(`Verify it in your handler with that secret (or sign with yours: --secret). See it: hook events get ${accepted.id}`);
     else out.hint(`See it: hook events get ${accepted.id}`);
   },
 });

@@ -1,6 +1,5 @@
-import * as S from '@hook/core/schemas';
+import { INGEST_OUTCOMES } from '@hook/core';
 import { z } from 'zod';
-import { outputOf } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
 export default defineTool({
@@ -9,6 +8,7 @@ export default defineTool({
   description:
     'Send a test webhook to an endpoint as a provider would: a JSON POST to its ingest URL, with the event type in ' +
     'the `x-event-type` header when given. The relay stores and delivers it like any other event; use get_event to see the result.',
+  pathId: 'endpoint_id',
   input: {
     endpoint_id: z.string().describe('ep_…'),
     payload: z.unknown().optional().describe('Any JSON value; default {"test": true}'),
@@ -16,7 +16,7 @@ export default defineTool({
   },
   output: {
     event_id: z.string().describe('evt_… of the stored event; for a duplicate, of the event first stored under its key'),
-    status: outputOf(S.IngestAccepted.properties.status),
+    status: z.enum(INGEST_OUTCOMES).describe('pending; duplicate: the key was stored before, nothing stored; handshake: answered, stored as <provider>.handshake, not delivered'),
     endpoint_id: z.string(),
     url: z.string().describe('The ingest URL it was sent to'),
   },
@@ -30,7 +30,9 @@ export default defineTool({
       result: { event_id: accepted.id, status: accepted.status, endpoint_id: endpoint.id, url: endpoint.url },
       summary: accepted.status === 'duplicate'
         ? `Sent to ${endpoint.name}: a duplicate of event ${accepted.id}, not stored again`
-        : `Sent event ${accepted.id} to ${endpoint.name} (${accepted.status})`,
+        : accepted.status === 'handshake'
+          ? `Sent to ${endpoint.name}: a handshake, answered and stored as event ${accepted.id}, not delivered`
+          : `Sent event ${accepted.id} to ${endpoint.name} (${accepted.status})`,
     };
   },
 });

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { dedupeKeyOf, ENDPOINT_DISABLED, extractEventType, readJsonObject, HANDSHAKE_REFUSED, HookError, INGEST_HOST_REQUIRED, INGEST_NOT_FOUND, newId, nextUsageMonthStart, QUOTA_EXCEEDED, renderResponseBody, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
+import { dedupeKeyOf, ENDPOINT_DISABLED, extractEventType, readJsonObject, HANDSHAKE_REFUSED, HookError, INGEST_EVENT_ID_HEADER, INGEST_EVENT_STATUS_HEADER, INGEST_HOST_REQUIRED, INGEST_NOT_FOUND, type IngestOutcome, newId, nextUsageMonthStart, QUOTA_EXCEEDED, renderResponseBody, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
 import type { EventWriter, InsertOutcome, NewEvent } from '@hook/db';
 import type { LocalDelivery } from '../../delivery/worker.ts';
 import type { StreamHub } from '../../stream/hub.ts';
@@ -20,6 +20,8 @@ declare module 'fastify' {
     ingestTarget: IngestTarget | null;
     /** The request repeated a dedupe key already stored: answered with the original's id, nothing stored (counted apart in metrics). */
     ingestDuplicate: boolean;
+    /** The event a request was answered for (stored, duplicate or handshake), put on the answer's headers in onSend. */
+    ingestAnswered: { id: string; outcome: IngestOutcome } | null;
   }
 }
 
@@ -72,6 +74,14 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   app.decorateRequest('ingestTarget', null);
   app.decorateRequest('ingestDuplicate', false);
+  app.decorateRequest('ingestAnswered', null);
+  // In onSend, after the handler set a custom response's headers: nothing it holds (even one
+  // stored before x-hook-* was refused) can replace or remove these.
+  app.addHook('onSend', (request, reply, _payload, done) => {
+    const answered = request.ingestAnswered;
+    if (answered !== null) reply.header(INGEST_EVENT_ID_HEADER, answered.id).header(INGEST_EVENT_STATUS_HEADER, answered.outcome);
+    done();
+  });
   const ingestUrl = options.ingestUrl;
   const ingestHost = ingestUrl === undefined ? null : ingestHostOf(ingestUrl);
 
@@ -105,6 +115,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
         headers, body, contentType, size: body.length, receivedAt, status: 'pending', lease: null, handshake: target.handshake!.provider,
       });
       refuseOverAllowance(reply, outcome, receivedAt);
+      request.ingestAnswered = { id, outcome: 'handshake' };
       reply.code(handshake.status).headers(handshake.headers ?? {}).type(handshake.contentType);
       return reply.send(Buffer.from(handshake.body, 'utf8'));
     }
@@ -134,7 +145,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
       id,
       accountId: target.accountId,
       endpointId: target.id,
-      type: extractEventType(headers['x-event-type'], contentType ?? undefined, body, json),
+      type: extractEventType(headers, contentType ?? undefined, body, json),
       method: request.method,
       ...where,
       headers,
@@ -158,6 +169,7 @@ export async function ingestRoutes(app: FastifyInstance, options: { writer: Even
     const answeredId = outcome.stored ? id : outcome.originalId;
     if (outcome.stored && options.hub.watches(event.accountId)) options.hub.eventStored({ ...event, claimedHere: outcome.delivery !== null });
     request.ingestDuplicate = !outcome.stored;
+    request.ingestAnswered = { id: answeredId, outcome: outcome.stored ? 'pending' : 'duplicate' };
     if (target.response) {
       // The endpoint's own answer (docs/sources.md, Custom responses): bytes with its headers exactly as
       // set (a Buffer is neither serialised nor given a charset), never through the JSON schema.
