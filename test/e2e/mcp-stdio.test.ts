@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HOOK_BIN, HookUser, repoRoot } from '../support/cli.ts';
 import { callEveryTool, toolError } from '../support/mcp.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
+import { api, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
 
 let relay: TestRelay;
 let receiver: Receiver;
@@ -88,7 +88,14 @@ describe('hook mcp over stdio', () => {
     const { key, accountId } = await signUp(relay.baseUrl);
     const session = await startHookMcp(key);
     const { client } = session;
-    expect(client.getServerVersion()?.name).toBe('hook');
+    // The same serverInfo as the relay's /mcp: the version of Hook, which is the CLI package's.
+    const cli = JSON.parse(readFileSync(new URL('../../apps/cli/package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(client.getServerVersion()).toMatchObject({ name: 'hook', version: cli.version });
+    const overHttp = await api(relay.baseUrl, 'POST', '/mcp', {
+      key, headers: { accept: 'application/json, text/event-stream' },
+      json: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+    });
+    expect(overHttp.body.result.serverInfo).toEqual(client.getServerVersion());
     const names = await toolNames(client);
     expect(names).toContain('create_endpoint');
     expect(names).toContain('replay_event');
@@ -100,8 +107,8 @@ describe('hook mcp over stdio', () => {
     expect(changed.plan_history.map((change: { to_plan: string }) => change.to_plan)).toEqual(['enterprise']);
     const { endpoint } = await call(client, 'create_endpoint', { name: 'stdio-orders' });
     const sent = await call(client, 'send_test_event', { endpoint_id: endpoint.id, event_type: 'order.created', payload: { id: 7 } });
-    const listed = await call(client, 'list_events', { endpoint_id: endpoint.id });
-    expect(listed.events.map((event: { id: string }) => event.id)).toEqual([sent.event_id]);
+    const listed = await call(client, 'list_events', { endpoint_id: 'stdio-orders' });
+    expect(listed.data.map((event: { id: string }) => event.id)).toEqual([sent.event_id]);
     const { event, payload } = await call(client, 'get_event', { event_id: sent.event_id });
     expect(event).toMatchObject({ id: sent.event_id, type: 'order.created', status: 'pending' });
     expect(payload).toEqual({ id: 7 });

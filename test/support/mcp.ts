@@ -63,24 +63,24 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   expect(endpoint).toMatchObject({ name: 'orders', status: 'active', destination: { type: 'url', url: receiver.url } });
   const spare = (await use('create_endpoint', { name: 'spare' })).endpoint;
   const listed = await use('list_endpoints', { limit: 100 });
-  expect(listed.endpoints.map((item: { id: string }) => item.id)).toEqual([spare.id, endpoint.id]);
+  expect(listed.data.map((item: { id: string }) => item.id)).toEqual([spare.id, endpoint.id]);
   expect(listed.next_cursor).toBeNull();
   expect((await use('get_endpoint', { endpoint_id: endpoint.id })).endpoint.url).toBe(endpoint.url);
   expect((await use('update_endpoint', { endpoint_id: endpoint.id, name: 'orders-v2' })).endpoint.name).toBe('orders-v2');
 
-  const [first] = (await use('list_destinations', { endpoint_id: endpoint.id })).destinations;
+  const [first] = (await use('list_destinations', { endpoint_id: endpoint.id })).data;
   expect(first).toMatchObject({ endpoint_id: endpoint.id, destination: { type: 'url', url: receiver.url }, status: 'active', health: { consecutive_failures: 0 } });
   const second = (await use('add_destination', { endpoint_id: endpoint.id, destination: { type: 'cli' }, rate_per_second: 5 })).destination;
   expect(second).toMatchObject({ endpoint_id: endpoint.id, destination: { type: 'cli' }, rate_per_second: 5, status: 'active' });
   expect((await use('update_destination', { destination_id: second.id, status: 'paused', rate_per_second: null })).destination).toMatchObject({ status: 'paused', rate_per_second: null });
   expect(await use('delete_destination', { destination_id: second.id })).toEqual({ deleted: true, destination_id: second.id });
-  expect((await use('list_destinations', { endpoint_id: endpoint.id })).destinations.map((item: { id: string }) => item.id)).toEqual([first.id]);
+  expect((await use('list_destinations', { endpoint_id: endpoint.id })).data.map((item: { id: string }) => item.id)).toEqual([first.id]);
 
   const sent = await use('send_test_event', { endpoint_id: endpoint.id, event_type: 'order.paid', payload: { order: 42, note: 'héllo' } });
   expect(sent).toMatchObject({ endpoint_id: endpoint.id, status: 'pending' });
   expect(sent.event_id).toMatch(/^evt_/);
   const events = await use('list_events', { endpoint_id: endpoint.id, type: 'order.paid', status: 'pending', limit: 10 });
-  expect(events.events.map((event: { id: string }) => event.id)).toEqual([sent.event_id]);
+  expect(events.data.map((event: { id: string }) => event.id)).toEqual([sent.event_id]);
   const fetched = await use('get_event', { event_id: sent.event_id });
   expect(fetched.payload).toEqual({ order: 42, note: 'héllo' });
   expect(fetched.event).toMatchObject({ type: 'order.paid', body_encoding: 'utf8', content_type: 'application/json' });
@@ -106,22 +106,22 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   expect(bulk.limit).toBeGreaterThan(1);
 
   expect(await use('delete_endpoint', { endpoint_id: spare.id })).toEqual({ deleted: true, endpoint_id: spare.id });
-  expect((await use('list_endpoints')).endpoints.map((item: { id: string }) => item.id)).toEqual([endpoint.id]);
+  expect((await use('list_endpoints')).data.map((item: { id: string }) => item.id)).toEqual([endpoint.id]);
 
   const added = await use('add_member', { email: 'teammate@example.com' });
   expect(added.member).toMatchObject({ email: 'teammate@example.com', role: 'member' });
   expect(added.api_key).toMatch(/^hk_/);
   expect((await use('set_member_role', { member_id: added.member.id, role: 'admin' })).member.role).toBe('admin');
   const team = await use('list_members');
-  expect(team.members.map((member: { role: string }) => member.role)).toEqual(['admin', 'admin']);
+  expect(team.data.map((member: { role: string }) => member.role)).toEqual(['admin', 'admin']);
   expect(await use('remove_member', { member_id: added.member.id })).toEqual({ removed: true, member_id: added.member.id });
-  expect((await use('list_members')).members).toHaveLength(1);
+  expect((await use('list_members')).data).toHaveLength(1);
 
   const notifications = (await use('set_notification_url', { url: receiver.url })).notifications;
   expect(notifications).toMatchObject({ url: receiver.url, status: 'active' });
   expect(notifications).not.toHaveProperty('secret');
   expect((await use('get_notifications')).notifications).toEqual(notifications);
-  expect(await use('list_notification_events', { type: 'event.failed' })).toEqual({ events: [], next_cursor: null });
+  expect(await use('list_notification_events', { type: 'event.failed' })).toEqual({ data: [], next_cursor: null });
   expect(await use('clear_notifications')).toEqual({ cleared: true });
 
   // Last: it erases the account the client acts for. Without its own id as confirmation, nothing is erased.

@@ -31,14 +31,15 @@ function toolsList(origin?: string): Promise<ApiResponse> {
   return api(relay.baseUrl, 'POST', '/mcp', { key, json: TOOLS_LIST, headers: { ...MCP_ACCEPT, ...(origin === undefined ? {} : { origin }) } });
 }
 
-/** A POST /mcp with Host and Origin both naming `host`, as a page reaching the relay by DNS rebinding sends it (fetch cannot set Host). */
-function rebound(host: string): Promise<{ status: number; body: any }> {
+/** A POST /mcp with Host `host` and Origin naming it too (unless given), as a page of that host sends it (fetch cannot set Host). */
+function rebound(host: string, origin = `http://${host}`): Promise<{ status: number; body: any }> {
   const { port } = new URL(relay.baseUrl);
   const body = JSON.stringify(TOOLS_LIST);
   return new Promise((resolve, reject) => {
     const request = httpRequest({
       host: '127.0.0.1', port, method: 'POST', path: '/mcp',
-      headers: { host, origin: `http://${host}`, authorization: `Bearer ${key}`, 'content-type': 'application/json', ...MCP_ACCEPT, 'content-length': Buffer.byteLength(body) },
+      agent: false,
+      headers: { connection: 'close', host, origin, authorization: `Bearer ${key}`, 'content-type': 'application/json', ...MCP_ACCEPT, 'content-length': Buffer.byteLength(body) },
     }, (response) => {
       let text = '';
       response.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -76,6 +77,19 @@ describe('POST /mcp with an Origin header', () => {
     const refused = await rebound(`evil.example.com:${port}`);
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe('mcp_origin_refused');
+  });
+
+  it('serves a same-origin request under a loopback name on any port (the conformance suite\'s localhost-host-valid-accepted)', async () => {
+    const { port } = new URL(relay.baseUrl);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `relay.localhost:${port}`, `[::1]:${port}`]) {
+      const served = await rebound(host);
+      expect(served.status, host).toBe(200);
+      expect(served.body.result.tools.length, host).toBeGreaterThan(10);
+    }
+    // Same origin under another name is the rebinding shape; a loopback Origin for another port or scheme is another origin.
+    expect((await rebound(`hooks.internal:${port}`)).status).toBe(403);
+    expect((await rebound(`127.0.0.1:${port}`, `http://127.0.0.1:${Number(port) + 1}`)).status).toBe(403);
+    expect((await rebound(`localhost:${port}`, `https://localhost:${port}`)).status).toBe(403);
   });
 
   it('serves an allowed origin, the relay\'s own public origin, and an origin written differently but equal', async () => {

@@ -2,6 +2,7 @@
  * `/mcp` on a real relay, spoken to by the official MCP SDK client over Streamable
  * HTTP: the tool list matches the REST API (openapi.json) and every tool works.
  */
+import { readFileSync } from 'node:fs';
 import { HOOK_TOOLS, PATHS_WITHOUT_TOOLS, REST_ROUTE_COVERAGE } from '@hook/mcp';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -99,7 +100,7 @@ describe('POST /mcp', () => {
     const mine = await connect(key);
     const { endpoint } = await callTool(mine, 'create_endpoint', { name: 'private' });
     const other = await connect((await signUp(relay.baseUrl)).key);
-    expect((await callTool(other, 'list_endpoints')).endpoints).toEqual([]);
+    expect((await callTool(other, 'list_endpoints')).data).toEqual([]);
     expect(toolError(await other.callTool({ name: 'get_endpoint', arguments: { endpoint_id: endpoint.id } })).code).toBe('endpoint_not_found');
   });
 });
@@ -143,7 +144,7 @@ describe('handshakes over MCP', () => {
     const answer = await fetch(`${endpoint.url}?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock`);
     expect(await answer.text()).toBe('1158201444');
     const listed = await callTool(client, 'list_events', { endpoint_id: endpoint.id });
-    expect(listed.events).toEqual([expect.objectContaining({ handshake: 'meta', status: 'filtered' })]);
+    expect(listed.data).toEqual([expect.objectContaining({ handshake: 'meta', status: 'filtered' })]);
     const { endpoint: off } = await callTool(client, 'update_endpoint', { endpoint_id: created.id, handshake: null });
     expect(off.handshake).toBeNull();
   });
@@ -160,7 +161,7 @@ describe('duplicates over MCP', () => {
     const again = await callTool(client, 'send_test_event', { endpoint_id: endpoint.id, payload });
     expect(again).toMatchObject({ event_id: first.event_id, status: 'duplicate' });
     const listed = await callTool(client, 'list_events', { endpoint_id: endpoint.id });
-    expect(listed.events).toEqual([expect.objectContaining({ id: first.event_id, dedupe_key: payload.id })]);
+    expect(listed.data).toEqual([expect.objectContaining({ id: first.event_id, dedupe_key: payload.id })]);
 
     const { endpoint: byHeader } = await callTool(client, 'update_endpoint', { endpoint_id: endpoint.id, dedupe: { header: 'X-GitHub-Delivery' } });
     expect(byHeader.dedupe).toEqual({ header: 'x-github-delivery' });
@@ -174,5 +175,59 @@ describe('duplicates over MCP', () => {
       expect(refused.isError, JSON.stringify(dedupe)).toBe(true);
       expect(JSON.stringify(refused.content), JSON.stringify(dedupe)).toContain('dedupe');
     }
+  });
+});
+
+describe('MCP as an agent meets it (issue 28, items 11 and 19)', () => {
+  it('reports the version of Hook (the CLI package\'s), as hook mcp does', async () => {
+    const cli = JSON.parse(readFileSync(new URL('../../cli/package.json', import.meta.url), 'utf8')) as { version: string };
+    const client = await connect(key);
+    expect(client.getServerVersion()).toMatchObject({ name: 'hook', version: cli.version });
+  });
+
+  it('names a tool\'s own inputs in validation errors and tools in fixes', async () => {
+    const client = await connect(key);
+    await client.listTools();
+    for (const [tool, input, args] of [
+      ['get_endpoint', 'endpoint_id', { endpoint_id: 'nope' }],
+      ['get_event', 'event_id', { event_id: 'nope' }],
+      ['update_destination', 'destination_id', { destination_id: 'nope', status: 'paused' }],
+      ['create_endpoint', 'name', { name: '' }],
+    ] as const) {
+      const error = toolError(await client.callTool({ name: tool, arguments: args }));
+      expect(error.code, tool).toBe('validation_failed');
+      expect(error.errors?.map((field) => field.field), tool).toEqual([input]);
+      expect(error.detail, tool).toContain(`${input} `);
+      expect(error.text, tool).not.toMatch(/params\.|body\.|query\./);
+      expect(error.fix, tool).not.toMatch(/openapi|\/v1/);
+    }
+    const missing = toolError(await client.callTool({ name: 'get_endpoint', arguments: { endpoint_id: 'ep_00000000000000000000000000' } }));
+    expect(missing.fix).toContain('list_endpoints');
+  });
+
+  it('list_events takes an endpoint name as hook does, answers {data, next_cursor} as REST does, and says limit is 1–100', async () => {
+    const client = await connect((await signUp(relay.baseUrl)).key);
+    const { endpoint } = await callTool(client, 'create_endpoint', { name: 'orders' });
+    await callTool(client, 'create_endpoint', { name: 'other' });
+    const sent = await callTool(client, 'send_test_event', { endpoint_id: endpoint.id, payload: { n: 1 } });
+    const byName = await callTool(client, 'list_events', { endpoint_id: 'orders' });
+    expect(byName).toEqual({ data: [expect.objectContaining({ id: sent.event_id, endpoint_id: endpoint.id })], next_cursor: null });
+    expect(await callTool(client, 'list_events', { endpoint_id: endpoint.id })).toEqual(byName);
+
+    const unknown = toolError(await client.callTool({ name: 'list_events', arguments: { endpoint_id: 'no-such-endpoint' } }));
+    expect(unknown).toMatchObject({ code: 'endpoint_not_found', status: 404 });
+    expect(unknown.detail).toContain('no-such-endpoint');
+    expect(unknown.fix).toContain('list_endpoints');
+    expect(unknown.fix).not.toContain('openapi');
+    await callTool(client, 'create_endpoint', { name: 'orders' });
+    expect(toolError(await client.callTool({ name: 'list_events', arguments: { endpoint_id: 'orders' } })).code).toBe('ambiguous_endpoint_name');
+
+    const { tools } = await client.listTools();
+    for (const name of ['list_endpoints', 'list_events', 'list_members', 'list_notification_events', 'list_destinations']) {
+      const tool = tools.find((item) => item.name === name)!;
+      expect(Object.keys(tool.outputSchema!.properties!), name).toContain('data');
+    }
+    const limit = (tools.find((item) => item.name === 'list_events')!.inputSchema.properties as Record<string, { minimum?: number; maximum?: number }>).limit;
+    expect(limit).toMatchObject({ minimum: 1, maximum: 100 });
   });
 });

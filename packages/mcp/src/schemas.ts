@@ -4,12 +4,20 @@
  * tools' input and output schemas by itself.
  *
  * Both keep the fields, their types, which are required and the enums, and leave out the
- * checks of a value's form (format, pattern, lengths, ranges) and if/then: the relay makes
- * those and answers validation_failed naming the field and the fix, which serves an agent
- * better than the SDK's own refusal (and zod's format checks could refuse a value the relay
- * accepts). Outputs are loose (extra fields pass) so a relay newer than this package can add
- * fields without breaking a client that checks the output schema; inputs refuse unknown
- * fields and carry descriptions written for the agent choosing values.
+ * checks of a value's form (format, pattern, lengths) and if/then: the relay makes those
+ * and answers validation_failed naming the field and the fix, which serves an agent better
+ * than the SDK's own refusal (and zod's format checks could refuse a value the relay
+ * accepts). An input keeps its range (minimum, maximum): without one zod writes an integer
+ * as -2^53..2^53, which tells an agent choosing `limit` something untrue. Inputs refuse
+ * unknown fields and carry descriptions written for the agent choosing values.
+ *
+ * Outputs are loose (extra fields pass) so a relay newer than this package can add fields
+ * without breaking a client that checks the output schema, and carry the shape only: no
+ * descriptions or examples. tools/list is read into an agent's context on every session,
+ * and the same resource repeats in several tools (an endpoint in four, the account in
+ * four): the fields' prose cost a third of it, and says what docs/api.md and
+ * /openapi.json say. A tool's own words about its result stay (they are written in the
+ * tool, not here). A test holds tools/list to a byte budget (packages/mcp/test/size.test.ts).
  */
 import * as S from '@hook/core/schemas';
 import type { Static, TObject, TProperties, TSchema } from '@hook/core/schemas';
@@ -26,12 +34,16 @@ export function coreSchemaOf(schema: z.ZodType): TSchema | undefined {
 type Json = Record<string, unknown>;
 
 /** Checks of a value's form that the relay makes and answers validation_failed for, naming the field and the fix. */
-const VALUE_CHECKS = new Set(['format', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'maxItems', 'minItems']);
+const VALUE_CHECKS = new Set(['format', 'pattern', 'minLength', 'maxLength', 'maxItems', 'minItems']);
+/** A number's range: kept in inputs (an agent chooses the value), left out of outputs with the other checks. */
+const RANGE = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
+/** Prose about a value, left out of outputs (see above). */
+const PROSE = new Set(['description', 'examples', 'title']);
 
 /**
  * A core JSON Schema as zod can read it: if/then/else go (fromJSONSchema reads none of
- * them) and so do checks of a value's form (VALUE_CHECKS); for an output also
- * `additionalProperties: false`, so an object lets extra fields through.
+ * them) and so do checks of a value's form (VALUE_CHECKS); for an output also ranges,
+ * prose and `additionalProperties: false`, so an object lets extra fields through.
  */
 function readable(node: unknown, output: boolean): unknown {
   if (Array.isArray(node)) return node.map((item) => readable(item, output));
@@ -40,6 +52,7 @@ function readable(node: unknown, output: boolean): unknown {
   for (const [key, value] of Object.entries(node)) {
     if (key === 'if' || key === 'then' || key === 'else') continue;
     if (VALUE_CHECKS.has(key)) continue;
+    if (output && (RANGE.has(key) || PROSE.has(key))) continue;
     if (output && key === 'additionalProperties' && value === false) continue;
     out[key] =
       key === 'properties' || key === 'patternProperties'

@@ -10,6 +10,13 @@ import { HOOK_TOOLS } from './tools/index.ts';
 
 export const HOOK_MCP_SERVER_NAME = 'hook';
 
+/**
+ * What `initialize` reports as serverInfo.version, over both transports: the version of
+ * Hook, which is the CLI package's (@hookrelay/cli, the one Hook package with a release
+ * version; the relay's is private). A test fails when apps/cli/package.json says otherwise.
+ */
+export const HOOK_VERSION = '0.1.0';
+
 export type HookMcpServerOptions = (
   | {
       /** A client to call the API with, used as it is (and closed by whoever made it). sign_up is not offered. */
@@ -28,8 +35,6 @@ export type HookMcpServerOptions = (
       onSignUp?(signup: Signup): void | Promise<void>;
     }
 ) & {
-  /** Reported to clients in `initialize`. */
-  version?: string;
   /** Tools to serve instead of HOOK_TOOLS (tests). */
   tools?: readonly HookTool<any, any>[];
 };
@@ -37,7 +42,7 @@ export type HookMcpServerOptions = (
 /** A server with every tool registered, ready to `connect` to a transport; closing it closes the clients it made. */
 export function createHookMcpServer(options: HookMcpServerOptions): McpServer {
   const server = new McpServer(
-    { name: HOOK_MCP_SERVER_NAME, title: 'Hook webhook relay', version: options.version ?? '0.0.0' },
+    { name: HOOK_MCP_SERVER_NAME, title: 'Hook webhook relay', version: HOOK_VERSION },
     {
       capabilities: { tools: { listChanged: true } },
       instructions:
@@ -84,7 +89,7 @@ export function createHookMcpServer(options: HookMcpServerOptions): McpServer {
           }
           return successResult(outcome);
         } catch (error) {
-          return errorResult(error);
+          return errorResult(error, tool);
         }
       },
     );

@@ -12,6 +12,7 @@
 import { HookApiError, HookNetworkError, type HookClient } from '@hook/client';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { mcpFixFor } from './fixes.ts';
 
 /**
  * A schema's output type without the index signatures of loose objects, so the client's
@@ -41,6 +42,8 @@ export interface HookTool<Input extends z.ZodRawShape = z.ZodRawShape, Output ex
   readonly annotations?: ToolAnnotations;
   /** `without_key`: offered only when the server has no API key (sign_up). Default `with_key`. */
   readonly availability?: 'with_key' | 'without_key';
+  /** The input that is the REST route's `{id}` (`endpoint_id`), so a validation error names it instead of `params.id`. */
+  readonly pathId?: string;
   run(client: HookClient, input: z.infer<z.ZodObject<Input>>): Promise<ToolOutcome<KnownFields<z.infer<z.ZodObject<Output>>>>>;
 }
 
@@ -64,6 +67,27 @@ export interface ToolErrorContent {
   };
 }
 
+/**
+ * A refusal the tool itself decides before calling the relay (an endpoint name that
+ * matches no endpoint, or several), carried like a relay problem; `code` is the relay's
+ * for the same case where there is one.
+ */
+export class ToolRefusal extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly title: string;
+  readonly fix: string;
+
+  constructor(code: string, status: number, title: string, detail: string, fix: string) {
+    super(detail);
+    this.name = 'ToolRefusal';
+    this.code = code;
+    this.status = status;
+    this.title = title;
+    this.fix = fix;
+  }
+}
+
 /** Where a tool error's problem sits in `_meta`. */
 export const TOOL_ERROR_META_KEY = 'hook/error';
 
@@ -74,22 +98,41 @@ export function successResult(outcome: ToolOutcome<object>): CallToolResult {
   };
 }
 
-/** A failure as an MCP tool error; anything that is neither an API nor a network error is a bug and is rethrown. */
-export function errorResult(error: unknown): CallToolResult {
+/**
+ * A REST field name as the tool's input names it: `params.id` is the tool's `pathId`
+ * input, and `body.name` / `query.limit` are the inputs `name` / `limit` (tool inputs
+ * take the request's field names).
+ */
+function inputNameOf(field: string, tool: Pick<HookTool, 'pathId'> | undefined): string {
+  if (field === 'params.id' && tool?.pathId) return tool.pathId;
+  return field.replace(/^(?:body|query)\./, '');
+}
+
+/**
+ * A failure as an MCP tool error, in the words of `tool` when given: field names are its
+ * inputs' and the fix names tools (fixes.ts). Anything that is neither an API nor a
+ * network error is a bug and is rethrown.
+ */
+export function errorResult(error: unknown, tool?: Pick<HookTool, 'pathId'>): CallToolResult {
   let content: ToolErrorContent;
   if (error instanceof HookApiError) {
     const { problem } = error;
+    const fields = (problem.errors ?? []).map(({ field, message }) => ({ field: inputNameOf(field, tool), message, rest: field }));
+    // The relay's detail repeats the field names ("params.id must be …"): the same renaming there.
+    const detail = fields.reduce((text, { rest, field }) => text.split(rest).join(field), problem.detail);
     content = {
       error: {
         code: problem.code,
         status: problem.status,
         title: problem.title,
-        detail: problem.detail,
-        fix: problem.fix,
-        ...(problem.errors?.length ? { errors: problem.errors.map(({ field, message }) => ({ field, message })) } : {}),
+        detail,
+        fix: mcpFixFor(problem.code, problem.fix),
+        ...(fields.length ? { errors: fields.map(({ field, message }) => ({ field, message })) } : {}),
         request_id: problem.request_id,
       },
     };
+  } else if (error instanceof ToolRefusal) {
+    content = { error: { code: error.code, status: error.status, title: error.title, detail: error.message, fix: mcpFixFor(error.code, error.fix) } };
   } else if (error instanceof HookNetworkError) {
     content = {
       error: {

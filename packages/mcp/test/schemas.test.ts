@@ -83,10 +83,10 @@ describe('MCP tool schemas', () => {
     expect(output('get_endpoint', 'endpoint')).toEqual(shape(S.EndpointSchema));
     expect(output('update_endpoint', 'endpoint')).toEqual(shape(S.EndpointSchema));
     expect(output('add_destination', 'destination')).toEqual(shape(S.DestinationSchema));
-    expect(output('list_destinations', 'destinations')).toEqual({ type: 'array', items: shape(S.DestinationSchema) });
+    expect(output('list_destinations', 'data')).toEqual({ type: 'array', items: shape(S.DestinationSchema) });
     expect(output('get_event', 'event')).toEqual(shape(S.EventSchema));
-    expect(output('list_events', 'events')).toEqual({ type: 'array', items: shape(S.EventSummarySchema) });
-    expect(output('list_members', 'members')).toEqual({ type: 'array', items: shape(S.MemberSchema) });
+    expect(output('list_events', 'data')).toEqual({ type: 'array', items: shape(S.EventSummarySchema) });
+    expect(output('list_members', 'data')).toEqual({ type: 'array', items: shape(S.MemberSchema) });
     expect(output('get_account')).toEqual(fieldsOf(S.AccountDetailsSchema));
     expect(output('add_member')).toEqual(fieldsOf(S.CreatedMemberSchema));
     expect(output('bulk_replay')).toEqual(fieldsOf(S.BulkReplayResultSchema));

@@ -25,7 +25,6 @@ export default defineCommand<[], object>({
       apiUrl: settings.apiUrl,
       apiKey: settings.apiKey,
       userAgent: `hook-cli/${packageJson.version} (mcp)`,
-      version: packageJson.version,
       onSignUp(signup) {
         config.saveProfile(settings.profile, { api_url: settings.apiUrl, api_key: signup.api_key });
         out.note(`hook mcp: signed up as ${signup.account.id}; saved the API key in profile '${settings.profile}' (${config.path}).`);

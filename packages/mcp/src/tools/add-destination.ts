@@ -9,6 +9,7 @@ export default defineTool({
   description:
     'Add a destination to an endpoint (POST /v1/endpoints/{id}/destinations, at most 10): every event received from now on is also delivered there, ' +
     'signed with the destination\'s own secret, with its own retries, status and health. The transformation, filter and limits apply to it alone.',
+  pathId: 'endpoint_id',
   input: { endpoint_id: z.string().describe('ep_…'), ...inputShapeOf(S.DestinationCreateSchema, ENDPOINT_FIELD_DESCRIPTIONS) },
   output: { destination: destinationSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

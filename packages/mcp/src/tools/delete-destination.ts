@@ -7,6 +7,7 @@ export default defineTool({
   description:
     'Delete one destination of an endpoint (DELETE /v1/destinations/{id}): it gets no more deliveries; its past attempts stay in the history. ' +
     'An endpoint keeps at least one destination (error last_destination): delete the endpoint instead. This cannot be undone.',
+  pathId: 'destination_id',
   input: { destination_id: z.string().describe('dst_…') },
   output: { deleted: z.literal(true), destination_id: z.string() },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },

@@ -5,6 +5,7 @@ export default defineTool({
   name: 'delete_endpoint',
   title: 'Delete endpoint',
   description: 'Delete an endpoint and its events (DELETE /v1/endpoints/{id}). Its ingest URL stops accepting events. This cannot be undone.',
+  pathId: 'endpoint_id',
   input: { endpoint_id: z.string().describe('ep_…') },
   output: { deleted: z.literal(true), endpoint_id: z.string() },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },

@@ -6,6 +6,7 @@ export default defineTool({
   name: 'get_endpoint',
   title: 'Get endpoint',
   description: 'One endpoint by id (GET /v1/endpoints/{id}): its ingest URL, status and destination.',
+  pathId: 'endpoint_id',
   input: { endpoint_id: z.string().describe('ep_…') },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: true },

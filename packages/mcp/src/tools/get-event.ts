@@ -22,6 +22,7 @@ export default defineTool({
   description:
     'One event in full (GET /v1/events/{id}): headers, the exact body (text when UTF-8, else base64), ' +
     '`payload` (the body parsed, when it is JSON) and every delivery attempt with its response status, body and error.',
+  pathId: 'event_id',
   input: { event_id: z.string().describe('evt_…') },
   output: {
     event: eventSchema,

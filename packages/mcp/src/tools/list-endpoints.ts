@@ -8,12 +8,12 @@ export default defineTool({
   title: 'List endpoints',
   description: 'List the account\'s endpoints, newest first (GET /v1/endpoints), one page at a time.',
   input: { limit: limitInput, cursor: cursorInput },
-  output: { endpoints: z.array(endpointSchema), ...pageFields },
+  output: { data: z.array(endpointSchema), ...pageFields },
   annotations: { readOnlyHint: true },
   async run(client, input) {
     const page = await client.endpoints.list({ limit: input.limit, cursor: input.cursor });
     return {
-      result: { endpoints: page.data, next_cursor: page.next_cursor },
+      result: { data: page.data, next_cursor: page.next_cursor },
       summary: `${countOf(page.data.length, 'endpoint')}${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
     };
   },

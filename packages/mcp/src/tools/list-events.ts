@@ -1,6 +1,7 @@
 import { countOf } from '@hook/core';
 import * as S from '@hook/core/schemas';
 import { z } from 'zod';
+import { ENDPOINT_REF_DESCRIPTION, endpointIdOf } from '../endpoint-ref.ts';
 import { eventSummarySchema, inputShapeOf, pageFields } from '../schemas.ts';
 import { defineTool } from '../tool.ts';
 
@@ -11,17 +12,18 @@ export default defineTool({
     'List received events, newest first (GET /v1/events), without bodies or attempts (get_event has those). ' +
     'Filter by endpoint, delivery status (pending, delivered, retrying, failed, filtered; several comma-separated: failed,retrying is everything failing) and exact event type.',
   input: inputShapeOf(S.EventListQuery, {
-    endpoint_id: 'Only this endpoint\'s events (ep_…)',
+    endpoint_id: `Only this endpoint's events: ${ENDPOINT_REF_DESCRIPTION}`,
     type: 'Exact event type, e.g. "invoice.paid"',
     limit: 'Items per page, 1–100 (default 20)',
     cursor: '`next_cursor` of the previous page',
   }, ['endpoint_id', 'status', 'type', 'limit', 'cursor']),
-  output: { events: z.array(eventSummarySchema), ...pageFields },
+  output: { data: z.array(eventSummarySchema), ...pageFields },
   annotations: { readOnlyHint: true },
   async run(client, input) {
-    const page = await client.events.list(input);
+    const endpointId = input.endpoint_id === undefined ? undefined : await endpointIdOf(client, input.endpoint_id);
+    const page = await client.events.list({ ...input, endpoint_id: endpointId });
     return {
-      result: { events: page.data, next_cursor: page.next_cursor },
+      result: { data: page.data, next_cursor: page.next_cursor },
       summary: `${countOf(page.data.length, 'event')}${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
     };
   },

@@ -8,12 +8,12 @@ export default defineTool({
   title: 'List team members',
   description: "List the account's team members with their roles, newest first (GET /v1/members), one page at a time.",
   input: { limit: limitInput, cursor: cursorInput },
-  output: { members: z.array(memberSchema), ...pageFields },
+  output: { data: z.array(memberSchema), ...pageFields },
   annotations: { readOnlyHint: true },
   async run(client, input) {
     const page = await client.members.list({ limit: input.limit, cursor: input.cursor });
     return {
-      result: { members: page.data, next_cursor: page.next_cursor },
+      result: { data: page.data, next_cursor: page.next_cursor },
       summary: `${countOf(page.data.length, 'member')}${page.next_cursor ? '; more with cursor ' + page.next_cursor : ''}`,
     };
   },

@@ -7,6 +7,7 @@ export default defineTool({
   description:
     "Remove a team member (DELETE /v1/members/{id}; needs an admin's key). Every API key of theirs stops working at " +
     "once. This cannot be undone. Removing the account's last admin fails with last_admin.",
+  pathId: 'member_id',
   input: { member_id: z.string().describe('mem_…') },
   output: { removed: z.literal(true), member_id: z.string() },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },

@@ -10,6 +10,7 @@ export default defineTool({
     'Deliver one event again (POST /v1/events/replay/{id}): a new attempt for each of its destinations, or only destination_id. ' +
     'URL destinations are attempted before this returns; `hook listen` (cli) destinations get it in a running listener or the next one. ' +
     'Returns the event after it (each delivery\'s status, the new attempts last) and the outcome per destination.',
+  pathId: 'event_id',
   input: {
     event_id: z.string().describe('evt_…'),
     ...inputShapeOf(S.ReplayRequestSchema, { destination_id: 'Only the delivery to this destination (dst_…); default: every destination of the event' }),

@@ -9,6 +9,7 @@ export default defineTool({
   description:
     "Make a team member an admin, or an admin a member (PATCH /v1/members/{id}; needs an admin's key). It applies to " +
     "the member's keys at once. Demoting the account's last admin fails with last_admin.",
+  pathId: 'member_id',
   input: { member_id: z.string().describe('mem_…'), ...inputShapeOf(S.MemberUpdateSchema) },
   output: { member: memberSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },

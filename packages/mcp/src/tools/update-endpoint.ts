@@ -9,6 +9,7 @@ export default defineTool({
   description:
     'Change an endpoint (PATCH /v1/endpoints/{id}): its name, destination, status, transformation, filter, signature verification, custom response, handshake or dedupe (docs/sources.md). Fields left out stay as they are. ' +
     'Status `paused` accepts events but holds delivery; `disabled` refuses events; `active` resumes.',
+  pathId: 'endpoint_id',
   input: { endpoint_id: z.string().describe('ep_…'), ...inputShapeOf(S.EndpointUpdateSchema, ENDPOINT_FIELD_DESCRIPTIONS) },
   output: { endpoint: endpointSchema },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },

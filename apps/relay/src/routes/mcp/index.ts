@@ -60,9 +60,14 @@ export const MCP_PATH = '/mcp';
  *   cannot apply to it, and the API key is what authenticates it;
  * - a page of another site, or one that reached the relay by DNS rebinding (its own name
  *   resolving to the relay's address, so its Origin is that name), is refused.
- * The Host header is not checked: under DNS rebinding the browser sends the attacker's name
- * in Origin too, so Origin alone decides, and a Host list would have to follow every proxy
- * and name the relay is reached by. The MCP SDK's own `allowedOrigins` /
+ * - a page of the relay itself reached by a loopback name (`localhost`, `*.localhost`,
+ *   127.0.0.0/8, [::1]) on any port passes: its Origin is the request's own scheme and Host
+ *   (same origin), and a loopback name is one DNS rebinding cannot take, since browsers
+ *   resolve it locally. That is the MCP conformance suite's `localhost-host-valid-accepted`
+ *   (Host and Origin both `127.0.0.1:<port>`), a relay reached through another local port.
+ * A same-origin request under any other name is refused unless that origin is allowed: under
+ * DNS rebinding Host and Origin both name the attacker's host, so same origin alone proves
+ * nothing there (the suite's `localhost-host-rebinding-rejected`). The MCP SDK's own `allowedOrigins` /
  * `enableDnsRebindingProtection` options are not used: an empty list there allows every
  * origin (here it allows none), and they answer with a JSON-RPC error without the
  * registry's code and fix, after the request was authenticated and the reply taken over.
@@ -78,8 +83,22 @@ export function refuseForeignMcpOrigins(scope: FastifyInstance, allowedOrigins: 
     } catch {
       // `null` (a sandboxed or file: page) and anything else that is no URL: never allowed
     }
-    if (normalized === undefined || !allowed.has(normalized)) throw new HookError(MCP_ORIGIN_REFUSED, [JSON.stringify(origin.slice(0, 200))]);
+    if (normalized !== undefined && (allowed.has(normalized) || isLoopbackSameOrigin(request, normalized))) return;
+    throw new HookError(MCP_ORIGIN_REFUSED, [JSON.stringify(origin.slice(0, 200))]);
   });
+}
+
+/** Whether `origin` is the request's own scheme and Host, and that Host a loopback name (see above). */
+function isLoopbackSameOrigin(request: FastifyRequest, origin: string): boolean {
+  let own: URL;
+  try {
+    own = new URL(`${request.protocol}://${request.headers.host ?? ''}`);
+  } catch {
+    return false;
+  }
+  if (own.origin !== origin) return false;
+  const name = own.hostname;
+  return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(name);
 }
 
 export async function mcpRoutes(app: FastifyInstance, options: { callerAddresses: CallerAddresses }): Promise<void> {

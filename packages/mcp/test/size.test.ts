@@ -1,0 +1,54 @@
+/**
+ * What an agent pays for Hook's tools: tools/list is read into its context every session.
+ * Measured through a real SDK client with every tool offered (no key: sign_up too). Issue 28
+ * found 119,872 bytes for 27 tools, 82.8 KB of them output schemas (133,565 bytes for 29
+ * tools when this budget was set, about 33,000 tokens at 4 bytes a token); outputs now carry
+ * the shape only (packages/mcp/src/schemas.ts), 93,498 bytes. A tool or field added within
+ * the margin passes; growing past it means deciding what an agent should pay for it.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createHookMcpServer } from '../src/index.ts';
+
+/** Bytes of tools/list's JSON: 93,498 when set, plus about 7% for what comes next. */
+const TOOLS_LIST_BUDGET_BYTES = 100_000;
+/** Of which output schemas: 54,492 when set. */
+const OUTPUT_SCHEMAS_BUDGET_BYTES = 60_000;
+
+let tools: Tool[];
+
+beforeAll(async () => {
+  const server = createHookMcpServer({ apiUrl: 'http://127.0.0.1:9' });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'size-test', version: '0' });
+  await client.connect(clientSide);
+  tools = (await client.listTools()).tools;
+  await client.close();
+});
+
+describe('tools/list', () => {
+  it(`stays within ${TOOLS_LIST_BUDGET_BYTES} bytes (about ${TOOLS_LIST_BUDGET_BYTES / 4} tokens)`, () => {
+    const bytes = Buffer.byteLength(JSON.stringify({ tools }));
+    const outputs = tools.reduce((sum, tool) => sum + Buffer.byteLength(JSON.stringify(tool.outputSchema ?? {})), 0);
+    expect(tools.length).toBeGreaterThan(25);
+    expect(bytes, `tools/list is ${bytes} bytes (~${Math.round(bytes / 4)} tokens)`).toBeLessThanOrEqual(TOOLS_LIST_BUDGET_BYTES);
+    expect(outputs, `output schemas are ${outputs} bytes`).toBeLessThanOrEqual(OUTPUT_SCHEMAS_BUDGET_BYTES);
+  });
+
+  it('gives outputs their shape without prose: no descriptions or examples copied from the REST schemas', () => {
+    const prose: string[] = [];
+    const walk = (node: unknown, path: string) => {
+      if (node === null || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node)) {
+        if ((key === 'examples' || key === 'description') && !path.endsWith('.properties')) prose.push(`${path}.${key}`);
+        walk(value, `${path}.${key}`);
+      }
+    };
+    for (const tool of tools) for (const [name, field] of Object.entries((tool.outputSchema?.properties ?? {}) as Record<string, object>)) walk(field, `${tool.name}.${name}`);
+    // A tool's own words about a field of its result stay (get_event's payload, send_test_event's event_id).
+    expect(prose.filter((at) => at.split('.').length > 3)).toEqual([]);
+  });
+});
