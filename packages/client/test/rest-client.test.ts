@@ -128,6 +128,19 @@ describe('requests', () => {
     expect(seen[0]!.headers.authorization).toBeUndefined();
   });
 
+  it('takes an ingest answer\'s event from X-Hook-Event-Id and X-Hook-Event-Status, whatever the body; without them, from the default JSON or not at all', async () => {
+    answer = (_request, response) => response.writeHead(202, { 'content-type': 'text/xml', 'x-hook-event-id': 'evt_9', 'x-hook-event-status': 'handshake' }).end('<Response/>');
+    await expect(client().ingest.send(`${baseUrl}/v1/ingest/abc`, { body: '{}' })).resolves.toEqual({ id: 'evt_9', status: 'handshake' });
+    answer = (_request, response) => json(response, 200, { id: 'evt_2', status: 'duplicate', extra: true });
+    await expect(client().ingest.send(`${baseUrl}/v1/ingest/abc`, { body: '{}' })).resolves.toEqual({ id: 'evt_2', status: 'duplicate' });
+    // No headers and nothing to read an id from (a custom 204 from a relay without them): an error, never an undefined id.
+    answer = (_request, response) => response.writeHead(204).end();
+    const error = (await client().ingest.send(`${baseUrl}/v1/ingest/abc`, { body: '{}' }).catch((caught: unknown) => caught)) as HookApiError;
+    expect(error).toBeInstanceOf(HookApiError);
+    expect(error.code).toBe('unexpected_response');
+    expect(error.message).toContain('no event id');
+  });
+
   it('refuses an API URL that is not http(s)', () => {
     expect(() => createHookClient({ apiUrl: 'ftp://example.com' })).toThrow(/http:\/\/ or https:\/\//);
     expect(() => createHookClient({ apiUrl: '127.0.0.1:8080' })).toThrow(TypeError);
