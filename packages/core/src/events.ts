@@ -65,20 +65,51 @@ export function readJsonObject(contentType: string | null | undefined, body: Buf
 }
 
 /**
- * An event's type: the `x-event-type` header, else a top-level string `type` field of a
- * JSON body, else null. The body is only read, never rewritten. `json` gives the parsed
- * body when the caller has it already (ingest parses a body at most once).
+ * The request headers that name an event's type (docs/api.md#event-type), in the order
+ * they are read. `withAction`: the sender also names what happened in the body's top-level
+ * `action` (GitHub: `pull_request` and `"action": "opened"` is `pull_request.opened`, as
+ * GitHub's own Octokit names it). A fixed list, so ingest looks up a few names and no more.
+ */
+export const EVENT_TYPE_HEADERS: ReadonlyArray<{ header: string; sender: string; withAction: boolean }> = [
+  { header: 'x-event-type', sender: 'anyone (`hook send --type`)', withAction: false },
+  { header: 'x-github-event', sender: 'GitHub', withAction: true },
+  { header: 'x-shopify-topic', sender: 'Shopify', withAction: false },
+];
+
+/** A trimmed non-blank string, else null. */
+function textOf(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() ? value.trim() : null;
+}
+
+/**
+ * An event's type: the first of EVENT_TYPE_HEADERS present (with GitHub's `action`
+ * appended), else from a JSON body's top level: Slack's `event_callback` envelope gives
+ * its inner `event.type`, anything else its string `type` (Stripe, Standard Webhooks,
+ * Slack's `url_verification`); else null. The body is only read, never rewritten, and
+ * only when a rule needs it. `json` gives the parsed body when the caller has it already
+ * (ingest parses a body at most once).
  */
 export function extractEventType(
-  headerValue: string | undefined,
+  headers: Readonly<Record<string, string>>,
   contentType: string | undefined,
   body: Buffer,
   json: () => Record<string, unknown> | null = () => readJsonObject(contentType, body),
 ): string | null {
-  const fromHeader = headerValue?.trim();
-  if (fromHeader) return cleanType(fromHeader);
-  const type = json()?.type;
-  return typeof type === 'string' && type.trim() ? cleanType(type.trim()) : null;
+  for (const { header, withAction } of EVENT_TYPE_HEADERS) {
+    const named = textOf(headers[header]);
+    if (named === null) continue;
+    const action = withAction ? textOf(json()?.action) : null;
+    return cleanType(action === null ? named : `${named}.${action}`);
+  }
+  const object = json();
+  if (object === null) return null;
+  if (object.type === 'event_callback') {
+    const inner = object.event;
+    const innerType = inner && typeof inner === 'object' ? textOf((inner as Record<string, unknown>).type) : null;
+    if (innerType !== null) return cleanType(innerType);
+  }
+  const type = textOf(object.type);
+  return type === null ? null : cleanType(type);
 }
 
 /** How a body travels in JSON: as text when it is valid UTF-8, else base64. */

@@ -43,7 +43,7 @@ export const VerificationResultSchema = Type.Object({
 const eventSummaryProperties = {
   id: IdOf('event', 'Event id'),
   endpoint_id: IdOf('endpoint', 'Endpoint that received it'),
-  type: Type.Union([Type.String(), Type.Null()], { description: 'From the x-event-type header, else a top-level JSON "type" field' }),
+  type: Type.Union([Type.String(), Type.Null()], { description: 'From the x-event-type header, a provider\'s own (X-GitHub-Event with the body\'s action, X-Shopify-Topic), else the JSON body\'s "type" (Slack event_callback: event.type); docs/api.md#event-type' }),
   method: Type.String(),
   path: Type.String({ description: 'The path after the ingest URL, "" when none' }),
   query: Type.String({ description: 'The raw query string, without "?"' }),
