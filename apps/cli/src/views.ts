@@ -158,7 +158,7 @@ export function deliveryTable(deliveries: readonly Delivery[]): Block {
     columns: [{ header: 'Destination' }, { header: 'Sends to' }, { header: 'Status' }, { header: 'Attempts', align: 'right' }, { header: 'Next attempt' }],
     rows: deliveries.map((delivery) => [
       delivery.destination_id,
-      targetText(delivery.destination),
+      delivery.destination_deleted_at === null ? targetText(delivery.destination) : `${targetText(delivery.destination)} (deleted)`,
       statusCell(delivery.status),
       String(delivery.attempt_count),
       delivery.next_trigger === 'replay' ? `replay queued${delivery.next_attempt_at === null ? '' : `, ${time(delivery.next_attempt_at)}`}` : time(delivery.next_attempt_at),

@@ -249,8 +249,8 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(dailyUsageRoutes);
     await authenticated.register(apiKeyRoutes);
     await authenticated.register(memberRoutes);
-    await authenticated.register(endpointRoutes, { ingestBaseUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations });
-    await authenticated.register(destinationRoutes, { targets, allowPrivateDestinations: config.allowPrivateDestinations });
+    await authenticated.register(endpointRoutes, { ingestBaseUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations, listeners });
+    await authenticated.register(destinationRoutes, { targets, allowPrivateDestinations: config.allowPrivateDestinations, listeners });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config), listeners });
     await authenticated.register(transformationRoutes);
     await authenticated.register(mcpRoutes, { callerAddresses });

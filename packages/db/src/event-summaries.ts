@@ -12,19 +12,34 @@ import { runStatement } from './queue/executor.ts';
 import type { ReceivedEvent } from './queue/types.ts';
 
 /**
+ * Whether delivery `l` can still move: its destination is not deleted (deleting an endpoint
+ * deletes its destinations). A delivery still `pending` or `retrying` when its destination
+ * was deleted never will: nothing claims it again, and a replay refuses it. So it shows as
+ * `failed`, with no next attempt (docs/delivery.md#deleted-destinations). One primary-key
+ * lookup, made only for deliveries still waiting.
+ */
+const DESTINATION_LIVE = 'exists (select 1 from destination x where x.id = l.destination_id and x.deleted_at is null)';
+
+/** Delivery `l`'s status as every view shows it (DESTINATION_LIVE). */
+export const DELIVERY_STATUS = `case when l.status in ('pending', 'retrying') and not ${DESTINATION_LIVE} then 'failed' else l.status end`;
+
+/**
  * The summary of the deliveries `l` of one event, as SQL select-list items: `retrying` if
  * any delivery is, else `pending` if any is, else `failed` if any failed, else `delivered`
- * if any was, else `filtered` (docs/delivery.md#event-status); the attempts of all; and the soonest
- * due time (a `hook listen` destination's pending delivery is due whenever a listener
- * connects: not a time to show).
+ * if any was, else `filtered` (docs/delivery.md#event-status), each delivery's status as
+ * DELIVERY_STATUS shows it; the attempts of all; and the soonest due time of a delivery
+ * that can still move (a `hook listen` destination's pending delivery is due whenever a
+ * listener connects: not a time to show).
  */
 export const EVENT_SUMMARY_COLUMNS = `
-  case when bool_or(l.status = 'retrying') then 'retrying' when bool_or(l.status = 'pending') then 'pending'
-       when bool_or(l.status = 'failed') then 'failed' when bool_or(l.status = 'delivered') then 'delivered'
+  case when bool_or(l.status = 'retrying' and ${DESTINATION_LIVE}) then 'retrying'
+       when bool_or(l.status = 'pending' and ${DESTINATION_LIVE}) then 'pending'
+       when bool_or(l.status in ('failed', 'pending', 'retrying')) then 'failed' when bool_or(l.status = 'delivered') then 'delivered'
        else 'filtered' end as status,
   coalesce(sum(l.attempt_count), 0)::int as attempt_count,
-  min(l.next_attempt_at) filter (where l.status <> 'pending' or l.next_trigger = 'replay'
-                                    or exists (select 1 from destination d where d.id = l.destination_id and d.type = 'url')) as next_attempt_at`;
+  min(l.next_attempt_at) filter (where l.next_attempt_at is not null
+                                    and exists (select 1 from destination d where d.id = l.destination_id and d.deleted_at is null
+                                                and (l.status <> 'pending' or l.next_trigger = 'replay' or d.type = 'url'))) as next_attempt_at`;
 
 export interface EventSummary {
   status: EventStatus;
@@ -191,4 +206,33 @@ export async function summarizeEvents(orm: Orm, eventIds: readonly string[]): Pr
   if (eventIds.length === 0) return new Map();
   const rows = await runStatement<{ id: string; status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null }>(orm, SUMMARIES, [[...new Set(eventIds)]]);
   return new Map(rows.map((row) => [row.id, { status: row.status, attemptCount: row.attempt_count, nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at) }]));
+}
+
+/** One of an event's deliveries as every view shows it. */
+export interface ShownDelivery {
+  destinationId: string;
+  /** DELIVERY_STATUS: `failed` for one still waiting when its destination was deleted. */
+  status: EventStatus;
+  attemptCount: number;
+  /** Null once its destination is deleted: nothing more is due. */
+  nextAttemptAt: Date | null;
+  nextTrigger: 'auto' | 'replay';
+  /** When its destination was deleted (the endpoint's deletion deletes them too); null while it is there. */
+  destinationDeletedAt: Date | null;
+}
+
+/** An event's deliveries as every view shows them (DELIVERY_STATUS), in the caller's transaction. */
+export async function readEventDeliveries(em: EntityManager, eventId: string): Promise<ShownDelivery[]> {
+  const rows = await em.execute<{ destination_id: string; status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null; next_trigger: 'auto' | 'replay'; deleted_at: string | Date | null }[]>(`
+    select l.destination_id, ${DELIVERY_STATUS} as status, l.attempt_count,
+           case when d.deleted_at is null then l.next_attempt_at end as next_attempt_at,
+           case when d.deleted_at is null then l.next_trigger else 'auto' end as next_trigger, d.deleted_at
+    from delivery l join destination d on d.id = l.destination_id
+    where l.event_id = ?`, [eventId]);
+  // Timestamps arrive as text through the ORM's driver settings.
+  const date = (value: string | Date | null) => (value === null ? null : new Date(value));
+  return rows.map((row) => ({
+    destinationId: row.destination_id, status: row.status, attemptCount: row.attempt_count, nextAttemptAt: date(row.next_attempt_at),
+    nextTrigger: row.next_trigger, destinationDeletedAt: date(row.deleted_at),
+  }));
 }

@@ -5,6 +5,7 @@
  * themselves in `destination.listener_seen_at` (LISTENER_PRESENCE_MS) and poll.
  */
 import type { DeliveryMessage } from '@hook/core';
+import { makeDestinationsDue, type Orm } from '@hook/db';
 import type { ReservedSlot } from '../delivery/worker.ts';
 
 export interface ListenerHandle {
@@ -56,6 +57,17 @@ export class ListenerRegistry {
   /** Shows a delivery `from` (null: a session in another process) sent to every other session of this process on the destination. */
   mirror(destinationId: string, from: ListenerHandle | null, message: DeliveryMessage): void {
     for (const handle of this.#byDestination.get(destinationId) ?? []) if (handle !== from) handle.mirror(message);
+  }
+
+  /**
+   * Makes the destinations' waiting deliveries due now (makeDestinationsDue: it wakes the
+   * workers) and wakes this process's sessions of them, so a destination or endpoint made
+   * active again gives its listener what it held at once; sessions in other processes
+   * claim at their next poll.
+   */
+  async makeDue(orm: Orm, destinationIds: readonly string[]): Promise<void> {
+    await makeDestinationsDue(orm, destinationIds);
+    for (const id of destinationIds) this.wake(id);
   }
 
   /** Wakes every session of this process (after a bulk replay). */

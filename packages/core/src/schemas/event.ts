@@ -32,6 +32,9 @@ export const DeliverySchema = Type.Object({
   attempt_count: Type.Integer(),
   next_attempt_at: NullableTimestamp,
   next_trigger: Type.Enum(['auto', 'replay'], { description: 'replay: a replay is queued for it' }),
+  destination_deleted_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When its destination (or endpoint) was deleted; null while it is there. A delivery still pending or retrying then is failed, with no next attempt (docs/delivery.md#deleted-destinations)',
+  }),
 }, { description: 'The event on its way to one destination' });
 
 export const VerificationResultSchema = Type.Object({

@@ -40,8 +40,10 @@ function replayLines(event: ReplayedEvent): ReplayLine[] {
     const attempt = event.attempts.findLast((item) => item.destination_id === destinationId);
     if (!attempt) return { text: `Replayed ${to}; status ${delivery?.status ?? event.status}`, failed: true };
     const result = attempt.response_status === null ? `no answer (${attempt.error ?? 'unknown error'})` : `answered ${attempt.response_status}`;
+    // The delivery's status is not the event's when another of its deliveries is elsewhere (docs/delivery.md#event-status).
+    const eventStatus = delivery && delivery.status !== event.status ? `; the event is ${event.status}` : '';
     return {
-      text: `Replayed ${to}: attempt #${attempt.n} ${result} in ${attempt.duration_ms} ms; status now ${delivery?.status ?? event.status}`,
+      text: `Replayed ${to}: attempt #${attempt.n} ${result} in ${attempt.duration_ms} ms; status now ${delivery?.status ?? event.status}${eventStatus}`,
       attempt,
       failed: !isSuccess(attempt),
     };

@@ -52,6 +52,8 @@ export interface Attempt {
 export interface Delivery {
   destination_id: string; destination: Destination['destination'] | null; status: string;
   attempt_count: number; next_attempt_at: string | null; next_trigger?: string | null;
+  /** Set once its destination is deleted: a delivery still waiting then is failed (docs/delivery.md#deleted-destinations). */
+  destination_deleted_at?: string | null;
 }
 
 export interface HookEvent {

@@ -102,7 +102,8 @@ function AttemptRow({ attempt }: { attempt: Attempt }) {
 function destinationLabel(delivery: Delivery): string {
   const destination = delivery.destination;
   if (!destination) return 'a deleted destination';
-  return destination.type === 'url' ? destination.url : 'hook listen';
+  const target = destination.type === 'url' ? destination.url : 'hook listen';
+  return delivery.destination_deleted_at ? `${target} (deleted)` : target;
 }
 
 /** A sentence whose `quoted` parts are commands: shown as code. */
@@ -165,7 +166,7 @@ export function Inspector({ event, endpointName, onReplay, replayState = {}, pen
             <div class="delivery-head">
               <StatusBadge status={delivery.status} />
               <span class="mono destination">{destinationLabel(delivery)}</span>
-              {onReplay && (
+              {onReplay && !delivery.destination_deleted_at && (
                 <button type="button" class="replay" onClick={() => onReplay(delivery.destination_id)} disabled={replayState[delivery.destination_id] === 'sending'}>
                   Replay to this destination
                 </button>

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LockMode } from '@mikro-orm/core';
 import { DESTINATION_LIMIT_REACHED, DESTINATION_NOT_FOUND, HookError, LAST_DESTINATION } from '@hook/core';
-import { Destination, Endpoint, makeDestinationsDue } from '@hook/db';
+import { Destination, Endpoint } from '@hook/db';
 import {
   DestinationCreateSchema, DestinationListSchema, DestinationSchema, DestinationUpdateSchema, errorResponses, IdParams, SecretSchema,
 } from '../../schemas.ts';
@@ -12,6 +12,7 @@ import { findEndpoint, rotateSecret } from '../endpoints/index.ts';
 import { createDestination, destinationColumns } from '../endpoints/new-endpoint.ts';
 import { presentDestination } from '../endpoints/present.ts';
 import type { IngestTargetCache } from '../ingest/target-cache.ts';
+import type { ListenerRegistry } from '../../stream/listeners.ts';
 
 const security = [{ bearerAuth: [] }];
 const DestinationParams = IdParams('destination', 'Destination id');
@@ -24,7 +25,7 @@ export const DESTINATIONS_PER_ENDPOINT_MAX = 10;
  * its own signing secret, status, transformation, filter, limits and health, and its own
  * delivery of every event received after it was added.
  */
-export async function destinationRoutes(app: FastifyInstance, options: { targets: IngestTargetCache; allowPrivateDestinations: boolean }): Promise<void> {
+export async function destinationRoutes(app: FastifyInstance, options: { targets: IngestTargetCache; allowPrivateDestinations: boolean; listeners: ListenerRegistry }): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   async function findDestination(request: FastifyRequest, id: string) {
@@ -112,7 +113,7 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
     if (status === 'active' && endpoint.status === 'disabled') Object.assign(endpoint, { status: 'active', updatedAt: now });
     await request.em.flush();
     options.targets.invalidate(endpoint.ingestId);
-    if (comesBack) await makeDestinationsDue(app.orm, [row.id]);
+    if (comesBack) await options.listeners.makeDue(app.orm, [row.id]);
     return presentDestination(row);
   });
 

@@ -4,12 +4,13 @@ import { Type } from 'typebox';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, normaliseDedupe, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS } from '@hook/core';
-import { Account, Endpoint, makeDestinationsDue, sealSigningSecret, type DestinationEntity } from '@hook/db';
+import { Account, Endpoint, sealSigningSecret, type DestinationEntity } from '@hook/db';
 import {
   EndpointCreateSchema, EndpointSchema, EndpointUpdateSchema, errorResponses, IdParams, Page, PageQuery, SecretSchema,
 } from '../../schemas.ts';
 import { afterCursor, fetchSize, toPage } from '../pagination.ts';
 import type { IngestTargetCache } from '../ingest/target-cache.ts';
+import type { ListenerRegistry } from '../../stream/listeners.ts';
 import { checkDestination, checkRules, presentSecret } from './checks.ts';
 import { createEndpoint, destinationColumns } from './new-endpoint.ts';
 import { destinationsOf, presentEndpoint, publicBaseUrl } from './present.ts';
@@ -37,7 +38,7 @@ export async function findEndpoint(request: FastifyRequest, id: string, em: Enti
  */
 export async function endpointRoutes(
   app: FastifyInstance,
-  options: { ingestBaseUrl: string | undefined; targets: IngestTargetCache; allowPrivateDestinations: boolean },
+  options: { ingestBaseUrl: string | undefined; targets: IngestTargetCache; allowPrivateDestinations: boolean; listeners: ListenerRegistry },
 ): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -145,7 +146,7 @@ export async function endpointRoutes(
     endpoint.updatedAt = now;
     await request.em.flush();
     options.targets.invalidate(endpoint.ingestId);
-    if (due.length > 0) await makeDestinationsDue(app.orm, due.map((row) => row.id));
+    if (due.length > 0) await options.listeners.makeDue(app.orm, due.map((row) => row.id));
     return presentEndpoint(endpoint, destinations, publicBaseUrl(request, options.ingestBaseUrl));
   });
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
 import { DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_SEARCH_WINDOW, EVENT_NOT_FOUND, FAILING_STATUSES, HookError, LIST_LIMIT_DEFAULT, parseEventStatusList, REPLAY_NOWHERE } from '@hook/core';
-import { Attempt, Delivery, Destination, Endpoint, Event, listEvents, notificationEndpointIds, replayEvent, replayMany, searchEvents, type AttemptEntity, type ListedEvent } from '@hook/db';
+import { Attempt, Destination, Endpoint, Event, listEvents, notificationEndpointIds, readEventDeliveries, replayEvent, replayMany, searchEvents, type AttemptEntity, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
 import { BulkReplayRequestSchema, BulkReplayResultSchema, errorResponses, EventListQuery, EventPage, EventSchema, IdParams, ReplayedEventSchema, ReplayRequestSchema } from '../../schemas.ts';
@@ -44,7 +44,7 @@ async function loadEvent(request: FastifyRequest, id: string) {
   return request.em.transactional(async (em) => {
     const [event] = await listEvents(em, { accountId: request.accountId, ids: [id], limit: 1, withBody: true });
     if (!event) throw new HookError(EVENT_NOT_FOUND, [id]);
-    const deliveries = await em.find(Delivery, { eventId: id }, { refresh: true });
+    const deliveries = await readEventDeliveries(em, id);
     const destinations = new Map((await em.find(Destination, { id: { $in: deliveries.map((row) => row.destinationId) } })).map((row) => [row.id, row]));
     const attempts = await em.find(Attempt, { eventId: id }, { orderBy: { startedAt: 'asc', n: 'asc' }, refresh: true });
     return {
@@ -61,6 +61,7 @@ async function loadEvent(request: FastifyRequest, id: string) {
           attempt_count: row.attemptCount,
           next_attempt_at: row.nextAttemptAt?.toISOString() ?? null,
           next_trigger: row.nextTrigger,
+          destination_deleted_at: row.destinationDeletedAt?.toISOString() ?? null,
         })),
     };
   }, { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true });

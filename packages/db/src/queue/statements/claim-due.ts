@@ -1,7 +1,7 @@
 /**
  * The workers' claim: due deliveries to URL destinations.
  *
- * One statement: for each live URL destination (of a live, active endpoint) with spare
+ * One statement: for each open URL destination (DESTINATION_OPEN) with spare
  * in-flight capacity, its oldest due deliveries (an index probe each, so a slow
  * destination's backlog is never walked and cannot hide anyone else's); of those, the
  * oldest overall; lock them with FOR UPDATE SKIP LOCKED (so concurrent claimers never
@@ -28,7 +28,7 @@ import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
-import { CLAIMED_COLUMNS, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+import { CLAIMED_COLUMNS, DESTINATION_OPEN, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
 
 export interface ClaimOptions {
   /** Most deliveries to claim. */
@@ -61,7 +61,7 @@ export const CLAIM_DUE: NamedStatement = {
       from destination d
       join endpoint p on p.id = d.endpoint_id
       cross join lateral (select least($3::int, coalesce(d.max_in_flight, $3::int)) as capacity) c
-      where d.status = 'active' and d.type = 'url' and d.deleted_at is null and p.status = 'active' and p.deleted_at is null
+      where d.type = 'url' and ${DESTINATION_OPEN}
     ),
     candidates as (
       -- each destination's oldest due deliveries, up to its spare capacity (an ORDER BY …

@@ -15,6 +15,10 @@
  * walked past on every claim; a listener that filters is one developer's session, and its
  * backlog is what that developer left waiting.
  *
+ * As the workers' claim, only while the destination is open (DESTINATION_OPEN): a paused
+ * destination or endpoint holds its deliveries for `hook listen` too. That check does not
+ * depend on the delivery, so it runs once per claim, before the walk.
+ *
  * As the workers' claim (claim-due.ts): an ordered walk of delivery_due_idx that stops at
  * the limit, whatever the statistics say (QUEUE_SESSION_SETTINGS, executor.ts).
  */
@@ -22,7 +26,7 @@ import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
-import { CLAIMED_COLUMNS, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+import { CLAIMED_COLUMNS, DESTINATION_OPEN, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
 
 export interface ListenClaimOptions {
   destinationId: string;
@@ -44,6 +48,7 @@ const CLAIM_LISTEN: NamedStatement = {
         and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
         and (l.lease_id is null or l.locked_until < now())
         and ($6::text[] is null or exists (select 1 from event t where t.id = l.event_id and t.type = any($6::text[])))
+        and exists (select 1 from destination d join endpoint p on p.id = d.endpoint_id where d.id = $1 and ${DESTINATION_OPEN})
       order by l.destination_id, l.next_attempt_at, l.event_id
       limit $3
       for update of l skip locked

@@ -9,6 +9,14 @@ import type { Orm } from '../../orm.ts';
 import { openSigningSecrets } from '../../signing-secrets.ts';
 import type { ClaimedDelivery } from '../types.ts';
 
+/**
+ * Whether destination `d` (of endpoint `p`) takes deliveries now: it and its endpoint
+ * active, neither deleted. Both claims, the workers' and a `hook listen` session's, take
+ * deliveries only of an open destination; the others' (paused, disabled) stay where they
+ * are, due, until it is active again (docs/delivery.md#when-an-event-is-sent).
+ */
+export const DESTINATION_OPEN = `d.status = 'active' and d.deleted_at is null and p.status = 'active' and p.deleted_at is null`;
+
 /** The select list of a claim: `l` the delivery, `e` its event, `d` its destination, `p` its endpoint. */
 export const CLAIMED_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.endpoint_id, l.status, l.attempt_count, l.auto_attempts,
   l.next_trigger, l.lease_id, d.type as destination_type, d.url as destination_url, d.secret,
