@@ -45,7 +45,7 @@ describe('event history', () => {
     expect((await api(relay.baseUrl, 'GET', '/v1/events?status=pending', { key })).body.data).toHaveLength(7);
     expect((await api(relay.baseUrl, 'GET', '/v1/events?status=delivered', { key })).body.data).toHaveLength(0);
     const badStatus = expectProblem(await api(relay.baseUrl, 'GET', '/v1/events?status=done', { key }), 400, 'validation_failed');
-    expect(badStatus.errors[0]).toEqual({ field: 'query.status', message: 'must be one of: pending, delivered, retrying, failed, filtered' });
+    expect(badStatus.errors[0]).toEqual({ field: 'query.status', message: 'must be one of: pending, delivered, retrying, failed, filtered, or several separated by commas (failed,retrying)' });
 
     const page1 = await api(relay.baseUrl, 'GET', '/v1/events?limit=5', { key });
     const page2 = await api(relay.baseUrl, 'GET', `/v1/events?limit=5&cursor=${page1.body.next_cursor}`, { key });

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BAD_REQUEST, HEADERS_TOO_LARGE, HookError, newUlid, INTERNAL_ERROR, MALFORMED_JSON, PAYLOAD_TOO_LARGE, REQUEST_TIMEOUT, ROUTE_NOT_FOUND,
-  STORAGE_UNAVAILABLE, UNSUPPORTED_MEDIA_TYPE, URL_TOO_LONG, VALIDATION_FAILED, type FieldError,
+  EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES, STORAGE_UNAVAILABLE, UNSUPPORTED_MEDIA_TYPE, URL_TOO_LONG, VALIDATION_FAILED, type FieldError,
 } from '@hook/core';
 
 interface AjvError {
@@ -42,6 +42,7 @@ function describe(error: AjvError, context: string): FieldError | undefined {
       const idPrefix = /^\^([a-z]+_)/.exec(pattern);
       if (idPrefix) return { field: fieldPath(context, error.instancePath), message: `must be an id like ${idPrefix[1]}01JD2Y0Z3M4N5P6Q7R8S9TVWXY` };
       if (pattern === '^https?://') return { field: fieldPath(context, error.instancePath), message: 'must be an http:// or https:// URL' };
+      if (pattern === EVENT_STATUS_LIST_PATTERN) return { field: fieldPath(context, error.instancePath), message: `must be one of: ${EVENT_STATUSES.join(', ')}, or several separated by commas (failed,retrying)` };
       break;
     }
     case 'enum':
