@@ -132,7 +132,7 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
     // The relay checks the signature before the timestamp: an old timestamp means the signature itself matched.
     problem.detail.includes('timestamp outside tolerance')
       ? 'The request is signed with the endpoint\'s secret, but its signed timestamp is further from the relay\'s clock than the endpoint\'s tolerance (300 s unless set): a captured request sent again later, or a sender whose clock is off. ' +
-        'Sign it again with a fresh timestamp (`hook trigger <provider> <event> --secret <secret>` sends a new signed sample), or widen the window with `hook endpoints update <endpoint> --verify <provider> --verify-tolerance <seconds>`.'
+        'Sign it again with a fresh timestamp: `hook events export <event> --fixture <file>` saves a captured event, `hook send --fixture <file> --resign <provider> --secret-file <path>` sends it signed now with the body unchanged (`hook trigger <provider> <event> --secret <secret>` sends a new signed sample); or widen the window with `hook endpoints update <endpoint> --verify <provider> --verify-tolerance <seconds>`.'
       : 'The endpoint checks senders\' signatures (`hook endpoints get <endpoint>` shows which provider) and this request was not signed with its secret: send it signed as the provider signs (docs/sources.md), set the secret again with `hook endpoints update <endpoint> --verify <provider> --verify-secret-file <path>`, or store such requests marked instead with `--verify-mode flag`.',
   stream_needs_websocket: 'Use `hook events tail` or `hook listen <port>`, which speak the relay\'s live stream.',
   stream_needs_endpoint: 'Name the endpoint to listen on: `hook listen <port> --endpoint <endpoint>`.',
