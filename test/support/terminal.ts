@@ -5,6 +5,7 @@
  * wrapped line, and each cell's colour.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import xterm from '@xterm/headless';
 import { HOOK_BIN, repoRoot, type HookUser } from './cli.ts';
 
@@ -36,6 +37,8 @@ export interface TerminalRun {
   colourAt(rowWith: string, cell: string): number | 'default' | undefined;
   /** Types into the terminal (`\x03` is Ctrl-C). */
   type(keys: string): void;
+  /** Sends `signal` to hook itself (every process under the pseudo-terminal), as `kill -STOP` from another shell would. */
+  signalProgram(signal: NodeJS.Signals): void;
   /** Resolves with the exit code of hook (script -e passes it on). */
   exited: Promise<number | null>;
 }
@@ -128,8 +131,24 @@ export function runOnTerminal(user: HookUser, args: readonly string[], options: 
     type(keys) {
       child.stdin!.write(keys);
     },
+    signalProgram(signal) {
+      for (const pid of descendants(child.pid!)) process.kill(pid, signal);
+      // `script` stops itself when its child stops (job control), and its copying of the output with it.
+      if (signal === 'SIGCONT') child.kill('SIGCONT');
+    },
     exited,
   };
+}
+
+/** The processes under `pid` (children first-level first), from /proc. */
+function descendants(pid: number): number[] {
+  let children: number[];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+  return children.flatMap((child) => [child, ...descendants(child)]);
 }
 
 /** Kills every terminal run still going (test clean-up). */

@@ -68,6 +68,9 @@ describe('deliveryLines in a pipe', () => {
     expect(piped(report({ reported: false, recorded: undefined }))[0]).toMatch(/\(connection lost before the result was sent; the relay will offer it again\)$/);
     expect(piped(report({ recorded: undefined, unconfirmed: 'connection_lost' }))[0]).toMatch(/\(result sent; connection lost before the relay confirmed it\)$/);
     expect(piped(report({ recorded: recorded({ status: null, event_status: null, next_attempt_at: null, error: 'too late' }) }))[0]).toMatch(/\(not recorded: too late\)$/);
+    // An answer that came after its connection was lost went on the next one: recorded as an attempt, deciding or not.
+    expect(piped(report({ recorded: recorded({ status: null, event_status: null, next_attempt_at: null, error: 'offered again', attempt_recorded: true }) }))[0]).toMatch(/\(attempt 1 recorded, not deciding: offered again\)$/);
+    expect(piped(report({ late: true, status: 200, recorded: recorded({ status: 'delivered', next_attempt_at: null, attempt_recorded: true }) }))[0]).toMatch(/\(answer sent after a reconnect\)$/);
   });
 
   it('shows ERR and the reason when the local server did not answer', () => {
@@ -113,7 +116,7 @@ describe('deliveryRecord', () => {
     expect(deliveryRecord(report({}), undefined)).toEqual({
       type: 'delivery', event_id: delivery.event.id, delivery_id: 'ses_1.1', attempt: 1, event_type: 'charge.failed', received_at: delivery.event.received_at,
       forwarded_at: '2026-11-25T13:03:12.000Z', method: 'POST', url: 'http://127.0.0.1:3000/webhooks/stripe', status: 500, duration_ms: 12.4, error: null,
-      reported: true, mirror: false, trigger: 'listen', recorded: true, delivery_status: 'retrying', event_status: 'retrying', next_attempt_at: '2026-11-25T13:03:42.000Z',
+      reported: true, mirror: false, trigger: 'listen', recorded: true, attempt_recorded: true, late: false, delivery_status: 'retrying', event_status: 'retrying', next_attempt_at: '2026-11-25T13:03:42.000Z',
     });
     expect(deliveryRecord(report({}), 'failed').response_body).toBe('boom');
     expect(deliveryRecord(report({ recorded: undefined, unconfirmed: 'connection_lost' }), undefined)).toMatchObject({ recorded: false, trigger: null, delivery_status: null, next_attempt_at: null });

@@ -18,9 +18,10 @@
  *
  * Listen mode: `skipMissed` is asked for on the first connection only. Reconnects take
  * the events that arrived while the client was away, which is the point of
- * reconnecting. A result can only answer a delivery of the current connection; results
- * for deliveries of an earlier connection are dropped (`sendResult` returns false),
- * because the relay offers those deliveries again.
+ * reconnecting. A result for a delivery of an earlier connection (its answer came after
+ * that connection was lost, as when the process was stopped while the relay sent it) is
+ * a late result: sent on the next connection, naming the event and attempt, so the relay
+ * records it as an attempt (docs/listen.md#a-stalled-listener).
  */
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
@@ -95,7 +96,11 @@ export interface HookStreamEvents {
 }
 
 /** The answer to one delivery, without the envelope fields. */
-export type StreamResult = Omit<ResultMessage, 'type' | 'version'>;
+export type StreamResult = Omit<ResultMessage, 'type' | 'version' | 'late'>;
+type LateResult = NonNullable<ResultMessage['late']>;
+
+/** Late results (and deliveries of lost connections that may still get one) kept at the most; more are dropped, and the relay offers those deliveries again. */
+const LATE_RESULTS_MAX = 4096;
 
 /** The stream URL for a relay base URL: `http://h/x` → `ws://h/x/v1/stream?…`. */
 export function streamUrl(options: Pick<HookStreamOptions, 'apiUrl' | 'mode' | 'endpointId' | 'status' | 'maxInFlight' | 'eventTypes'> & { skipMissed?: boolean }): string {
@@ -237,8 +242,12 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
   #fatal: HookApiError | undefined;
   /** Why the current socket is going away, when we know better than its close code. */
   #dropReason: string | undefined;
-  /** Deliveries received on the current socket and not answered yet. */
-  #unanswered = new Set<string>();
+  /** Deliveries received on the current socket and not answered yet, with what a late result would name (null: a mirror copy, whose answer is never recorded). */
+  #unanswered = new Map<string, LateResult | null>();
+  /** Deliveries of earlier connections not answered yet: their answers become late results. */
+  readonly #earlier = new Map<string, LateResult>();
+  /** Late results waiting for a connection. */
+  #late: ResultMessage[] = [];
   #finish!: (fatal: HookApiError | null) => void;
 
   constructor(options: HookStreamOptions) {
@@ -264,16 +273,34 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
   }
 
   /**
-   * Answers a delivery of the current connection. Returns false, sending nothing, when the
-   * delivery came on an earlier connection (the relay offers it again) or the socket is
-   * not open.
+   * Answers a delivery: `sent` on the connection it came on, or, for a delivery of a
+   * connection lost since, as a late result on the current one (`late`) or the next one
+   * (`queued`). False, sending nothing, for a delivery this stream does not know (or
+   * answered already).
    */
-  sendResult(result: StreamResult): boolean {
+  sendResult(result: StreamResult): 'sent' | 'late' | 'queued' | false {
     const socket = this.#socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN || !this.#unanswered.delete(result.delivery_id)) return false;
+    const open = socket !== undefined && socket.readyState === WebSocket.OPEN && this.#state.state === 'open';
     const message: ResultMessage = { type: 'result', version: STREAM_PROTOCOL_VERSION, ...result };
-    socket.send(JSON.stringify(message));
-    return true;
+    const current = this.#unanswered.get(result.delivery_id);
+    if (current !== undefined && open) {
+      this.#unanswered.delete(result.delivery_id);
+      socket.send(JSON.stringify(message));
+      return 'sent';
+    }
+    if (current === null) return false; // a mirror copy of a connection going away: nobody waits for its answer
+    const late = current ?? this.#earlier.get(result.delivery_id);
+    if (!late) return false;
+    this.#unanswered.delete(result.delivery_id);
+    this.#earlier.delete(result.delivery_id);
+    const lateMessage: ResultMessage = { ...message, late };
+    if (open && !current) {
+      socket.send(JSON.stringify(lateMessage));
+      return 'late';
+    }
+    if (this.#late.length >= LATE_RESULTS_MAX) return false;
+    this.#late.push(lateMessage);
+    return 'queued';
   }
 
   /** Deliveries of the current connection still waiting for a result. */
@@ -317,7 +344,7 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     this.#failures++;
     this.#setState({ state: 'connecting', attempt: this.#failures });
     this.#dropReason = undefined;
-    this.#unanswered = new Set();
+    this.#unanswered = new Map();
     const url = this.#everOpened ? streamUrl({ ...this.#options, skipMissed: false }) : this.url;
     const socket = new WebSocket(url, {
       headers: { authorization: `Bearer ${this.#options.apiKey}`, 'user-agent': this.#options.userAgent ?? 'hook-client' },
@@ -373,8 +400,10 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
       const reconnected = this.#everOpened;
       this.#everOpened = true;
       this.#setState({ state: 'open', hello: message, reconnected });
+      // Answers that came after their connection was lost, before anything of this one.
+      for (const late of this.#late.splice(0)) socket.send(JSON.stringify(late));
     } else if (message.type === 'delivery') {
-      this.#unanswered.add(message.delivery_id);
+      this.#unanswered.set(message.delivery_id, message.mirror ? null : { event_id: message.event.id, attempt: message.attempt, forwarded_at: new Date().toISOString() });
     } else if (message.type === 'error') {
       // The relay refuses something and closes; reconnecting would be refused the same way.
       this.#fatal ??= new HookApiError(problemForCode(message.code, message.detail, message.fix, 400));
@@ -396,6 +425,8 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
   #closed(socket: WebSocket, code: number, reason: string): void {
     if (socket !== this.#socket) return;
     clearInterval(this.#heartbeatTimer);
+    // Their answers may still come (the relay sent them; this process may have been stopped): they go on the next connection.
+    for (const [deliveryId, late] of this.#unanswered) if (late && this.#earlier.size < LATE_RESULTS_MAX) this.#earlier.set(deliveryId, late);
     this.#unanswered.clear();
     if (code === STREAM_CLOSE_CODES.keyRevoked) {
       this.#fatal ??= new HookApiError(

@@ -127,7 +127,7 @@ describe('HookStream', () => {
     expect(states.map((state) => state.state)).toEqual(['connecting', 'open']);
     expect(messages.map((message) => message.type)).toEqual(['hello', 'delivery']);
     expect(s.sendResult({ delivery_id: 'dlv_unknown', status: 200, duration_ms: 1 })).toBe(false);
-    expect(s.sendResult({ delivery_id: 'dlv_1', status: 204, duration_ms: 3.5, response_body: '' })).toBe(true);
+    expect(s.sendResult({ delivery_id: 'dlv_1', status: 204, duration_ms: 3.5, response_body: '' })).toBe('sent');
     expect(s.sendResult({ delivery_id: 'dlv_1', status: 204, duration_ms: 3.5 })).toBe(false);
     await until(() => relay.received.length === 1, 5000, 'the result');
     expect(relay.received[0]).toEqual({ type: 'result', version: STREAM_PROTOCOL_VERSION, delivery_id: 'dlv_1', status: 204, duration_ms: 3.5, response_body: '' });

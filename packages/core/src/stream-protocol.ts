@@ -5,7 +5,9 @@
  *
  * Modes (query `mode`):
  * - `tail`: the server pushes `event.received` and `attempt.finished` for the account
- *   (optionally one endpoint, `endpoint_id`, and one resulting status, `status`).
+ *   (optionally one endpoint, `endpoint_id`, and one resulting status, `status`). An
+ *   `attempt.finished` names its destination and that delivery's own status beside the
+ *   event's, so attempts of one event to several destinations can be told apart.
  * - `listen` (`endpoint_id` required): the server pushes `delivery` messages, at most
  *   `max_in_flight` unanswered, and the client answers each with a `result`. For an
  *   endpoint with a `cli` destination the session claims that destination's deliveries
@@ -22,8 +24,9 @@
  *   recorded. `types=a,b` (listen) takes only events of those types: the others stay
  *   waiting for a listener that takes them, and are not mirrored to this one.
  *
- * Clients ignore message types they do not know (a newer relay's), so the relay may add
- * types within one protocol version.
+ * Clients ignore message types and fields they do not know (a newer relay's), so the
+ * relay may add types and fields within one protocol version; a field added so is
+ * optional to clients, which may meet an older relay.
  *
  * Liveness: both sides send WebSocket pings every `heartbeat_interval_ms`; a side that
  * misses two pongs in a row closes the socket. A delivery whose listener disconnects
@@ -106,13 +109,23 @@ export interface EventReceivedMessage {
   event: StreamEventSummary;
 }
 
+/** Where an attempt went: one of the endpoint's destinations, as REST shows it (destinations have no names). */
+export type StreamAttemptDestination = { id: string } & ({ type: 'url'; url: string } | { type: 'cli' });
+
 export interface AttemptFinishedMessage {
   type: 'attempt.finished';
   version: number;
   event_id: string;
   endpoint_id: string;
-  /** The event's status after this attempt. */
+  /**
+   * The event's status after this attempt: the summary of all its deliveries, so with
+   * several destinations it may still be pending or retrying after this one's 2xx.
+   */
   event_status: EventStatus;
+  /** The status of this attempt's delivery after it (the event's way to `destination`). Absent from older relays. */
+  status?: EventStatus;
+  /** The destination this attempt went to. Absent from older relays. */
+  destination?: StreamAttemptDestination;
   attempt: StreamAttempt;
 }
 
@@ -155,8 +168,14 @@ export interface RecordedMessage {
   event_status: EventStatus | null;
   /** When the delivery's next automatic attempt is due (ISO 8601); null when none will be made. */
   next_attempt_at: string | null;
-  /** Why the result was not recorded, else null. */
+  /** Why the result did not decide the delivery (`status` null), else null. */
   error: string | null;
+  /**
+   * Whether the answer is stored as an attempt of the event. It can be when it did not
+   * decide the delivery (it came after the delivery's lease, or on a later connection
+   * after the delivery was offered again); it is not when recording failed.
+   */
+  attempt_recorded?: boolean;
 }
 
 /** The relay refuses something and closes (bad query, say); the fields follow the API's problem documents. */
@@ -181,6 +200,13 @@ export interface ResultMessage {
   error?: string | null;
   /** The start of the local server's answer, for the attempt record (the relay truncates it). */
   response_body?: string | null;
+  /**
+   * A late result: the answer to a delivery of an earlier connection (lost while the
+   * delivery was forwarded, say while the listener was stopped), sent on this one. The
+   * relay does not know that connection's `delivery_id`, so the result names the event
+   * and attempt of its `delivery` message and when it was forwarded.
+   */
+  late?: { event_id: string; attempt: number; forwarded_at: string };
 }
 
 export type ClientMessage = ResultMessage;
@@ -203,6 +229,13 @@ export function parseClientMessage(text: string): { ok: true; message: ClientMes
   if (typeof message.duration_ms !== 'number' || !(message.duration_ms >= 0)) return { ok: false, problem: 'result.duration_ms must be a number ≥ 0' };
   for (const field of ['error', 'response_body'] as const) {
     if (message[field] !== undefined && message[field] !== null && typeof message[field] !== 'string') return { ok: false, problem: `result.${field} must be a string or null` };
+  }
+  if (message.late !== undefined) {
+    const late = message.late as Record<string, unknown> | null;
+    if (typeof late !== 'object' || late === null || typeof late.event_id !== 'string' || !(Number.isInteger(late.attempt) && (late.attempt as number) >= 1)
+      || typeof late.forwarded_at !== 'string' || Number.isNaN(Date.parse(late.forwarded_at))) {
+      return { ok: false, problem: 'result.late must be {event_id, attempt (≥ 1), forwarded_at (ISO 8601)}' };
+    }
   }
   return { ok: true, message: message as unknown as ResultMessage };
 }

@@ -156,6 +156,8 @@ export default defineCommand<[string | undefined], ListenOptions>({
       let refusal: HookApiError | undefined;
       /** Deliveries answered and reported, waiting for the relay's `recorded` message before they are printed. */
       const unconfirmed = new Map<string, DeliveryReport>();
+      /** Deliveries of a lost connection answered since: the answer goes on the next connection, whose `recorded` message they wait for. */
+      const answeredLate = new Map<string, DeliveryReport>();
       const print = (report: DeliveryReport): void => {
         const [first, ...more] = deliveryLines(report, { terminal: out.interactive, printBody: options.printBody });
         out.record(deliveryRecord(report, options.printBody), first!);
@@ -165,6 +167,11 @@ export default defineCommand<[string | undefined], ListenOptions>({
       const printUnconfirmed = (): void => {
         for (const report of unconfirmed.values()) print({ ...report, unconfirmed: 'connection_lost' });
         unconfirmed.clear();
+      };
+      /** At the end: late answers no connection took. */
+      const printUnsent = (): void => {
+        for (const report of answeredLate.values()) print({ ...report, reported: false });
+        answeredLate.clear();
       };
 
       live.on('state', (state) => {
@@ -208,29 +215,32 @@ export default defineCommand<[string | undefined], ListenOptions>({
           inFlight.delete(message.delivery_id);
           // Abandoned at shutdown: left unanswered, so the relay offers it again.
           if (controller.signal.aborted) return;
-          const reported = live.sendResult({
+          const sent = live.sendResult({
             delivery_id: message.delivery_id,
             status: outcome.status,
             duration_ms: outcome.durationMs,
             error: outcome.error,
             response_body: outcome.responseBody,
           });
-          onAnswered(message, outcome, forwardedAt, reported);
+          onAnswered(message, outcome, forwardedAt, sent);
         });
       });
 
-      function onAnswered(delivery: DeliveryMessage, outcome: ForwardOutcome, forwardedAt: string, reported: boolean): void {
+      function onAnswered(delivery: DeliveryMessage, outcome: ForwardOutcome, forwardedAt: string, sent: ReturnType<HookStream['sendResult']>): void {
         // Kept until the relay's verdict comes: without the body and headers, which the line does not show.
-        const report: DeliveryReport = { delivery: { ...delivery, headers: {}, body_base64: '' }, outcome, forwardedAt, reported, recorded: undefined };
-        if (!reported || delivery.mirror) print(report);
+        const report: DeliveryReport = { delivery: { ...delivery, headers: {}, body_base64: '' }, outcome, forwardedAt, reported: sent !== false, recorded: undefined };
+        if (sent === 'queued') answeredLate.set(delivery.delivery_id, { ...report, late: true });
+        else if (!sent || delivery.mirror) print(report);
+        else if (sent === 'late') unconfirmed.set(delivery.delivery_id, { ...report, late: true });
         else if (!relayRecords) print({ ...report, unconfirmed: 'relay_silent' });
         else unconfirmed.set(delivery.delivery_id, report);
       }
 
       function onRecorded(recorded: RecordedMessage): void {
-        const report = unconfirmed.get(recorded.delivery_id);
+        const report = unconfirmed.get(recorded.delivery_id) ?? answeredLate.get(recorded.delivery_id);
         if (!report) return;
         unconfirmed.delete(recorded.delivery_id);
+        answeredLate.delete(recorded.delivery_id);
         print({ ...report, recorded });
       }
 
@@ -241,6 +251,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
       if (ending !== 'stopped') {
         for (const controller of inFlight.values()) controller.abort();
         printUnconfirmed();
+        printUnsent();
         // A fatal refusal (bad key, endpoint gone): the relay's problem, exit 1.
         throw ending ?? new Error('the stream closed without a reason');
       }
@@ -259,6 +270,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
         }
         printUnconfirmed();
       }
+      printUnsent();
       return 0;
     } finally {
       await stream?.close();

@@ -28,8 +28,10 @@ export interface DeliveryReport {
   delivery: DeliveryMessage;
   outcome: ForwardOutcome;
   forwardedAt: string;
-  /** Whether the result reached the relay. */
+  /** Whether the result reached the relay (or will, on the next connection: `late`). */
   reported: boolean;
+  /** The answer came after the connection that sent the delivery was lost: it went to the relay on a later one (docs/listen.md#a-stalled-listener). */
+  late?: boolean;
   /** The relay's verdict on the result; undefined when none came. */
   recorded: RecordedMessage | undefined;
   /** Why no verdict came (when `reported` and not a mirror copy): the connection was lost, or the relay does not send one. */
@@ -76,8 +78,13 @@ function verdictText(report: DeliveryReport, nowMs: number, clock: (date: Date) 
   if (recorded === undefined) {
     return report.unconfirmed === 'relay_silent' ? '' : 'result sent; connection lost before the relay confirmed it';
   }
-  if (recorded.status === null) return `not recorded: ${recorded.error ?? 'the relay did not record it'}`;
+  if (recorded.status === null) {
+    return recorded.attempt_recorded === true
+      ? `attempt ${recorded.attempt} recorded, not deciding: ${recorded.error ?? 'the delivery had moved on'}`
+      : `not recorded: ${recorded.error ?? 'the relay did not record it'}`;
+  }
   const parts: string[] = [];
+  if (report.late) parts.push('answer sent after a reconnect');
   if (recorded.trigger === 'replay') parts.push('replay');
   if (!succeeded(outcome.status) || recorded.attempt > 1) parts.push(`attempt ${recorded.attempt}`);
   if (recorded.status === 'failed') {
@@ -161,6 +168,8 @@ export function deliveryRecord(report: DeliveryReport, printBody: PrintBody | un
     mirror,
     trigger: recorded?.trigger ?? null,
     recorded: recorded !== undefined && recorded.status !== null,
+    attempt_recorded: recorded !== undefined && (recorded.attempt_recorded ?? recorded.status !== null),
+    late: report.late === true,
     delivery_status: recorded?.status ?? null,
     event_status: recorded?.event_status ?? null,
     next_attempt_at: recorded?.next_attempt_at ?? null,

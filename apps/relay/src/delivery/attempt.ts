@@ -6,7 +6,7 @@
  * transport, and record the result with the delivery's next state in one statement
  * (AttemptRecorder, record-results.ts).
  */
-import { forwardableHeaders, newId, signPayloadWithSecrets, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt } from '@hook/core';
+import { forwardableHeaders, newId, signPayloadWithSecrets, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt, type StreamAttemptDestination } from '@hook/core';
 import { releaseLease, type AttemptRecorder, type ClaimedDelivery, type DestinationHealth, type Orm } from '@hook/db';
 import { prepareWith, type TransformPool } from '../transformations/pool.ts';
 import { transformedUrl, type PreparedDelivery, type TransformedRequest } from './prepare.ts';
@@ -53,6 +53,10 @@ export interface FinishedAttempt {
   endpointId: string;
   eventId: string;
   destinationId: string;
+  /** Where it went (the stream names it on each attempt line). */
+  destination: StreamAttemptDestination;
+  /** The delivery's status after (its way to this destination). */
+  deliveryStatus: EventStatus;
   /** The event's status after (the summary of its deliveries). */
   eventStatus: EventStatus;
   attempt: StreamAttempt;
@@ -159,6 +163,8 @@ async function makeAttempt(context: AttemptContext, delivery: ClaimedDelivery, t
       endpointId: delivery.endpointId,
       eventId: delivery.id,
       destinationId: delivery.destinationId,
+      destination: delivery.destinationType === 'url' ? { id: delivery.destinationId, type: 'url', url: delivery.destinationUrl! } : { id: delivery.destinationId, type: 'cli' },
+      deliveryStatus: next.status,
       eventStatus: recorded.eventStatus!,
       attempt: {
         id: attemptId,
@@ -211,4 +217,32 @@ function record(
     health: outcome.health,
     ...(outcome.newType ? { newType: outcome.newType } : {}),
   });
+}
+
+/** A lease id no delivery holds: a late answer recorded with it moves nothing. */
+const NO_LEASE = 'late';
+
+/**
+ * Records an answer that came after the transport had given its delivery up: a `hook
+ * listen` whose connection was lost while it forwarded attempt `attempt` (stopped, say)
+ * and that sent the answer on its next connection (docs/listen.md#a-stalled-listener).
+ * The request reached the receiver, so it is an attempt, recorded either way. It decides
+ * the delivery only if nothing else did meanwhile (no attempt since, and nobody holds it:
+ * the claim that would send it again has not happened); otherwise the delivery goes on
+ * as it is, and `recorded.held` is false.
+ */
+export async function recordLateAnswer(context: AttemptContext, current: ClaimedDelivery, answer: SendResult, attempt: number, startedAt: Date): Promise<AttemptOutcome> {
+  const now = context.now ?? Date.now;
+  const ok = answer.status !== null && answer.status >= 200 && answer.status < 300;
+  const open = current.status === 'pending' || current.status === 'retrying' || current.trigger === 'replay';
+  const decides = !current.leaseId && current.attemptCount === attempt - 1 && open;
+  const next: NextState = decides
+    ? stateAfterAttempt({ status: current.status, autoAttempts: current.autoAttempts }, current.trigger, { ok, retryAfterMs: answer.retryAfterMs }, context.retryScheduleMs, now(), context.random ?? Math.random)
+    : { status: current.status, autoAttempts: current.autoAttempts, nextAttemptAtMs: null };
+  const recorded = await record(context, { ...current, attemptCount: attempt - 1, leaseId: decides ? '' : NO_LEASE }, {
+    attempt: { id: newId('attempt'), startedAt, durationMs: answer.durationMs, responseStatus: answer.status, responseBody: answer.body, error: answer.error },
+    next,
+    health: decides ? (ok ? 'ok' : 'failed') : null,
+  });
+  return { result: answer, next, recorded: { held: recorded.held, eventStatus: recorded.eventStatus } };
 }

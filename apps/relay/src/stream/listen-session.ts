@@ -3,8 +3,8 @@ import {
   ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, randomToken, parseClientMessage, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
   type AttemptTrigger, type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
-import { claimForListener, Destination, Endpoint, makeDestinationsDue, openSigningSecrets, type ClaimedDelivery, type Orm } from '@hook/db';
-import { attemptDelivery, type AttemptContext, type AttemptOutcome, type OutgoingDelivery } from '../delivery/attempt.ts';
+import { claimForListener, Destination, Endpoint, makeDestinationsDue, openSigningSecrets, readDeliveries, type ClaimedDelivery, type Orm } from '@hook/db';
+import { attemptDelivery, recordLateAnswer, type AttemptContext, type AttemptOutcome, type OutgoingDelivery } from '../delivery/attempt.ts';
 import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
 import { BACKLOG_CLAIM_DELAY_MS, reservedSlot, type ReservedSlot } from '../delivery/worker.ts';
 import { deliveryMessage, untouchedMessage, type DeliveryCopies } from './copies.ts';
@@ -310,7 +310,7 @@ export class ListenSession {
    * when the next attempt is due (null outcome: recording failed; the lease runs out and
    * the delivery is offered again).
    */
-  #sendRecorded(sent: DeliveryMessage, trigger: AttemptTrigger, outcome: AttemptOutcome | null): void {
+  #sendRecorded(sent: Pick<DeliveryMessage, 'delivery_id' | 'attempt'> & { event: { id: string } }, trigger: AttemptTrigger, outcome: AttemptOutcome | null, late = false): void {
     if (this.#closed) return;
     const held = outcome?.recorded?.held === true;
     sendMessage(this.#options.socket, {
@@ -320,12 +320,14 @@ export class ListenSession {
       event_id: sent.event.id,
       attempt: sent.attempt,
       trigger,
+      attempt_recorded: outcome?.recorded !== undefined,
       status: held ? outcome!.next.status : null,
       event_status: held ? outcome!.recorded!.eventStatus : null,
       next_attempt_at: held && outcome!.next.nextAttemptAtMs !== null ? new Date(outcome!.next.nextAttemptAtMs).toISOString() : null,
       error: held ? null
-        : outcome === null ? 'the relay could not record the result; the delivery is offered again when its lease runs out'
-          : 'the answer came after the delivery\'s lease ran out; it was not recorded, and the delivery is offered again',
+        : outcome?.recorded === undefined ? 'the relay could not record the result; the delivery is offered again when its lease runs out'
+          : late ? 'the delivery was offered again after the connection was lost; that offer decides it'
+            : 'the answer came after the delivery\'s lease ran out; the delivery is offered again',
     });
   }
 
@@ -405,8 +407,12 @@ export class ListenSession {
       this.#pumpMirror();
       return;
     }
+    if (result.late) {
+      this.#recordLate(result, result.late).catch((error: unknown) => this.#options.onError(error));
+      return;
+    }
     const waiting = this.#waiting.get(result.delivery_id);
-    if (!waiting) return; // answered twice, or from an earlier session: nothing to do
+    if (!waiting) return; // answered twice: nothing to do
     this.#waiting.delete(result.delivery_id);
     waiting.resolve({
       status: result.status,
@@ -416,6 +422,27 @@ export class ListenSession {
       durationMs: result.duration_ms,
     });
     this.#pumpMirror();
+  }
+
+  /**
+   * A late result: the listener's answer to a delivery of this destination that an earlier
+   * session sent (its connection was lost first). Recorded as the attempt it was
+   * (recordLateAnswer); the listener is told what it decided, under the delivery id it knows.
+   */
+  async #recordLate(result: ResultMessage, late: NonNullable<ResultMessage['late']>): Promise<void> {
+    if (!this.#serving) return; // a mirror copy's answer: never recorded
+    const [current] = await readDeliveries(this.#options.orm, [{ eventId: late.event_id, destinationId: this.#endpoint.destinationId! }]);
+    const sent = { delivery_id: result.delivery_id, attempt: late.attempt, event: { id: late.event_id } };
+    if (!current || current.accountId !== this.#endpoint.accountId) {
+      this.#sendRecorded(sent, 'listen', null, true);
+      return;
+    }
+    const answer: SendResult = { status: result.status, body: storable(result.response_body), error: storable(result.error), retryAfterMs: null, durationMs: result.duration_ms };
+    const outcome = await recordLateAnswer(this.#options.delivery, current, answer, late.attempt, new Date(late.forwarded_at)).catch((error: unknown) => {
+      this.#options.onError(error);
+      return null;
+    });
+    this.#sendRecorded(sent, current.trigger, outcome, true);
   }
 
   #close(): void {

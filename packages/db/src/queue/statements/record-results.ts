@@ -56,7 +56,8 @@ export const RECORD_RESULTS: NamedStatement = {
       where l.event_id = any($1::text[]) and l.event_id = i.event_id and l.destination_id = i.destination_id
         and coalesce(l.lease_id, '') = i.lease_id
       returning l.event_id, l.destination_id, l.endpoint_id, l.account_id, l.status, l.next_attempt_at, l.attempt_count,
-                i.trigger, i.response_status, i.error, i.health, i.started_at, i.attempt_id is not null as attempted, i.set_type, i.new_type
+                i.trigger, i.response_status, i.error, i.health, i.started_at, i.attempt_id is not null as attempted, i.set_type, i.new_type,
+                i.lease_id
     ),
     typed as (
       update event e set type = u.new_type
@@ -144,12 +145,12 @@ export const RECORD_RESULTS: NamedStatement = {
     woken as (
       select pg_notify($21, '') from (select 1 from recovered limit 1) as due
     )
-    select 'held' as kind, u.event_id as id, u.destination_id, u.status as event_status
+    select 'held' as kind, u.event_id as id, u.destination_id, u.lease_id, u.status as event_status
     from updated u
     union all
-    select 'endpoint_disabled', id, null, null from endpoints_disabled
+    select 'endpoint_disabled', id, null, null, null from endpoints_disabled
     union all
-    select 'woken', null, null, null from woken`,
+    select 'woken', null, null, null, null from woken`,
 };
 
 /** What one record statement came to. */
@@ -163,7 +164,7 @@ export interface RecordOutcome {
 /** Records results (see above). */
 export async function recordResults(orm: Orm, inputs: readonly RecordInput[]): Promise<RecordOutcome> {
   const column = <T>(pick: (input: RecordInput) => T): T[] => inputs.map(pick);
-  const rows = await runStatement<{ kind: 'held' | 'endpoint_disabled' | 'woken'; id: string | null; destination_id: string | null; event_status: EventStatus | null }>(
+  const rows = await runStatement<{ kind: 'held' | 'endpoint_disabled' | 'woken'; id: string | null; destination_id: string | null; lease_id: string | null; event_status: EventStatus | null }>(
     orm, RECORD_RESULTS, [
       column((r) => r.delivery.id), column((r) => r.delivery.destinationId), column((r) => r.delivery.leaseId),
       column((r) => r.next.status), column((r) => r.next.autoAttempts), column((r) => r.next.nextAttemptAt),
@@ -176,12 +177,13 @@ export async function recordResults(orm: Orm, inputs: readonly RecordInput[]): P
   const held = new Map<string, EventStatus>();
   const disabledEndpoints: string[] = [];
   for (const row of rows) {
-    if (row.kind === 'held') held.set(`${row.id}|${row.destination_id}`, row.event_status!);
+    // By lease too: one batch may hold two results for a delivery (a late answer beside the new owner's), of which one held.
+    if (row.kind === 'held') held.set(`${row.id}|${row.destination_id}|${row.lease_id}`, row.event_status!);
     else if (row.kind === 'endpoint_disabled') disabledEndpoints.push(row.id!);
   }
   return {
     results: inputs.map((input) => {
-      const status = held.get(`${input.delivery.id}|${input.delivery.destinationId}`);
+      const status = held.get(`${input.delivery.id}|${input.delivery.destinationId}|${input.delivery.leaseId}`);
       return { held: status !== undefined, eventStatus: status ?? null, deliveryCount: input.delivery.deliveryCount };
     }),
     disabledEndpoints,
