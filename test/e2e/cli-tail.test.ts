@@ -62,7 +62,7 @@ describe('hook events tail', () => {
     const receivedLine = await tail.waitForStdout((line) => line.includes(id) && line.includes('received'));
     expect(receivedLine).toMatch(new RegExp(`^\\S+Z  received   ${id}  failing  x  POST /  12 B$`));
     const attemptLine = await tail.waitForStdout((line) => line.includes(id) && line.includes('attempt 1'));
-    expect(attemptLine).toMatch(new RegExp(`^\\S+Z  retrying   ${id}  500  \\d+ ms  failing  attempt 1 \\(auto\\)$`));
+    expect(attemptLine).toMatch(new RegExp(`^\\S+Z  retrying   ${id}  500  \\d+ ms  failing → ${new URL(receiver.url).host}  attempt 1 \\(auto\\)$`));
     // The tail is still running: the lines came as they happened, not at exit.
     expect(tail.child.exitCode).toBeNull();
     expect(tail.stdoutLines.some((line) => line.includes(otherId))).toBe(false);

@@ -112,8 +112,8 @@ describe('endpoints, send and events', () => {
 
     const list = await user.run(['events', 'list']);
     expect(list.code).toBe(0);
-    expect(list.stdout.split('\n')[0]).toMatch(/^ID +RECEIVED +TYPE +STATUS +ATTEMPTS +SIZE +ENDPOINT$/);
-    expect(list.stdout).toMatch(new RegExp(`^${fileEventId} +\\S+ +order\\.created +pending +0 +\\d+ B +${endpoint.name}$`, 'm')); // endpoints by name
+    expect(list.stdout.split('\n')[0]).toMatch(/^ID +RECEIVED +TYPE +STATUS +ATTEMPTS +LAST +SIZE +ENDPOINT$/);
+    expect(list.stdout).toMatch(new RegExp(`^${fileEventId} +\\S+ +order\\.created +pending +0 +- +\\d+ B +${endpoint.name}$`, 'm')); // endpoints by name
   });
 
   it('sends stdin\'s bytes as they are, binary included', async () => {

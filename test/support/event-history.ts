@@ -1,8 +1,9 @@
 /**
  * A large event history written straight into PostgreSQL (INSERT … SELECT
  * generate_series), for the console's list tests and `npm run bench:console`: ids carry
- * their receive time as the relay makes them, each event has one delivery, bodies are
- * small JSON documents holding `seq-<g>` so a search can find one event.
+ * their receive time as the relay makes them, each event has one delivery (and, once
+ * attempted, its attempt), bodies are small JSON documents holding `seq-<g>` so a search
+ * can find one event.
  */
 import type pg from 'pg';
 
@@ -15,6 +16,8 @@ const BASE32_FUNCTION = `
 /** Time, then the history's tag (two histories on one database never share an id), then g. */
 const EVENT_ID = `'evt_' || pg_temp.base32(t, 10) || pg_temp.base32($5::bigint, 6) || pg_temp.base32(g, 10)`;
 const STATUSES = `(array['delivered', 'delivered', 'delivered', 'failed', 'pending'])[g % 5 + 1]`;
+/** The answer of the attempt each status had: none for pending. */
+const ATTEMPT_STATUSES = `(array[200, 200, 200, 500, null])[g % 5 + 1]`;
 const CHUNK_EVENTS = 50_000;
 
 export interface EventHistory {
@@ -33,7 +36,8 @@ export interface EventHistory {
 
 /**
  * Writes `count` events of one endpoint (event g received at startMs + g·stepMs; every fifth
- * failed, every fifth pending, the rest delivered), then ANALYZE, as autovacuum would.
+ * failed with one attempt answered 500, every fifth pending with none, the rest delivered
+ * with one answered 200), then ANALYZE, as autovacuum would.
  */
 export async function writeEventHistory(client: pg.Client, history: EventHistory): Promise<void> {
   await client.query(BASE32_FUNCTION);
@@ -53,7 +57,14 @@ export async function writeEventHistory(client: pg.Client, history: EventHistory
        select ${EVENT_ID}, $8, $6, $7, ${STATUSES}, 1 from (${rows}) r`,
       [...params, history.destinationId],
     );
+    await client.query(
+      `insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status)
+       select 'att_' || substr(${EVENT_ID}, 5), ${EVENT_ID}, $7, $6, 1, 'auto', to_timestamp(t / 1000.0), 12, ${ATTEMPT_STATUSES}
+       from (${rows}) r where g % 5 <> 4`,
+      [...params.slice(0, 6), history.destinationId],
+    );
   }
   await client.query('analyze event');
   await client.query('analyze delivery');
+  await client.query('analyze attempt');
 }

@@ -2,7 +2,7 @@
 import type { AccountDetails, Attempt, Delivery, Destination, DestinationTarget, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
 import type { ApiKey, Member } from '@hook/client';
 import type { NotificationSettings } from '@hook/client';
-import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus } from '@hook/core';
+import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus, StreamAttemptDestination } from '@hook/core';
 import type { VerificationResult } from '@hook/core';
 import { bytes, cellText, statusCell, type Block, type Cell, type Line, type Tone, type View } from './output/view.ts';
 import { verificationText } from './verification-flags.ts';
@@ -126,20 +126,35 @@ export function secretView(secret: SigningSecret): View {
   return [{ kind: 'fields', rows }];
 }
 
-/** Events, newest first; `endpointNames` (id → name) shows endpoints by the name a person gave them, else by id. */
+/**
+ * Events, newest first; `endpointNames` (id → name) shows endpoints by the name a person gave them, else by id.
+ * `Last` is the answer of the attempt the relay shows beside each event (last_attempt): its HTTP status, or why none came.
+ */
 export function eventTable(events: readonly EventSummary[], endpointNames: ReadonlyMap<string, string> = new Map()): Block {
   return {
     kind: 'table',
-    columns: [{ header: 'Id' }, { header: 'Received' }, { header: 'Type' }, { header: 'Status' }, { header: 'Attempts', align: 'right' }, { header: 'Size', align: 'right' }, { header: 'Endpoint' }],
-    rows: events.map((event) => [event.id, time(event.received_at), event.type ?? '-', statusCell(event.status), String(event.attempt_count), bytes(event.size), endpointNames.get(event.endpoint_id) ?? event.endpoint_id]),
+    columns: [{ header: 'Id' }, { header: 'Received' }, { header: 'Type' }, { header: 'Status' }, { header: 'Attempts', align: 'right' }, { header: 'Last' }, { header: 'Size', align: 'right' }, { header: 'Endpoint' }],
+    rows: events.map((event) => [
+      event.id, time(event.received_at), event.type ?? '-', statusCell(event.status), String(event.attempt_count), lastAttemptCell(event.last_attempt),
+      bytes(event.size), endpointNames.get(event.endpoint_id) ?? event.endpoint_id,
+    ]),
     empty: 'No events match.',
   };
 }
 
+/** An event list's `Last` cell: `500`, `timeout`, or `-` before any attempt (or from a relay that does not say). */
+function lastAttemptCell(last: EventSummary['last_attempt'] | undefined): Cell {
+  return last ? answerCell(last.response_status, last.error_class ?? 'no answer') : '-';
+}
+
+/** A destination's answer: its HTTP status (green for 2xx, else red), or `noAnswer` in red when none came. */
+function answerCell(status: number | null, noAnswer: string): Cell {
+  if (status === null) return { text: noAnswer, tone: 'bad' };
+  return { text: String(status), tone: status >= 200 && status < 300 ? 'good' : 'bad' };
+}
+
 function attemptResult(attempt: Attempt): Cell {
-  if (attempt.response_status === null) return { text: attempt.error ?? 'no answer', tone: 'bad' };
-  const ok = attempt.response_status >= 200 && attempt.response_status < 300;
-  return { text: String(attempt.response_status), tone: ok ? 'good' : 'bad' };
+  return answerCell(attempt.response_status, attempt.error ?? 'no answer');
 }
 
 export function attemptTable(attempts: readonly Attempt[]): Block {
@@ -364,7 +379,12 @@ export function verificationResultCell(result: VerificationResult): Cell {
  * time, what happened, event id, endpoint name, then the details.
  *
  *   12:36:11  received   evt_01M8…  orders  order.created  POST /hooks?x=1  24 B
- *   12:36:12  retrying   evt_01M8…  500  12 ms  orders  attempt 1 (auto)
+ *   12:36:12  retrying   evt_01M8…  500  12 ms  orders → api.example.com  attempt 1 (auto)
+ *   12:36:12  delivered  evt_01M8…  200  9 ms  orders → hook listen  attempt 1 (listen)  event retrying
+ *
+ * An attempt line's status is its own delivery's (the event's way to that destination);
+ * when the event's differs (another destination still pending or failing) it follows.
+ * From a relay that does not name destinations, the event's status and no destination.
  */
 export function tailLine(message: EventReceivedMessage | AttemptFinishedMessage, endpointName: string): Line {
   if (message.type === 'event.received') {
@@ -374,18 +394,25 @@ export function tailLine(message: EventReceivedMessage | AttemptFinishedMessage,
     return line;
   }
   const { attempt } = message;
-  const ok = attempt.response_status !== null && attempt.response_status >= 200 && attempt.response_status < 300;
+  const status = message.status ?? message.event_status;
   const line: Cell[] = [
     { at: attempt.started_at },
-    { text: message.event_status.padEnd(TAIL_STATUS_WIDTH), tone: TAIL_STATUS_TONES[message.event_status] },
+    { text: status.padEnd(TAIL_STATUS_WIDTH), tone: TAIL_STATUS_TONES[status] },
     message.event_id,
-    { text: attempt.response_status === null ? 'ERR' : String(attempt.response_status), tone: ok ? 'good' : 'bad' },
+    answerCell(attempt.response_status, 'ERR'),
     `${Math.round(attempt.duration_ms)} ms`,
-    endpointName,
+    message.destination ? `${endpointName} → ${destinationLabel(message.destination)}` : endpointName,
     `attempt ${attempt.n} (${attempt.trigger})`,
   ];
+  if (message.event_status !== status) line.push({ text: `event ${message.event_status}`, tone: TAIL_STATUS_TONES[message.event_status] });
   if (attempt.error) line.push(attempt.error);
   return line;
+}
+
+/** How a person tells destinations apart (they have no names): a URL's host (with its port), or `hook listen`. */
+export function destinationLabel(destination: StreamAttemptDestination | DestinationTarget): string {
+  if (destination.type === 'cli') return 'hook listen';
+  return URL.parse(destination.url)?.host ?? destination.url;
 }
 
 /** `hook events tail`: an event received while the stream was down (caught up on reconnect), with the status it has now. */

@@ -53,9 +53,12 @@ async function plan(filter: Parameters<typeof eventListQuery>[0]): Promise<any[]
 const receivedAt = (g: number) => new Date(history.startMs + g * STEP_MS).toISOString();
 
 describe('event list at 100,000 events', () => {
-  it('plans the first page and a status filter as a backward walk of event_account_idx (no sort, no sequential scan), and a time range within that index', async () => {
+  it('plans the first page and a status filter as a backward walk of event_account_idx (no sort, no sequential scan), each listed event\'s last attempt a probe of attempt_event_idx, and a time range within that index', async () => {
     const summaryOf = (nodes: any[]) => nodes.map((node) => `${node['Node Type']}${node['Index Name'] ? ` ${node['Index Name']}` : ''}`).join(' > ');
-    const seqScanOfEvents = (nodes: any[]) => nodes.some((node) => node['Node Type'] === 'Seq Scan' && node['Relation Name'] === 'event');
+    const seqScanOf = (nodes: any[], relation: string) => nodes.some((node) => node['Node Type'] === 'Seq Scan' && node['Relation Name'] === relation);
+    const seqScanOfEvents = (nodes: any[]) => seqScanOf(nodes, 'event');
+    // The one sort allowed is of one event's few attempts, to pick its last (last_attempt).
+    const sortsOfAttempts = (nodes: any[]) => nodes.filter((node) => node['Node Type'] === 'Sort' && node.Plans?.[0]?.['Index Name'] === 'attempt_event_idx');
     for (const filter of [
       { accountId: history.accountId, limit: 51 },
       { accountId: history.accountId, limit: 51, status: ['failed' as const], excludeEndpointIds: [newId('endpoint')] },
@@ -64,7 +67,9 @@ describe('event list at 100,000 events', () => {
       const summary = summaryOf(nodes);
       expect(nodes[0]['Node Type'], summary).toBe('Limit');
       expect(nodes.some((node) => node['Index Name'] === 'event_account_idx' && node['Scan Direction'] === 'Backward'), summary).toBe(true);
-      expect(nodes.some((node) => node['Node Type'] === 'Sort') || seqScanOfEvents(nodes), summary).toBe(false);
+      expect(nodes.filter((node) => node['Node Type'] === 'Sort').length - sortsOfAttempts(nodes).length, summary).toBe(0);
+      expect(seqScanOfEvents(nodes) || seqScanOf(nodes, 'attempt'), summary).toBe(false);
+      expect(nodes.some((node) => node['Index Name'] === 'attempt_event_idx' && String(node['Index Cond']).includes('e.id')), summary).toBe(true);
     }
     // A time range bounds the index by id (ids begin with their receive time): the planner
     // may walk it backward or, for a range it expects to be small, read just that range
@@ -75,6 +80,15 @@ describe('event list at 100,000 events', () => {
     expect(rangeScan, summary).toBeDefined();
     expect(String(rangeScan['Index Cond']), summary).toMatch(/id >/);
     expect(seqScanOfEvents(ranged), summary).toBe(false);
+  });
+
+  it('shows each listed event\'s last attempt: its answer, or null before any', async () => {
+    const page = await api(relay.baseUrl, 'GET', `/v1/events?until=${receivedAt(500)}&limit=5`, { key: owner.key });
+    // Events 499 to 495: g % 5 is 4 (pending, never attempted), 3 (failed with a 500), then delivered.
+    expect(page.body.data.map((event: any) => [event.status, event.last_attempt && event.last_attempt.response_status, event.last_attempt?.started_at])).toEqual([
+      ['pending', null, undefined], ['failed', 500, receivedAt(498)], ['delivered', 200, receivedAt(497)], ['delivered', 200, receivedAt(496)], ['delivered', 200, receivedAt(495)],
+    ]);
+    expect(page.body.data[1].last_attempt).toEqual({ destination_id: history.destinationId, started_at: receivedAt(498), response_status: 500, error_class: null });
   });
 
   it('filters by since (inclusive) and until (exclusive) with keyset pages', async () => {

@@ -5,7 +5,7 @@
  */
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { AttemptTrigger, EventStatus } from './events.ts';
+import type { AttemptErrorClass, AttemptTrigger, EventStatus } from './events.ts';
 
 /** The default schedule of automatic retries (DESIGN.md §3): 6 retries, each 4× the last. */
 export const DEFAULT_RETRY_SCHEDULE_TEXT = '30s,2m,8m,32m,2h8m,8h32m';
@@ -121,6 +121,21 @@ const NOT_FORWARDED = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer',
   'transfer-encoding', 'upgrade', 'host', 'content-length', 'expect', 'http2-settings',
 ]);
+
+/** The error text of an attempt the sender gave up waiting on ends with this (delivery/sender.ts). */
+export const DELIVERY_TIMEOUT_MARKER = '(HOOK_DELIVERY_TIMEOUT)';
+
+/**
+ * The class of a recorded attempt's failure when no answer came; null when the
+ * destination answered (its status says the rest). Attempts record their error as text,
+ * so this reads the prefixes the relay writes: the one place that does.
+ */
+export function attemptErrorClass(attempt: { response_status: number | null; error: string | null }): AttemptErrorClass | null {
+  if (attempt.response_status !== null) return null;
+  if (attempt.error?.startsWith('transformation_failed:')) return 'transformation_failed';
+  if (attempt.error?.includes(DELIVERY_TIMEOUT_MARKER)) return 'timeout';
+  return 'network_error';
+}
 
 /** Headers the relay adds to every delivery; same-named incoming headers are replaced. */
 export const DELIVERY_HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-hook-signature', 'x-hook-event-id', 'x-hook-attempt', 'x-hook-mirror'];

@@ -31,6 +31,14 @@ export const EVENT_SEARCH_WINDOW = 10_000;
 export const ATTEMPT_TRIGGERS = ['auto', 'replay', 'listen'] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 
+/**
+ * Why an attempt got no HTTP answer (attemptErrorClass, delivery.ts): `timeout` (none
+ * within HOOK_DELIVERY_TIMEOUT), `transformation_failed` (nothing was sent) or
+ * `network_error` (refused, reset, DNS, a private address, a listener's local server unreachable).
+ */
+export const ATTEMPT_ERROR_CLASSES = ['timeout', 'network_error', 'transformation_failed'] as const;
+export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
+
 /** Longest event type kept; a longer one is cut, so a hostile header cannot bloat indexes. */
 export const EVENT_TYPE_MAX_CHARS = 200;
 
@@ -70,10 +78,11 @@ export function readJsonObject(contentType: string | null | undefined, body: Buf
  * `action` (GitHub: `pull_request` and `"action": "opened"` is `pull_request.opened`, as
  * GitHub's own Octokit names it). A fixed list, so ingest looks up a few names and no more.
  */
-export const EVENT_TYPE_HEADERS: ReadonlyArray<{ header: string; sender: string; withAction: boolean }> = [
-  { header: 'x-event-type', sender: 'anyone (`hook send --type`)', withAction: false },
-  { header: 'x-github-event', sender: 'GitHub', withAction: true },
-  { header: 'x-shopify-topic', sender: 'Shopify', withAction: false },
+const EVENT_TYPE_HEADERS: ReadonlyArray<{ header: string; withAction: boolean }> = [
+  // Anyone's: `hook send --type`, the playground, MCP send_test_event.
+  { header: 'x-event-type', withAction: false },
+  { header: 'x-github-event', withAction: true },
+  { header: 'x-shopify-topic', withAction: false },
 ];
 
 /** A trimmed non-blank string, else null. */

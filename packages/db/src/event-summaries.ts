@@ -47,10 +47,35 @@ export interface EventSummary {
   nextAttemptAt: Date | null;
 }
 
-/** An event as lists show it: the stored request (body only when asked for) with its summary. */
+/** The attempt a list shows beside an event (LAST_ATTEMPT_JOIN); its error as recorded. */
+export interface LastAttempt {
+  destinationId: string | null;
+  startedAt: Date;
+  responseStatus: number | null;
+  error: string | null;
+}
+
+/** An event as lists show it: the stored request (body only when asked for) with its summary and last attempt. */
 export interface ListedEvent extends EventSummary, Omit<ReceivedEvent, 'body'> {
   body?: Buffer;
+  lastAttempt: LastAttempt | null;
 }
+
+/**
+ * The attempt `la` a list shows beside event `e` with summary `s`: the newest, except that
+ * an event retrying or failed shows its newest failed attempt, so a 2xx to another of
+ * its destinations does not hide why it fails. One probe of attempt_event_idx per event
+ * on the page (an event has a handful of attempts, sorted in memory), made only for the
+ * rows the page returns.
+ */
+const LAST_ATTEMPT_JOIN = `
+    left join lateral (
+      select a.destination_id, a.started_at, a.response_status, a.error
+      from attempt a
+      where a.event_id = e.id
+      order by (s.status in ('retrying', 'failed') and a.response_status between 200 and 299) is true, a.started_at desc, a.id desc
+      limit 1
+    ) la on true`;
 
 export interface EventListFilter {
   accountId: string;
@@ -82,6 +107,7 @@ interface ListedRow {
   id: string; account_id: string; endpoint_id: string; type: string | null; method: string; path: string; query: string;
   headers: Record<string, string>; content_type: string | null; size: number; received_at: string | Date; body?: Buffer; verification: VerificationResult | null; handshake: string | null; dedupe_key: string | null;
   status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null;
+  last_destination_id: string | null; last_started_at: string | Date | null; last_response_status: number | null; last_error: string | null;
 }
 
 /**
@@ -100,6 +126,9 @@ function toListed(row: ListedRow): ListedEvent {
     id: row.id, accountId: row.account_id, endpointId: row.endpoint_id, type: row.type, method: row.method, path: row.path, query: row.query,
     headers: row.headers, contentType: row.content_type, size: row.size, receivedAt: new Date(row.received_at), verification: row.verification, handshake: row.handshake, dedupeKey: row.dedupe_key,
     status: row.status, attemptCount: row.attempt_count, nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at),
+    lastAttempt: row.last_started_at === null
+      ? null
+      : { destinationId: row.last_destination_id, startedAt: new Date(row.last_started_at), responseStatus: row.last_response_status, error: row.last_error },
     ...(row.body ? { body: row.body } : {}),
   };
 }
@@ -118,13 +147,15 @@ export function eventListQuery(filter: EventListFilter, select: 'page' | 'ids' =
   const fromId = filter.receivedFrom ? firstIdAt('event', filter.receivedFrom.getTime()) : null;
   const beforeTimeId = filter.receivedBefore ? firstIdAt('event', filter.receivedBefore.getTime() + ID_CLOCK_SLACK_MS) : null;
   const columns = select === 'ids' ? 'e.id' : `e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at, e.verification, e.handshake, e.dedupe_key,
-           ${filter.withBody ? 'e.body,' : ''} s.status, s.attempt_count, s.next_attempt_at`;
+           ${filter.withBody ? 'e.body,' : ''} s.status, s.attempt_count, s.next_attempt_at,
+           la.destination_id as last_destination_id, la.started_at as last_started_at, la.response_status as last_response_status, la.error as last_error`;
   // A scan for ids only reads the summaries when the status filter needs them.
   const summaries = select === 'ids' && filter.status === undefined ? '' : `cross join lateral (select ${EVENT_SUMMARY_COLUMNS} from delivery l where l.event_id = e.id) s`;
   const sql = `
     select ${columns}
     from event e
     ${summaries}
+    ${select === 'ids' ? '' : LAST_ATTEMPT_JOIN}
     where e.account_id = ?
       and (?::text[] is null or e.id = any(?::text[]))
       and (?::text[] is null or e.endpoint_id = any(?::text[]))

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
-import { isPrivateAddress, isPrivateHostname, parseRetryAfter } from '@hook/core';
+import { DELIVERY_TIMEOUT_MARKER, isPrivateAddress, isPrivateHostname, parseRetryAfter } from '@hook/core';
 
 /** Bytes of a receiver's answer kept with the attempt. */
 export const RESPONSE_BODY_MAX_BYTES = 4096;
@@ -48,7 +48,7 @@ function publicOnlyLookup(resolve: typeof dnsLookup): LookupFunction {
 
 function describeError(error: unknown, timeoutMs: number): string {
   const err = error as NodeJS.ErrnoException & { cause?: unknown };
-  if (err.name === 'TimeoutError' || err.name === 'AbortError') return `no answer within ${timeoutMs} ms (HOOK_DELIVERY_TIMEOUT)`;
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return `no answer within ${timeoutMs} ms ${DELIVERY_TIMEOUT_MARKER}`;
   if (err.cause instanceof PrivateDestinationError) return err.cause.message;
   if (err instanceof PrivateDestinationError) return err.message;
   const cause = err.cause as NodeJS.ErrnoException | undefined;

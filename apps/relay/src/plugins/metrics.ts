@@ -4,7 +4,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { HookError, METRICS_TOKEN_REQUIRED } from '@hook/core';
+import { attemptErrorClass, HookError, METRICS_TOKEN_REQUIRED } from '@hook/core';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { readQueueStatus, type Orm, type QueueStatus } from '@hook/db';
 import type { FinishedAttempt } from '../delivery/attempt.ts';
@@ -32,17 +32,11 @@ export function ingestOutcome(statusCode: number, duplicate = false): IngestOutc
   return INGEST_OUTCOME_BY_STATUS[statusCode] ?? 'error';
 }
 
-/**
- * A recorded attempt's outcome. The sender reports a timeout only in its error text
- * (delivery/sender.ts: "no answer within … ms (HOOK_DELIVERY_TIMEOUT)"), and a failed
- * transformation records its error, prefixed with its code, and no status (delivery/prepare.ts).
- */
+/** A recorded attempt's outcome: its status, else why none came (attemptErrorClass, the one reading of the error text). */
 export function deliveryOutcome(attempt: Pick<FinishedAttempt['attempt'], 'response_status' | 'error'>): DeliveryOutcome {
   const status = attempt.response_status;
   if (status !== null) return status >= 200 && status < 300 ? 'delivered' : 'failed_status';
-  if (attempt.error?.startsWith('transformation_failed:')) return 'transformation_failed';
-  if (attempt.error?.includes('(HOOK_DELIVERY_TIMEOUT)')) return 'timeout';
-  return 'network_error';
+  return attemptErrorClass(attempt)!;
 }
 
 /** Latency buckets in seconds, from a fast local insert to a slow receiver. */

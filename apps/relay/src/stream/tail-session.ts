@@ -59,6 +59,9 @@ export class TailSession {
           event_id: finished.eventId,
           endpoint_id: finished.endpointId,
           event_status: finished.eventStatus,
+          // Absent from facts of a relay process older than these fields (peers.ts): omitted then.
+          status: finished.deliveryStatus,
+          destination: finished.destination,
           attempt: finished.attempt,
         });
       },

@@ -1,6 +1,6 @@
 /** Stored events, their deliveries and attempts, replays, and what an ingest URL answers. */
 import { Type } from 'typebox';
-import { ATTEMPT_TRIGGERS, EVENT_SEARCH_WINDOW, EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES } from '../events.ts';
+import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_SEARCH_WINDOW, EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES } from '../events.ts';
 import { HANDSHAKE_PROVIDERS } from '../handshakes.ts';
 import { VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '../verification.ts';
 import { NOTIFICATION_TYPES } from '../notifications.ts';
@@ -43,6 +43,19 @@ export const VerificationResultSchema = Type.Object({
   reason: Type.Union([Type.Enum([...VERIFICATION_REASONS]), Type.Null()], { description: 'Why it failed; null when verified' }),
 });
 
+/** The attempt an event list shows beside each event, so a page says why deliveries fail without a GET per event. */
+export const LastAttemptSchema = Type.Union([
+  Type.Object({
+    destination_id: Type.Union([IdOf('destination', 'The destination it went to'), Type.Null()], { description: 'The destination it went to; null for attempts older than destinations' }),
+    started_at: Timestamp,
+    response_status: Type.Union([Type.Integer(), Type.Null()], { description: 'The HTTP status the destination answered; null when no answer came' }),
+    error_class: Type.Union([Type.Enum([...ATTEMPT_ERROR_CLASSES]), Type.Null()], {
+      description: 'Why no answer came: timeout (none within HOOK_DELIVERY_TIMEOUT), network_error (refused, reset, DNS, a private address, a listener\'s local server unreachable) or transformation_failed (nothing sent); null when it answered. GET /v1/events/{id} has the whole error',
+    }),
+  }),
+  Type.Null(),
+], { description: 'The newest attempt to any destination, except that an event retrying or failed shows its newest failed attempt (a 2xx to another destination does not hide why it fails); null when none was made' });
+
 const eventSummaryProperties = {
   id: IdOf('event', 'Event id'),
   endpoint_id: IdOf('endpoint', 'Endpoint that received it'),
@@ -57,6 +70,7 @@ const eventSummaryProperties = {
   status: EventStatus,
   attempt_count: Type.Integer(),
   next_attempt_at: NullableTimestamp,
+  last_attempt: LastAttemptSchema,
   verification: Type.Union([VerificationResultSchema, Type.Null()], { description: "What the endpoint's signature verification found (docs/sources.md); null when the endpoint verifies nothing" }),
   handshake: Type.Union([Type.Enum([...HANDSHAKE_PROVIDERS]), Type.Null()], { description: 'The provider whose handshake this request was: answered at the ingest URL and not delivered (status filtered, no deliveries; docs/sources.md, Handshakes); null otherwise' }),
   dedupe_key: Type.Union([Type.String(), Type.Null()], { description: 'The key it was stored under when its endpoint drops duplicates (docs/sources.md, Duplicates); a key longer than 200 characters is kept as sha256:<hex>; null when it had none' }),

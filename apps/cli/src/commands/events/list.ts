@@ -17,6 +17,7 @@ export default defineCommand<[], ListOptions>({
   summary: 'List events, newest first (without bodies)',
   description:
     'List events, newest first, without their bodies (`hook events get <id>` shows one whole).\n' +
+    'LAST is the answer to each event\'s last attempt: its HTTP status, or why none came (timeout, network_error, transformation_failed), or - before any; for an event retrying or failed, its last failed attempt (--json: last_attempt).\n' +
     '--json prints the API page as it is: {"data": [event, …], "next_cursor": string | null}.',
   examples: [
     ['hook events list', 'the newest 20 events of every endpoint'],

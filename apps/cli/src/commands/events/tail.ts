@@ -76,8 +76,9 @@ export default defineCommand<[], TailOptions>({
   summary: 'Watch events and delivery attempts as they happen',
   description: [
     'Print each event as it is received and each delivery attempt as it finishes, live, until Ctrl-C. On a terminal each line is cut to its width, with colours; endpoints are shown by name.',
+    'An attempt line shows its own delivery\'s status and where it went (`orders → api.example.com`, or `→ hook listen`), then `event <status>` when the event\'s status differs: with several destinations a 200 to one leaves the event pending or retrying while another has yet to succeed.',
     'A lost connection is re-opened with backoff; a terminal shows one status line saying how long it has been down, and on return the events received meanwhile are shown. A tail of an endpoint that is deleted ends with exit 1.',
-    '--json prints the stream\'s messages as they arrive, one per line: {"type":"event.received",…} and {"type":"attempt.finished",…}; connection changes go to stderr as {"type":"connection",…} lines. Docs: docs/cli.md#hook-events-tail',
+    '--json prints the stream\'s messages as they arrive, one per line: {"type":"event.received",…} and {"type":"attempt.finished","status":…,"destination":{"id","type","url"},…}; connection changes go to stderr as {"type":"connection",…} lines. Docs: docs/cli.md#hook-events-tail',
   ].join('\n\n'),
   examples: [
     ['hook events tail', 'everything, for every endpoint'],

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
-import { DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_SEARCH_WINDOW, EVENT_NOT_FOUND, FAILING_STATUSES, HookError, LIST_LIMIT_DEFAULT, parseEventStatusList, REPLAY_NOWHERE } from '@hook/core';
+import { attemptErrorClass, DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_SEARCH_WINDOW, EVENT_NOT_FOUND, FAILING_STATUSES, HookError, LIST_LIMIT_DEFAULT, parseEventStatusList, REPLAY_NOWHERE } from '@hook/core';
 import { Attempt, Destination, Endpoint, Event, listEvents, notificationEndpointIds, readEventDeliveries, replayEvent, replayMany, searchEvents, type AttemptEntity, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
@@ -13,10 +13,17 @@ import { presentStoredRequest } from './present.ts';
 const security = [{ bearerAuth: [] }];
 
 export function presentEventSummary(event: ListedEvent) {
+  const last = event.lastAttempt;
   return {
     ...presentStoredRequest(event),
     endpoint_id: event.endpointId,
     next_attempt_at: event.nextAttemptAt?.toISOString() ?? null,
+    last_attempt: last === null ? null : {
+      destination_id: last.destinationId,
+      started_at: last.startedAt.toISOString(),
+      response_status: last.responseStatus,
+      error_class: attemptErrorClass({ response_status: last.responseStatus, error: last.error }),
+    },
   };
 }
 

@@ -78,7 +78,7 @@ function presentPlaygroundEvent(event: PlaygroundEvent) {
 }
 
 /** An event as the playground shows it: GET /v1/events/{id}'s fields but its endpoint, deliveries and attempts. */
-const { endpoint_id: _endpoint, next_attempt_at: _next, ...storedRequestFields } = EventSummarySchema.properties;
+const { endpoint_id: _endpoint, next_attempt_at: _next, last_attempt: _last, ...storedRequestFields } = EventSummarySchema.properties;
 const PlaygroundEventSchema = Type.Object({ ...storedRequestFields, body: EventSchema.properties.body, body_encoding: EventSchema.properties.body_encoding });
 
 const SessionSchema = Type.Object({
