@@ -41,7 +41,7 @@ import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { startRetention } from './jobs/retention.ts';
 import { registerNotifier } from './jobs/notifier.ts';
 import { streamRoutes } from './routes/stream/index.ts';
-import { DeliveryCopies } from './stream/copies.ts';
+import { copyUrlDelivery } from './stream/copies.ts';
 import { ListenerRegistry } from './stream/listeners.ts';
 import { transformationRoutes } from './routes/transformations/index.ts';
 import { StreamHub } from './stream/hub.ts';
@@ -134,11 +134,12 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
       hub.attemptFinished(finished);
     },
     onDeliveryFiltered: (durationMs) => metrics?.deliveryMeasured('filtered', durationMs),
+    onSend: (outgoing) => copyUrlDelivery(hub, listeners, outgoing),
     tracing: tracing ?? undefined,
   } satisfies AttemptContext;
   app.decorate('delivery', delivery);
-  const copies = new DeliveryCopies({ context: delivery, listeners, onError: (error) => app.log.warn({ err: error }, 'could not show a listener a copy of a delivery') });
-  hub.receiveCopiesWith((fact) => copies.sentElsewhere(fact));
+  // Another process sent a delivery: this one's sessions of its destination see what it sent.
+  hub.receiveCopiesWith((fact) => listeners.mirror(fact.destinationId, null, fact.message));
   const localDelivery = new LocalDelivery();
   app.decorate('localDelivery', localDelivery);
   const transformMeter = new TransformationMeter(orm, (error) => app.log.warn({ err: error }, 'could not record transformation CPU usage'));
@@ -255,7 +256,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(transformationRoutes);
     await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
-    await authenticated.register(streamRoutes, { hub, listeners, copies, leaseMs: leaseMsFor(config), ingestBaseUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
+    await authenticated.register(streamRoutes, { hub, listeners, leaseMs: leaseMsFor(config), ingestBaseUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });
   await app.register(consolePages);
   await app.register(consoleSessionRoutes);

@@ -39,6 +39,8 @@ export interface AttemptContext {
   transformRunner?: TransformPool | undefined;
   /** Called after an attempt was recorded and moved its delivery on (the live stream shows it). */
   onAttemptFinished?: (finished: FinishedAttempt) => void;
+  /** Called with each delivery to a URL as it goes out, prepared and signed (mirror copies: stream/copies.ts). */
+  onSend?: (outgoing: OutgoingDelivery) => void;
   /** Called when the destination's filter skipped a delivery (no attempt is recorded), with the time the filter took in ms. */
   onDeliveryFiltered?: (durationMs: number) => void;
   now?: () => number;
@@ -133,7 +135,9 @@ async function makeAttempt(context: AttemptContext, delivery: ClaimedDelivery, t
       ? stateAfterAttempt({ status: delivery.status, autoAttempts: delivery.autoAttempts }, delivery.trigger, { ok: false, retryAfterMs: null }, context.retryScheduleMs, now(), context.random ?? Math.random)
       : { status: 'failed', autoAttempts: delivery.autoAttempts + (delivery.trigger === 'replay' ? 0 : 1), nextAttemptAtMs: null };
   } else {
-    const answer = await transport(signed(delivery, prepared, Math.floor(startedAt.getTime() / 1000)));
+    const outgoing = signed(delivery, prepared, Math.floor(startedAt.getTime() / 1000));
+    if (delivery.destinationType === 'url') context.onSend?.(outgoing);
+    const answer = await transport(outgoing);
     if (answer === null) {
       await releaseLease(context.orm, delivery);
       return { result: null, next: unchanged };
@@ -178,17 +182,6 @@ async function makeAttempt(context: AttemptContext, delivery: ClaimedDelivery, t
     });
   }
   return { result, next, recorded: { held: recorded.held, eventStatus: recorded.eventStatus } };
-}
-
-/**
- * A delivery as its destination would get it now (transformed, signed), without making an
- * attempt: what a `hook listen` session in another process shows as a mirror copy of a
- * delivery sent there (stream/copies.ts). Null when nothing would be sent (the
- * transformation failed or found no thread).
- */
-export async function outgoingCopy(context: AttemptContext, delivery: ClaimedDelivery): Promise<OutgoingDelivery | null> {
-  const prepared = await prepare(context, delivery, false);
-  return prepared.kind === 'send' ? signed(delivery, prepared, Math.floor((context.now ?? Date.now)() / 1000)) : null;
 }
 
 function prepare(context: AttemptContext, delivery: ClaimedDelivery, applyFilter: boolean): Promise<PreparedDelivery> {

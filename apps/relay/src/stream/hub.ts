@@ -1,4 +1,4 @@
-import type { EventStatus } from '@hook/core';
+import type { DeliveryMessage, EventStatus } from '@hook/core';
 import type { ReceivedEvent } from '@hook/db';
 import type { FinishedAttempt } from '../delivery/attempt.ts';
 
@@ -23,10 +23,11 @@ export interface StreamSubscriber {
 export type StreamFact =
   | { kind: 'event'; accountId: string; event: EventSummary }
   | { kind: 'attempt'; finished: FinishedAttempt }
-  /** A listen session sent a delivery of a `cli` destination: sessions of it in other processes show a copy (copies.ts). */
+  /** A delivery went out (to a listener, or a URL a mirroring session watches): sessions of its destination in other processes show a copy (copies.ts). */
   | CopyFact;
 
-export interface CopyFact { kind: 'copy'; accountId: string; destinationId: string; eventId: string; attempt: number }
+/** A copy of what was sent, prepared where it was sent: the `delivery` message as is (its `delivery_id` is the receiving session's to give). */
+export interface CopyFact { kind: 'copy'; accountId: string; destinationId: string; message: DeliveryMessage }
 
 /** The other relay processes, as the hub sees them (peers.ts). */
 export interface StreamPeers {
@@ -125,9 +126,24 @@ export class StreamHub {
     if (this.#peers?.watch(finished.accountId)) this.#peers.publish({ kind: 'attempt', finished });
   }
 
-  /** A listen session here sent a delivery: sessions of its destination elsewhere show a copy. */
+  /** A delivery went out here: sessions of its destination elsewhere show a copy. */
   copySent(fact: CopyFact): void {
     if (this.#peers?.watch(fact.accountId)) this.#peers.publish(fact);
+  }
+
+  /**
+   * Says that a session here mirrors a URL destination (an endpoint without a `cli`
+   * destination): its attempts, in any process, are copied to it (mirrored). Announced
+   * to the other processes as watches are, under a key of the destination's own. Returns
+   * the function that stops it.
+   */
+  watchMirror(destinationId: string): () => void {
+    return this.subscribe({ accountId: mirrorKey(destinationId), onAttempt: () => undefined });
+  }
+
+  /** Whether a session here or in another process mirrors this URL destination. */
+  mirrored(destinationId: string): boolean {
+    return this.watches(mirrorKey(destinationId));
   }
 
   /** A fact from another process: for this process's sessions only. */
@@ -140,6 +156,11 @@ export class StreamHub {
       for (const subscriber of this.#byAccount.get(fact.finished.accountId) ?? []) subscriber.onAttempt?.(fact.finished);
     }
   }
+}
+
+/** The watch key of the mirroring sessions of a destination (beside account ids, which never start so). */
+function mirrorKey(destinationId: string): string {
+  return `mirror:${destinationId}`;
 }
 
 /** An event as tail sessions show it and peers carry it. */

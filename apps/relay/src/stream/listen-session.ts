@@ -3,11 +3,11 @@ import {
   ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, randomToken, parseClientMessage, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
   type AttemptTrigger, type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
-import { claimForListener, Destination, Endpoint, makeDestinationsDue, openSigningSecrets, readDeliveries, type ClaimedDelivery, type Orm } from '@hook/db';
+import { claimForListener, Destination, Endpoint, makeDestinationsDue, readDeliveries, type ClaimedDelivery, type Orm } from '@hook/db';
 import { attemptDelivery, recordLateAnswer, type AttemptContext, type AttemptOutcome, type OutgoingDelivery } from '../delivery/attempt.ts';
 import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
 import { BACKLOG_CLAIM_DELAY_MS, reservedSlot, type ReservedSlot } from '../delivery/worker.ts';
-import { deliveryMessage, untouchedMessage, type DeliveryCopies } from './copies.ts';
+import { deliveryMessage } from './copies.ts';
 import type { EventSummary, StoredEvent, StreamHub } from './hub.ts';
 import { LISTENER_PRESENCE_MS, type ListenerHandle, type ListenerRegistry } from './listeners.ts';
 import { closeWithError, sendMessage } from './socket.ts';
@@ -27,8 +27,6 @@ export interface ListenSessionOptions {
   orm: Orm;
   hub: StreamHub;
   listeners: ListenerRegistry;
-  /** Copies of what other processes send and store, for this process's sessions. */
-  copies: DeliveryCopies;
   /** How deliveries are prepared, signed and recorded: the same as every other attempt's (attempt.ts). */
   delivery: AttemptContext;
   endpoint: ListenEndpoint;
@@ -70,8 +68,8 @@ interface Waiting {
  * restarts `hook listen` after fixing their server gets the backlog now, not at the
  * next scheduled retry.
  *
- * For an endpoint without a `cli` destination the session mirrors the endpoint's new
- * events (stored by any process) and records nothing.
+ * For an endpoint without a `cli` destination the session mirrors the endpoint's first
+ * destination: each delivery to it, as it is sent by any process, and records nothing.
  */
 export class ListenSession {
   readonly #options: ListenSessionOptions;
@@ -84,8 +82,8 @@ export class ListenSession {
   #mirrorsOut = 0;
   readonly #mirrorIds = new Set<string>();
   #deliveryCounter = 0;
-  /** When mirroring: the endpoint's first destination, whose secrets sign the copies. */
-  #mirrorAs: { destinationId: string; secrets: string[] } | null = null;
+  /** When mirroring: the endpoint's first destination, whose deliveries are copied here as they are sent. */
+  #mirrorAs: string | null = null;
   #filling = false;
   #fillAgain = false;
   #closed = false;
@@ -139,7 +137,10 @@ export class ListenSession {
       event_types: this.#options.eventTypes === null ? null : [...this.#options.eventTypes],
       recorded_messages: true,
     });
-    if (!this.#serving) return;
+    if (!this.#serving) {
+      if (this.#mirrorAs) this.#watchMirror(this.#mirrorAs);
+      return;
+    }
     this.#unregister = this.#options.listeners.add(this.#endpoint.destinationId!, this.#handle);
     // The destination is back: what was waiting for its retry is due now.
     await makeDestinationsDue(this.#options.orm, [this.#endpoint.destinationId!]);
@@ -167,12 +168,8 @@ export class ListenSession {
       this.#options.socket.close(1012, 'destination changed');
       return false;
     }
-    if (!this.#serving) {
-      // Mirror copies are signed as the endpoint's first destination's deliveries are.
-      const first = destinations[0];
-      const previousLive = first?.previousSecret && first.previousSecretExpiresAt && first.previousSecretExpiresAt.getTime() > Date.now();
-      this.#mirrorAs = first ? { destinationId: first.id, secrets: openSigningSecrets(this.#options.orm, first.secret, previousLive ? first.previousSecret! : null) } : null;
-    }
+    // Mirror copies are what the endpoint's first destination is sent.
+    if (!this.#serving) this.#mirrorAs = destinations[0]?.id ?? null;
     if (served && (served.listenerSeenAt?.getTime() ?? 0) < Date.now() - LISTENER_PRESENCE_MS / 2) {
       served.listenerSeenAt = new Date();
       await em.flush();
@@ -193,20 +190,26 @@ export class ListenSession {
   }
 
   #onEventStored(event: StoredEvent): void {
-    if (event.endpointId !== this.#endpoint.id || this.#closed) return;
-    if (this.#serving) {
-      // A delivery ingest handed to a session here needs no claim.
-      if (!event.claimedHere) this.#fill();
-      return;
-    }
-    if (this.#mirrorAs && this.#takesType(event.type)) this.#mirror(untouchedMessage({ ...event, secrets: this.#mirrorAs.secrets }, Math.floor(Date.now() / 1000)));
+    // A delivery ingest handed to a session here needs no claim.
+    if (event.endpointId === this.#endpoint.id && !event.claimedHere) this.#fill();
   }
 
-  /** Another process stored an event: a serving session claims now rather than at the next poll; a mirroring one shows it. */
+  /** Another process stored an event: a serving session claims now rather than at the next poll. */
   #onEventStoredElsewhere(summary: EventSummary): void {
-    if (summary.endpoint_id !== this.#endpoint.id || this.#closed) return;
-    if (this.#serving) this.#fill();
-    else if (this.#mirrorAs) this.#options.copies.storedElsewhere(summary.id, this.#mirrorAs.destinationId, (message) => this.#mirror(message));
+    if (summary.endpoint_id === this.#endpoint.id) this.#fill();
+  }
+
+  /**
+   * A mirroring session is shown each delivery of the endpoint's first destination as it
+   * is sent, by whichever process sends it (copies.ts): the request that destination got.
+   */
+  #watchMirror(destinationId: string): void {
+    const unregister = this.#options.listeners.add(destinationId, { wake: () => undefined, reserve: () => null, mirror: (message) => this.#mirror(message) });
+    const unwatch = this.#options.hub.watchMirror(destinationId);
+    this.#unregister = () => {
+      unregister();
+      unwatch();
+    };
   }
 
   /** Claims due deliveries while there is room. Calls coalesce. */
@@ -367,7 +370,7 @@ export class ListenSession {
         return;
       }
       this.#options.listeners.mirror(this.#endpoint.destinationId!, this.#handle, message);
-      this.#options.hub.copySent({ kind: 'copy', accountId: this.#endpoint.accountId, destinationId: this.#endpoint.destinationId!, eventId: outgoing.delivery.id, attempt: message.attempt });
+      this.#options.hub.copySent({ kind: 'copy', accountId: this.#endpoint.accountId, destinationId: this.#endpoint.destinationId!, message });
     });
   }
 

@@ -1,6 +1,6 @@
 import { newUlid } from '@hook/core';
 import { openStreamChannel, readStreamEvents, STREAM_PAYLOAD_MAX_BYTES, type Orm, type StreamChannel } from '@hook/db';
-import type { StreamFact, StreamHub, StreamPeers } from './hub.ts';
+import type { CopyFact, StreamFact, StreamHub, StreamPeers } from './hub.ts';
 
 /** How long facts wait to travel together: the added tail latency for another process's events and attempts. */
 export const STREAM_FLUSH_INTERVAL_MS = 50;
@@ -16,15 +16,19 @@ const WATCH_EXPIRY_MS = 3 * WATCH_ANNOUNCE_INTERVAL_MS;
  * messages (it told its own sessions directly).
  * - `hello`: a process (re)connected; everyone announces what they watch.
  * - `watch`: the accounts the sender watches now (split over several messages when long).
- * - `facts`: events stored, attempts recorded and listen deliveries sent (`copy`) in the
- *   sender, in order. `ref` stands for an event whose summary is too large for a payload:
- *   receivers read it from the database.
+ * - `facts`: events stored, attempts recorded and deliveries sent (`copy`, with what was
+ *   sent) in the sender, in order. `ref` stands for an event whose summary is too large for
+ *   a payload: receivers read it from the database. A copy too large for one is sent as
+ *   `part`s (its JSON in base64, cut in order), which follow each other in the sender's
+ *   order and are joined again.
  */
 type PeerMessage =
   | { v: 1; p: string; k: 'hello' }
   | { v: 1; p: string; k: 'watch'; a: string[] }
   | { v: 1; p: string; k: 'facts'; f: WireFact[] };
-type WireFact = StreamFact | { kind: 'ref'; accountId: string; id: string };
+type WireFact = StreamFact | { kind: 'ref'; accountId: string; id: string } | CopyPart;
+/** Part `i` of `n` of a copy too large for one payload. */
+interface CopyPart { kind: 'part'; accountId: string; id: string; i: number; n: number; data: string }
 
 export interface StreamPeerOptions {
   hub: StreamHub;
@@ -61,6 +65,8 @@ export class StreamPeerLink implements StreamPeers {
   #receiving: Promise<void> = Promise.resolve();
   #channel: StreamChannel | undefined;
   #closed = false;
+  /** Per sending process, the copy whose parts are arriving. */
+  readonly #partsFrom = new Map<string, { id: string; parts: string[] }>();
 
   constructor(options: StreamPeerOptions) {
     this.#options = options;
@@ -152,7 +158,7 @@ export class StreamPeerLink implements StreamPeers {
       this.#announceWatches = false;
       payloads.push(...pack(this.#options.hub.watchedAccounts(), (a) => ({ v: 1, p: this.processId, k: 'watch', a })));
     }
-    const facts = this.#pending.map(fitFact);
+    const facts = this.#pending.flatMap(fitFact);
     this.#pending = [];
     payloads.push(...pack(facts, (f) => ({ v: 1, p: this.processId, k: 'facts', f })));
     return payloads;
@@ -172,11 +178,32 @@ export class StreamPeerLink implements StreamPeers {
       const until = Date.now() + WATCH_EXPIRY_MS;
       for (const accountId of message.a) this.#watchedElsewhere.set(accountId, until);
     } else if (message.k === 'facts') {
-      this.#receiving = this.#receiving.then(() => this.#receive(message.f)).catch((error: unknown) => this.#options.onError?.(error as Error));
+      const facts = this.#joinParts(message.p, message.f);
+      this.#receiving = this.#receiving.then(() => this.#receive(facts)).catch((error: unknown) => this.#options.onError?.(error as Error));
     }
   }
 
-  async #receive(facts: WireFact[]): Promise<void> {
+  /** The facts with a copy's parts joined into the copy once its last part came (its parts arrive in order, one copy at a time per sender). */
+  #joinParts(sender: string, facts: WireFact[]): Exclude<WireFact, CopyPart>[] {
+    const joined: Exclude<WireFact, CopyPart>[] = [];
+    for (const fact of facts) {
+      if (fact.kind !== 'part') {
+        joined.push(fact);
+        continue;
+      }
+      let copy = this.#partsFrom.get(sender);
+      if (fact.i === 0 || copy?.id !== fact.id) this.#partsFrom.set(sender, (copy = { id: fact.id, parts: [] }));
+      // A part missing (a payload lost while reconnecting): that copy is dropped, like any fact lost then.
+      if (copy.parts.length !== fact.i) continue;
+      copy.parts.push(fact.data);
+      if (copy.parts.length < fact.n) continue;
+      this.#partsFrom.delete(sender);
+      joined.push(JSON.parse(Buffer.from(copy.parts.join(''), 'base64').toString('utf8')) as CopyFact);
+    }
+    return joined;
+  }
+
+  async #receive(facts: Exclude<WireFact, CopyPart>[]): Promise<void> {
     const { hub, orm } = this.#options;
     const watched = facts.filter((fact) => hub.watchesHere(fact.kind === 'attempt' ? fact.finished.accountId : fact.accountId));
     const refs = watched.flatMap((fact) => (fact.kind === 'ref' ? [fact.id] : []));
@@ -202,19 +229,28 @@ export class StreamPeerLink implements StreamPeers {
 
 /** Room in a payload for the envelope around one fact. */
 const ENVELOPE_BYTES = 200;
+/** Base64 characters of a copy in one part: a part fills a payload with room for its envelope and fields. */
+const COPY_PART_CHARS = STREAM_PAYLOAD_MAX_BYTES - 2 * ENVELOPE_BYTES;
 /** Characters of an attempt's error a payload carries when the whole would not fit. */
 const ATTEMPT_ERROR_MAX_CHARS = 1000;
 
 /**
- * A fact that fits in a payload on its own: an event too large (a long path or query)
- * travels as a reference, an attempt too large (a long error) with its error cut short.
+ * Facts that each fit in a payload: an event too large (a long path or query) travels as
+ * a reference, an attempt too large (a long error) with its error cut short, a copy too
+ * large (most bodies) in parts.
  */
-function fitFact(fact: StreamFact): WireFact {
-  if (byteLength(JSON.stringify(fact)) <= STREAM_PAYLOAD_MAX_BYTES - ENVELOPE_BYTES) return fact;
-  if (fact.kind === 'event') return { kind: 'ref', accountId: fact.accountId, id: fact.event.id };
-  if (fact.kind === 'copy') return fact; // ids and a number: always fits
+function fitFact(fact: StreamFact): WireFact[] {
+  const json = JSON.stringify(fact);
+  if (byteLength(json) <= STREAM_PAYLOAD_MAX_BYTES - ENVELOPE_BYTES) return [fact];
+  if (fact.kind === 'event') return [{ kind: 'ref', accountId: fact.accountId, id: fact.event.id }];
+  if (fact.kind === 'copy') {
+    const data = Buffer.from(json, 'utf8').toString('base64');
+    const n = Math.ceil(data.length / COPY_PART_CHARS);
+    const id = newUlid();
+    return Array.from({ length: n }, (_, i): CopyPart => ({ kind: 'part', accountId: fact.accountId, id, i, n, data: data.slice(i * COPY_PART_CHARS, (i + 1) * COPY_PART_CHARS) }));
+  }
   const { attempt } = fact.finished;
-  return { kind: 'attempt', finished: { ...fact.finished, attempt: { ...attempt, error: attempt.error && `${attempt.error.slice(0, ATTEMPT_ERROR_MAX_CHARS)}…` } } };
+  return [{ kind: 'attempt', finished: { ...fact.finished, attempt: { ...attempt, error: attempt.error && `${attempt.error.slice(0, ATTEMPT_ERROR_MAX_CHARS)}…` } } }];
 }
 
 /** Messages of `make(items)` under the payload limit, items in order. */

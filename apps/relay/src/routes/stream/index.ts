@@ -10,7 +10,6 @@ import { EventStatus as EventStatusSchema, errorResponses, IdOf } from '../../sc
 import { publicBaseUrl } from '../endpoints/present.ts';
 import type { StreamHub } from '../../stream/hub.ts';
 import { ListenSession, type ListenEndpoint } from '../../stream/listen-session.ts';
-import type { DeliveryCopies } from '../../stream/copies.ts';
 import type { ListenerRegistry } from '../../stream/listeners.ts';
 import { closeWithError, keepAlive } from '../../stream/socket.ts';
 import { TailSession } from '../../stream/tail-session.ts';
@@ -32,7 +31,6 @@ type StreamQuery = Static<typeof StreamQuery>;
 export interface StreamRouteOptions {
   hub: StreamHub;
   listeners: ListenerRegistry;
-  copies: DeliveryCopies;
   leaseMs: number;
   /** Base of the ingest URLs shown: HOOK_INGEST_URL, else HOOK_PUBLIC_URL; unset, each request's own. */
   ingestBaseUrl: string | undefined;
@@ -99,7 +97,6 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
         orm: request.server.delivery.orm,
         hub: options.hub,
         listeners: options.listeners,
-        copies: options.copies,
         delivery: request.server.delivery,
         endpoint: request.listenEndpoint!,
         maxInFlight: query.max_in_flight ?? STREAM_DEFAULT_MAX_IN_FLIGHT,
