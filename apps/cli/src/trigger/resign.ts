@@ -11,8 +11,8 @@ import { slackSignature, stripeSignature } from './signatures.ts';
 
 interface Resigner {
   title: string;
-  /** The header the provider's signature travels in: a fixture without it was not signed by this provider. */
-  signatureHeader: string;
+  /** The headers a capture of this provider holds (its signature first): a fixture without them was not signed by it. */
+  capturedHeaders: readonly string[];
   /** The signature headers for `body` at `timestampSeconds`, given the fixture's headers as captured. */
   sign(secret: string, body: Buffer, timestampSeconds: number, captured: Readonly<Record<string, string>>): Record<string, string>;
 }
@@ -20,17 +20,17 @@ interface Resigner {
 const RESIGNERS: Partial<Record<VerificationProvider, Resigner>> = {
   stripe: {
     title: 'Stripe',
-    signatureHeader: 'stripe-signature',
+    capturedHeaders: ['stripe-signature'],
     sign: (secret, body, t) => ({ 'stripe-signature': stripeSignature(secret, body, t) }),
   },
   slack: {
     title: 'Slack',
-    signatureHeader: 'x-slack-signature',
+    capturedHeaders: ['x-slack-signature'],
     sign: (secret, body, t) => ({ 'x-slack-request-timestamp': String(t), 'x-slack-signature': slackSignature(secret, body, t) }),
   },
   'standard-webhooks': {
     title: 'Standard Webhooks',
-    signatureHeader: 'webhook-signature',
+    capturedHeaders: ['webhook-signature', 'webhook-id'],
     // The message id is signed too, and kept: a receiver that drops repeats by it sees the same message.
     sign: (secret, body, t, captured) => ({ 'webhook-id': captured['webhook-id']!, 'webhook-timestamp': String(t), 'webhook-signature': signPayload(secret, captured['webhook-id']!, t, body) }),
   },
@@ -74,8 +74,7 @@ export function resignerFor(provider: string): Resigner & { provider: Verificati
 export function resignedHeaders(resigner: Resigner & { provider: VerificationProvider }, secret: string, body: Buffer, nowMs: number, captured: Readonly<Record<string, string>>, file: string): Record<string, string> {
   const secretProblem = checkVerificationSecret(resigner.provider, secret);
   if (secretProblem !== null) throw new UsageError(`--secret-file: ${secretProblem}`, `Put the secret the endpoint verifies ${resigner.title} signatures with in the file.`);
-  const needed = resigner.provider === 'standard-webhooks' ? [resigner.signatureHeader, 'webhook-id'] : [resigner.signatureHeader];
-  const missing = needed.filter((name) => !captured[name]);
+  const missing = resigner.capturedHeaders.filter((name) => !captured[name]);
   if (missing.length > 0) {
     throw new UserError(
       FIXTURE_INVALID,
