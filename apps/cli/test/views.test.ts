@@ -62,3 +62,25 @@ describe('signature verification in views', () => {
     expect(renderPlain(view)).toMatch(/Signature:\s+slack unverified: missing header/);
   });
 });
+
+describe('attempt lines in hook events tail', () => {
+  const finished = {
+    type: 'attempt.finished' as const, version: 1, event_id: 'evt_01M89BZYBPPK4RNNJABXPSBXY6', endpoint_id: 'ep_01M89BZYBPPK4RNNJABXPSBXY6', event_status: 'retrying' as const,
+    attempt: { id: 'att_1', n: 1, trigger: 'auto' as const, started_at: '2026-11-25T12:48:20.000Z', duration_ms: 7, response_status: 200, error: null },
+  };
+  const line = async (message: object) => {
+    const { tailLine } = await import('../src/views.ts');
+    const { plainLine } = await import('../src/output/view.ts');
+    return plainLine(tailLine({ ...finished, ...message } as never, 'orders'));
+  };
+
+  it('show the delivery\'s own status and destination, then the event\'s status when it differs', async () => {
+    const url = { status: 'delivered', destination: { id: 'dst_1', type: 'url', url: 'https://user:pw@audit.example.com:8443/hooks?token=x' } };
+    expect(await line(url)).toBe('2026-11-25T12:48:20Z  delivered  evt_01M89BZYBPPK4RNNJABXPSBXY6  200  7 ms  orders → audit.example.com:8443  attempt 1 (auto)  event retrying');
+    expect(await line({ status: 'retrying', destination: { id: 'dst_2', type: 'cli' } })).toMatch(/ {2}orders → hook listen {2}attempt 1 \(auto\)$/);
+  });
+
+  it('from a relay that sends neither, show the event\'s status and the endpoint alone, as before', async () => {
+    expect(await line({})).toBe('2026-11-25T12:48:20Z  retrying   evt_01M89BZYBPPK4RNNJABXPSBXY6  200  7 ms  orders  attempt 1 (auto)');
+  });
+});
