@@ -88,7 +88,7 @@ export default defineCommand<[], TailOptions>({
   configure(command) {
     command
       .option('--endpoint <endpoint>', 'only this endpoint (id or name)')
-      .addOption(new Option('--status <status>', 'only events and attempts whose resulting status is this').choices(EVENT_STATUSES));
+      .addOption(new Option('--status <status>', 'only events and attempts that leave the event in this status (an attempt line shows its own delivery\'s status, and the event\'s after it when they differ)').choices(EVENT_STATUSES));
   },
   async run(context, _args, options) {
     const { out } = context;
