@@ -75,6 +75,10 @@ describe('hook listen after a stall', () => {
       return counts;
     };
     await eventually(attempts, (counts) => counts.every((n, i) => n === forwarded(sent[i]!)), 20_000, `an attempt per request (${sent.map(forwarded).join(', ')})`);
+    // The answers that went on the next connection say so: each request sent again has its late twin.
+    const late = listen.lines().filter((line) => /answer sent after a reconnect|recorded, not deciding/.test(line)).length;
+    expect(late, listen.text()).toBeGreaterThan(0);
+    expect(late, listen.text()).toBeGreaterThanOrEqual(local.requests.length - sent.length);
     // No line says a request went unrecorded.
     expect(listen.lines().filter((line) => /not recorded|before the result was sent|before the relay confirmed/.test(line)), listen.text()).toEqual([]);
     console.info(`listen after a ${STALL_MS / 1000} s stall: ${local.requests.length} requests for ${sent.length} events\n${listen.lines().filter((line) => line.includes('evt_')).join('\n')}`);

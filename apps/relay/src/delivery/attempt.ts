@@ -161,27 +161,30 @@ async function makeAttempt(context: AttemptContext, delivery: ClaimedDelivery, t
     next,
     health,
   });
-  if (recorded.held) {
-    context.onAttemptFinished?.({
-      accountId: delivery.accountId,
-      endpointId: delivery.endpointId,
-      eventId: delivery.id,
-      destinationId: delivery.destinationId,
-      destination: delivery.destinationType === 'url' ? { id: delivery.destinationId, type: 'url', url: delivery.destinationUrl! } : { id: delivery.destinationId, type: 'cli' },
-      deliveryStatus: next.status,
-      eventStatus: recorded.eventStatus!,
-      attempt: {
-        id: attemptId,
-        n: delivery.attemptCount + 1,
-        trigger: delivery.trigger,
-        started_at: startedAt.toISOString(),
-        duration_ms: Math.round(result.durationMs),
-        response_status: result.status,
-        error: result.error,
-      },
-    });
-  }
+  if (recorded.held) announce(context, delivery, { id: attemptId, startedAt, result, next, eventStatus: recorded.eventStatus! });
   return { result, next, recorded: { held: recorded.held, eventStatus: recorded.eventStatus } };
+}
+
+/** Tells the live stream (and metrics) about an attempt that moved its delivery on. */
+function announce(context: AttemptContext, delivery: ClaimedDelivery, made: { id: string; startedAt: Date; result: SendResult; next: NextState; eventStatus: EventStatus }): void {
+  context.onAttemptFinished?.({
+    accountId: delivery.accountId,
+    endpointId: delivery.endpointId,
+    eventId: delivery.id,
+    destinationId: delivery.destinationId,
+    destination: delivery.destinationType === 'url' ? { id: delivery.destinationId, type: 'url', url: delivery.destinationUrl! } : { id: delivery.destinationId, type: 'cli' },
+    deliveryStatus: made.next.status,
+    eventStatus: made.eventStatus,
+    attempt: {
+      id: made.id,
+      n: delivery.attemptCount + 1,
+      trigger: delivery.trigger,
+      started_at: made.startedAt.toISOString(),
+      duration_ms: Math.round(made.result.durationMs),
+      response_status: made.result.status,
+      error: made.result.error,
+    },
+  });
 }
 
 function prepare(context: AttemptContext, delivery: ClaimedDelivery, applyFilter: boolean): Promise<PreparedDelivery> {
@@ -232,10 +235,13 @@ export async function recordLateAnswer(context: AttemptContext, current: Claimed
   const next: NextState = decides
     ? stateAfterAttempt({ status: current.status, autoAttempts: current.autoAttempts }, current.trigger, { ok, retryAfterMs: answer.retryAfterMs }, context.retryScheduleMs, now(), context.random ?? Math.random)
     : { status: current.status, autoAttempts: current.autoAttempts, nextAttemptAtMs: null };
-  const recorded = await record(context, { ...current, attemptCount: attempt - 1, leaseId: decides ? '' : NO_LEASE }, {
-    attempt: { id: newId('attempt'), startedAt, durationMs: answer.durationMs, responseStatus: answer.status, responseBody: answer.body, error: answer.error },
+  const delivery: ClaimedDelivery = { ...current, attemptCount: attempt - 1, leaseId: decides ? '' : NO_LEASE };
+  const attemptId = newId('attempt');
+  const recorded = await record(context, delivery, {
+    attempt: { id: attemptId, startedAt, durationMs: answer.durationMs, responseStatus: answer.status, responseBody: answer.body, error: answer.error },
     next,
     health: decides ? (ok ? 'ok' : 'failed') : null,
   });
+  if (recorded.held) announce(context, delivery, { id: attemptId, startedAt, result: answer, next, eventStatus: recorded.eventStatus! });
   return { result: answer, next, recorded: { held: recorded.held, eventStatus: recorded.eventStatus } };
 }

@@ -6,7 +6,8 @@
  *
  * - each delivery moves on only if it still holds its lease (one that ran past its lease
  *   must not overwrite the newer owner's result); its attempt is recorded either way,
- *   since it happened;
+ *   since it happened. A late answer (lease '': nobody held the delivery when it was
+ *   read) moves it only if no attempt moved it since;
  * - nothing of the event row (its status is its deliveries', read with it:
  *   event-summaries.ts), unless a transformation set the event's type;
  * - a delivery that an automatic attempt left failed spent its last retry (the lease
@@ -55,6 +56,8 @@ export const RECORD_RESULTS: NamedStatement = {
       -- dead entry the leases left since the last vacuum)
       where l.event_id = any($1::text[]) and l.event_id = i.event_id and l.destination_id = i.destination_id
         and coalesce(l.lease_id, '') = i.lease_id
+        -- a result held by no lease (a late answer, recordLateAnswer) moves only a delivery no attempt moved since it was read
+        and (i.lease_id <> '' or l.attempt_count = i.n - 1)
       returning l.event_id, l.destination_id, l.endpoint_id, l.account_id, l.status, l.next_attempt_at, l.attempt_count,
                 i.trigger, i.response_status, i.error, i.health, i.started_at, i.attempt_id is not null as attempted, i.set_type, i.new_type,
                 i.lease_id
