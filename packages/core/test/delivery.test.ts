@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_RETRY_SCHEDULE_MS, forwardableHeaders, isPrivateAddress, isPrivateHostname, MAX_RETRY_AFTER_MS, parseDuration,
+  attemptErrorClass, DEFAULT_RETRY_SCHEDULE_MS, forwardableHeaders, isPrivateAddress, isPrivateHostname, MAX_RETRY_AFTER_MS, parseDuration,
   parseRetryAfter, parseRetrySchedule, retryDelayMs, stateAfterAttempt, type DeliveryState,
 } from '../src/index.ts';
 
@@ -111,5 +111,16 @@ describe('private destinations', () => {
   it('knows host names that always mean this machine or a metadata service', () => {
     for (const host of ['localhost', 'api.localhost', 'LOCALHOST.', 'metadata.google.internal', '[::1]', '127.0.0.1']) expect(isPrivateHostname(host), host).toBe(true);
     for (const host of ['example.com', '8.8.8.8']) expect(isPrivateHostname(host), host).toBe(false);
+  });
+});
+
+describe('attemptErrorClass', () => {
+  it('says why no answer came, from the error texts the relay records, and nothing when one came', () => {
+    expect(attemptErrorClass({ response_status: 500, error: null })).toBeNull();
+    expect(attemptErrorClass({ response_status: 200, error: 'ignored' })).toBeNull();
+    expect(attemptErrorClass({ response_status: null, error: 'no answer within 15000 ms (HOOK_DELIVERY_TIMEOUT)' })).toBe('timeout');
+    expect(attemptErrorClass({ response_status: null, error: 'transformation_failed: ReferenceError: x is not defined' })).toBe('transformation_failed');
+    expect(attemptErrorClass({ response_status: null, error: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9' })).toBe('network_error');
+    expect(attemptErrorClass({ response_status: null, error: null })).toBe('network_error');
   });
 });
