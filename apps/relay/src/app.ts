@@ -16,7 +16,7 @@ import { metricsRoutes, RelayMetrics } from './plugins/metrics.ts';
 import { registerOrm } from './plugins/orm.ts';
 import { limitApiRequests, registerRateLimit } from './plugins/rate-limit.ts';
 import { registerValidation } from './plugins/validation.ts';
-import { ingestHostOf, keepIngestHostApart } from './plugins/tenant-content.ts';
+import { ingestHostOf, keepIngestHostsApart } from './plugins/tenant-content.ts';
 import { accountRoutes, accountSignupRoutes } from './routes/accounts/index.ts';
 import { accountSettingsRoutes } from './routes/accounts/settings.ts';
 import { customDomainRoutes } from './routes/accounts/custom-domain.ts';
@@ -203,7 +203,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   registerOrm(app, orm);
   await registerOpenApi(app);
   await registerRateLimit(app);
-  if (config.ingestUrl) keepIngestHostApart(app, ingestHostOf(config.ingestUrl));
+  keepIngestHostsApart(app, config.ingestUrl ? ingestHostOf(config.ingestUrl) : null, (hostname) => domains.accountOf(hostname));
   // Ingest URLs are built on HOOK_INGEST_URL when it is set (docs/deployment.md, "Ingest on its own host").
   const ingestBaseUrl = config.ingestUrl ?? config.publicUrl;
 

@@ -189,6 +189,12 @@ describe('PATCH /v1/account custom_domain', () => {
     expect(crossed.body.code).toBe('ingest_not_found');
     // ...while its own URL keeps working.
     expect((await fetch(otherEndpoint.url, { method: 'POST', body: '{}' })).status).toBe(200);
+    // A name a tenant controls receives events and nothing else: no API, console or sign-up page of the relay's on it.
+    for (const [method, path, withKey] of [['GET', '/v1/account', true], ['POST', '/v1/api-keys', true], ['GET', '/console', false], ['POST', '/v1/accounts', false]] as const) {
+      const refused = await sendWithHost(path, `hooks.acme.test:${port}`, method === 'GET' ? '' : '{}', { method, ...(withKey ? { key } : {}) });
+      expect([path, refused.status, refused.body?.code]).toEqual([path, 421, 'ingest_host_only']);
+    }
+    expect((await sendWithHost('/healthz', 'hooks.acme.test', '', { method: 'GET' })).status).toBe(200);
 
     const taken = expectProblem(await api(relay.baseUrl, 'PATCH', '/v1/account', { key: other.key, json: { custom_domain: 'HOOKS.acme.test' } }), 409, 'custom_domain_taken');
     expect(taken.detail).toBe("The custom domain 'hooks.acme.test' is already verified by another account");

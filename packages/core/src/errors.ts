@@ -209,7 +209,7 @@ export const INGEST_NOT_FOUND = defineError(
 );
 export const INGEST_HOST_ONLY = defineError(
   'ingest_host_only', 421, 'This host receives events only',
-  "%s serves ingest URLs only (HOOK_INGEST_URL): the console, the playground and the API are served at the relay's own URL",
+  "%s serves ingest URLs only (it is the relay's ingest host or an account's custom domain): the console, the playground and the API are served at the relay's own URL",
   "Open the console, and point hook at (hook login --api-url <url>), the relay's own URL, not the ingest host.",
 );
 export const INGEST_HOST_REQUIRED = defineError(

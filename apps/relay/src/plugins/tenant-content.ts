@@ -34,15 +34,18 @@ export function ingestHostOf(ingestUrl: string): string {
 }
 
 /**
- * With HOOK_INGEST_URL set, its host serves ingest URLs and health checks only: the
- * console, the playground and the API (cookie or key) are refused there, so no session
- * of the relay's is ever held on the origin tenant content is served from. Host names
- * are compared without ports, as cookies are.
+ * Hosts that receive events and nothing else serve ingest URLs and health checks only:
+ * HOOK_INGEST_URL's host, and every account's verified custom domain (a name a tenant
+ * controls). The console, the playground and the API (cookie or key) are refused there,
+ * so no session of the relay's is ever held on an origin tenant content is served from,
+ * and no tenant's name serves the relay's sign-in page. Host names are compared without
+ * ports, as cookies are.
  */
-export function keepIngestHostApart(app: FastifyInstance, ingestHost: string): void {
-  app.addHook('onRequest', (request, _reply, done) => {
+export function keepIngestHostsApart(app: FastifyInstance, ingestHost: string | null, customDomainOwner: (hostname: string) => Promise<string | null>): void {
+  app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url ?? '';
-    const served = route.startsWith('/v1/ingest/') || route === '/healthz' || route === '/readyz';
-    done(!served && request.hostname.toLowerCase() === ingestHost ? new HookError(INGEST_HOST_ONLY, [ingestHost]) : undefined);
+    if (route.startsWith('/v1/ingest/') || route === '/healthz' || route === '/readyz') return;
+    const host = request.hostname.toLowerCase();
+    if (host === ingestHost || (await customDomainOwner(host)) !== null) throw new HookError(INGEST_HOST_ONLY, [host]);
   });
 }
