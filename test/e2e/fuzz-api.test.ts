@@ -186,7 +186,13 @@ function validValue(schema: Schema | undefined, fixture: Fixture, name = ''): fc
       if (name === 'code') return fc.constantFrom("addHandler('transform', (request) => request)", 'throw new Error("x")', 'while (true) {}');
       if (name === 'payload') return fc.constantFrom('{"type":"a"}', 'not json');
       if (name === 'allowed_ips' || name === 'items') return fc.constantFrom('127.0.0.1', '::1', '10.0.0.0/8', '0.0.0.0/0');
-      return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 30, 30) }).filter((text) => !schema.pattern || new RegExp(schema.pattern).test(text));
+      // A pattern is generated from, not filtered for: random text almost never matches a list
+      // pattern such as `failed,retrying`'s, and a filter that never passes spins forever.
+      if (typeof schema.pattern === 'string') {
+        const pattern = new RegExp(schema.pattern);
+        return fc.stringMatching(pattern).filter((text) => text.length >= (schema.minLength ?? 0) && text.length <= (schema.maxLength ?? Infinity));
+      }
+      return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 30, 30) });
   }
   return fc.jsonValue({ maxDepth: 2 });
 }
