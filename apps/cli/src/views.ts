@@ -200,7 +200,7 @@ export function bodyBlocks(event: Event): Block[] {
   const whole = `\`hook events get ${event.id} --body > body.${base64 ? 'bin' : json ? 'json' : 'txt'}\` writes all of it`;
   return [
     { kind: 'heading', text: base64 ? `${heading}: not UTF-8 text, shown as base64; \`hook events get ${event.id} --body\` writes the raw bytes` : heading },
-    { kind: 'body', text: event.body, json, encoding: event.body_encoding, whole },
+    { kind: 'body', text: event.body, json, encoding: event.body_encoding, whole, ...(event.body_truncated ? { totalBytes: event.size } : {}) },
   ];
 }
 

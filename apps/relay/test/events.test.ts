@@ -83,6 +83,19 @@ describe('event history', () => {
       attempts: [],
     });
     expect(response.body.headers['content-type']).toBe('application/json');
+    expect(response.body).not.toHaveProperty('body_truncated');
+  });
+
+  it('returns only the start of a body with body_limit, never half a UTF-8 character', async () => {
+    // "é" is two bytes: 9 bytes of "aéééé…" end inside the fifth é, so 8 come back, still text.
+    const text = `a${'é'.repeat(1000)}`;
+    const accepted = await readJson(await fetch(orders.url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: text }));
+    const start = await api(relay.baseUrl, 'GET', `/v1/events/${accepted.id}?body_limit=10`, { key });
+    expect(start.body).toMatchObject({ body: 'aéééé', body_encoding: 'utf8', body_truncated: true, size: 2001 });
+    expect((await api(relay.baseUrl, 'GET', `/v1/events/${accepted.id}?body_limit=9`, { key })).body).toMatchObject({ body: 'aéééé', body_truncated: true });
+    expect((await api(relay.baseUrl, 'GET', `/v1/events/${accepted.id}?body_limit=2001`, { key })).body).toMatchObject({ body: text, body_truncated: false });
+    expect((await api(relay.baseUrl, 'GET', `/v1/events/${accepted.id}`, { key })).body.body).toBe(text);
+    expectProblem(await api(relay.baseUrl, 'GET', `/v1/events/${accepted.id}?body_limit=-1`, { key }), 400, 'validation_failed');
   });
 
   it('answers 404 for unknown events and endpoints', async () => {

@@ -110,6 +110,8 @@ export type ReplayOutcome = Static<typeof S.ReplayOutcome>;
 export type ReplayedEvent = Static<typeof S.ReplayedEventSchema>;
 /** `GET /v1/events` query. */
 export type EventListQuery = Static<typeof S.EventListQuery>;
+/** `GET /v1/events/{id}` query. */
+export type EventGetQuery = Static<typeof S.EventGetQuery>;
 /** `POST /v1/events/replay`: which events to queue; all optional (default: every failed event). */
 export type BulkReplayRequest = Static<typeof S.BulkReplayRequestSchema>;
 export type BulkReplayResult = Static<typeof S.BulkReplayResultSchema>;

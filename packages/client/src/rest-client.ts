@@ -8,7 +8,7 @@ import { INGEST_EVENT_ID_HEADER, INGEST_EVENT_STATUS_HEADER, type IngestOutcome 
 import { HookApiError, HookNetworkError, networkFailureOf } from './api-errors.ts';
 import type {
   AccountDeletion, AccountDetails, AccountUpdate, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
-  EventListQuery, EventSummary, IngestAccepted, IngestSent, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
+  EventGetQuery, EventListQuery, EventSummary, IngestAccepted, IngestSent, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
 } from './api-types.ts';
 import type { ApiKeyCreate, CreatedMember, Member, MemberCreate, MemberRole } from './api-types.ts';
 import type { Destination, DestinationCreate, DestinationList, DestinationUpdate, ReplayedEvent, ReplayRequest } from './api-types.ts';
@@ -136,7 +136,8 @@ export interface HookClient {
     list(query?: EventListQuery): Promise<Page<EventSummary>>;
     /** Every matching event, newest first, page by page. */
     iterate(query?: Omit<EventListQuery, 'cursor'>): AsyncGenerator<EventSummary>;
-    get(id: string): Promise<Event>;
+    /** The event; `{ body_limit }` returns only the start of its body (body_truncated says whether that is all of it). */
+    get(id: string, query?: EventGetQuery): Promise<Event>;
     /**
      * `POST /v1/events/replay/{id}`: one attempt for each delivery of the event (or the one to
      * `destination_id`): URL destinations before the answer, `hook listen` ones now or when a
@@ -318,7 +319,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
         query: { endpoint_id: query.endpoint_id, status: query.status, type: query.type, since: query.since, until: query.until, q: query.q, limit: query.limit, cursor: query.cursor },
       }),
     iterate: (query = {}) => paginate((cursor) => events.list({ limit: 100, ...query, cursor })),
-    get: (eventId) => call('GET', `/v1/events/${id(eventId)}`),
+    get: (eventId, query = {}) => call('GET', `/v1/events/${id(eventId)}`, { query: { body_limit: query.body_limit } }),
     replay: (eventId, body = {}) => call('POST', `/v1/events/replay/${id(eventId)}`, { json: body }),
     replayMany: (filter = {}) => call('POST', '/v1/events/replay', { json: filter }),
   };

@@ -124,6 +124,19 @@ export function extractEventType(
 /** How a body travels in JSON: as text when it is valid UTF-8, else base64. */
 export type BodyEncoding = 'utf8' | 'base64';
 
+/**
+ * The first `limit` bytes of a body, or fewer so that a UTF-8 character is never cut in
+ * two (a cut character would turn text into base64): what `GET /v1/events/{id}?body_limit=`
+ * returns for a reader that shows only the start of a body.
+ */
+export function bodyStart(body: Buffer, limit: number): Buffer {
+  if (body.length <= limit) return body;
+  let end = limit;
+  // Back off over continuation bytes (10xxxxxx) to the start of the character they belong to, at most 3.
+  for (let back = 0; back < 3 && end > 0 && (body[end]! & 0xc0) === 0x80; back++) end--;
+  return body.subarray(0, end);
+}
+
 export function encodeBody(body: Buffer): { body: string; body_encoding: BodyEncoding } {
   const decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   try {

@@ -26,7 +26,16 @@ export interface BodyText {
   text: string;
   json: boolean;
   encoding?: 'utf8' | 'base64';
+  /** The whole body's size in bytes when `text` is only its start (the relay's `body_limit`). */
+  totalBytes?: number;
 }
+
+/**
+ * Bytes of a body a terminal view needs at most: VIEW_BODY_LIMITS' characters, each at
+ * most 4 bytes of UTF-8 (indentation only adds characters). `hook events get` asks the
+ * relay for no more, so a 10 MiB body costs a terminal view what 64 KiB does.
+ */
+export const VIEW_BODY_PREFETCH_BYTES = 65_536;
 
 export interface BodyExcerpt {
   /** The lines shown: control characters as "�" (they would drive the terminal), tabs as two spaces. */
@@ -44,10 +53,10 @@ export interface BodyExcerpt {
  */
 export function bodyExcerpt(body: BodyText, limits: BodyLimits): BodyExcerpt {
   const cut = (body.json ? indentedJson(body.text, limits) : null) ?? textLines(body.text, limits);
-  const totalBytes = byteLength(body.text, body.encoding);
+  const totalBytes = body.totalBytes ?? byteLength(body.text, body.encoding);
   return {
     lines: cut.lines.map(readableLine),
-    moreBytes: cut.shown === body.text.length ? 0 : totalBytes - byteLength(body.text.slice(0, cut.shown), body.encoding),
+    moreBytes: cut.shown === body.text.length && body.totalBytes === undefined ? 0 : totalBytes - byteLength(body.text.slice(0, cut.shown), body.encoding),
     totalBytes,
   };
 }

@@ -82,9 +82,22 @@ export const EventSchema = Type.Object({
   ...eventSummaryProperties,
   body: Type.String({ description: 'The exact body: text when valid UTF-8, else base64' }),
   body_encoding: Type.Enum(['utf8', 'base64']),
+  body_truncated: Type.Optional(Type.Boolean({ description: 'With ?body_limit: true when body holds only the start of the body (size is the whole body\'s)' })),
   attempts: Type.Array(AttemptSchema, { description: 'Every attempt to every destination, oldest first' }),
   deliveries: Type.Array(DeliverySchema, { description: 'One per destination: its own status, attempts and retries' }),
 });
+
+/** `GET /v1/events/{id}` query. */
+export const EventGetQuery = Type.Object(
+  {
+    body_limit: Type.Optional(Type.Integer({
+      minimum: 0,
+      maximum: 2_147_483_647,
+      description: 'Return only the start of the body, at most this many bytes (never half a UTF-8 character), with body_truncated: for a reader that shows the start of a large body without downloading it',
+    })),
+  },
+  { additionalProperties: false },
+);
 
 /** `GET /v1/events`: a page of summaries, plus how far a payload search (`q`) looked. */
 export const EventPage = Type.Object({

@@ -1,5 +1,6 @@
 import { defineCommand } from '../../command.ts';
 import { UsageError } from '../../errors.ts';
+import { VIEW_BODY_PREFETCH_BYTES } from '../../output/body.ts';
 import { eventView } from '../../views.ts';
 
 export default defineCommand<[string], { body?: boolean }>({
@@ -19,7 +20,9 @@ export default defineCommand<[string], { body?: boolean }>({
   async run(context, [id], options) {
     if (options.body && context.out.json) throw new UsageError('--body and --json cannot go together', 'Use --json for the event as JSON, or --body for the raw body bytes.');
     const client = await context.client();
-    const event = await client.events.get(id);
+    // A terminal shows only the start of a body: ask for no more than that (a pipe, --body and --json get all of it).
+    const preview = context.out.interactive && !context.out.json && !options.body;
+    const event = await client.events.get(id, preview ? { body_limit: VIEW_BODY_PREFETCH_BYTES } : {});
     if (options.body) {
       context.out.bytes(Buffer.from(event.body, event.body_encoding === 'base64' ? 'base64' : 'utf8'));
       return;

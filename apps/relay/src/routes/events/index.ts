@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
-import { attemptErrorClass, DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_SEARCH_WINDOW, EVENT_NOT_FOUND, FAILING_STATUSES, HookError, LIST_LIMIT_DEFAULT, parseEventStatusList, REPLAY_NOWHERE } from '@hook/core';
+import { attemptErrorClass, bodyStart, DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_SEARCH_WINDOW, EVENT_NOT_FOUND, FAILING_STATUSES, HookError, LIST_LIMIT_DEFAULT, parseEventStatusList, REPLAY_NOWHERE } from '@hook/core';
 import { Attempt, Destination, Endpoint, Event, listEvents, notificationEndpointIds, readEventDeliveries, replayEvent, replayMany, searchEvents, type AttemptEntity, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
-import { BulkReplayRequestSchema, BulkReplayResultSchema, errorResponses, EventListQuery, EventPage, EventSchema, IdParams, ReplayedEventSchema, ReplayRequestSchema } from '../../schemas.ts';
+import { BulkReplayRequestSchema, BulkReplayResultSchema, errorResponses, EventGetQuery, EventListQuery, EventPage, EventSchema, IdParams, ReplayedEventSchema, ReplayRequestSchema } from '../../schemas.ts';
 import { presentDestinationTarget } from '../endpoints/present.ts';
 import { beforeIdOf, fetchSize, toPage } from '../pagination.ts';
 import { presentStoredRequest } from './present.ts';
@@ -45,7 +45,7 @@ function presentAttempt(attempt: AttemptEntity) {
 export const BULK_REPLAY_MAX = 10_000;
 
 /** An event as GET /v1/events/{id} shows it: the whole record, body, deliveries and attempts. */
-async function loadEvent(request: FastifyRequest, id: string) {
+async function loadEvent(request: FastifyRequest, id: string, bodyLimit?: number) {
   // One snapshot for the event, its deliveries and attempts, so an attempt recorded in
   // between never shows beside the status from before it.
   return request.em.transactional(async (em) => {
@@ -56,7 +56,7 @@ async function loadEvent(request: FastifyRequest, id: string) {
     const attempts = await em.find(Attempt, { eventId: id }, { orderBy: { startedAt: 'asc', n: 'asc' }, refresh: true });
     return {
       ...presentEventSummary(event),
-      ...encodeBody(event.body!),
+      ...(bodyLimit === undefined ? encodeBody(event.body!) : { ...encodeBody(bodyStart(event.body!, bodyLimit)), body_truncated: event.body!.length > bodyLimit }),
       attempts: attempts.map(presentAttempt),
       deliveries: deliveries
         .map((row) => ({ row, destination: destinations.get(row.destinationId) }))
@@ -120,9 +120,10 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
       summary: 'An event with its exact body, headers and delivery attempts',
       security,
       params: IdParams('event', 'Event id'),
+      querystring: EventGetQuery,
       response: { 200: EventSchema, ...errorResponses },
     },
-  }, async (request) => loadEvent(request, request.params.id));
+  }, async (request) => loadEvent(request, request.params.id, request.query.body_limit));
 
   /** Whether a `hook listen` session serves the destination: here, or in another relay lately. */
   async function listenerPresent(destinationId: string): Promise<boolean> {
