@@ -6,6 +6,7 @@
  * exist). An entry is a sentence, or a function of the problem and of where the URL and
  * key of this run came from, for the errors whose fix depends on them.
  */
+import { HTTP_ROUTE } from '@hook/core';
 import type { Problem } from '@hook/client';
 import { DEFAULT_PROFILE } from './config.ts';
 import type { SettingSource } from './settings.ts';
@@ -22,8 +23,8 @@ export interface FixContext {
 
 type RelayFix = string | ((problem: Problem, context: FixContext) => string);
 
-/** An HTTP route in a sentence (`GET /v1/events`, `/v1/endpoints/{id}`): what a CLI fix must never name. */
-export const HTTP_ROUTE = /\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+\/|\/v1\b|openapi\.json/;
+/** An HTTP route in a sentence: what a CLI fix must never name (one pattern with MCP's, in core). */
+export { HTTP_ROUTE };
 
 /** ` --profile x` when the run used another profile than the default, so a suggested command acts on the same one. */
 function profileFlag(context: FixContext): string {

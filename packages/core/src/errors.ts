@@ -30,6 +30,13 @@ export function defineError(code: string, status: number, title: string, detail:
   return definition;
 }
 
+/**
+ * An HTTP route in a sentence (`GET /v1/events`, `/v1/endpoints/{id}`, openapi.json). The
+ * registry's fixes are written for HTTP callers and may name one; the CLI and the MCP
+ * tools speak to people who cannot call a route, so their fixes must never match this.
+ */
+export const HTTP_ROUTE = /\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+\/|\/v1\b|openapi\.json/;
+
 /** Every registered error, in definition order. */
 export function allErrors(): ErrorDefinition[] {
   return [...registry.values()];

@@ -5,9 +5,10 @@
  * (list_endpoints), not at a route it cannot call. A code whose registry fix names no
  * route keeps it. A test checks that no fix a tool error can carry names an HTTP route.
  */
+import { HTTP_ROUTE } from '@hook/core';
 
-/** An HTTP route in a sentence (`GET /v1/events`, `/v1/endpoints/{id}`, openapi.json): what an MCP fix must never name. */
-export const HTTP_ROUTE = /\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+\/|\/v1\b|openapi\.json/;
+/** An HTTP route in a sentence: what an MCP fix must never name (one pattern with the CLI's, in core). */
+export { HTTP_ROUTE };
 
 const UPGRADE = 'upgrade_plan {"plan":"pro"} raises it at once';
 
