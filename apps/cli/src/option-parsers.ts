@@ -15,7 +15,7 @@ export function parseLimit(value: string): number {
 /** `--status` of the event commands: one status or several separated by commas, sent as given (the relay splits it). */
 export function parseStatusList(value: string): string {
   const list = value.replace(/\s+/g, '');
-  if (!new RegExp(EVENT_STATUS_LIST_PATTERN).test(list)) throw new InvalidArgumentError(`must be ${EVENT_STATUSES.join(', ')}, or several separated by commas (failed,retrying).`);
+  if (!new RegExp(EVENT_STATUS_LIST_PATTERN).test(list)) throw new InvalidArgumentError(`must be one of ${EVENT_STATUSES.join(', ')}, or several separated by commas (failed,retrying).`);
   return list;
 }
 
