@@ -41,7 +41,7 @@ export interface HookClientOptions {
   dispatcher?: Dispatcher;
 }
 
-/** Methods an ingest URL takes with `ingest.send`. (HEAD is left out: its answer has no event id.) */
+/** Methods an ingest URL takes with `ingest.send`. (HEAD is left out: its answer has no body, so a relay from before the X-Hook-Event-Id header could not name the event.) */
 export const INGEST_SEND_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET', 'OPTIONS'] as const;
 export type IngestSendMethod = (typeof INGEST_SEND_METHODS)[number];
 
