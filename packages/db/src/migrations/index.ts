@@ -15,6 +15,7 @@ import { Dedupe } from './014-dedupe.ts';
 import { RateLimitCounters } from './015-rate-limit-counters.ts';
 import { TraceParent } from './016-trace-parent.ts';
 import { CustomDomainVerification } from './017-custom-domain-verification.ts';
+import { BodyTextParallelUnsafe } from './018-body-text-parallel-unsafe.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   { name: '015-rate-limit-counters', class: RateLimitCounters },
   { name: '016-trace-parent', class: TraceParent },
   { name: '017-custom-domain-verification', class: CustomDomainVerification },
+  { name: '018-body-text-parallel-unsafe', class: BodyTextParallelUnsafe },
 ];
