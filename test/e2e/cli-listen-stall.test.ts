@@ -53,7 +53,6 @@ describe('hook listen after a stall', () => {
     // Every event ends delivered, whichever connection's answer did it.
     const statuses = async (): Promise<Record<string, string>> => {
       const page = (await (await fetch(`${relay!.baseUrl}/v1/events?limit=100`, { headers: { authorization: `Bearer ${signup.api_key}` } })).json()) as { data: { id: string; status: string }[] };
-      await new Promise((resolve) => setTimeout(resolve, 200));
       return Object.fromEntries(page.data.map((event) => [event.id, event.status]));
     };
     await eventually(statuses, (all) => sent.every((id) => all[id] === 'delivered'), 60_000, 'every event delivered');
@@ -71,7 +70,6 @@ describe('hook listen after a stall', () => {
         const event = (await (await fetch(`${relay!.baseUrl}/v1/events/${id}`, { headers: { authorization: `Bearer ${signup.api_key}` } })).json()) as { attempts?: unknown[] };
         return event.attempts?.length ?? -1;
       }));
-      await new Promise((resolve) => setTimeout(resolve, 200));
       return counts;
     };
     await eventually(attempts, (counts) => counts.every((n, i) => n === forwarded(sent[i]!)), 20_000, `an attempt per request (${sent.map(forwarded).join(', ')})`);
