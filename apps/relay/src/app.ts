@@ -107,7 +107,13 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   const tracing = config.tracing
     ? (await import('./tracing.ts')).startTracing(config.tracing, { onExportProblem: (message) => app.log.warn({ otel: message }, 'could not export trace spans') })
     : null;
-  const writer = new EventWriter(orm, tracing ? { traceWrite: tracing.traceWrite } : {});
+  const writer = new EventWriter(orm, {
+    ...(tracing ? { traceWrite: tracing.traceWrite } : {}),
+    onMissingPartition: ({ retentionClasses, error }) => {
+      metrics?.countMissingPartition();
+      app.log.warn({ retention_classes: retentionClasses, err: error }, 'ingest found no history partition and made it (partitions are made ahead by the retention job: is a delivering process running?)');
+    },
+  });
   const targets = new IngestTargetCache(orm);
   // The hosts the relay is configured to answer on: no account's custom domain, ever.
   const ownHosts = [config.publicUrl, config.ingestUrl].filter((url) => url !== undefined).map((url) => new URL(url).hostname);

@@ -1,10 +1,10 @@
 import { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';
 import type { Orm } from './orm.ts';
-import { insertEvents, type InsertOutcome, type KnownUsageRows, type NewEvent } from './queue/index.ts';
+import { insertEvents, type InsertOptions, type InsertOutcome, type KnownUsageRows, type NewEvent } from './queue/index.ts';
 
 export type { InsertOutcome, NewEvent } from './queue/index.ts';
 
-export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'sizeOf'> & {
+export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'sizeOf'> & InsertOptions & {
   /**
    * Wraps each write (its wait for a batch and the batch's INSERT), so the relay can time
    * it as a span of the event's trace (docs/deployment.md#tracing). Absent: writes go
@@ -25,12 +25,12 @@ export class EventWriter {
   readonly #knownUsageRows: KnownUsageRows = new Set();
   readonly #traceWrite: EventWriterOptions['traceWrite'];
 
-  constructor(orm: Orm, { traceWrite, ...options }: EventWriterOptions = {}) {
+  constructor(orm: Orm, { traceWrite, onMissingPartition, ...options }: EventWriterOptions = {}) {
     this.#traceWrite = traceWrite;
     this.#queue = new BatchQueue<NewEvent, InsertOutcome>({
       ...options,
       sizeOf: (event) => event.size,
-      flush: (events) => insertEvents(orm, events, this.#knownUsageRows),
+      flush: (events) => insertEvents(orm, events, this.#knownUsageRows, { onMissingPartition }),
     });
   }
 

@@ -10,6 +10,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
 import { generateSigningSecret, newId, newIngestId, type EndpointStatus, type NotificationData, type NotificationType } from '@hook/core';
 import type { Orm } from './orm.ts';
+import { retentionClassSql } from './partitions.ts';
 import { DUE_CHANNEL } from './queue/types.ts';
 import { openSigningSecret, sealSigningSecret } from './signing-secrets.ts';
 
@@ -156,16 +157,22 @@ export async function drainNotificationOutbox(orm: Orm, limit: number): Promise<
                              ${column((e) => e.row.type)}::text[], ${bodies}, ${column((e) => e.body.length)}::int[])
           as n(id, account_id, endpoint_id, type, body, size)
       ),
+      classes as (
+        -- each account's retention class: the partitions its events go to (partitions.ts)
+        select a.id as account_id, ${sql.raw(retentionClassSql('a'))} as retention_class from account a
+        where a.id in (select account_id from input)
+      ),
       inserted as (
-        insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at)
+        insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at, retention_class)
         select n.id, n.account_id, n.endpoint_id, n.type, 'POST', '', '', '{"content-type":"application/json"}'::jsonb, n.body,
-               'application/json', n.size, now()
-        from input n
+               'application/json', n.size, now(), c.retention_class
+        from input n join classes c on c.account_id = n.account_id
       ),
       deliveries as (
-        insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at)
-        select n.id, d.id, n.account_id, n.endpoint_id, 'pending', now()
-        from input n join destination d on d.endpoint_id = n.endpoint_id and d.position = 0 and d.deleted_at is null
+        insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, retention_class)
+        select n.id, d.id, n.account_id, n.endpoint_id, 'pending', now(), c.retention_class
+        from input n join classes c on c.account_id = n.account_id
+        join destination d on d.endpoint_id = n.endpoint_id and d.position = 0 and d.deleted_at is null
         returning 1
       )
       select pg_notify(${DUE_CHANNEL}, '') from (select 1 from deliveries limit 1) as due

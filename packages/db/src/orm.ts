@@ -57,6 +57,9 @@ export function ormConfig(options: CreateOrmOptions): Options {
       snapshot: false,
       snapshotOnMigrate: false,
       silent: true,
+      // Each migration in its own transaction, not all in one: 019 runs outside any
+      // transaction (concurrent index builds, a short swap it retries on lock timeouts).
+      allOrNothing: false,
     },
     pool: { min: 0, max: poolShares(options.poolMax).orm },
     // node-postgres waits forever for a connection by default: a database host that drops

@@ -1,6 +1,9 @@
 /**
  * Event history retention (docs/retention.md): events older than their retention are
- * removed, with their attempts and deliveries, in small batches that never hold a lock ingest waits on.
+ * removed with their attempts and deliveries. History stored since migration 019 leaves by
+ * whole partitions (partitions.ts); what follows is the row-by-row pass over class 0 (the
+ * history from before it, and rows written without a class), in small batches that never
+ * hold a lock ingest waits on.
  *
  * How long an event is kept is the LONGER of (a) the retention of the plan its account
  * was on when it was received (from `plan_change`) and (b) the account's current
@@ -15,8 +18,9 @@
 import { firstIdAt, isPlan, retentionDaysOf, type Plan } from '@hook/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from './orm.ts';
+import { DAY_MS, dropExpiredPartitions } from './partitions.ts';
 
-export const DAY_MS = 86_400_000;
+export { DAY_MS };
 /** Events removed by one DELETE at the most: a short statement, short row locks. */
 export const RETENTION_BATCH_SIZE = 1000;
 /** Pause between two batches, so pruning leaves the database to ingest most of the time. */
@@ -80,7 +84,7 @@ export async function findRetentionCandidates(em: EntityManager, afterAccountId:
   const rows = await em.execute<{ id: string; plan: string; retention_days: number | null; oldest_event_id: string }[]>(
     `select a.id, a.plan, a.retention_days, oldest.id as oldest_event_id
      from account a
-     cross join lateral (select e.id from event e where e.account_id = a.id order by e.id limit 1) oldest
+     cross join lateral (select e.id from event e where e.account_id = a.id and e.retention_class = 0 order by e.id limit 1) oldest
      where a.id > ? and oldest.id < ?
      order by a.id
      limit ?`,
@@ -106,13 +110,14 @@ export async function planHistoryOf(em: EntityManager, accountId: string): Promi
  * cascade from the event; an event's dedupe key is a column of it). `removed_events`
  * returns each removed id. Retention and account erasure both remove events this way.
  */
-export function removeEventsCtes(ids: string): string {
+export function removeEventsCtes(ids: string, classZeroOnly = false): string {
+  const only = classZeroOnly ? ' and retention_class = 0' : '';
   return `removed_attempts as (
-       delete from attempt where event_id in (select id from ${ids})
+       delete from attempt where event_id in (select id from ${ids})${only}
      ), removed_deliveries as (
-       delete from delivery where event_id in (select id from ${ids})
+       delete from delivery where event_id in (select id from ${ids})${only}
      ), removed_events as (
-       delete from event where id in (select id from ${ids}) returning id
+       delete from event where id in (select id from ${ids})${only} returning id
      )`;
 }
 
@@ -161,11 +166,11 @@ export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredB
   const rows = await em.execute<{ removed: number; last_id: string | null }[]>(
     `with expired as (
        select id from event
-       where account_id = ? and id >= ? and id < ? and received_at < ? ${otherRangesGuard}
+       where retention_class = 0 and account_id = ? and id >= ? and id < ? and received_at < ? ${otherRangesGuard}
        order by account_id, id
        limit ?
        for update skip locked
-     ), ${removeEventsCtes('expired')}
+     ), ${removeEventsCtes('expired', true)}
      select count(*)::int as removed, max(id) as last_id from removed_events`,
     params,
   );
@@ -184,8 +189,12 @@ export interface PruneOptions {
 }
 
 export interface PruneResult {
-  /** Events removed (their attempts went with them). */
+  /** Events removed row by row from class 0 (their attempts went with them). */
   events: number;
+  /** Partitions dropped whole (each a period of one class in the three tables; partitions.ts). */
+  partitionsDropped: number;
+  /** Events moved to a longer class before their partition was dropped (their account's retention grew). */
+  eventsMoved: number;
   /** DELETE statements run. */
   statements: number;
   /** Accounts that had events older than the shortest retention and were looked at. */
@@ -195,15 +204,17 @@ export interface PruneResult {
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * One retention pass over every account: removes every event past its retention as of
- * `now`, batch by batch. Idempotent, holds no lock between statements and skips rows
- * others hold, so any number of relay processes may run passes at the same time.
+ * One retention pass: drops every partition past its retention as of `now`
+ * (dropExpiredPartitions), then removes every class 0 event past its retention, batch by
+ * batch. Idempotent, holds no lock between statements and skips rows others hold, so any
+ * number of relay processes may run passes at the same time.
  */
 export async function pruneExpiredEvents(orm: Orm, options: PruneOptions = {}): Promise<PruneResult> {
   const nowMs = (options.now ?? new Date()).getTime();
   const batchSize = options.batchSize ?? RETENTION_BATCH_SIZE;
   const pauseMs = options.pauseMs ?? RETENTION_BATCH_PAUSE_MS;
-  const result: PruneResult = { events: 0, statements: 0, accountsExamined: 0 };
+  const dropped = await dropExpiredPartitions(orm, { now: new Date(nowMs), signal: options.signal });
+  const result: PruneResult = { events: 0, statements: 0, accountsExamined: 0, partitionsDropped: dropped.leaves, eventsMoved: dropped.moved };
   const em = orm.em.fork();
   const olderThanShortest = firstIdAt('event', nowMs - SHORTEST_RETENTION_DAYS * DAY_MS);
   let after = '';

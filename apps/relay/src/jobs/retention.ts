@@ -1,4 +1,4 @@
-import { pruneExpiredEvents, type Orm, type PruneResult } from '@hook/db';
+import { maintainHistoryPartitions, pruneExpiredEvents, type Orm, type PruneResult } from '@hook/db';
 
 export interface RetentionJobOptions {
   orm: Orm;
@@ -15,8 +15,8 @@ export interface RetentionJobOptions {
 }
 
 /**
- * Removes events past their retention now and then every `intervalMs` (see
- * docs/retention.md). A pass still running when the next is due is not doubled: the
+ * Makes the history partitions the next days need, and removes events past their
+ * retention, now and then every `intervalMs` (see docs/retention.md). A pass still running when the next is due is not doubled: the
  * tick is skipped. Passes of several processes may overlap safely (they skip each
  * other's rows). Returns the function that stops it: the pass in progress stops after
  * its current batch and is waited for.
@@ -26,7 +26,10 @@ export function startRetention({ orm, intervalMs, now = () => new Date(), batchS
   let running: Promise<void> | undefined;
   const pass = (): void => {
     if (running) return;
-    running = pruneExpiredEvents(orm, { now: now(), batchSize, pauseMs, signal: stopping.signal })
+    const at = now();
+    // the partitions the next days need first, then what expired (docs/retention.md#partitions)
+    running = maintainHistoryPartitions(orm, at)
+      .then(() => pruneExpiredEvents(orm, { now: at, batchSize, pauseMs, signal: stopping.signal }))
       .then((result) => onPass?.(result), (error: unknown) => onError?.(error))
       .finally(() => {
         running = undefined;

@@ -88,6 +88,11 @@ export class RelayMetrics {
     help: "Times an account's transformations ran past its plan's CPU allowance in this process (its deliveries then wait for the allowance to refill).",
     registers: [this.registry],
   });
+  readonly #missingPartitions = new Counter({
+    name: `${METRICS_PREFIX}history_partitions_missing_total`,
+    help: 'Times ingest found no history partition for a batch and made it on the spot (partitions are made ahead by the retention job: is it running?).',
+    registers: [this.registry],
+  });
   #queueReading: { at: number; status: Promise<QueueStatus> } | undefined;
 
   constructor(orm: Orm) {
@@ -124,6 +129,11 @@ export class RelayMetrics {
       if (this.#queueReading?.status === status) this.#queueReading = undefined;
     });
     return status;
+  }
+
+  /** Counts a batch that met a missing history partition (docs/retention.md#partitions). */
+  countMissingPartition(): void {
+    this.#missingPartitions.inc();
   }
 
   /** Counts every answer of the ingest routes registered in `scope` (an onResponse hook, so the handlers stay as they are). */

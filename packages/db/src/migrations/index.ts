@@ -16,6 +16,7 @@ import { RateLimitCounters } from './015-rate-limit-counters.ts';
 import { TraceParent } from './016-trace-parent.ts';
 import { CustomDomainVerification } from './017-custom-domain-verification.ts';
 import { BodyTextParallelUnsafe } from './018-body-text-parallel-unsafe.ts';
+import { PartitionedHistory } from './019-partitioned-history.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   { name: '016-trace-parent', class: TraceParent },
   { name: '017-custom-domain-verification', class: CustomDomainVerification },
   { name: '018-body-text-parallel-unsafe', class: BodyTextParallelUnsafe },
+  { name: '019-partitioned-history', class: PartitionedHistory },
 ];

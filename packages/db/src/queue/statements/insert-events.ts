@@ -19,18 +19,30 @@
  * notification outbox, once per month, in the same transaction.
  *
  * Duplicates (docs/sources.md, Duplicates): before the statement, the batch's keys are
- * looked up (dedupe-keys.ts, one probe each of `event_dedupe_key_idx`, the partial unique
- * index on (endpoint, key), on the queue's connections, whose plans never scan a table:
- * a join in this statement was planned as a scan of `event` once the plan was cached
- * while the table was small). An event whose key is stored already is answered with that
- * event's id and is neither metered nor stored. The others are inserted with ON CONFLICT
- * DO NOTHING against the index, so of any number of copies stored at once, here or by
- * other relay processes, exactly one is stored, and a copy that lost the race comes back
- * as a duplicate and is looked up after. The usage rows are locked before any event is
- * inserted, and an endpoint's events all meter on its account's row, so two statements
- * storing one key take turns on that row and never wait on each other's keys. The count
- * grows by the events inserted. An event over the allowance is not inserted and holds no
- * key; one refused so while its key was being stored elsewhere is a duplicate.
+ * looked up (dedupe-keys.ts, one probe of each partition's unique index on (endpoint,
+ * key), on the queue's connections, whose plans never scan a table: a join in this
+ * statement was planned as a scan of `event` once the plan was cached while the table was
+ * small). An event whose key is stored already is answered with that event's id and is
+ * neither metered nor stored. A batch holds one copy of a key (later copies wait for the
+ * first's outcome). The others are inserted against the key's uniqueness, which has two
+ * halves since history is partitioned (migration 019; a unique index on a partitioned
+ * table must hold its partition keys, which would make it useless here):
+ * - within a partition, ON CONFLICT DO NOTHING against the partition's unique index;
+ * - across partitions (two copies either side of a period or class boundary), the usage
+ *   rows: they are locked before any event is inserted and an endpoint's events all meter
+ *   on its account's row, so two statements storing one key take turns, and the second
+ *   looks the key up again after its turn came (hook_dedupe_original, a volatile function:
+ *   it sees the first's commit, which the statement's own snapshot does not).
+ * So of any number of copies stored at once, here or by other relay processes, exactly one
+ * is stored, and a copy that lost the race comes back as a duplicate and is looked up
+ * after. The count grows by the events inserted. An event over the allowance is not
+ * inserted and holds no key; one refused so while its key was being stored elsewhere is a
+ * duplicate.
+ *
+ * Partitions: each event is stored in its account's retention class (partitions.ts), with
+ * its deliveries. A partition missing (the relay did not run for days, or a new class)
+ * fails the statement; it is made on the spot, reported (`onMissingPartition`) and the
+ * batch stored.
  *
  * Ingest's shortcut: an event may come with a lease (a delivery slot this process's
  * worker, or one of its `hook listen` sessions, reserved). If the endpoint has one
@@ -40,8 +52,9 @@
  * (NOTIFY, sent at commit) when any URL delivery was stored unclaimed.
  */
 import { sql, type RawBuilder } from 'kysely';
-import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type EndpointFilter, type Plan } from '@hook/core';
+import { firstIdAt, PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type EndpointFilter, type Plan } from '@hook/core';
 import type { Orm } from '../../orm.ts';
+import { ensureHistoryPartitions, retentionClassSql } from '../../partitions.ts';
 import { openSigningSecrets } from '../../signing-secrets.ts';
 import { queueExecutor } from '../executor.ts';
 import { findOriginals } from './dedupe-keys.ts';
@@ -92,6 +105,13 @@ async function ensureUsageRows(orm: Orm, events: readonly NewEvent[], known: Kno
   for (const key of missing.keys()) known.add(key);
 }
 
+/**
+ * How far back (from the batch's oldest receive time) the in-statement lookup of a key
+ * looks: it need only find copies stored since the lookup before the statement, which
+ * are recent whatever clock their relay process has.
+ */
+const DEDUPE_RACE_WINDOW_MS = 3_600_000;
+
 /** Times a duplicate whose original was removed meanwhile (retention) is tried again as new, at the most. */
 const STALE_KEY_RETRIES = 3;
 
@@ -99,19 +119,29 @@ const STALE_KEY_RETRIES = 3;
  * Stores a batch of events (see above). Returns, per event, whether it was stored, and
  * its claimed delivery when it was stored under its lease.
  */
-export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: KnownUsageRows = new Set(), retries = STALE_KEY_RETRIES): Promise<InsertOutcome[]> {
+export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: KnownUsageRows = new Set(), options: InsertOptions = {}, retries = STALE_KEY_RETRIES): Promise<InsertOutcome[]> {
   // Keys stored already: duplicates, answered before anything is metered or stored.
   const settled = await duplicatesAmong(orm, batch);
-  const events = settled.size === 0 ? batch : batch.filter((event) => !settled.has(event.id));
+  const fresh = settled.size === 0 ? batch : batch.filter((event) => !settled.has(event.id));
+  // A second copy of a key within the batch waits for the first's outcome (below).
+  const keysSeen = new Set<string>();
+  const repeats = fresh.filter((event) => {
+    if (!event.dedupeKey) return false;
+    const key = `${event.endpointId}\u0000${event.dedupeKey}`;
+    if (keysSeen.has(key)) return true;
+    keysSeen.add(key);
+    return false;
+  });
+  const events = repeats.length === 0 ? fresh : fresh.filter((event) => !repeats.includes(event));
   if (events.length === 0) return batch.map((event) => settled.get(event.id)!);
   await ensureUsageRows(orm, events, known, false);
-  let result = await insertMetered(orm, events);
+  let result = await insertPartitioned(orm, events, options);
   if (result.unmetered.size > 0) {
     // A usage row thought to exist is missing (another process's database was restored,
     // or the row was removed by hand): make it and store those events again.
     const retry = events.filter((event) => result.unmetered.has(event.id));
     await ensureUsageRows(orm, retry, known, true);
-    const again = await insertMetered(orm, retry);
+    const again = await insertPartitioned(orm, retry, options);
     for (const [id, row] of again.granted) result.granted.set(id, row);
     for (const [id, row] of again.rejected) result.rejected.set(id, row);
     for (const id of again.duplicates) result.duplicates.add(id);
@@ -120,10 +150,10 @@ export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: 
   }
   // Copies that lost a race go round again: the lookup above now finds the copy that won,
   // or stores them as new if retention removed it meanwhile.
-  const raced = events.filter((event) => result.duplicates.has(event.id));
+  const raced = [...events.filter((event) => result.duplicates.has(event.id)), ...repeats];
   if (raced.length > 0) {
     if (retries === 0) throw new Error('dedupe keys kept disappearing while this batch was stored');
-    const again = await insertEvents(orm, raced, known, retries - 1);
+    const again = await insertEvents(orm, raced, known, options, retries - 1);
     raced.forEach((event, i) => settled.set(event.id, again[i]!));
   }
   // A keyed event refused over the allowance while its key was being stored is a duplicate of that.
@@ -157,6 +187,36 @@ export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: 
       },
     };
   });
+}
+
+export interface InsertOptions {
+  /** Told when a batch met a missing partition, before it is made and the batch stored again (the relay logs it and counts it). */
+  onMissingPartition?: (missing: { retentionClasses: number[]; error: string }) => void;
+}
+
+/** PostgreSQL's answer to a row no partition takes. */
+function isMissingPartition(error: unknown): error is Error {
+  return (error as { code?: string }).code === '23514' && /no partition of relation/.test((error as Error).message);
+}
+
+/**
+ * insertMetered, making the partitions the batch needs when one is missing (see above):
+ * its accounts' classes, for the periods of its receive times.
+ */
+async function insertPartitioned(orm: Orm, events: readonly NewEvent[], options: InsertOptions): ReturnType<typeof insertMetered> {
+  try {
+    return await insertMetered(orm, events);
+  } catch (error) {
+    if (!isMissingPartition(error)) throw error;
+    const em = orm.em.fork();
+    const rows = await em.execute<{ c: number }[]>(
+      `select distinct ${retentionClassSql('a')} as c from account a where a.id = any(?::text[])`, [`{${[...new Set(events.map((e) => e.accountId))].join(',')}}`]);
+    const classes = rows.map((row) => Number(row.c)).filter((c) => c > 0);
+    options.onMissingPartition?.({ retentionClasses: classes, error: error.message });
+    const times = events.map((event) => event.receivedAt.getTime());
+    for (const retentionClass of classes) await ensureHistoryPartitions(em, retentionClass, new Date(Math.min(...times)), new Date(Math.max(...times)));
+    return insertMetered(orm, events);
+  }
 }
 
 /** Those of `events` whose dedupe key is stored already, each a duplicate of the event holding it. */
@@ -210,7 +270,12 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
   const meters = [...meterOf.values()].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.month < b.month ? -1 : 1));
   // Events with a dedupe key are inserted against its unique index (see above); a batch without any keeps the plain statement.
   const keyed = events.some((event) => event.dedupeKey);
-  const onConflict = keyed ? sql`on conflict (endpoint_id, dedupe_key) where dedupe_key is not null do nothing` : sql``;
+  // Against each leaf's unique index on the key, and, for a copy stored meanwhile in another
+  // leaf (a period or class boundary between them), a fresh lookup after this statement's
+  // turn on the usage row (hook_dedupe_original: a volatile function sees what committed
+  // since the statement began).
+  const onConflict = keyed ? sql`where dedupe_key is null or hook_dedupe_original(endpoint_id, dedupe_key, ${firstIdAt('event', Math.min(...events.map((e) => e.receivedAt.getTime())) - DEDUPE_RACE_WINDOW_MS)}) is null
+      on conflict do nothing` : sql``;
   const stored = keyed ? sql`join inserted i on i.id = a.id` : sql``;
   // A tracing relay stores each event's ingest span (docs/deployment.md#tracing); a batch without any leaves the statement as it is.
   const traced = events.some((event) => event.traceParent);
@@ -250,7 +315,7 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       cross join received r
     ),
     usage as (
-      select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit
+      select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit, ${sql.raw(retentionClassSql('a'))} as retention_class
       from unnest(${meters.map((meter) => meter.accountId)}::text[], ${meters.map((meter) => meter.month)}::date[]) as k(account_id, month)
       join account_usage u on u.account_id = k.account_id and u.month = k.month
       join account a on a.id = u.account_id
@@ -259,14 +324,14 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       for update of u
     ),
     accepted as (
-      select b.* from batch b join usage u on u.account_id = b.account_id and u.month = b.month
+      select b.*, u.retention_class from batch b join usage u on u.account_id = b.account_id and u.month = b.month
       where u.events_limit is null or u.events_accepted + b.rn <= u.events_limit
     ),${traceParents}
     inserted as (
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
-                         content_type, size, received_at, delivery_count, verification, handshake, dedupe_key${traced ? sql`, trace_parent` : sql``})
+                         content_type, size, received_at, delivery_count, verification, handshake, dedupe_key, retention_class${traced ? sql`, trace_parent` : sql``})
       select id, account_id, endpoint_id, type, method, path, query, headers, body,
-             content_type, size, received_at, delivery_count, verification::jsonb, handshake, dedupe_key${traced ? sql`, t.trace_parent` : sql``}
+             content_type, size, received_at, delivery_count, verification::jsonb, handshake, dedupe_key, retention_class${traced ? sql`, t.trace_parent` : sql``}
       from accepted${traced ? sql` left join traced t using (id)` : sql``}
       ${onConflict}
       returning id
@@ -291,7 +356,7 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
     targets as (
       -- every live destination of each stored event's endpoint; an endpoint's only
       -- destination takes the event's lease when it can be delivered at once
-      select a.id as event_id, a.account_id, a.endpoint_id, a.received_at, d.id as destination_id, d.type,
+      select a.id as event_id, a.account_id, a.endpoint_id, a.received_at, a.retention_class, d.id as destination_id, d.type,
              case when a.delivery_count = 1 and a.lease_id is not null and d.status = 'active' and d.type = a.lease_type
                        and (d.type = 'cli' or (d.rate_per_second is null and d.max_in_flight is null)) -- limits are kept by the claim
                        and p.status = 'active' and p.deleted_at is null
@@ -303,9 +368,9 @@ async function insertMetered(orm: Orm, events: readonly NewEvent[]) {
       where a.handshake is null
     ),
     deliveries as (
-      insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, lease_id, locked_until)
+      insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, lease_id, locked_until, retention_class)
       select event_id, destination_id, account_id, endpoint_id, 'pending', received_at, lease_id,
-             case when lease_id is not null then now() + make_interval(secs => lease_ms::double precision / 1000) end
+             case when lease_id is not null then now() + make_interval(secs => lease_ms::double precision / 1000) end, retention_class
       from targets
       returning event_id, destination_id, lease_id
     ),

@@ -68,9 +68,11 @@ export const RECORD_RESULTS: NamedStatement = {
       where e.id = u.event_id
     ),
     attempts as (
-      insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error)
-      select attempt_id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error
-      from input where attempt_id is not null
+      -- in its event's partition (the class its delivery has: partitions.ts)
+      insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error, retention_class)
+      select i.attempt_id, i.event_id, i.destination_id, i.account_id, i.n, i.trigger, i.started_at, i.duration_ms, i.response_status, i.response_body, i.error,
+             coalesce((select l.retention_class from delivery l where l.event_id = i.event_id and l.destination_id = i.destination_id), 0)
+      from input i where i.attempt_id is not null
     ),
     failure_notices as (
       insert into notification_outbox (account_id, type, data)

@@ -1,0 +1,179 @@
+/**
+ * History partitions (docs/retention.md#partitions; made by migration 019): `event`,
+ * `delivery` and `attempt` are LIST-partitioned by `retention_class` (the days the account
+ * kept events when the event was received) and each class RANGE-partitioned by event id in
+ * periods of `hook_history_period_days(class)` days, the same leaves in the three tables.
+ *
+ * - Leaves are made ahead of need (maintainHistoryPartitions, from the retention job), and
+ *   on the spot when ingest meets a missing one (insert-events.ts: reported through
+ *   `onMissingPartition`, then the batch is stored).
+ * - Expired history leaves whole (dropExpiredPartitions): a leaf whose period ended more
+ *   than its class's days ago is detached CONCURRENTLY (ingest and reads never wait on it)
+ *   and dropped, in time independent of its rows. Before that, the rows of accounts whose
+ *   retention grew since (an upgrade) are moved to their new class: the longer retention
+ *   wins, as it always has (retention-sql.ts).
+ * - Class 0 (history from before migration 019) keeps the row-by-row pass.
+ */
+import { PLAN_LIMITS, PLANS, firstIdAt } from '@hook/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Orm } from './orm.ts';
+
+export const DAY_MS = 86_400_000;
+/** The tables partitioned alike; leaves are dropped in this order (an event's attempts and deliveries before it). */
+export const HISTORY_TABLES = ['attempt', 'delivery', 'event'] as const;
+/** How far ahead of now leaves are made, so ingest never waits for one. */
+export const PARTITIONS_AHEAD_MS = 3 * DAY_MS;
+
+/**
+ * The retention class of an account `a` (SQL over its `plan` and `retention_days`): the days
+ * its events are kept (core's retentionDaysOf), 0 for a plan this code does not know.
+ */
+export function retentionClassSql(alias: string): string {
+  const cases = PLANS.map((plan) => {
+    const limits = PLAN_LIMITS[plan];
+    const days = limits.customRetention ? `coalesce(${alias}.retention_days, ${limits.retentionDays})` : String(limits.retentionDays);
+    return `when '${plan}' then ${days}`;
+  });
+  return `(case ${alias}.plan ${cases.join(' ')} else 0 end)::smallint`;
+}
+
+/** Days one leaf of a class spans (hook_history_period_days, migration 019). */
+export function periodDays(retentionClass: number): number {
+  return Math.max(1, Math.floor(retentionClass / 30));
+}
+
+/** Makes (once, whoever else is making them) the class and its leaves for every period meeting [from, to]; returns how many leaves were made. */
+export async function ensureHistoryPartitions(em: EntityManager, retentionClass: number, from: Date, to: Date): Promise<number> {
+  const [row] = await em.execute<{ made: number }[]>('select hook_ensure_history_partitions(?::int, ?::timestamptz, ?::timestamptz) as made', [retentionClass, from, to]);
+  return row?.made ?? 0;
+}
+
+/** The classes accounts have now (their events are stored in these). */
+async function classesInUse(em: EntityManager): Promise<number[]> {
+  const rows = await em.execute<{ c: number }[]>(`select distinct ${retentionClassSql('a')} as c from account a`);
+  return rows.map((row) => Number(row.c)).filter((c) => c > 0);
+}
+
+/** Makes the leaves every class in use needs from the current period to PARTITIONS_AHEAD_MS ahead. Returns how many were made. */
+export async function maintainHistoryPartitions(orm: Orm, now: Date = new Date()): Promise<number> {
+  const em = orm.em.fork();
+  let made = 0;
+  for (const retentionClass of await classesInUse(em)) {
+    made += await ensureHistoryPartitions(em, retentionClass, now, new Date(now.getTime() + PARTITIONS_AHEAD_MS));
+  }
+  return made;
+}
+
+/** A leaf of one class: the same period in the three tables. */
+export interface HistoryLeaf {
+  retentionClass: number;
+  /** Its period: received times (and event ids) in [startMs, endMs). */
+  startMs: number;
+  endMs: number;
+  /** `event_r7_20261127`; the delivery and attempt leaves are named alike. */
+  eventLeaf: string;
+}
+
+const LEAF_NAME = /^event_r(\d+)_(\d{4})(\d{2})(\d{2})$/;
+
+/** Every leaf of every class > 0, oldest first. */
+export async function historyLeaves(em: EntityManager): Promise<HistoryLeaf[]> {
+  const rows = await em.execute<{ relname: string }[]>(`
+    select c.relname from pg_inherits i
+    join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
+    where p.relname ~ '^event_r[0-9]+$' and p.relname <> 'event_r0'`);
+  const leaves: HistoryLeaf[] = [];
+  for (const { relname } of rows) {
+    const match = LEAF_NAME.exec(relname);
+    if (!match) continue;
+    const retentionClass = Number(match[1]);
+    const startMs = Date.UTC(Number(match[2]), Number(match[3]) - 1, Number(match[4]));
+    leaves.push({ retentionClass, startMs, endMs: startMs + periodDays(retentionClass) * DAY_MS, eventLeaf: relname });
+  }
+  return leaves.sort((a, b) => a.startMs - b.startMs || a.retentionClass - b.retentionClass);
+}
+
+/** Whether every event a leaf can hold is past its class's retention at `nowMs`. */
+export function leafExpired(leaf: HistoryLeaf, nowMs: number): boolean {
+  return leaf.endMs + leaf.retentionClass * DAY_MS <= nowMs;
+}
+
+export interface DropResult {
+  /** Leaves dropped (each the same period of the three tables). */
+  leaves: number;
+  /** Events moved to a longer class before their leaf was dropped (accounts whose retention grew). */
+  moved: number;
+}
+
+/**
+ * Moves the rows of `leaf` that must be kept longer than its class (accounts whose current
+ * retention is longer: an upgrade since) to their account's current class, in one
+ * transaction; returns how many events moved. Row movement is an UPDATE of the partition
+ * key, so a statement updating one of them meanwhile fails rather than writing to a copy.
+ */
+async function keepLongerRetained(em: EntityManager, leaf: HistoryLeaf): Promise<number> {
+  const accounts = await em.execute<{ id: string; retention_class: number }[]>(`
+    select a.id, ${retentionClassSql('a')} as retention_class from account a
+    where ${retentionClassSql('a')} > ? and exists (select 1 from ${leaf.eventLeaf} e where e.account_id = a.id)`, [leaf.retentionClass]);
+  let moved = 0;
+  for (const account of accounts) {
+    const to = Number(account.retention_class);
+    await ensureHistoryPartitions(em, to, new Date(leaf.startMs), new Date(leaf.endMs - 1));
+    const fromId = firstIdAt('event', leaf.startMs);
+    const toId = firstIdAt('event', leaf.endMs);
+    await em.transactional(async (tx) => {
+      const params = [to, leaf.retentionClass, account.id, fromId, toId];
+      for (const table of ['attempt', 'delivery'] as const) {
+        await tx.execute(`update ${table} set retention_class = ? where retention_class = ? and account_id = ? and event_id >= ? and event_id < ?`, params);
+      }
+      const [row] = await tx.execute<{ n: number }[]>(`
+        with m as (update event set retention_class = ? where retention_class = ? and account_id = ? and id >= ? and id < ? returning 1)
+        select count(*)::int as n from m`, params);
+      moved += row?.n ?? 0;
+    });
+  }
+  return moved;
+}
+
+/** Detaches (CONCURRENTLY: neither reads nor writes of the table wait) and drops one leaf of one table. */
+async function detachAndDrop(em: EntityManager, table: string, retentionClass: number, leafName: string): Promise<void> {
+  const [state] = await em.execute<{ pending: boolean | null; exists: boolean }[]>(`
+    select to_regclass(?) is not null as exists,
+           (select i.inhdetachpending from pg_inherits i where i.inhrelid = to_regclass(?)) as pending`, [leafName, leafName]);
+  if (!state?.exists) return;
+  const parent = `${table}_r${retentionClass}`;
+  if (state.pending === true) await em.execute(`alter table ${parent} detach partition ${leafName} finalize`);
+  else if (state.pending === false) await em.execute(`alter table ${parent} detach partition ${leafName} concurrently`);
+  await em.execute(`drop table if exists ${leafName}`);
+}
+
+/**
+ * Drops every leaf whose events are all past their retention at `now` (see above), after
+ * moving out what must be kept longer. Safe to run from several processes at once: a leaf
+ * another process is dropping is skipped.
+ */
+export async function dropExpiredPartitions(orm: Orm, options: { now?: Date; signal?: AbortSignal } = {}): Promise<DropResult> {
+  const nowMs = (options.now ?? new Date()).getTime();
+  const em = orm.em.fork();
+  const result: DropResult = { leaves: 0, moved: 0 };
+  for (const leaf of await historyLeaves(em)) {
+    if (options.signal?.aborted) break;
+    if (!leafExpired(leaf, nowMs)) continue;
+    try {
+      result.moved += await keepLongerRetained(em, leaf);
+      for (const table of HISTORY_TABLES) await detachAndDrop(em, table, leaf.retentionClass, leaf.eventLeaf.replace(/^event/, table));
+      result.leaves++;
+    } catch (error) {
+      // another process is dropping it (its detach is pending or done): it finishes the leaf
+      if (!isConcurrentDrop(error)) throw error;
+    }
+  }
+  return result;
+}
+
+/** A detach or drop that failed because another process got there first. */
+function isConcurrentDrop(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  // undefined_table, object_not_in_prerequisite_state (detach pending elsewhere), lock_not_available, deadlock
+  return code === '42P01' || code === '55000' || code === '55P03' || code === '40P01';
+}
