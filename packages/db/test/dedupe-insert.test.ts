@@ -4,7 +4,7 @@
  * duplicates name the original and are neither stored nor counted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '@hook/core';
+import { firstIdAt, newId } from '@hook/core';
 import { createOrm, insertEvents, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
@@ -32,10 +32,11 @@ afterAll(async () => {
   await database.drop();
 });
 
-function keyed(key: string | null, endpoint = endpointId): NewEvent {
+function keyed(key: string | null, endpoint = endpointId, receivedAtMs = Date.now()): NewEvent {
   return {
-    id: newId('event'), accountId, endpointId: endpoint, type: null, method: 'POST', path: '', query: '', headers: { 'x-delivery': key ?? '' }, body: Buffer.from(key ?? 'none'),
-    contentType: null, size: 1, receivedAt: new Date(), status: 'pending', dedupeKey: key,
+    // an id of exactly this time (newId never goes back in time within a process)
+    id: firstIdAt('event', receivedAtMs).slice(0, -16) + newId('event').slice(-16), accountId, endpointId: endpoint, type: null, method: 'POST', path: '', query: '', headers: { 'x-delivery': key ?? '' }, body: Buffer.from(key ?? 'none'),
+    contentType: null, size: 1, receivedAt: new Date(receivedAtMs), status: 'pending', dedupeKey: key,
   };
 }
 
@@ -65,5 +66,22 @@ describe('insertEvents with dedupe keys', () => {
     expect(rows.map((row) => row.dedupe_key).sort()).toEqual(keys);
     const ids = new Set(rows.map((row) => row.id));
     for (const outcome of outcomes) if (!outcome.stored && outcome.reason === 'duplicate') expect(ids.has(outcome.originalId)).toBe(true);
+  });
+
+  it('copies either side of a partition boundary (two partitions, no shared index) at once: each key stored once', async () => {
+    // the next period of the account's class (pro: 90 days, 3-day periods; partitions.ts) begins at `boundary`
+    const day = Math.floor(Date.now() / 86_400_000);
+    const boundary = (day - (day % 3) + 3) * 86_400_000;
+    const keys = Array.from({ length: 12 }, (_, i) => `edge-${i}`);
+    const batches = keys.flatMap((key) => [[keyed(key, endpointId, boundary - 1)], [keyed(key, endpointId, boundary + 1)]]);
+    const outcomes = (await Promise.all(batches.map((batch) => insertEvents(orm, batch)))).flat();
+    expect(outcomes.filter((outcome) => outcome.stored)).toHaveLength(keys.length);
+    const rows = await sql(`select dedupe_key, tableoid::regclass::text as leaf from event where dedupe_key like 'edge-%'`);
+    expect(rows.map((row) => row.dedupe_key).sort()).toEqual([...keys].sort());
+    // the two receive times are stored in two partitions
+    const [before, after] = [keyed(null, endpointId, boundary - 1), keyed(null, endpointId, boundary + 1)];
+    await insertEvents(orm, [before, after]);
+    const leaves = await sql('select tableoid::regclass::text as leaf from event where id in (?, ?)', [before.id, after.id]);
+    expect(new Set(leaves.map((row) => row.leaf)).size).toBe(2);
   });
 });
