@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@hook/core';
-import { createOrm, EventWriter, type NewEvent, type Orm } from '../src/index.ts';
+import { createOrm, EventWriter, retentionClassSql, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 import { insertEndpoint } from './rows.ts';
@@ -81,9 +81,10 @@ describe('EventWriter', () => {
     const blocker = orm.em.fork();
     await blocker.begin();
     await blocker.getConnection().execute(
-      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at)
-       values (?, ?, ?, 'POST', '', '', '{}', '\\x', 0, now())`,
-      [stuck.id, accountId, endpointId], 'run', blocker.getTransactionContext(),
+      // in the partition the writer stores the account's events in (its retention class)
+      `insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, retention_class)
+       select ?, ?, ?, 'POST', '', '', '{}', '\\x', 0, now(), ${retentionClassSql('a')} from account a where a.id = ?`,
+      [stuck.id, accountId, endpointId, accountId], 'run', blocker.getTransactionContext(),
     );
     const stuckWrite = writer.write(stuck);
     let stuckSettled = false;

@@ -90,10 +90,11 @@ function swapInPartitionedParents(): string {
         alter table ${table} drop constraint ${table}_r0_class_check;
         create unique index ${unique.name.replace(/_idx$/, '_key')} on only ${table} (${unique.columns});
         ${indexes.map((index) => `
-        alter index ${index.name} rename to ${index.name}_r0;
+        alter index ${index.name} rename to ${table}_r0_${index.name.slice(table.length + 1)};
         create index ${index.name} on only ${table} ${index.definition};`).join('')}
         -- attaching the table attaches its indexes that match the parent's (none is rebuilt)
         alter table ${table} attach partition ${table}_r0 for values in (0);
+        alter index ${unique.name} rename to ${table}_r0_${unique.name.slice(table.length + 1).replace(/_idx$/, '_key')};
         comment on column ${table}.retention_class is 'Days the account kept events when the event was received; 0: from before partitioning (migration 019). Leaves are ranged on ${rangeKey}.';`).join('');
   return `
     do $swap$
@@ -151,6 +152,27 @@ const HISTORY_FUNCTIONS = `
   end
   $$;
 
+  -- names the indexes ATTACH made on a class or leaf after the top parent's: event_r7_20261127_account_idx
+  create or replace function hook_name_history_indexes(partition text) returns void
+  language plpgsql as $$
+  declare
+    idx record;
+  begin
+    for idx in
+      with recursive up(child, top) as (
+        select i.indexrelid, i.indexrelid from pg_index i where i.indrelid = to_regclass(format('%I', partition))
+        union all
+        select up.child, h.inhparent from up join pg_inherits h on h.inhrelid = up.top
+      )
+      select c.relname as name, t.relname as top
+      from up join pg_class c on c.oid = up.child join pg_class t on t.oid = up.top
+      where not exists (select 1 from pg_inherits h where h.inhrelid = up.top) and up.child <> up.top
+    loop
+      execute format('alter index %I rename to %I', idx.name, partition || '_' || regexp_replace(idx.top, '^(event|delivery|attempt)_', ''));
+    end loop;
+  end
+  $$;
+
   create or replace function hook_history_period_days(class int) returns int
   language sql immutable parallel safe as $$ select greatest(1, class / 30) $$;
 
@@ -173,6 +195,7 @@ const HISTORY_FUNCTIONS = `
         execute format('create table %I (like %I including defaults including constraints) partition by range (%I)',
                        t || '_r' || class, t, case when t = 'event' then 'id' else 'event_id' end);
         execute format('alter table %I attach partition %I for values in (%s)', t, t || '_r' || class, class);
+        perform hook_name_history_indexes(t || '_r' || class);
       end if;
     end loop;
     day := first_day - (first_day % period);
@@ -186,6 +209,7 @@ const HISTORY_FUNCTIONS = `
           end if;
           execute format('alter table %I attach partition %I for values from (%L) to (%L)', t || '_r' || class, leaf,
                          hook_history_bound(day * 86400000), hook_history_bound((day + period) * 86400000));
+          perform hook_name_history_indexes(leaf);
           made := made + 1;
         end if;
       end loop;
