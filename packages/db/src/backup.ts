@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo, type CopyStreamQuery } from 'pg-copy-streams';
+import { idTimeMs } from '@hook/core';
 import { MIGRATIONS } from './migrations/index.ts';
 import { createOrm, MIGRATIONS_TABLE } from './orm.ts';
 
@@ -509,6 +510,22 @@ export interface RestoreResult {
 }
 
 /**
+ * Moves the rows staged in `hook_restore_stage` into history table `table`, after making
+ * the partitions of each class for the span of their event ids (ids begin with their
+ * receive time).
+ */
+async function moveStagedHistory(client: pg.Client, schema: string, table: string): Promise<void> {
+  const key = table === 'event' ? 'id' : 'event_id';
+  const spans = await client.query<{ retention_class: number; first: string; last: string }>(
+    `select retention_class, min(${key}) as first, max(${key}) as last from hook_restore_stage where retention_class > 0 group by retention_class`);
+  for (const span of spans.rows) {
+    await client.query('select hook_ensure_history_partitions($1::int, $2::timestamptz, $3::timestamptz)', [span.retention_class, new Date(idTimeMs(span.first)), new Date(idTimeMs(span.last))]);
+  }
+  await client.query(`insert into ${IDENTIFIER(schema)}.${IDENTIFIER(table)} select * from hook_restore_stage`);
+  await client.query('drop table hook_restore_stage');
+}
+
+/**
  * Restores an archive into the database at `databaseUrl`, which must be empty (see
  * checkTarget): runs the relay's migrations up to the archive's, then, in one
  * transaction, COPYs every table in the archive's foreign-key order, checks each row
@@ -539,7 +556,11 @@ export async function restoreDatabase(databaseUrl: string, file: string, options
 
     await client.query('begin');
     const current = new Map<string, BackupColumn[]>();
-    for (const table of await schemaTables(client, schema)) current.set(table.name, await tableColumns(client, table.oid));
+    const partitioned = new Set<string>();
+    for (const table of await schemaTables(client, schema)) {
+      current.set(table.name, await tableColumns(client, table.oid));
+      if (table.kind === 'p') partitioned.add(table.name);
+    }
     for (const table of header.tables) {
       const columns = current.get(table.name);
       const same = columns?.length === table.columns.length && columns.every((column, index) => column.name === table.columns[index]!.name && column.type === table.columns[index]!.type);
@@ -552,7 +573,12 @@ export async function restoreDatabase(databaseUrl: string, file: string, options
 
     for (const table of header.tables) {
       const columns = table.columns.map((column) => IDENTIFIER(column.name)).join(', ');
-      const stream = client.query(copyFrom(`copy ${IDENTIFIER(schema)}.${IDENTIFIER(table.name)} (${columns}) from stdin (format binary)`));
+      // History (partitioned by retention class and time, partitions.ts) is loaded beside
+      // its table first: the partitions its rows need are made, then the rows moved in.
+      const staged = partitioned.has(table.name) && table.columns.some((column) => column.name === 'retention_class');
+      const into = staged ? 'hook_restore_stage' : `${IDENTIFIER(schema)}.${IDENTIFIER(table.name)}`;
+      if (staged) await client.query(`create temp table hook_restore_stage (like ${IDENTIFIER(schema)}.${IDENTIFIER(table.name)}) on commit drop`);
+      const stream = client.query(copyFrom(`copy ${into} (${columns}) from stdin (format binary)`));
       const failed = finished(stream);
       failed.catch(() => undefined);
       try {
@@ -570,6 +596,7 @@ export async function restoreDatabase(databaseUrl: string, file: string, options
         throw new BackupError(`loading table ${table.name} failed: ${(error as Error).message}`);
       }
       if (stream.rowCount !== table.rows) throw new BackupError(`table ${table.name}: the archive says ${table.rows} rows but ${stream.rowCount} were loaded; ${file} is damaged. Use another backup.`);
+      if (staged) await moveStagedHistory(client, schema, table.name);
     }
     const digest = reader.digest();
     const trailer = await reader.line(TRAILER_PREFIX.length + 64, false);
