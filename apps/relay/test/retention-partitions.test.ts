@@ -133,6 +133,16 @@ describe('retention by partition', () => {
     expect((await leavesOf(id)).event).toMatch(/^event_r45_\d{8}$/);
     expect(await missingPartitionCount()).toBeGreaterThan(before);
   });
+
+  it('an account that sets a retention of its own gets its partitions at once: its next event needs none made on the spot', async () => {
+    const enterprise = await account('enterprise');
+    const changed = await api(relay.baseUrl, 'PATCH', '/v1/account', { key: enterprise.key, json: { retention_days: 60 } });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    const before = await missingPartitionCount();
+    const id = await delivered(enterprise.url);
+    expect((await leavesOf(id)).event).toMatch(/^event_r60_\d{8}$/);
+    expect(await missingPartitionCount()).toBe(before);
+  });
 });
 
 async function missingPartitionCount(): Promise<number> {

@@ -22,7 +22,7 @@ export {
   claimPlaygroundSession, findPlaygroundSession, insertPlaygroundSession, PLAYGROUND_REMOVAL_GRACE_MS, removeExpiredPlaygrounds, type PlaygroundSession,
 } from './playground.ts';
 export {
-  dropExpiredPartitions, ensureHistoryPartitions, historyLeaves, maintainHistoryPartitions, PARTITIONS_AHEAD_MS, retentionClassSql, type DropResult, type HistoryLeaf,
+  dropExpiredPartitions, ensureClassPartitions, ensureHistoryPartitions, historyLeaves, maintainHistoryPartitions, PARTITIONS_AHEAD_MS, retentionClassSql, type DropResult, type HistoryLeaf,
 } from './partitions.ts';
 export { pruneExpiredEvents, retentionRanges, RETENTION_BATCH_PAUSE_MS, RETENTION_BATCH_SIZE, type PruneOptions, type PruneResult, type RetentionRange } from './retention-sql.ts';
 export { CONSOLE_SESSION_IDLE_MS, CONSOLE_SESSION_MAX_MS, deleteConsoleSession, findConsoleSessionKey, insertConsoleSession, touchConsoleSession } from './console-sessions.ts';

@@ -54,13 +54,22 @@ async function classesInUse(em: EntityManager): Promise<number[]> {
   return rows.map((row) => Number(row.c)).filter((c) => c > 0);
 }
 
-/** Makes the leaves every class in use needs from the current period to PARTITIONS_AHEAD_MS ahead. Returns how many were made. */
+/**
+ * Makes the leaves one class needs from the current period to PARTITIONS_AHEAD_MS ahead:
+ * for every class in use by the retention job, and at once for an account whose retention
+ * just changed (a plan change, an enterprise account's own retention), so that its next
+ * event finds its partition. Returns how many were made.
+ */
+export async function ensureClassPartitions(em: EntityManager, retentionClass: number, now: Date = new Date()): Promise<number> {
+  if (retentionClass <= 0) return 0;
+  return ensureHistoryPartitions(em, retentionClass, now, new Date(now.getTime() + PARTITIONS_AHEAD_MS));
+}
+
+/** Makes the leaves every class in use needs (ensureClassPartitions). Returns how many were made. */
 export async function maintainHistoryPartitions(orm: Orm, now: Date = new Date()): Promise<number> {
   const em = orm.em.fork();
   let made = 0;
-  for (const retentionClass of await classesInUse(em)) {
-    made += await ensureHistoryPartitions(em, retentionClass, now, new Date(now.getTime() + PARTITIONS_AHEAD_MS));
-  }
+  for (const retentionClass of await classesInUse(em)) made += await ensureClassPartitions(em, retentionClass, now);
   return made;
 }
 

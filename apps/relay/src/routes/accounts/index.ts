@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LockMode, type EntityManager } from '@mikro-orm/core';
 import { customDomainChallenge, HookError, newId, nextUsageMonthStart, PLAN_CHANGE_BLOCKED, PLAN_LIMITS, retentionDaysOf, type Plan } from '@hook/core';
-import { Account, enqueueNotification, PlanChange, readAccountUsage, type AccountUsage } from '@hook/db';
+import { Account, enqueueNotification, ensureClassPartitions, PlanChange, readAccountUsage, type AccountUsage } from '@hook/db';
 import { createAccount, createApiKey } from './new-account.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
 import { accountCreationRateLimit } from '../../plugins/rate-limit.ts';
@@ -166,6 +166,8 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
       current.plan = plan;
       return current;
     });
+    // its events are stored in its new retention's partitions from now on (docs/retention.md#partitions)
+    await ensureClassPartitions(request.em, retentionDaysOf(account.plan, account.retentionDays ?? null));
     return accountDetails(request.em, account);
   });
 }

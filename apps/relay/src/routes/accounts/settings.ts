@@ -9,10 +9,10 @@ import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
-  ALLOWLIST_EXCLUDES_CALLER, CUSTOM_DOMAIN_TAKEN, HookError, PLAN_LIMITS, PLAN_LIMIT_REACHED, PLANS, VALIDATION_FAILED,
+  ALLOWLIST_EXCLUDES_CALLER, CUSTOM_DOMAIN_TAKEN, HookError, PLAN_LIMITS, PLAN_LIMIT_REACHED, PLANS, retentionDaysOf, VALIDATION_FAILED,
   type FieldError, type Plan, type PlanLimits,
 } from '@hook/core';
-import { Account } from '@hook/db';
+import { Account, ensureClassPartitions } from '@hook/db';
 import { requireAdmin } from '../../plugins/auth.ts';
 import { addressAllowed, canonicalCidr } from '../../plugins/ip-allowlist.ts';
 import { AccountDetailsSchema, AccountUpdateSchema, errorResponses } from '../../schemas.ts';
@@ -149,6 +149,8 @@ export async function accountSettingsRoutes(app: FastifyInstance, options: Accou
     if (body.retention_days !== undefined) account.retentionDays = body.retention_days;
     if (body.email !== undefined) account.email = body.email;
     await request.em.flush();
+    // a retention of its own is a retention class: its next event finds its partition (docs/retention.md#partitions)
+    if (body.retention_days !== undefined) await ensureClassPartitions(request.em, retentionDaysOf(account.plan, account.retentionDays ?? null));
     // A new claim is pending, so only the domain given up can have been in effect.
     if (domainChanged && previousDomain) options.domains.invalidate(previousDomain);
     return accountDetails(request.em, account);
