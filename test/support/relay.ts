@@ -44,12 +44,14 @@ export interface TestRelayOptions {
    * same PostgreSQL. Its close() leaves the database to its owner.
    */
   sharing?: TestRelay;
+  /** Run on this database, which the caller made and drops (e.g. one reached through test/support/sql-capture.ts). */
+  database?: TestDatabase;
   /** Adds routes before the relay listens (tests of this harness itself). */
   routes?(app: FastifyInstance): void;
 }
 
 export async function startTestRelay(overrides: Partial<RelayConfig> = {}, options: TestRelayOptions = {}): Promise<TestRelay> {
-  const database = options.sharing?.database ?? await freshDatabase();
+  const database = options.sharing?.database ?? options.database ?? await freshDatabase();
   const orm = await createOrm({ databaseUrl: database.url, secretKey: TEST_SECRET_KEY_BYTES });
   // Test files sign up many accounts (and playground sessions) from 127.0.0.1; a test of a limit sets its own.
   const config: RelayConfig = { ...loadConfig({}), secretKey: TEST_SECRET_KEY_BYTES, port: 0, signupsPerAddressPerHour: 0, playgroundSessionsPerAddressPerHour: 0, ...overrides, databaseUrl: database.url };
@@ -90,7 +92,7 @@ export async function startTestRelay(overrides: Partial<RelayConfig> = {}, optio
       await worker?.stop();
       await app.close();
       await orm.close();
-      if (!options.sharing) await database.drop();
+      if (!options.sharing && !options.database) await database.drop();
       if (responses.drifts.length > 0) {
         throw new Error(`Answers drifted from their response schemas:\n${responses.drifts.map((drift) => `  ${drift.route} ${drift.status}: ${drift.errors.join('; ')}`).join('\n')}`);
       }

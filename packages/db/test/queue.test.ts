@@ -161,7 +161,7 @@ describe('fan-out', () => {
     expect([recordedA.held, recordedB.held]).toEqual([true, true]);
     // The listener's delivery is still pending, one retries: retrying wins.
     expect((await summarizeEvents(orm, [id!])).get(id!)).toMatchObject({ status: 'retrying', attemptCount: 2 });
-    const [listened] = await claimForListener(orm, { destinationId: fan.destinationIds[2]!, fromEventId: '', limit: 10, leaseMs: 60_000 });
+    const [listened] = await claimForListener(orm, { destinationId: fan.destinationIds[2]!, accountId, fromEventId: '', limit: 10, leaseMs: 60_000 });
     expect(listened).toMatchObject({ id, destinationType: 'cli', trigger: 'listen', destinationUrl: null });
     expect(await recorder.record(result(listened!, 200, { status: 'delivered' }))).toEqual({ held: true, eventStatus: 'retrying' });
     await sql('delete from destination where endpoint_id = ?', [fan.endpointId]);
@@ -174,9 +174,9 @@ describe('claimForListener', () => {
     const ids = await due(4, cli.endpointId);
     // Workers never take a cli destination's deliveries.
     expect((await claimDue(orm, claimOptions)).filter((delivery) => ids.includes(delivery.id))).toEqual([]);
-    const skipping = await claimForListener(orm, { destinationId: cli.destinationIds[0]!, fromEventId: firstIdAt('event', Date.now() + 60_000), limit: 10, leaseMs: 60_000 });
+    const skipping = await claimForListener(orm, { destinationId: cli.destinationIds[0]!, accountId, fromEventId: firstIdAt('event', Date.now() + 60_000), limit: 10, leaseMs: 60_000 });
     expect(skipping).toEqual([]);
-    const [one, two] = await Promise.all([1, 2].map(() => claimForListener(orm, { destinationId: cli.destinationIds[0]!, fromEventId: '', limit: 3, leaseMs: 60_000 })));
+    const [one, two] = await Promise.all([1, 2].map(() => claimForListener(orm, { destinationId: cli.destinationIds[0]!, accountId, fromEventId: '', limit: 3, leaseMs: 60_000 })));
     const claimed = [...one!, ...two!].map((delivery) => delivery.id);
     expect(claimed.sort()).toEqual([...ids].sort());
     expect(one!.map((delivery) => delivery.id)).toEqual([...one!.map((delivery) => delivery.id)].sort());

@@ -143,7 +143,7 @@ export class ListenSession {
     }
     this.#unregister = this.#options.listeners.add(this.#endpoint.destinationId!, this.#handle);
     // The destination is back: what was waiting for its retry is due now.
-    await makeDestinationsDue(this.#options.orm, [this.#endpoint.destinationId!]);
+    await makeDestinationsDue(this.#options.orm, this.#endpoint.accountId, [this.#endpoint.destinationId!]);
     this.#schedulePoll();
     this.#fill();
   }
@@ -155,8 +155,9 @@ export class ListenSession {
    */
   async #stillThere(): Promise<boolean> {
     const em = this.#options.orm.em.fork();
-    const endpoint = await em.findOne(Endpoint, { id: this.#endpoint.id, deletedAt: null }, { fields: ['status'] });
-    const destinations = endpoint ? await em.find(Destination, { endpointId: this.#endpoint.id, deletedAt: null }, { orderBy: { position: 'asc' } }) : [];
+    const accountId = this.#endpoint.accountId;
+    const endpoint = await em.findOne(Endpoint, { id: this.#endpoint.id, accountId, deletedAt: null }, { fields: ['status'] });
+    const destinations = endpoint ? await em.find(Destination, { endpointId: this.#endpoint.id, accountId, deletedAt: null }, { orderBy: { position: 'asc' } }) : [];
     if (this.#closed) return false;
     if (!endpoint || endpoint.status === 'disabled') {
       closeWithError(this.#options.socket, STREAM_CLOSE_CODES.endpointGone, new HookError(ENDPOINT_GONE, [this.#endpoint.id]));
@@ -171,8 +172,7 @@ export class ListenSession {
     // Mirror copies are what the endpoint's first destination is sent.
     if (!this.#serving) this.#mirrorAs = destinations[0]?.id ?? null;
     if (served && (served.listenerSeenAt?.getTime() ?? 0) < Date.now() - LISTENER_PRESENCE_MS / 2) {
-      served.listenerSeenAt = new Date();
-      await em.flush();
+      await em.nativeUpdate(Destination, { id: served.id, accountId }, { listenerSeenAt: new Date() });
     }
     return true;
   }
@@ -229,6 +229,7 @@ export class ListenSession {
           this.#freed = 0;
           const claimed = await claimForListener(this.#options.orm, {
             destinationId: this.#endpoint.destinationId!,
+            accountId: this.#endpoint.accountId,
             fromEventId: this.#fromEventId,
             limit: room,
             leaseMs: this.#options.leaseMs,
@@ -434,7 +435,7 @@ export class ListenSession {
    */
   async #recordLate(result: ResultMessage, late: NonNullable<ResultMessage['late']>): Promise<void> {
     if (!this.#serving) return; // a mirror copy's answer: never recorded
-    const [current] = await readDeliveries(this.#options.orm, [{ eventId: late.event_id, destinationId: this.#endpoint.destinationId! }]);
+    const [current] = await readDeliveries(this.#options.orm, this.#endpoint.accountId, [{ eventId: late.event_id, destinationId: this.#endpoint.destinationId! }]);
     const sent = { delivery_id: result.delivery_id, attempt: late.attempt, event: { id: late.event_id } };
     if (!current || current.accountId !== this.#endpoint.accountId) {
       this.#sendRecorded(sent, 'listen', null, true);

@@ -65,8 +65,8 @@ export class ListenerRegistry {
    * active again gives its listener what it held at once; sessions in other processes
    * claim at their next poll.
    */
-  async makeDue(orm: Orm, destinationIds: readonly string[]): Promise<void> {
-    await makeDestinationsDue(orm, destinationIds);
+  async makeDue(orm: Orm, accountId: string, destinationIds: readonly string[]): Promise<void> {
+    await makeDestinationsDue(orm, accountId, destinationIds);
     for (const id of destinationIds) this.wake(id);
   }
 

@@ -113,7 +113,7 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
     if (status === 'active' && endpoint.status === 'disabled') Object.assign(endpoint, { status: 'active', updatedAt: now });
     await request.em.flush();
     options.targets.invalidate(endpoint.ingestId);
-    if (comesBack) await options.listeners.makeDue(app.orm, [row.id]);
+    if (comesBack) await options.listeners.makeDue(app.orm, request.accountId, [row.id]);
     return presentDestination(row);
   });
 

@@ -146,7 +146,7 @@ export async function endpointRoutes(
     endpoint.updatedAt = now;
     await request.em.flush();
     options.targets.invalidate(endpoint.ingestId);
-    if (due.length > 0) await options.listeners.makeDue(app.orm, due.map((row) => row.id));
+    if (due.length > 0) await options.listeners.makeDue(app.orm, request.accountId, due.map((row) => row.id));
     return presentEndpoint(endpoint, destinations, publicBaseUrl(request, options.ingestBaseUrl));
   });
 

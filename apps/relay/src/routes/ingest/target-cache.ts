@@ -87,7 +87,7 @@ export class IngestTargetCache {
       { fields: ['id', 'accountId', 'status', 'verification', 'verificationSecret', 'response', 'handshake', 'handshakeSecret', 'dedupe'] },
     );
     const destinations = endpoint
-      ? await em.find(Destination, { endpointId: endpoint.id, deletedAt: null }, { fields: ['id', 'type', 'status', 'ratePerSecond', 'maxInFlight'], limit: 2 })
+      ? await em.find(Destination, { endpointId: endpoint.id, accountId: endpoint.accountId, deletedAt: null }, { fields: ['id', 'type', 'status', 'ratePerSecond', 'maxInFlight'], limit: 2 })
       : [];
     const only = destinations.length === 1 ? destinations[0]! : undefined;
     const sole = only && only.status === 'active' && (only.type === 'cli' || (only.ratePerSecond === null && only.maxInFlight === null)) ? { id: only.id, type: only.type } : null;

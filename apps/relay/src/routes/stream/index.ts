@@ -68,7 +68,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
       accountId: endpoint.accountId,
       name: endpoint.name,
       url: `${publicBaseUrl(request, options.ingestBaseUrl)}/v1/ingest/${endpoint.ingestId}`,
-      destinationId: (await request.em.findOne(Destination, { endpointId: endpoint.id, type: 'cli', deletedAt: null }, { orderBy: { position: 'asc' } }))?.id ?? null,
+      destinationId: (await request.em.findOne(Destination, { endpointId: endpoint.id, accountId: endpoint.accountId, type: 'cli', deletedAt: null }, { orderBy: { position: 'asc' } }))?.id ?? null,
     };
   }
 

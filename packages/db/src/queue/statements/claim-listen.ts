@@ -21,6 +21,10 @@
  *
  * As the workers' claim (claim-due.ts): an ordered walk of delivery_due_idx that stops at
  * the limit, whatever the statistics say (QUEUE_SESSION_SETTINGS, executor.ts).
+ *
+ * Every table, in every subquery, is filtered by the destination's account (`$7`), which
+ * the destination id alone implies: so the claim stays routable to one account's shard on
+ * a PostgreSQL distributed by account (docs/scaling.md).
  */
 import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
@@ -30,6 +34,8 @@ import { CLAIMED_COLUMNS, DESTINATION_OPEN, oldestFirst, type ClaimedRow } from 
 
 export interface ListenClaimOptions {
   destinationId: string;
+  /** The destination's account. */
+  accountId: string;
   /** Deliveries of events received before this id are left alone (--skip-missed); '' takes all. */
   fromEventId: string;
   limit: number;
@@ -44,11 +50,11 @@ const CLAIM_LISTEN: NamedStatement = {
   text: `
     with due as materialized (
       select l.event_id from delivery l
-      where l.destination_id = $1 and l.next_attempt_at <= now() and l.event_id >= $2
+      where l.destination_id = $1 and l.account_id = $7 and l.next_attempt_at <= now() and l.event_id >= $2
         and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
         and (l.lease_id is null or l.locked_until < now())
-        and ($6::text[] is null or exists (select 1 from event t where t.id = l.event_id and t.type = any($6::text[])))
-        and exists (select 1 from destination d join endpoint p on p.id = d.endpoint_id where d.id = $1 and ${DESTINATION_OPEN})
+        and ($6::text[] is null or exists (select 1 from event t where t.id = l.event_id and t.account_id = $7 and t.type = any($6::text[])))
+        and exists (select 1 from destination d join endpoint p on p.id = d.endpoint_id and p.account_id = $7 where d.id = $1 and d.account_id = $7 and ${DESTINATION_OPEN})
       order by l.destination_id, l.next_attempt_at, l.event_id
       limit $3
       for update of l skip locked
@@ -59,11 +65,12 @@ const CLAIM_LISTEN: NamedStatement = {
     from due, event e, destination d, endpoint p
     where l.destination_id = $1 and l.event_id = due.event_id
       and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
+      and l.account_id = $7 and e.account_id = $7 and d.account_id = $7 and p.account_id = $7
     returning ${CLAIMED_COLUMNS}`,
 };
 
 /** Claims due deliveries of one `cli` destination for a listen session (see above), oldest first. */
 export async function claimForListener(orm: Orm, options: ListenClaimOptions): Promise<ClaimedDelivery[]> {
-  const rows = await runStatement<ClaimedRow>(orm, CLAIM_LISTEN, [options.destinationId, options.fromEventId, options.limit, options.leaseMs, randomToken(9), options.eventTypes ?? null]);
+  const rows = await runStatement<ClaimedRow>(orm, CLAIM_LISTEN, [options.destinationId, options.fromEventId, options.limit, options.leaseMs, randomToken(9), options.eventTypes ?? null, options.accountId]);
   return oldestFirst(orm, rows);
 }

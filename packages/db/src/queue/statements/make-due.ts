@@ -2,7 +2,9 @@
  * Makes a destination's waiting deliveries due now and wakes the workers: when a
  * listener connects (its `cli` destination's retrying deliveries), when a destination
  * is re-enabled or resumed, or its endpoint is. Deliveries in flight are left alone.
- * The claim's per-destination capacity paces what this releases.
+ * The claim's per-destination capacity paces what this releases. The destinations are
+ * one account's, and the statement says so (`account_id`), so it stays routable to that
+ * account's shard (docs/scaling.md).
  */
 import type { Orm } from '../../orm.ts';
 import { runStatement } from '../executor.ts';
@@ -13,7 +15,7 @@ const MAKE_DUE = {
   text: `
     with due as (
       update delivery l set next_attempt_at = now()
-      where l.destination_id = any($1::text[]) and l.status in ('pending', 'retrying')
+      where l.destination_id = any($1::text[]) and l.account_id = $3 and l.status in ('pending', 'retrying')
         and (l.next_attempt_at is null or l.next_attempt_at > now())
         and (l.lease_id is null or l.locked_until < now())
       returning 1
@@ -21,10 +23,10 @@ const MAKE_DUE = {
     select count(*)::int as n, pg_notify($2, '') from due`,
 };
 
-/** Makes the destinations' pending and retrying deliveries due now; returns how many moved. */
-export async function makeDestinationsDue(orm: Orm, destinationIds: readonly string[]): Promise<number> {
+/** Makes the destinations' (of one account) pending and retrying deliveries due now; returns how many moved. */
+export async function makeDestinationsDue(orm: Orm, accountId: string, destinationIds: readonly string[]): Promise<number> {
   if (destinationIds.length === 0) return 0;
-  const [row] = await runStatement<{ n: number }>(orm, MAKE_DUE, [destinationIds, DUE_CHANNEL]);
+  const [row] = await runStatement<{ n: number }>(orm, MAKE_DUE, [destinationIds, DUE_CHANNEL, accountId]);
   return row?.n ?? 0;
 }
 

@@ -2,7 +2,8 @@
  * Gives a claimed delivery back untried: no attempt is counted. Used when a worker shuts
  * down before sending it, when a listener disconnects before answering (the next
  * listener gets it), and when its transformation found no free thread in time (due
- * again a little later, `dueAt`, so its lease cannot run out while it waits).
+ * again a little later, `dueAt`, so its lease cannot run out while it waits). The account
+ * filter, implied by the key, keeps it routable to one account's shard (docs/scaling.md).
  */
 import type { Orm } from '../../orm.ts';
 import { runStatement } from '../executor.ts';
@@ -12,9 +13,9 @@ const RELEASE = {
   movesDeliveries: true,
   name: 'hook_release_lease',
   text: `update delivery set lease_id = null, locked_until = null, next_attempt_at = coalesce($4, next_attempt_at)
-         where event_id = $1 and destination_id = $2 and lease_id = $3`,
+         where event_id = $1 and destination_id = $2 and lease_id = $3 and account_id = $5`,
 };
 
-export async function releaseLease(orm: Orm, delivery: Pick<ClaimedDelivery, 'id' | 'destinationId' | 'leaseId'>, dueAt: Date | null = null): Promise<void> {
-  await runStatement(orm, RELEASE, [delivery.id, delivery.destinationId, delivery.leaseId, dueAt]);
+export async function releaseLease(orm: Orm, delivery: Pick<ClaimedDelivery, 'id' | 'destinationId' | 'leaseId' | 'accountId'>, dueAt: Date | null = null): Promise<void> {
+  await runStatement(orm, RELEASE, [delivery.id, delivery.destinationId, delivery.leaseId, dueAt, delivery.accountId]);
 }

@@ -3,6 +3,10 @@
  * `cli`, whatever their status (a replay is an explicit request; a paused destination's
  * too). A delivery whose attempt is running right now (a live lease) is not queued
  * again: that attempt's result would clear the request.
+ *
+ * Every table of both statements is filtered by the account (`account_id`), in every
+ * CTE, though ids alone would find the same rows: so each statement stays routable to one
+ * account's shard on a PostgreSQL distributed by account (docs/scaling.md).
  */
 import { firstIdAt, randomToken, type EventStatus } from '@hook/core';
 import type { Orm } from '../../orm.ts';
@@ -30,7 +34,7 @@ const REPLAY_ONE = {
     with target as materialized (
       select l.event_id, l.destination_id, d.type, d.deleted_at is null and p.deleted_at is null as live,
              (l.lease_id is null or l.locked_until < now()) as free
-      from delivery l join destination d on d.id = l.destination_id join endpoint p on p.id = l.endpoint_id
+      from delivery l join destination d on d.id = l.destination_id and d.account_id = $2 join endpoint p on p.id = l.endpoint_id and p.account_id = $2
       where l.event_id = $1 and l.account_id = $2 and ($3::text is null or l.destination_id = $3)
       for update of l
     ),
@@ -41,12 +45,13 @@ const REPLAY_ONE = {
       from target t, event e, destination d, endpoint p
       where l.event_id = t.event_id and l.destination_id = t.destination_id and t.live and t.free and t.type = 'url'
         and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
+        and l.account_id = $2 and e.account_id = $2 and d.account_id = $2 and p.account_id = $2
       returning ${CLAIMED_COLUMNS}
     ),
     queued as (
       update delivery l set next_trigger = 'replay', next_attempt_at = now()
       from target t
-      where l.event_id = t.event_id and l.destination_id = t.destination_id and t.live and t.free and t.type = 'cli'
+      where l.event_id = t.event_id and l.destination_id = t.destination_id and t.live and t.free and t.type = 'cli' and l.account_id = $2
       returning l.event_id, l.destination_id
     )
     select 'claimed' as outcome, c.* from claimed c
@@ -91,9 +96,9 @@ const REPLAY_MANY = {
     with picked as (
       select l.event_id, l.destination_id, d.type
       from event e
-      join delivery l on l.event_id = e.id
-      join destination d on d.id = l.destination_id
-      join endpoint p on p.id = l.endpoint_id
+      join delivery l on l.event_id = e.id and l.account_id = $1
+      join destination d on d.id = l.destination_id and d.account_id = $1
+      join endpoint p on p.id = l.endpoint_id and p.account_id = $1
       where e.account_id = $1 and ($5::text is null or e.id >= $5) and ($6::text is null or e.id < $6)
         and d.deleted_at is null and p.deleted_at is null
         and p.kind = 'user' -- account notifications are replayed one by one (docs/notifications.md)
@@ -106,7 +111,7 @@ const REPLAY_MANY = {
     ),
     queued as (
       update delivery l set next_trigger = 'replay', next_attempt_at = now()
-      from picked where l.event_id = picked.event_id and l.destination_id = picked.destination_id
+      from picked where l.event_id = picked.event_id and l.destination_id = picked.destination_id and l.account_id = $1
       returning l.event_id, picked.type
     )
     select count(distinct event_id)::int as events, count(*)::int as deliveries,
