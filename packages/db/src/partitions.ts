@@ -1,15 +1,17 @@
 /**
- * History partitions (docs/retention.md#partitions; made by migration 019): `event`,
- * `delivery` and `attempt` are LIST-partitioned by `retention_class` (the days the account
- * kept events when the event was received) and each class RANGE-partitioned by event id in
- * periods of `hook_history_period_days(class)` days, the same leaves in the three tables.
+ * History partitions (docs/retention.md#partitions; made by migration 019): `event` and
+ * `attempt` are LIST-partitioned by `retention_class` (the days the account kept events
+ * when the event was received) and each class RANGE-partitioned by event id in periods of
+ * `hook_history_period_days(class)` days, the same leaves in both tables. `delivery`, the
+ * queue, is one table (migration 019 says why) with the same class column.
  *
  * - Leaves are made ahead of need (maintainHistoryPartitions, from the retention job), and
  *   on the spot when ingest meets a missing one (insert-events.ts: reported through
  *   `onMissingPartition`, then the batch is stored).
  * - Expired history leaves whole (dropExpiredPartitions): a leaf whose period ended more
  *   than its class's days ago is detached CONCURRENTLY (ingest and reads never wait on it)
- *   and dropped, in time independent of its rows. Before that, the rows of accounts whose
+ *   and dropped, in time independent of its rows, after one range delete of its events'
+ *   deliveries (narrow rows; the only rows a drop deletes). Before that, the rows of accounts whose
  *   retention grew since (an upgrade) are moved to their new class: the longer retention
  *   wins, as it always has (retention-sql.ts).
  * - Class 0 (history from before migration 019) keeps the row-by-row pass.
@@ -19,8 +21,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from './orm.ts';
 
 export const DAY_MS = 86_400_000;
-/** The tables partitioned alike; leaves are dropped in this order (an event's attempts and deliveries before it). */
-export const HISTORY_TABLES = ['attempt', 'delivery', 'event'] as const;
+/** The tables partitioned alike; leaves are dropped in this order (an event's attempts before it). */
+export const HISTORY_TABLES = ['attempt', 'event'] as const;
 /** How far ahead of now leaves are made, so ingest never waits for one. */
 export const PARTITIONS_AHEAD_MS = 3 * DAY_MS;
 
@@ -79,7 +81,7 @@ export interface HistoryLeaf {
   /** Its period: received times (and event ids) in [startMs, endMs). */
   startMs: number;
   endMs: number;
-  /** `event_r7_20261127`; the delivery and attempt leaves are named alike. */
+  /** `event_r7_20261127`; the attempt leaf is named alike. */
   eventLeaf: string;
 }
 
@@ -108,7 +110,7 @@ export function leafExpired(leaf: HistoryLeaf, nowMs: number): boolean {
 }
 
 export interface DropResult {
-  /** Leaves dropped (each the same period of the three tables). */
+  /** Leaves dropped (each the same period of both tables). */
   leaves: number;
   /** Events moved to a longer class before their leaf was dropped (accounts whose retention grew). */
   moved: number;
@@ -144,6 +146,13 @@ async function keepLongerRetained(em: EntityManager, leaf: HistoryLeaf): Promise
   return moved;
 }
 
+/** Deletes the deliveries of a leaf's events: one range scan of the delivery primary key (event_id first). */
+async function removeDeliveries(em: EntityManager, leaf: HistoryLeaf): Promise<void> {
+  await em.execute('delete from delivery where event_id >= ? and event_id < ? and retention_class = ?', [
+    firstIdAt('event', leaf.startMs), firstIdAt('event', leaf.endMs), leaf.retentionClass,
+  ]);
+}
+
 /** Detaches (CONCURRENTLY: neither reads nor writes of the table wait) and drops one leaf of one table. */
 async function detachAndDrop(em: EntityManager, table: string, retentionClass: number, leafName: string): Promise<void> {
   const [state] = await em.execute<{ pending: boolean | null; exists: boolean }[]>(`
@@ -170,6 +179,7 @@ export async function dropExpiredPartitions(orm: Orm, options: { now?: Date; sig
     if (!leafExpired(leaf, nowMs)) continue;
     try {
       result.moved += await keepLongerRetained(em, leaf);
+      await removeDeliveries(em, leaf);
       for (const table of HISTORY_TABLES) await detachAndDrop(em, table, leaf.retentionClass, leaf.eventLeaf.replace(/^event/, table));
       result.leaves++;
     } catch (error) {

@@ -370,10 +370,7 @@ describe('the record statement plan', () => {
 });
 
 describe('refreshQueueStatistics', () => {
-  // the planner's estimate of the partitioned table: its partitions' (-1: never analysed)
-  const estimatedRows = async (): Promise<number> => Number((await sql(`
-    select coalesce(sum(c.reltuples) filter (where c.reltuples > 0), 0) as reltuples
-    from pg_partition_tree('delivery') t join pg_class c on c.oid = t.relid where t.isleaf`))[0].reltuples);
+  const estimatedRows = async (): Promise<number> => Number((await sql(`select reltuples from pg_class where relname = 'delivery'`))[0].reltuples);
 
   it('analyses a table with rows, and leaves an emptied one as it was so it is not taken for empty while it refills', async () => {
     await due(300);
