@@ -1,6 +1,13 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** The three tables that grow with events, each with the column its leaves are ranged on. */
+/**
+ * The history tables that are partitioned, each with the column its leaves are ranged on.
+ * `delivery` (the queue) is not: the delivery claim walks each open destination's due and
+ * leased deliveries, one index probe each; partitioned, that became one probe per
+ * destination per partition (measured: an empty claim over 100 destinations took 0.16 ms
+ * on one table, 25 ms over 78 partitions). Its rows of a dropped partition are deleted by
+ * one range delete on its primary key (partitions.ts); it gets the class column too.
+ */
 const HISTORY = [
   {
     table: 'event', rangeKey: 'id',
@@ -10,14 +17,6 @@ const HISTORY = [
     indexes: [
       { name: 'event_account_idx', definition: '(account_id, id)' },
       { name: 'event_endpoint_idx', definition: '(endpoint_id, id)' },
-    ],
-  },
-  {
-    table: 'delivery', rangeKey: 'event_id',
-    unique: { name: 'delivery_event_destination_class_idx', columns: 'event_id, destination_id, retention_class' },
-    indexes: [
-      { name: 'delivery_due_idx', definition: '(destination_id, next_attempt_at, event_id) where next_attempt_at is not null' },
-      { name: 'delivery_leased_idx', definition: '(destination_id, locked_until) where lease_id is not null' },
     ],
   },
   {
@@ -31,21 +30,22 @@ const HISTORY = [
  * History partitioned by retention class and time (docs/retention.md#partitions), made
  * online: no row is copied, and ingest waits only for one short catalog transaction.
  *
- * `event`, `delivery` and `attempt` become partitioned tables, LIST by `retention_class`
+ * `event` and `attempt` become partitioned tables, LIST by `retention_class`
  * (the days the account kept events when the event was received; 0 = rows from before
  * this migration, or written without a class), each class RANGE by event id (ids begin
  * with their receive time) in periods of `hook_history_period_days(class)` days, with the
- * same bounds in the three tables. Expired history goes by detaching and dropping whole
+ * same bounds in both tables (`delivery` gets the class column: see HISTORY). Expired history goes by detaching and dropping whole
  * leaves (partitions.ts); class 0 keeps the row-by-row pass until it is empty.
  *
  * Online, in three steps (the migration is not one transaction):
- * 1. the column (a constant default: no rewrite), a `retention_class = 0` check validated
+ * 1. the column (a constant default: no rewrite) and a `retention_class = 0` check, in one
+ *    ALTER per table under a short lock timeout (withShortLocks), the check validated
  *    without blocking writes, and the unique indexes holding the partition keys built
  *    CONCURRENTLY on the existing tables;
- * 2. one short transaction (retried on lock_timeout, so it never queues ingest behind a long
- *    query): rename each table to `<table>_r0`, create the partitioned parent under the old
- *    name with its indexes, attach the old table as class 0 (its check proves the bound:
- *    no scan; its indexes match the parent's and are attached, not rebuilt);
+ * 2. one short transaction (withShortLocks, so it never queues ingest behind a long query):
+ *    lock the tables, rename each to `<table>_r0`, create the partitioned parent under
+ *    the old name with its indexes, attach the old table as class 0 (its check proves the
+ *    bound: no scan; its indexes match the parent's and are attached, not rebuilt);
  * 3. the functions the relay uses to make partitions ahead of need, and the partitions of
  *    the classes in use for the current periods.
  * Statements prepared before step 2 are planned again against the new parent (PostgreSQL
@@ -71,18 +71,61 @@ export class PartitionedHistory extends Migration {
 
   private swapInParents(): void {
     for (const { table, unique } of HISTORY) {
-      this.addSql(`alter table ${table} add column if not exists retention_class smallint not null default 0;`);
-      this.addSql(`alter table ${table} drop constraint if exists ${table}_r0_class_check;`);
-      this.addSql(`alter table ${table} add constraint ${table}_r0_class_check check (retention_class = 0) not valid;`);
+      // an ACCESS EXCLUSIVE lock, if only for a moment: never queued behind a long query (ingest would queue behind it)
+      this.addSql(withShortLocks(`
+          alter table ${table} add column if not exists retention_class smallint not null default 0,
+            drop constraint if exists ${table}_r0_class_check,
+            add constraint ${table}_r0_class_check check (retention_class = 0) not valid;`));
       this.addSql(`alter table ${table} validate constraint ${table}_r0_class_check;`);
       this.addSql(`drop index concurrently if exists ${unique.name};`); // an earlier attempt's, possibly invalid
       this.addSql(`create unique index concurrently ${unique.name} on ${table} (${unique.columns});`);
     }
+    this.addSql(withShortLocks(`alter table delivery add column if not exists retention_class smallint not null default 0;`));
     this.addSql(swapInPartitionedParents());
   }
 }
 
-/** Step 2: one DO block (one transaction), retried while a lock is not granted within a second. */
+/**
+ * How long a lock of this migration is waited for before it gives up and tries again.
+ * Ingest queues behind a lock request, so this bounds what one try can hold it up; and it
+ * is below PostgreSQL's default deadlock_timeout (1 s): a statement of the previous
+ * release that holds `delivery` or `attempt` and waits for `event` (a prepared statement
+ * locks its tables in its plan's order) is then never the one a deadlock check cancels:
+ * this migration gives up first (measured with npm run bench:upgrade: with a 1 s timeout
+ * equal to deadlock_timeout, ingest statements failed with 'deadlock detected').
+ */
+const LOCK_TIMEOUT = '200ms';
+
+/**
+ * `statements` as one DO block (one transaction) whose locks are each waited for at most
+ * LOCK_TIMEOUT, retried from the start (up to 60 times, 0.2 s apart) when one is not
+ * granted in time or a deadlock is detected.
+ */
+function withShortLocks(statements: string): string {
+  return `
+    do $short$
+    declare
+      tries int := 0;
+    begin
+      loop
+        begin
+          set local lock_timeout = '${LOCK_TIMEOUT}';
+          ${statements}
+          exit;
+        exception when lock_not_available or deadlock_detected then
+          tries := tries + 1;
+          if tries >= 60 then raise; end if;
+          perform pg_sleep(0.2);
+        end;
+      end loop;
+    end
+    $short$;`;
+}
+
+/**
+ * Step 2: one short transaction. It locks the tables before changing any, so it
+ * never holds one while a long wait for another holds ingest up.
+ */
 function swapInPartitionedParents(): string {
   const steps = HISTORY.map(({ table, rangeKey, unique, indexes }) => `
         alter table ${table} rename to ${table}_r0;
@@ -96,27 +139,12 @@ function swapInPartitionedParents(): string {
         alter table ${table} attach partition ${table}_r0 for values in (0);
         alter index ${unique.name} rename to ${table}_r0_${unique.name.slice(table.length + 1).replace(/_idx$/, '_key')};
         comment on column ${table}.retention_class is 'Days the account kept events when the event was received; 0: from before partitioning (migration 019). Leaves are ranged on ${rangeKey}.';`).join('');
-  return `
-    do $swap$
-    declare
-      tries int := 0;
-    begin
-      loop
-        begin
-          set local lock_timeout = '1s';
+  return withShortLocks(`
+          lock table ${HISTORY.map(({ table }) => table).join(', ')} in access exclusive mode;
           ${steps}
           -- the dedupe key stays unique per leaf (and exact across leaves through ingest's
           -- advisory lock, insert-events.ts); the legacy table keeps its own index
-          alter index event_dedupe_key_idx rename to event_r0_dedupe_key_idx;
-          exit;
-        exception when lock_not_available then
-          tries := tries + 1;
-          if tries >= 60 then raise; end if;
-          perform pg_sleep(0.2);
-        end;
-      end loop;
-    end
-    $swap$;`;
+          alter index event_dedupe_key_idx rename to event_r0_dedupe_key_idx;`);
 }
 
 /**
@@ -128,7 +156,7 @@ function swapInPartitionedParents(): string {
  *   59 days' retention, then a thirtieth of it (90 → 3, 365 → 12), so a class has about 30
  *   leaves and a leaf is dropped at most one period after its last event expired;
  * - hook_ensure_history_partitions(class, from, to): makes the class and every leaf whose
- *   period meets [from, to] in the three tables, under an advisory lock (any number of
+ *   period meets [from, to] in both tables, under an advisory lock (any number of
  *   processes may call it; each leaf is made once). A leaf is made empty beside its parent
  *   and then ATTACHed, which takes a lock that neither reads nor writes wait for (CREATE
  *   TABLE … PARTITION OF would lock the class against both).
@@ -179,7 +207,7 @@ const HISTORY_FUNCTIONS = `
   create or replace function hook_ensure_history_partitions(class int, from_at timestamptz, to_at timestamptz) returns int
   language plpgsql as $$
   declare
-    tables text[] := array['event', 'delivery', 'attempt'];
+    tables text[] := array['event', 'attempt'];
     t text;
     period int := hook_history_period_days(class);
     first_day bigint := floor(extract(epoch from from_at) / 86400)::bigint;
