@@ -111,6 +111,12 @@ const NOT_ROUTED: NotRouted[] = [
     sometimes: true,
   },
   {
+    statement: /^delete from delivery where event_id >= \S+ and event_id < \S+ and retention_class = /,
+    kind: 'background',
+    why: "partition upkeep deletes a dropped leaf's deliveries (delivery is not partitioned) by a range of event ids in one class (partitions.ts); a multi-shard delete on Citus",
+    sometimes: true,
+  },
+  {
     statement: /^(alter table (event|delivery|attempt)_r\d+ detach partition|drop table if exists (event|delivery|attempt)_r\d+_\d+$)/,
     kind: 'background',
     why: 'partition upkeep drops an expired leaf whole: DDL, which Citus runs on the coordinator and propagates to every shard',
