@@ -153,16 +153,23 @@ async function removeDeliveries(em: EntityManager, leaf: HistoryLeaf): Promise<v
   ]);
 }
 
-/** Detaches (CONCURRENTLY: neither reads nor writes of the table wait) and drops one leaf of one table. */
-async function detachAndDrop(em: EntityManager, table: string, retentionClass: number, leafName: string): Promise<void> {
+/**
+ * Detaches (CONCURRENTLY: neither reads nor writes of the table wait) and drops one leaf of
+ * one table; returns whether this call dropped it (another process may have).
+ */
+async function detachAndDrop(em: EntityManager, table: string, retentionClass: number, leafName: string): Promise<boolean> {
   const [state] = await em.execute<{ pending: boolean | null; exists: boolean }[]>(`
     select to_regclass(?) is not null as exists,
            (select i.inhdetachpending from pg_inherits i where i.inhrelid = to_regclass(?)) as pending`, [leafName, leafName]);
-  if (!state?.exists) return;
+  if (!state?.exists) return false;
   const parent = `${table}_r${retentionClass}`;
   if (state.pending === true) await em.execute(`alter table ${parent} detach partition ${leafName} finalize`);
   else if (state.pending === false) await em.execute(`alter table ${parent} detach partition ${leafName} concurrently`);
-  await em.execute(`drop table if exists ${leafName}`);
+  const [dropped] = await em.execute<{ dropped: boolean }[]>(`
+    select to_regclass(?) is not null as dropped`, [leafName]);
+  if (!dropped?.dropped) return false;
+  await em.execute(`drop table ${leafName}`);
+  return true;
 }
 
 /**
@@ -180,14 +187,35 @@ export async function dropExpiredPartitions(orm: Orm, options: { now?: Date; sig
     try {
       result.moved += await keepLongerRetained(em, leaf);
       await removeDeliveries(em, leaf);
-      for (const table of HISTORY_TABLES) await detachAndDrop(em, table, leaf.retentionClass, leaf.eventLeaf.replace(/^event/, table));
-      result.leaves++;
+      let dropped = false;
+      for (const table of HISTORY_TABLES) dropped = await detachAndDrop(em, table, leaf.retentionClass, leaf.eventLeaf.replace(/^event/, table));
+      if (dropped) result.leaves++; // the event table's drop (the last) was this pass's
     } catch (error) {
       // another process is dropping it (its detach is pending or done): it finishes the leaf
       if (!isConcurrentDrop(error)) throw error;
     }
   }
+  await dropDetachedLeaves(em);
   return result;
+}
+
+/**
+ * Drops history partitions left detached (a pass that detached one and stopped, or lost a
+ * race, before dropping it): only a drop detaches one, so a table of a partition's name
+ * that is no partition is one to drop.
+ */
+async function dropDetachedLeaves(em: EntityManager): Promise<void> {
+  const rows = await em.execute<{ relname: string }[]>(`
+    select c.relname from pg_class c
+    where c.relkind = 'r' and not c.relispartition and c.relname ~ '^(event|attempt)_r[0-9]+_[0-9]{8}$'
+      and c.relnamespace = (select relnamespace from pg_class where oid = 'event'::regclass)`);
+  for (const { relname } of rows) {
+    try {
+      await em.execute(`drop table if exists ${relname}`);
+    } catch (error) {
+      if (!isConcurrentDrop(error)) throw error;
+    }
+  }
 }
 
 /** A detach or drop that failed because another process got there first. */

@@ -1,0 +1,46 @@
+/**
+ * History partitions made and dropped by many processes at once (partitions.ts): each
+ * partition is made exactly once whoever asks, and a partition several passes find expired
+ * is dropped once, with no pass failing.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createOrm, dropExpiredPartitions, ensureHistoryPartitions, historyLeaves, type Orm } from '../src/index.ts';
+import type { TestDatabase } from '../src/testing.ts';
+import { freshDatabase } from '../../../test/support/database.ts';
+
+const DAY_MS = 86_400_000;
+let database: TestDatabase;
+/** One ORM per "process", each with its own connections. */
+let orms: Orm[];
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  orms = await Promise.all(Array.from({ length: 4 }, () => createOrm({ databaseUrl: database.url, poolMax: 4 })));
+});
+afterAll(async () => {
+  await Promise.all(orms.map((orm) => orm.close()));
+  await database.drop();
+});
+
+const leavesOf = async (retentionClass: number) => (await historyLeaves(orms[0]!.em.fork())).filter((leaf) => leaf.retentionClass === retentionClass);
+
+it('a class and its partitions asked for by 8 callers at once are made once: 11 periods, 22 partitions (event and attempt)', async () => {
+  // class 40: 1-day periods; 10 days back to today is 11 periods
+  const from = new Date(Date.now() - 10 * DAY_MS);
+  const to = new Date();
+  const made = await Promise.all(Array.from({ length: 8 }, (_, i) => ensureHistoryPartitions(orms[i % orms.length]!.em.fork(), 40, from, to)));
+  expect(made.reduce((sum, n) => sum + n, 0)).toBe(22);
+  expect(await leavesOf(40)).toHaveLength(11);
+  expect(await ensureHistoryPartitions(orms[0]!.em.fork(), 40, from, to)).toBe(0);
+});
+
+it('passes of 4 processes at once drop each expired partition once, and none fails', async () => {
+  await ensureHistoryPartitions(orms[0]!.em.fork(), 41, new Date(Date.now() - 100 * DAY_MS), new Date(Date.now() - 90 * DAY_MS));
+  const before = await leavesOf(41);
+  expect(before.length).toBeGreaterThanOrEqual(11);
+  const results = await Promise.all(orms.map((orm) => dropExpiredPartitions(orm)));
+  expect(results.reduce((sum, result) => sum + result.leaves, 0)).toBe(before.length);
+  expect(await leavesOf(41)).toEqual([]);
+  const left = await orms[0]!.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from pg_class where relkind = 'r' and (relname like 'event_r41_%' or relname like 'attempt_r41_%')`);
+  expect(left[0]!.n).toBe(0);
+});
