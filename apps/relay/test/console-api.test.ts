@@ -4,19 +4,25 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { firstIdAt, newId } from '@hook/core';
+import { EVENT_LIST_WINDOW, firstIdAt, newId } from '@hook/core';
 import { eventListQuery } from '@hook/db';
-import { api, createEndpoint, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, sendEvent, signUp, sqlRows, startTestRelay, type ApiResponse, type TestRelay } from '../../../test/support/relay.ts';
 import { writeEventHistory, type EventHistory } from '../../../test/support/event-history.ts';
 import { historyIndex, historyRelation } from '../../../test/support/history-plan.ts';
 
 const HISTORY_EVENTS = 100_000;
 const STEP_MS = 1000;
+/** The one event of the history that is retrying, and the one of its own type: far back, so a filter for either is sparse. */
+const RETRYING_G = 40_000;
+const RARE_TYPE_G = 30_000;
+const SMALL_ENDPOINT_EVENTS = 2_000;
 
 let relay: TestRelay;
 let client: pg.Client;
 let owner: { key: string; accountId: string };
 let history: EventHistory;
+/** The other account, with a small endpoint beside its busy one (for the endpoint plan). */
+let other: { accountId: string; smallEndpointId: string };
 
 beforeAll(async () => {
   relay = await startTestRelay();
@@ -30,10 +36,16 @@ beforeAll(async () => {
   };
   // Another account busier lately, as on any shared relay: its events are the newest, so
   // a walk of the primary key would step over all of them; the plan must use the account's index.
-  const other = await signUp(relay.baseUrl);
-  const otherEndpoint = await createEndpoint(relay.baseUrl, other.key);
+  const otherAccount = await signUp(relay.baseUrl);
+  const otherEndpoint = await createEndpoint(relay.baseUrl, otherAccount.key);
+  const smallEndpoint = await createEndpoint(relay.baseUrl, otherAccount.key, { name: 'small' });
+  other = { accountId: otherAccount.accountId, smallEndpointId: smallEndpoint.id };
+  await writeEventHistory(client, { ...history, accountId: other.accountId, endpointId: smallEndpoint.id, destinationId: `dst_${smallEndpoint.id.slice(3)}`, count: SMALL_ENDPOINT_EVENTS, stepMs: HISTORY_EVENTS * STEP_MS / SMALL_ENDPOINT_EVENTS, tag: 3 });
   await writeEventHistory(client, { ...history, accountId: other.accountId, endpointId: otherEndpoint.id, destinationId: `dst_${otherEndpoint.id.slice(3)}`, startMs: history.startMs + HISTORY_EVENTS * STEP_MS, stepMs: 0.5, tag: 2 });
   await writeEventHistory(client, history);
+  const eventAt = `(select id from event where account_id = $1 and received_at = $2)`;
+  await client.query(`update delivery set status = 'retrying', next_attempt_at = now() + interval '1 hour' where event_id = ${eventAt}`, [history.accountId, new Date(receivedAt(RETRYING_G))]);
+  await client.query(`update event set type = 'invoice.refunded' where id = ${eventAt}`, [history.accountId, new Date(receivedAt(RARE_TYPE_G))]);
 }, 120_000);
 afterAll(async () => {
   await client?.end();
@@ -85,6 +97,59 @@ describe('event list at 100,000 events', () => {
     expect(rangeScan, summary).toBeDefined();
     expect(String(rangeScan['Index Cond']), summary).toMatch(/id >/);
     expect(seqScanOfEvents(ranged), summary).toBe(false);
+  });
+
+  it('plans a type as a backward walk of event_account_type_idx, and one endpoint, beside a filter no index serves, as a bounded walk of event_endpoint_idx', async () => {
+    const summaryOf = (nodes: any[]) => nodes.map((node) => `${node['Node Type']}${node['Index Name'] ? ` ${node['Index Name']}` : ''}`).join(' > ');
+    // Partitions that hold rows: one the planner knows is empty may be read by a sequential scan of nothing.
+    const occupied = new Set((await sqlRows(relay, 'select distinct tableoid::regclass::text as name from event')).map((row: any) => row.name as string));
+    const walks = (nodes: any[], index: RegExp) => nodes.some((node) => index.test(node['Index Name']) && occupied.has(node['Relation Name']) && node['Scan Direction'] === 'Backward');
+    const seqScanOfEvents = (nodes: any[]) => nodes.some((node) => node['Node Type'] === 'Seq Scan' && occupied.has(node['Relation Name']));
+    // The walk's own Limit (EVENT_LIST_WINDOW) above the index: a page that finds nothing stops there.
+    const bounded = (nodes: any[], index: RegExp) => nodes.slice(1).some((node) => node['Node Type'] === 'Limit' && planNodes(node).some((below) => index.test(below['Index Name'])));
+    const absent = await plan({ accountId: history.accountId, type: 'absent.type', limit: 20 });
+    expect(absent.some((node) => historyIndex('event', 'account_type_idx').test(node['Index Name']) && occupied.has(node['Relation Name'])), summaryOf(absent)).toBe(true);
+    expect(seqScanOfEvents(absent), summaryOf(absent)).toBe(false);
+    // A type every event has: either index walks it.
+    const common = await plan({ accountId: history.accountId, type: 'invoice.paid', limit: 20 });
+    expect(walks(common, historyIndex('event', 'account_type_idx')) || walks(common, historyIndex('event', 'account_idx')), summaryOf(common)).toBe(true);
+    expect(seqScanOfEvents(common), summaryOf(common)).toBe(false);
+    for (const filter of [{ status: ['retrying' as const] }, { type: 'absent.type' }]) {
+      const nodes = await plan({ accountId: other.accountId, endpointIds: [other.smallEndpointId], ...filter, limit: 20 });
+      expect(walks(nodes, historyIndex('event', 'endpoint_idx')), summaryOf(nodes)).toBe(true);
+      expect(bounded(nodes, historyIndex('event', 'endpoint_idx')), summaryOf(nodes)).toBe(true);
+    }
+    const status = await plan({ accountId: history.accountId, status: ['retrying'], limit: 20 });
+    expect(bounded(status, historyIndex('event', 'account_idx')), summaryOf(status)).toBe(true);
+  });
+
+  it(`answers a sparse filter page by page, each looking through at most ${EVENT_LIST_WINDOW.toLocaleString('en')} events, short pages carrying next_cursor until the one match and the end`, async () => {
+    async function allPages(query: string): Promise<any[]> {
+      const pages: any[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: ApiResponse = await api(relay.baseUrl, 'GET', `/v1/events?${query}&limit=5${cursor ? `&cursor=${cursor}` : ''}`, { key: owner.key });
+        expect(page.status).toBe(200);
+        pages.push(page.body);
+        cursor = page.body.next_cursor;
+      } while (cursor !== null && pages.length <= HISTORY_EVENTS / EVENT_LIST_WINDOW + 1);
+      return pages;
+    }
+    const found = (pages: any[]) => pages.flatMap((page) => page.data.map((event: any) => [event.received_at, event.status, event.type]));
+    const retrying = await allPages('status=retrying');
+    expect(retrying[0]).toEqual({ data: [], next_cursor: expect.any(String) });
+    expect(found(retrying)).toEqual([[receivedAt(RETRYING_G), 'retrying', 'invoice.paid']]);
+    // 100,000 events, 10,000 a page; the last looks below the oldest and finds the end.
+    expect(retrying).toHaveLength(HISTORY_EVENTS / EVENT_LIST_WINDOW + 1);
+    expect(retrying.at(-1).next_cursor).toBeNull();
+
+    // A type alone is an index walk: found at once, however far back.
+    const rare = await api(relay.baseUrl, 'GET', '/v1/events?type=invoice.refunded', { key: owner.key });
+    expect(rare.body).toMatchObject({ data: [{ received_at: receivedAt(RARE_TYPE_G) }], next_cursor: null });
+    // Beside an endpoint, the endpoint's events are walked and the type checked on each.
+    const rareOfEndpoint = await allPages(`endpoint_id=${history.endpointId}&type=invoice.refunded`);
+    expect(rareOfEndpoint[0]).toEqual({ data: [], next_cursor: expect.any(String) });
+    expect(found(rareOfEndpoint)).toEqual([[receivedAt(RARE_TYPE_G), 'delivered', 'invoice.refunded']]);
   });
 
   it('shows each listed event\'s last attempt: its answer, or null before any', async () => {

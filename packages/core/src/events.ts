@@ -24,8 +24,12 @@ export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 export const DESTINATION_TYPES = ['url', 'cli'] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
 
-/** Most events one payload search (`GET /v1/events?q=`) looks through: its cost stays the same at any account size. */
-export const EVENT_SEARCH_WINDOW = 10_000;
+/**
+ * Most events one page of `GET /v1/events` looks through, from the cursor on: so a page
+ * costs the same at any account size however rare its match (a status, a payload search
+ * `q`, a type beside an endpoint), and a short page carries a `next_cursor` on.
+ */
+export const EVENT_LIST_WINDOW = 10_000;
 
 /** What caused a delivery attempt. */
 export const ATTEMPT_TRIGGERS = ['auto', 'replay', 'listen'] as const;

@@ -6,7 +6,7 @@
  * deliveries by primary key.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { firstIdAt, type EventStatus, type VerificationResult } from '@hook/core';
+import { EVENT_LIST_WINDOW, firstIdAt, type EventStatus, type VerificationResult } from '@hook/core';
 import type { Orm } from './orm.ts';
 import { runStatement } from './queue/executor.ts';
 import type { ReceivedEvent } from './queue/types.ts';
@@ -86,13 +86,18 @@ export interface EventListFilter {
   /** Only events whose summary status is one of these. */
   status?: readonly EventStatus[];
   type?: string;
+  /** Only events whose body holds this text, case-insensitive (hook_body_text, migration 010). */
+  text?: string;
   /** Keyset: only ids before this one (newest first). */
   beforeId?: string;
   /** Only events received at or after this time. */
   receivedFrom?: Date;
   /** Only events received before this time. */
   receivedBefore?: Date;
+  /** Most events the page holds. */
   limit: number;
+  /** Most events the page looks through (eventListQuery's walk); EVENT_LIST_WINDOW when not given. */
+  maxScanned?: number;
   withBody?: boolean;
 }
 
@@ -108,14 +113,19 @@ interface ListedRow {
   headers: Record<string, string>; content_type: string | null; size: number; received_at: string | Date; body?: Buffer; verification: VerificationResult | null; handshake: string | null; dedupe_key: string | null;
   status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null;
   last_destination_id: string | null; last_started_at: string | Date | null; last_response_status: number | null; last_error: string | null;
+  /** Its place in the walk, from 1 (eventListQuery). */
+  walked: number;
+  /** The walk's last row: its bound, or the oldest event that could match. */
+  walk_end: boolean;
+  /** It passes every filter (only the walk's last row may not). */
+  matched: boolean;
 }
 
 /**
  * A PostgreSQL array literal of ids (letters, digits and `_` only), or null: em.execute
  * would spread a JavaScript array into a list of parameters.
  */
-function idArray(ids: readonly string[] | undefined): string | null {
-  if (ids === undefined) return null;
+function idArray(ids: readonly string[]): string {
   if (ids.some((id) => !/^[A-Za-z0-9_]+$/.test(id))) throw new Error('an id holds characters no id has');
   return `{${ids.join(',')}}`;
 }
@@ -133,98 +143,115 @@ function toListed(row: ListedRow): ListedEvent {
   };
 }
 
+/** A condition with its parameters, in the order of its `?`s. */
+interface Condition {
+  sql: string;
+  params: unknown[];
+}
+
 /**
- * The SQL of one page of an account's events, newest first, with their summaries. The
- * account's events are walked in event_account_idx order and each one's deliveries found by
- * primary key; a status filter is applied to the summary as the walk goes. A time range
- * bounds the walk by id (ids begin with their time), so `since`/`until` stay an index
- * range; `received_at` then decides exactly. Exported for the plan test.
+ * The SQL of one page of an account's events, newest first, with their summaries: a walk
+ * of at most `maxScanned` events (from the cursor on) that one index serves in order, and
+ * the filters no index serves applied to what the walk reads.
+ *
+ * The walk: the account's events by event_account_idx, or one endpoint's by
+ * event_endpoint_idx, or one type's by event_account_type_idx (migration 020); a time
+ * range bounds any of them by id (ids begin with their receive time), and `received_at`
+ * decides exactly. Every event the walk reads could be on the page, so a page that fills
+ * stops early, and one that does not stops at the bound instead of reading the account's
+ * whole history: a status (computed from the deliveries, EVENT_SUMMARY_COLUMNS), a
+ * payload search, a type beside an endpoint, or the notifications endpoint left out are
+ * checked on the walked events only. The walk's last row is returned whether it matches
+ * or not (`walk_end`, `walked`), so listEvents can tell where to carry on. Exported for
+ * the plan test.
  */
-export function eventListQuery(filter: EventListFilter, select: 'page' | 'ids' = 'page'): { sql: string; params: unknown[] } {
-  const ids = idArray(filter.ids);
-  const endpointIds = idArray(filter.endpointIds);
-  const excluded = idArray(filter.excludeEndpointIds?.length ? filter.excludeEndpointIds : undefined);
-  const fromId = filter.receivedFrom ? firstIdAt('event', filter.receivedFrom.getTime()) : null;
-  const beforeTimeId = filter.receivedBefore ? firstIdAt('event', filter.receivedBefore.getTime() + ID_CLOCK_SLACK_MS) : null;
-  const columns = select === 'ids' ? 'e.id' : `e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at, e.verification, e.handshake, e.dedupe_key,
-           ${filter.withBody ? 'e.body,' : ''} s.status, s.attempt_count, s.next_attempt_at,
-           la.destination_id as last_destination_id, la.started_at as last_started_at, la.response_status as last_response_status, la.error as last_error`;
-  // A scan for ids only reads the summaries when the status filter needs them.
-  const summaries = select === 'ids' && filter.status === undefined ? '' : `cross join lateral (select ${EVENT_SUMMARY_COLUMNS} from delivery l where l.event_id = e.id) s`;
+export function eventListQuery(filter: EventListFilter): { sql: string; params: unknown[]; maxScanned: number } {
+  const walk: Condition[] = [{ sql: 'e.account_id = ?', params: [filter.accountId] }];
+  const checked: Condition[] = [];
+  if (filter.ids !== undefined) walk.push({ sql: 'e.id = any(?::text[])', params: [idArray(filter.ids)] });
+  const endpointIds = filter.endpointIds;
+  if (endpointIds !== undefined) {
+    // One endpoint as an equality, so its index is walked in id order.
+    walk.push(endpointIds.length === 1 ? { sql: 'e.endpoint_id = ?', params: [endpointIds[0]] } : { sql: 'e.endpoint_id = any(?::text[])', params: [idArray(endpointIds)] });
+  }
+  if (filter.type !== undefined) (endpointIds === undefined ? walk : checked).push({ sql: 'e.type = ?', params: [filter.type] });
+  if (filter.beforeId !== undefined) walk.push({ sql: 'e.id < ?', params: [filter.beforeId] });
+  if (filter.receivedFrom) {
+    walk.push({ sql: 'e.id >= ?', params: [firstIdAt('event', filter.receivedFrom.getTime())] }, { sql: 'e.received_at >= ?', params: [filter.receivedFrom] });
+  }
+  if (filter.receivedBefore) {
+    walk.push({ sql: 'e.id < ?', params: [firstIdAt('event', filter.receivedBefore.getTime() + ID_CLOCK_SLACK_MS)] }, { sql: 'e.received_at < ?', params: [filter.receivedBefore] });
+  }
+  if (filter.excludeEndpointIds?.length) checked.push({ sql: 'e.endpoint_id <> all(?::text[])', params: [idArray(filter.excludeEndpointIds)] });
+  if (filter.text !== undefined) checked.push({ sql: 'strpos(lower(hook_body_text(e.body)), lower(?)) > 0', params: [filter.text] });
+  if (filter.status !== undefined) checked.push({ sql: 's.status = any(?::text[])', params: [`{${filter.status.join(',')}}`] });
+
+  // Without checks every event walked is on the page: the walk is the page and the one
+  // after it, planned as such (for a handful of rows, not for the bound).
+  const maxScanned = checked.length === 0 ? filter.limit + 1 : Math.max(filter.maxScanned ?? EVENT_LIST_WINDOW, filter.limit + 1);
+  const readsBody = filter.withBody === true || filter.text !== undefined;
+  // Each check is its own conjunct, so PostgreSQL applies it as soon as its columns are
+  // read: a search reads no deliveries for an event whose body does not match.
+  const where = checked.length === 0 ? '' : `where ${checked.map((check) => `(e.walk_end or ${check.sql})`).join(' and ')}`;
+  const matched = checked.length === 0 ? 'true' : `(not e.walk_end or (${checked.map((check) => check.sql).join(' and ')}))`;
   const sql = `
-    select ${columns}
-    from event e
-    ${summaries}
-    ${select === 'ids' ? '' : LAST_ATTEMPT_JOIN}
-    where e.account_id = ?
-      and (?::text[] is null or e.id = any(?::text[]))
-      and (?::text[] is null or e.endpoint_id = any(?::text[]))
-      and (?::text[] is null or e.endpoint_id <> all(?::text[]))
-      and (?::text is null or e.type = ?)
-      and (?::text is null or e.id < ?)
-      and (?::text is null or e.id >= ?)
-      and (?::text is null or e.id < ?)
-      and (?::timestamptz is null or e.received_at >= ?)
-      and (?::timestamptz is null or e.received_at < ?)
-      ${filter.status === undefined ? '' : 'and s.status = any(?::text[])'}
-    order by e.account_id desc, e.id desc
+    select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at, e.verification, e.handshake, e.dedupe_key,
+           ${filter.withBody ? 'e.body,' : ''} s.status, s.attempt_count, s.next_attempt_at,
+           la.destination_id as last_destination_id, la.started_at as last_started_at, la.response_status as last_response_status, la.error as last_error,
+           e.walked, e.walk_end, ${matched} as matched
+    from (
+      select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at, e.verification, e.handshake, e.dedupe_key,
+             ${readsBody ? 'e.body,' : ''}
+             (row_number() over walk)::int as walked,
+             row_number() over walk = ? or lead(e.id) over walk is null as walk_end
+      from event e
+      where ${walk.map((condition) => condition.sql).join(' and ')}
+      window walk as (order by e.id desc)
+      order by e.id desc
+      limit ?
+    ) e
+    cross join lateral (select ${EVENT_SUMMARY_COLUMNS} from delivery l where l.event_id = e.id) s
+    ${LAST_ATTEMPT_JOIN}
+    ${where}
+    order by e.id desc
     limit ?`;
-  const params = [
-    filter.accountId,
-    ids, ids,
-    endpointIds, endpointIds,
-    excluded, excluded,
-    filter.type ?? null, filter.type ?? null,
-    filter.beforeId ?? null, filter.beforeId ?? null,
-    fromId, fromId,
-    beforeTimeId, beforeTimeId,
-    filter.receivedFrom ?? null, filter.receivedFrom ?? null,
-    filter.receivedBefore ?? null, filter.receivedBefore ?? null,
-    ...(filter.status === undefined ? [] : [`{${filter.status.join(',')}}`]),
-    filter.limit,
-  ];
-  return { sql, params };
+  const checkParams = checked.flatMap((check) => check.params);
+  const params = [...checkParams, maxScanned, ...walk.flatMap((condition) => condition.params), maxScanned, ...checkParams, filter.limit + 1];
+  return { sql, params, maxScanned };
 }
 
-/** One page of an account's events, newest first, with their summaries (eventListQuery). */
-export async function listEvents(em: EntityManager, filter: EventListFilter): Promise<ListedEvent[]> {
-  const { sql, params } = eventListQuery(filter);
-  const rows = await em.execute<ListedRow[]>(sql, params);
-  return rows.map(toListed);
-}
-
-/** What a payload search found, and how far it looked. */
-export interface EventSearchResult {
+/** A page of events and where the next one starts. */
+export interface EventListPage {
+  /** At most `limit` events, newest first. */
   events: ListedEvent[];
-  /** How many events (matching the other filters, from the cursor on) the search looked through. */
+  /**
+   * The next page is the events before this id, or null when no older event can match.
+   * It is set on a page shorter than `limit` too, when the walk stopped at its bound.
+   */
+  nextBeforeId: string | null;
+  /** How many events the page looked through. */
   scanned: number;
-  /** The oldest of them: a search that stopped at its bound continues below it. */
-  oldestScannedId: string | null;
+  /** Whether it stopped at `maxScanned` before the page was full, with older events left to look through. */
+  truncated: boolean;
 }
 
 /**
- * Events whose body holds `text` (case-insensitive; the body read as UTF-8, or for a body
- * that is not valid UTF-8 its escaped bytes: hook_body_text, migration 010), newest
- * first, among at most `maxScanned` newest events matching the rest of the filter. The
- * bound keeps a search's cost fixed at any account size: the window is an index walk of
- * ids, and bodies are read newest first only until the page is full.
+ * One page of an account's events, newest first, with their summaries (eventListQuery):
+ * at most `limit` of the at most `maxScanned` events it looks through from the cursor on.
+ * The bound keeps a page's cost the same at any account size, however rare the match.
  */
-export async function searchEvents(em: EntityManager, filter: EventListFilter & { text: string; maxScanned: number }): Promise<EventSearchResult> {
-  const scan = eventListQuery({ ...filter, limit: filter.maxScanned }, 'ids');
-  const [found] = await em.execute<{ scanned: number; oldest_scanned_id: string | null; ids: string[] }[]>(`
-    with scanned as materialized (${scan.sql}),
-    matched as (
-      select c.id from scanned c join event b on b.id = c.id
-      where strpos(lower(hook_body_text(b.body)), lower(?)) > 0
-      order by c.id desc
-      limit ?
-    )
-    select (select count(*) from scanned)::int as scanned, (select min(id) from scanned) as oldest_scanned_id,
-           array(select id from matched order by id desc) as ids`,
-  [...scan.params, filter.text, filter.limit]);
-  const ids = found?.ids ?? [];
-  const events = ids.length === 0 ? [] : await listEvents(em, { accountId: filter.accountId, ids, limit: ids.length, withBody: filter.withBody });
-  return { events, scanned: found?.scanned ?? 0, oldestScannedId: found?.oldest_scanned_id ?? null };
+export async function listEvents(em: EntityManager, filter: EventListFilter): Promise<EventListPage> {
+  const { sql, params, maxScanned } = eventListQuery(filter);
+  const rows = await em.execute<ListedRow[]>(sql, params);
+  const matched = rows.filter((row) => row.matched);
+  const scanned = rows.at(-1)?.walked ?? 0;
+  if (matched.length > filter.limit) {
+    const events = matched.slice(0, filter.limit);
+    return { events: events.map(toListed), nextBeforeId: events.at(-1)!.id, scanned, truncated: false };
+  }
+  const end = rows.find((row) => row.walk_end);
+  const truncated = end !== undefined && end.walked === maxScanned;
+  return { events: matched.map(toListed), nextBeforeId: truncated ? end.id : null, scanned, truncated };
 }
 
 const SUMMARIES = {

@@ -1,5 +1,5 @@
 /**
- * A payload search (`GET /v1/events?q=`, searchEvents) under a parallel plan, which
+ * A payload search (`GET /v1/events?q=`, listEvents with `text`) under a parallel plan, which
  * PostgreSQL picks once `event` is large (2 M rows in issue 29's measurement). The test
  * forces parallel plans on a small table instead (debug_parallel_query, force_parallel_mode
  * before PostgreSQL 16): a function a worker cannot run (hook_body_text, whose exception
@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@hook/core';
-import { createOrm, insertEvents, searchEvents, type NewEvent, type Orm } from '../src/index.ts';
+import { createOrm, insertEvents, listEvents, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 import { insertEndpoint } from './rows.ts';
@@ -39,7 +39,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-describe('searchEvents under a parallel plan', () => {
+describe('payload search under a parallel plan', () => {
   it('finds text in UTF-8 and in other bytes instead of failing in a parallel worker', async () => {
     const text = event(Buffer.from('{"note":"the Needle is here"}'));
     const binary = event(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('needle in bytes')]));
@@ -50,7 +50,7 @@ describe('searchEvents under a parallel plan', () => {
       await em.execute(version >= 160000 ? 'set local debug_parallel_query = on' : 'set local force_parallel_mode = on');
       await em.execute('set local parallel_setup_cost = 0');
       await em.execute('set local parallel_tuple_cost = 0');
-      return searchEvents(em, { accountId, text: 'needle', maxScanned: 1000, limit: 10 });
+      return listEvents(em, { accountId, text: 'needle', maxScanned: 1000, limit: 10 });
     });
     expect(found.events.map((listed) => listed.id).sort()).toEqual([text.id, binary.id].sort());
   });

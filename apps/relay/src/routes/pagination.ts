@@ -1,4 +1,5 @@
 import { decodeCursor, encodeCursor, HookError, INVALID_CURSOR, LIST_LIMIT_DEFAULT } from '@hook/core';
+import type { EventListPage, ListedEvent } from '@hook/db';
 
 /** The last id of the previous page, or nothing on the first page. */
 function lastIdOf(cursor: string | undefined): string | undefined {
@@ -14,7 +15,7 @@ export function afterCursor(cursor: string | undefined): { id?: { $lt: string } 
   return lastId === undefined ? {} : { id: { $lt: lastId } };
 }
 
-/** afterCursor for listEvents (packages/db event-summaries.ts). */
+/** afterCursor for listEvents (packages/db event-summaries.ts, with eventPage). */
 export function beforeIdOf(cursor: string | undefined): { beforeId?: string } {
   const lastId = lastIdOf(cursor);
   return lastId === undefined ? {} : { beforeId: lastId };
@@ -33,4 +34,13 @@ export function toPage<Row extends { id: string }, Item>(rows: Row[], limit: num
     data: pageRows.map(present),
     next_cursor: rows.length > size ? encodeCursor(pageRows[pageRows.length - 1]!.id) : null,
   };
+}
+
+/**
+ * `{data, next_cursor}` from a page of listEvents, whose cursor carries on where the page
+ * stopped looking: after its last event, or, on a page cut short by its bound, below the
+ * events it looked through.
+ */
+export function eventPage<Item>(page: EventListPage, present: (event: ListedEvent) => Item): { data: Item[]; next_cursor: string | null } {
+  return { data: page.events.map(present), next_cursor: page.nextBeforeId === null ? null : encodeCursor(page.nextBeforeId) };
 }

@@ -1,6 +1,6 @@
 /** Stored events, their deliveries and attempts, replays, and what an ingest URL answers. */
 import { Type } from 'typebox';
-import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_SEARCH_WINDOW, EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES } from '../events.ts';
+import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_LIST_WINDOW, EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES } from '../events.ts';
 import { HANDSHAKE_PROVIDERS } from '../handshakes.ts';
 import { VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '../verification.ts';
 import { NOTIFICATION_TYPES } from '../notifications.ts';
@@ -99,11 +99,18 @@ export const EventGetQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** `GET /v1/events`: a page of summaries, plus how far a payload search (`q`) looked. */
+/**
+ * `GET /v1/events`: a page of summaries, plus how far a payload search (`q`) looked. A page
+ * looks through at most EVENT_LIST_WINDOW events, so a filtered page may be short, even
+ * empty, with a next_cursor.
+ */
 export const EventPage = Type.Object({
   ...Page(EventSummarySchema).properties,
-  search_scanned: Type.Optional(Type.Integer({ description: 'With q: how many events (matching the other filters, from the cursor on) this page searched' })),
-  search_truncated: Type.Optional(Type.Boolean({ description: `With q: true when the search stopped at its bound of ${EVENT_SEARCH_WINDOW.toLocaleString('en')} events with older ones left unsearched; next_cursor then continues below them` })),
+  next_cursor: Type.Union([Type.String(), Type.Null()], {
+    description: `Pass as cursor for the next page; null on the last page. A page looks through at most ${EVENT_LIST_WINDOW.toLocaleString('en')} events, so with filters it may hold fewer than limit events, or none, and still have a next_cursor: keep paging until it is null`,
+  }),
+  search_scanned: Type.Optional(Type.Integer({ description: 'With q: how many events this page looked through, newest first from the cursor on' })),
+  search_truncated: Type.Optional(Type.Boolean({ description: `With q: true when the page stopped at its bound of ${EVENT_LIST_WINDOW.toLocaleString('en')} events with older ones left unsearched; next_cursor then continues below them` })),
 });
 
 export const ReplayOutcome = Type.Enum(['attempted', 'sent_to_listener', 'waiting_for_listener', 'in_flight'], {
@@ -162,7 +169,7 @@ export const EventListQuery = Type.Object(
     q: Type.Optional(Type.String({
       minLength: 1,
       maxLength: 200,
-      description: `Only events whose body contains this text, case-insensitive (the body read as UTF-8; a body that is not valid UTF-8 is searched in its ASCII parts). Looks through at most the ${EVENT_SEARCH_WINDOW.toLocaleString('en')} newest events that match the other filters, from the cursor on: see search_truncated`,
+      description: `Only events whose body contains this text, case-insensitive (the body read as UTF-8; a body that is not valid UTF-8 is searched in its ASCII parts). Like every filter, looks through at most ${EVENT_LIST_WINDOW.toLocaleString('en')} events a page, newest first from the cursor on: see next_cursor and search_truncated`,
     })),
     ...PageQuery,
   },

@@ -17,6 +17,7 @@ import { TraceParent } from './016-trace-parent.ts';
 import { CustomDomainVerification } from './017-custom-domain-verification.ts';
 import { BodyTextParallelUnsafe } from './018-body-text-parallel-unsafe.ts';
 import { PartitionedHistory } from './019-partitioned-history.ts';
+import { ListIndexes } from './020-list-indexes.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   { name: '017-custom-domain-verification', class: CustomDomainVerification },
   { name: '018-body-text-parallel-unsafe', class: BodyTextParallelUnsafe },
   { name: '019-partitioned-history', class: PartitionedHistory },
+  { name: '020-list-indexes', class: ListIndexes },
 ];

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
-import { attemptErrorClass, bodyStart, DESTINATION_NOT_FOUND, encodeBody, encodeCursor, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_SEARCH_WINDOW, EVENT_NOT_FOUND, FAILING_STATUSES, HookError, LIST_LIMIT_DEFAULT, parseEventStatusList, REPLAY_NOWHERE } from '@hook/core';
-import { Attempt, Destination, Endpoint, Event, listEvents, notificationEndpointIds, readEventDeliveries, replayEvent, replayMany, searchEvents, type AttemptEntity, type ListedEvent } from '@hook/db';
+import { attemptErrorClass, bodyStart, DESTINATION_NOT_FOUND, encodeBody, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_LIST_WINDOW, EVENT_NOT_FOUND, FAILING_STATUSES, HookError, LIST_LIMIT_DEFAULT, parseEventStatusList, REPLAY_NOWHERE } from '@hook/core';
+import { Attempt, Destination, Endpoint, Event, listEvents, notificationEndpointIds, readEventDeliveries, replayEvent, replayMany, type AttemptEntity, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
 import { BulkReplayRequestSchema, BulkReplayResultSchema, errorResponses, EventGetQuery, EventListQuery, EventPage, EventSchema, IdParams, ReplayedEventSchema, ReplayRequestSchema } from '../../schemas.ts';
 import { presentDestinationTarget } from '../endpoints/present.ts';
-import { beforeIdOf, fetchSize, toPage } from '../pagination.ts';
+import { beforeIdOf, eventPage } from '../pagination.ts';
 import { presentStoredRequest } from './present.ts';
 
 const security = [{ bearerAuth: [] }];
@@ -49,7 +49,7 @@ async function loadEvent(request: FastifyRequest, id: string, bodyLimit?: number
   // One snapshot for the event, its deliveries and attempts, so an attempt recorded in
   // between never shows beside the status from before it.
   return request.em.transactional(async (em) => {
-    const [event] = await listEvents(em, { accountId: request.accountId, ids: [id], limit: 1, withBody: true });
+    const [event] = (await listEvents(em, { accountId: request.accountId, ids: [id], limit: 1, withBody: true })).events;
     if (!event) throw new HookError(EVENT_NOT_FOUND, [id]);
     const deliveries = await readEventDeliveries(em, id);
     const destinations = new Map((await em.find(Destination, { id: { $in: deliveries.map((row) => row.destinationId) } })).map((row) => [row.id, row]));
@@ -80,7 +80,7 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
   api.get('/v1/events', {
     schema: {
       tags: ['events'],
-      summary: `List events newest first (without bodies; GET /v1/events/{id} has the body). q searches payloads among the ${EVENT_SEARCH_WINDOW.toLocaleString('en')} newest events matching the other filters`,
+      summary: `List events newest first (without bodies; GET /v1/events/{id} has the body). A page looks through at most ${EVENT_LIST_WINDOW.toLocaleString('en')} events, so with filters it may be short and still have a next_cursor: page until next_cursor is null`,
       security,
       querystring: EventListQuery,
       response: {
@@ -102,16 +102,14 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
       ...(type !== undefined ? { type } : {}),
       ...(since !== undefined ? { receivedFrom: new Date(since) } : {}),
       ...(until !== undefined ? { receivedBefore: new Date(until) } : {}),
+      ...(q !== undefined ? { text: q } : {}),
       ...beforeIdOf(cursor),
-      limit: fetchSize(limit),
+      limit: limit ?? LIST_LIMIT_DEFAULT,
+      maxScanned: EVENT_LIST_WINDOW,
     };
-    if (q === undefined) return toPage(await listEvents(request.em, filter), limit, presentEventSummary);
-    const found = await searchEvents(request.em, { ...filter, text: q, maxScanned: EVENT_SEARCH_WINDOW });
-    const page = toPage(found.events, limit, presentEventSummary);
-    const truncated = found.scanned === EVENT_SEARCH_WINDOW && found.events.length <= (limit ?? LIST_LIMIT_DEFAULT);
-    // A search that stopped at its bound before filling the page continues below what it looked through.
-    if (truncated && found.oldestScannedId !== null) page.next_cursor = encodeCursor(found.oldestScannedId);
-    return { ...page, search_scanned: found.scanned, search_truncated: truncated };
+    const found = await listEvents(request.em, filter);
+    const page = eventPage(found, presentEventSummary);
+    return q === undefined ? page : { ...page, search_scanned: found.scanned, search_truncated: found.truncated };
   });
 
   api.get('/v1/events/:id', {

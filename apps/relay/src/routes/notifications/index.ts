@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { HookError, NOTIFICATIONS_NOT_CONFIGURED } from '@hook/core';
+import { HookError, LIST_LIMIT_DEFAULT, NOTIFICATIONS_NOT_CONFIGURED } from '@hook/core';
 import {
   clearNotificationUrl, findNotificationEndpoint, listEvents, notificationEndpointIds, notifyDue, setNotificationUrl,
   type MemberRole, type NotificationEndpointRow,
@@ -10,7 +10,7 @@ import { checkDestinationUrl } from '../../delivery/destinations.ts';
 import { requireAdmin } from '../../plugins/auth.ts';
 import { DestinationUrl, errorResponses, EventSummarySchema, NotificationEventQuerySchema, NotificationSettingsSchema, Page } from '../../schemas.ts';
 import { presentEventSummary } from '../events/index.ts';
-import { beforeIdOf, fetchSize, toPage } from '../pagination.ts';
+import { beforeIdOf, eventPage } from '../pagination.ts';
 
 const security = [{ bearerAuth: [] }];
 
@@ -95,7 +95,7 @@ export async function notificationRoutes(app: FastifyInstance, options: { allowP
     // Every notifications endpoint the account has had: notifications sent before the URL was cleared stay listed.
     const endpointIds = await notificationEndpointIds(request.em, request.accountId);
     if (endpointIds.length === 0) return { data: [], next_cursor: null };
-    const rows = await listEvents(request.em, { accountId: request.accountId, endpointIds, ...(type !== undefined ? { type } : {}), ...beforeIdOf(cursor), limit: fetchSize(limit) });
-    return toPage(rows, limit, presentEventSummary);
+    const page = await listEvents(request.em, { accountId: request.accountId, endpointIds, ...(type !== undefined ? { type } : {}), ...beforeIdOf(cursor), limit: limit ?? LIST_LIMIT_DEFAULT });
+    return eventPage(page, presentEventSummary);
   });
 }

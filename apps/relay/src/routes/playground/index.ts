@@ -173,7 +173,7 @@ export async function playgroundRoutes(app: FastifyInstance, options: Playground
       },
     }, async (request) => {
       const { accountId, endpointId } = request.playground!;
-      const events = await listEvents(request.em, { accountId, endpointIds: [endpointId], limit: PLAYGROUND_LIST_SIZE, withBody: true });
+      const { events } = await listEvents(request.em, { accountId, endpointIds: [endpointId], limit: PLAYGROUND_LIST_SIZE, withBody: true });
       return { data: events.map((event) => presentPlaygroundEvent({ ...event, body: event.body! })) };
     });
 
