@@ -2,7 +2,7 @@ import { Resolver } from 'node:dns/promises';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { HookError, isPlan, newUlid, PLAN_LIMITS, SERVICE_UNAVAILABLE, STREAM_CLOSE_CODES } from '@hook/core';
 import websocket from '@fastify/websocket';
-import { Account, AttemptRecorder, EventWriter, recordTransformationThrottled, type Orm } from '@hook/db';
+import { Account, AttemptRecorder, EventWriter, ReadReplicas, recordTransformationThrottled, type Orm } from '@hook/db';
 import type { RelayConfig } from './config.ts';
 import { type AttemptContext } from './delivery/attempt.ts';
 import { DeliverySender } from './delivery/sender.ts';
@@ -126,6 +126,23 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   const listeners = new ListenerRegistry();
   // Counted on a registry of this app's own (HOOK_METRICS=off: nothing is counted or served).
   const metrics = config.metrics ? new RelayMetrics(orm) : undefined;
+  // Lag-tolerant reads (lists, search, usage) on streaming replicas; a worker serves none (docs/deployment.md#read-replicas).
+  const reads = config.databaseReadUrls.length > 0 && config.role !== 'worker'
+    ? await ReadReplicas.connect({
+      urls: config.databaseReadUrls,
+      primary: orm,
+      maxLagMs: config.databaseReadMaxLagMs,
+      secretKey: config.secretKey,
+      onReplicaChange: ({ replica, up, error }) => {
+        if (up) app.log.info({ replica }, 'read replica answering: lag-tolerant reads may use it');
+        else app.log.warn({ replica, err: error }, 'read replica not answering as a standby: its reads go to the primary');
+      },
+    })
+    : null;
+  if (reads) {
+    metrics?.watchReadReplicas(reads);
+    app.addHook('onClose', () => reads.close());
+  }
   const delivery = {
     orm,
     sender,
@@ -206,7 +223,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   logRequests(app);
   registerErrorHandling(app);
   registerValidation(app);
-  registerOrm(app, orm);
+  registerOrm(app, orm, { reads, onLagTolerantRead: (target) => metrics?.lagTolerantRead(target) });
   await registerOpenApi(app);
   await registerRateLimit(app);
   keepIngestHostsApart(app, config.ingestUrl ? ingestHostOf(config.ingestUrl) : null, (hostname) => domains.accountOf(hostname));

@@ -13,6 +13,13 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 export interface RelayConfig {
   /** HOOK_DATABASE_URL: PostgreSQL URL; unset runs an embedded PostgreSQL under dataDir. */
   databaseUrl: string | undefined;
+  /**
+   * HOOK_DATABASE_READ_URL: PostgreSQL URLs (comma-separated) of streaming replicas of HOOK_DATABASE_URL. Reads that
+   * tolerate a little lag (event lists and search, usage) go to them; everything else to the primary. Default none.
+   */
+  databaseReadUrls: string[];
+  /** HOOK_DATABASE_READ_MAX_LAG_MS: a replica further behind the primary than this, in ms, is skipped. Default 5000. */
+  databaseReadMaxLagMs: number;
   /** HOOK_DATA_DIR: where the embedded PostgreSQL keeps its files. Default `.hook` in the working directory. */
   dataDir: string;
   /**
@@ -159,6 +166,7 @@ export const DEFAULT_PLAYGROUND_SESSIONS_PER_ADDRESS_PER_HOUR = 10;
 export const DEFAULT_RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 100;
 export const DEFAULT_TRANSFORM_MEMORY_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_DATABASE_READ_MAX_LAG_MS = 5000;
 
 /** One fewer transformation thread than the machine has cores, at least 1 (1 on a 2-core machine). */
 export function defaultTransformThreads(): number {
@@ -268,6 +276,29 @@ export function parseDnsServers(value: string): string[] {
   return servers;
 }
 
+/**
+ * HOOK_DATABASE_READ_URL: comma-separated PostgreSQL URLs, none of them the primary's
+ * own (a replica is another server; percent-encode a comma inside a password as %2C).
+ */
+function parseReadUrls(value: string | undefined, databaseUrl: string | undefined): string[] {
+  if (value === undefined) return [];
+  if (databaseUrl === undefined) {
+    throw ConfigError.missing('HOOK_DATABASE_URL', 'HOOK_DATABASE_READ_URL names read replicas, which stream from a primary you run (the embedded database has none). Set HOOK_DATABASE_URL to the primary, or unset HOOK_DATABASE_READ_URL');
+  }
+  const urls = value.split(',').map((part) => part.trim()).filter(Boolean);
+  return urls.map((url, index) => {
+    // The value is not echoed: replica URLs carry passwords.
+    const entry = urls.length > 1 ? ` (URL ${index + 1} of ${urls.length} is not)` : '';
+    if (!URL.canParse(url) || !['postgres:', 'postgresql:'].includes(new URL(url).protocol)) {
+      throw new ConfigError('HOOK_DATABASE_READ_URL', '(not shown)', `comma-separated URLs starting with postgres:// or postgresql://, such as postgres://hook:secret@replica-1:5432/hook,postgres://hook:secret@replica-2:5432/hook${entry}`);
+    }
+    if (url.replace(/\/+$/, '') === databaseUrl.replace(/\/+$/, '')) {
+      throw new ConfigError('HOOK_DATABASE_READ_URL', '(not shown)', `the URLs of streaming replicas, not HOOK_DATABASE_URL's own primary${entry}`);
+    }
+    return url.replace(/\/+$/, '');
+  });
+}
+
 /** Reads the relay's settings from an environment (normally `process.env`). */
 export function loadConfig(env: Record<string, string | undefined>): RelayConfig {
   const set = (name: string): string | undefined => (env[name]?.trim() ? env[name]!.trim() : undefined);
@@ -354,8 +385,15 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   if (metricsToken !== null && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
     throw new ConfigError('HOOK_METRICS_TOKEN', '(not shown)', '16 to 256 printable characters without spaces, such as the output of `openssl rand -hex 24`');
   }
+  const readMaxLagText = set('HOOK_DATABASE_READ_MAX_LAG_MS');
+  const databaseReadMaxLagMs = readMaxLagText === undefined ? DEFAULT_DATABASE_READ_MAX_LAG_MS : Number(readMaxLagText);
+  if (!/^\d+$/.test(readMaxLagText ?? '0') || databaseReadMaxLagMs < 100 || databaseReadMaxLagMs > 3_600_000) {
+    throw new ConfigError('HOOK_DATABASE_READ_MAX_LAG_MS', readMaxLagText!, 'a whole number of milliseconds from 100 to 3600000, such as 5000');
+  }
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
+    databaseReadUrls: parseReadUrls(set('HOOK_DATABASE_READ_URL'), databaseUrl),
+    databaseReadMaxLagMs,
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
     secretKey,
     host: set('HOOK_HOST') ?? '127.0.0.1',

@@ -22,6 +22,8 @@ describe('loadConfig', () => {
   it('has defaults for everything', () => {
     expect(loadConfig({})).toEqual({
       databaseUrl: undefined,
+      databaseReadUrls: [],
+      databaseReadMaxLagMs: 5000,
       dataDir: '.hook',
       secretKey: undefined,
       host: '127.0.0.1',
@@ -60,6 +62,8 @@ describe('loadConfig', () => {
     expect(
       loadConfig({
         HOOK_DATABASE_URL: 'postgres://u@db:5432/hook',
+        HOOK_DATABASE_READ_URL: 'postgres://u:p%2Cw@replica-1:5432/hook, postgresql://u@replica-2/hook/',
+        HOOK_DATABASE_READ_MAX_LAG_MS: '2500',
         HOOK_SECRET_KEY: SECRET_KEY_BASE64,
         HOOK_DATA_DIR: '/var/lib/hook',
         HOOK_HOST: '0.0.0.0',
@@ -87,6 +91,8 @@ describe('loadConfig', () => {
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
+      databaseReadUrls: ['postgres://u:p%2Cw@replica-1:5432/hook', 'postgresql://u@replica-2/hook'],
+      databaseReadMaxLagMs: 2500,
       dataDir: '/var/lib/hook',
       secretKey: SECRET_KEY,
       host: '0.0.0.0',
@@ -154,6 +160,19 @@ describe('loadConfig', () => {
     for (const servers of ['127.0.0.1:0', '127.0.0.1:53,resolver', '[2001:db8::53]:99999', ',']) expect(() => loadConfig({ HOOK_DNS_SERVERS: servers }), servers).toThrow(/^HOOK_DNS_SERVERS=/);
     expect(() => loadConfig({ HOOK_METRICS_TOKEN: 'has a space in it somewhere' })).toThrow(/^HOOK_METRICS_TOKEN="\(not shown\)" is not valid/);
     expect(() => loadConfig({ HOOK_METRICS_TOKEN: 'has a space in it somewhere' })).not.toThrow(/has a space/);
+  });
+
+  it('reads HOOK_DATABASE_READ_URL only beside HOOK_DATABASE_URL, never echoing the URLs (they carry passwords)', () => {
+    const primary = { HOOK_DATABASE_URL: 'postgres://u:secret@db:5432/hook', HOOK_SECRET_KEY: SECRET_KEY_HEX };
+    expect(() => loadConfig({ HOOK_DATABASE_READ_URL: 'postgres://u:secret@replica/hook' })).toThrow(/^HOOK_DATABASE_URL is not set: HOOK_DATABASE_READ_URL names read replicas/);
+    expect(() => loadConfig({ ...primary, HOOK_DATABASE_READ_URL: 'postgres://u:secret@replica/hook,mysql://u:secret@replica-2' }))
+      .toThrow(/^HOOK_DATABASE_READ_URL="\(not shown\)" is not valid: expected comma-separated URLs .*\(URL 2 of 2 is not\)\.$/);
+    expect(() => loadConfig({ ...primary, HOOK_DATABASE_READ_URL: 'postgres://u:secret@db:5432/hook/' })).toThrow(/not HOOK_DATABASE_URL's own primary/);
+    expect(() => loadConfig({ ...primary, HOOK_DATABASE_READ_URL: 'u:hunter2@replica:5432' })).toThrow(expect.objectContaining({ message: expect.not.stringContaining('hunter2') }));
+    expect(loadConfig({ ...primary, HOOK_DATABASE_READ_URL: ' , ' }).databaseReadUrls).toEqual([]);
+    for (const lag of ['99', '5s', '-1', '3600001']) {
+      expect(() => loadConfig({ HOOK_DATABASE_READ_MAX_LAG_MS: lag }), lag).toThrow(/^HOOK_DATABASE_READ_MAX_LAG_MS=.*whole number of milliseconds from 100 to 3600000/);
+    }
   });
 
   it('reads HOOK_INGEST_URL, whose host name must differ from HOOK_PUBLIC_URL\'s (ports share cookies)', () => {

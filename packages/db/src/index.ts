@@ -32,3 +32,7 @@ export {
   closeAccountEndpoints, eraseAccount, ERASURE_BATCH_PAUSE_MS, ERASURE_BATCH_SIZE, removeAccountEventBatch, removeAccountRow,
   type AccountErasure, type EraseAccountOptions,
 } from './account-erasure.ts';
+export {
+  chooseReplica, parseLsn, ReadReplicas, replicaCheckIntervalMs, replicaName, replicaProgress,
+  type PrimaryPosition, type PrimaryReadReason, type ReadReplicasOptions, type ReadTarget, type ReplicaProgress, type ReplicaStatus,
+} from './read-replicas.ts';

@@ -6,7 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { attemptErrorClass, HookError, METRICS_TOKEN_REQUIRED } from '@hook/core';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { readQueueStatus, type Orm, type QueueStatus } from '@hook/db';
+import { readQueueStatus, type Orm, type PrimaryReadReason, type QueueStatus, type ReadTarget, type ReplicaStatus } from '@hook/db';
 import type { FinishedAttempt } from '../delivery/attempt.ts';
 import { errorResponses } from '../schemas.ts';
 
@@ -94,6 +94,8 @@ export class RelayMetrics {
     registers: [this.registry],
   });
   #queueReading: { at: number; status: Promise<QueueStatus> } | undefined;
+  #replicaReads: Counter | undefined;
+  #replicaFallbacks: Counter | undefined;
 
   constructor(orm: Orm) {
     collectDefaultMetrics({ register: this.registry, prefix: METRICS_PREFIX });
@@ -177,6 +179,52 @@ export class RelayMetrics {
         this.set(pool.deferredTasks);
       },
     });
+  }
+
+  /**
+   * The read replicas (docs/deployment.md#read-replicas): whether each answers and its lag, read
+   * at scrape time, and counters of where lag-tolerant requests read (lagTolerantRead).
+   */
+  watchReadReplicas(reads: { status(): ReplicaStatus[] }): void {
+    new Gauge({
+      name: `${METRICS_PREFIX}db_replica_up`,
+      help: 'Whether each read replica (HOOK_DATABASE_READ_URL, named host:port/database) answered its last check as a standby: 1 or 0.',
+      labelNames: ['replica'],
+      registers: [this.registry],
+      collect() {
+        for (const replica of reads.status()) this.set({ replica: replica.replica }, replica.up ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: `${METRICS_PREFIX}db_replica_lag_seconds`,
+      help: 'How far each answering read replica is behind the primary, in seconds, at its last check (0 once it has replayed the primary\'s newest WAL position; measured every second or less). Past HOOK_DATABASE_READ_MAX_LAG_MS it serves no reads.',
+      labelNames: ['replica'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const replica of reads.status()) if (replica.lagSeconds !== null) this.set({ replica: replica.replica }, replica.lagSeconds);
+      },
+    });
+    this.#replicaReads = new Counter({
+      name: `${METRICS_PREFIX}db_replica_reads_total`,
+      help: 'Lag-tolerant API requests (event lists and search, usage) whose reads a read replica served, by replica.',
+      labelNames: ['replica'],
+      registers: [this.registry],
+    });
+    for (const replica of reads.status()) this.#replicaReads.inc({ replica: replica.replica }, 0);
+    this.#replicaFallbacks = new Counter({
+      name: `${METRICS_PREFIX}db_replica_fallbacks_total`,
+      help: 'Lag-tolerant API requests the primary served instead of a replica, by reason: own_write (the account wrote lately and no replica has that write yet), lagging (every answering replica is past the lag bound), down (none answers), replica_failed (the replica failed during the request).',
+      labelNames: ['reason'],
+      registers: [this.registry],
+    });
+    for (const reason of ['own_write', 'lagging', 'down', 'replica_failed'] satisfies PrimaryReadReason[]) this.#replicaFallbacks.inc({ reason }, 0);
+  }
+
+  /** Counts where one lag-tolerant request read. */
+  lagTolerantRead(target: ReadTarget): void {
+    if (target.replica === null) this.#replicaFallbacks?.inc({ reason: target.reason });
+    else this.#replicaReads?.inc({ replica: target.replica });
   }
 
   deliveryMeasured(outcome: DeliveryOutcome, durationMs: number): void {

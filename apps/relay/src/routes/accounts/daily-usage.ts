@@ -18,6 +18,7 @@ const DaySchema = Type.Object({
 /** `GET /v1/account/usage/daily`: events and delivery outcomes per UTC day, for the console's usage chart. */
 export async function dailyUsageRoutes(app: FastifyInstance): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get('/v1/account/usage/daily', {
+    config: { lagTolerantReads: true }, // served by a read replica when one is caught up (docs/deployment.md#read-replicas)
     schema: {
       tags: ['accounts'],
       summary: 'Events received and delivery outcomes per UTC day, oldest first, today included (days without events too)',
@@ -28,11 +29,11 @@ export async function dailyUsageRoutes(app: FastifyInstance): Promise<void> {
       response: { 200: Type.Object({ days: Type.Array(DaySchema) }), ...errorResponses },
     },
   }, async (request) => {
-    const days = await readDailyUsage(request.em, {
+    const days = await readDailyUsage(request.readEm, {
       accountId: request.accountId,
       days: request.query.days ?? 30,
       now: new Date(),
-      excludeEndpointIds: await notificationEndpointIds(request.em, request.accountId),
+      excludeEndpointIds: await notificationEndpointIds(request.readEm, request.accountId),
     });
     return { days };
   });

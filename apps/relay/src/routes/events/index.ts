@@ -78,6 +78,7 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get('/v1/events', {
+    config: { lagTolerantReads: true }, // served by a read replica when one is caught up (docs/deployment.md#read-replicas)
     schema: {
       tags: ['events'],
       summary: `List events newest first (without bodies; GET /v1/events/{id} has the body). A page looks through at most ${EVENT_LIST_WINDOW.toLocaleString('en')} events, so with filters it may be short and still have a next_cursor: page until next_cursor is null`,
@@ -94,7 +95,7 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
       throw new HookError(ENDPOINT_NOT_FOUND, [endpointId]);
     }
     // Account notifications are listed by GET /v1/account/notifications/events, not here.
-    const notificationEndpoints = endpointId === undefined ? await notificationEndpointIds(request.em, request.accountId) : [];
+    const notificationEndpoints = endpointId === undefined ? await notificationEndpointIds(request.readEm, request.accountId) : [];
     const filter = {
       accountId: request.accountId,
       ...(endpointId !== undefined ? { endpointIds: [endpointId] } : { excludeEndpointIds: notificationEndpoints }),
@@ -107,7 +108,7 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
       limit: limit ?? LIST_LIMIT_DEFAULT,
       maxScanned: EVENT_LIST_WINDOW,
     };
-    const found = await listEvents(request.em, filter);
+    const found = await listEvents(request.readEm, filter);
     const page = eventPage(found, presentEventSummary);
     return q === undefined ? page : { ...page, search_scanned: found.scanned, search_truncated: found.truncated };
   });
