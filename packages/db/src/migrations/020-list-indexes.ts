@@ -1,4 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
+import { withShortLocks } from './short-locks.ts';
 
 /** An index on `event` that a filter of the event list walks (eventListQuery, event-summaries.ts). */
 interface ListIndex {
@@ -52,7 +53,7 @@ export class ListIndexes extends Migration {
         from pg_partition_tree(?::regclass) t order by t.level`, [table]) as { rel: string; parent: string | null; isleaf: boolean; level: number }[];
       const indexOf = (rel: string) => (rel === table ? index.name : `${rel}_${suffix}`);
       for (const node of tree.filter((row) => !row.isleaf)) {
-        await this.execute(withLockTimeout(`create index if not exists ${indexOf(node.rel)} on only ${node.rel} ${index.definition}`));
+        await this.execute(withShortLocks(`create index if not exists ${indexOf(node.rel)} on only ${node.rel} ${index.definition}`));
       }
       for (const leaf of tree.filter((row) => row.isleaf)) {
         // A concurrent build that failed leaves an invalid index behind: build it again.
@@ -62,34 +63,11 @@ export class ListIndexes extends Migration {
       }
       for (const node of tree.filter((row) => row.parent !== null).sort((a, b) => b.level - a.level)) {
         // Attaching an index already attached to this parent does nothing.
-        await this.execute(withLockTimeout(`alter index ${indexOf(node.parent!)} attach partition ${indexOf(node.rel)}`));
+        await this.execute(withShortLocks(`alter index ${indexOf(node.parent!)} attach partition ${indexOf(node.rel)}`));
       }
       const [root] = await this.execute('select indisvalid from pg_index where indexrelid = to_regclass(?)', [index.name]) as { indisvalid: boolean }[];
       if (root?.indisvalid) return;
       if (pass >= 5) throw new Error(`index ${index.name} is still not valid after ${pass} passes: a partition of ${table} lacks it`);
     }
   }
-}
-
-/** A DDL statement run with a 1 s lock timeout, retried for up to a minute (as migration 019's swap). */
-function withLockTimeout(statement: string): string {
-  if (statement.includes('$ddl$') || statement.includes("'")) throw new Error(`cannot wrap ${statement}`);
-  return `
-    do $ddl$
-    declare
-      tries int := 0;
-    begin
-      loop
-        begin
-          set local lock_timeout = '1s';
-          execute '${statement}';
-          exit;
-        exception when lock_not_available then
-          tries := tries + 1;
-          if tries >= 60 then raise; end if;
-          perform pg_sleep(0.2);
-        end;
-      end loop;
-    end
-    $ddl$`;
 }
