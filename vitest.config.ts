@@ -1,10 +1,31 @@
 import { defineConfig } from 'vitest/config';
 
+const TIMEOUTS = { testTimeout: 30_000, hookTimeout: 60_000 };
+
+/**
+ * The tests of lists, searches and exports, run a second time (project `parallel-plans`)
+ * with PostgreSQL choosing parallel plans on every connection to each test database
+ * (test/support/database.ts, forceParallelPlans), as it does by itself once tables are
+ * large: a statement that cannot run in a parallel query fails here instead of answering
+ * 500 at size (issue 29). `--project hook` runs each file once.
+ */
+const LIST_TESTS = [
+  'packages/db/test/event-list.test.ts',
+  'apps/relay/test/events.test.ts',
+  'apps/relay/test/console-api.test.ts',
+  'apps/relay/test/playground.test.ts',
+  'apps/relay/test/notifications.test.ts',
+  'test/e2e/cli-fixtures.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+    // Once for both projects: one PostgreSQL server and template database.
     globalSetup: ['./test/support/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    ...TIMEOUTS,
+    projects: [
+      { test: { name: 'hook', include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/e2e/**/*.test.ts'], ...TIMEOUTS } },
+      { test: { name: 'parallel-plans', include: LIST_TESTS, provide: { parallelPlans: true }, ...TIMEOUTS } },
+    ],
   },
 });

@@ -7,12 +7,19 @@ declare module 'vitest' {
   export interface ProvidedContext {
     databaseServerUrl: string;
     templateDatabase: string;
+    /** Test databases choose parallel plans (forceParallelPlans): the `parallel-plans` project of vitest.config.ts. */
+    parallelPlans?: boolean;
   }
 }
 
-/** A fresh migrated database for one test file; drop it in afterAll (dropping fails if connections leaked). */
+/**
+ * A fresh migrated database for one test file; drop it in afterAll (dropping fails if
+ * connections leaked). In the `parallel-plans` project it chooses parallel plans.
+ */
 export async function freshDatabase(): Promise<TestDatabase> {
-  return createTestDatabase(inject('databaseServerUrl'), inject('templateDatabase'));
+  const database = await createTestDatabase(inject('databaseServerUrl'), inject('templateDatabase'));
+  if (inject('parallelPlans')) await forceParallelPlans(database);
+  return database;
 }
 
 /**

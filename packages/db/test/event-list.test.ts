@@ -3,13 +3,13 @@
  * `maxScanned` events from the cursor on, so a filter no index serves (a status, a payload
  * search, a type beside an endpoint, an endpoint left out) answers a short page, even an
  * empty one, with a cursor, and following the cursors finds every match once, in order.
- * Run with PostgreSQL choosing parallel plans too (forceParallelPlans).
+ * Run with PostgreSQL choosing parallel plans too (vitest.config.ts, parallel-plans).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstIdAt, newId, type EventStatus } from '@hook/core';
 import { createOrm, insertEvents, listEvents, type EventListFilter, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
-import { forceParallelPlans, freshDatabase } from '../../../test/support/database.ts';
+import { freshDatabase } from '../../../test/support/database.ts';
 import { insertEndpoint } from './rows.ts';
 
 const EVENTS = 40;
@@ -25,7 +25,7 @@ function shapeOf(i: number): { endpoint: 'a' | 'b'; type: string; needle: boolea
   };
 }
 
-describe.each([{ parallelPlans: false }, { parallelPlans: true }])('the event list\'s bounded walk (parallel plans: $parallelPlans)', ({ parallelPlans }) => {
+describe('the event list\'s bounded walk', () => {
   let database: TestDatabase;
   let orm: Orm;
   const accountId = newId('account');
@@ -39,7 +39,6 @@ describe.each([{ parallelPlans: false }, { parallelPlans: true }])('the event li
 
   beforeAll(async () => {
     database = await freshDatabase();
-    if (parallelPlans) await forceParallelPlans(database);
     orm = await createOrm({ databaseUrl: database.url });
     await sql('insert into account (id, plan, created_at) values (?, ?, now())', [accountId, 'pro']);
     endpoints.a = (await insertEndpoint(sql, accountId)).endpointId;
