@@ -131,7 +131,9 @@ describe('migration 019-partitioned-history online, on a history the previous re
     await client.query('vacuum (analyze) event, delivery, attempt');
     const belowId = firstIdAt('event', fillEndMs + 1);
     const free = accounts[0]!;
-    const expiredFree = await count(client, `select count(*) as n from event where account_id = $1 and received_at < now() - interval '7 days'`, [free.accountId]);
+    // the retention pass below runs as of nowMs, so an event crossing its 7 days meanwhile does not change the count
+    const freeCutoff = new Date(nowMs - 7 * DAY_MS);
+    const expiredFree = await count(client, `select count(*) as n from event where account_id = $1 and received_at < $2`, [free.accountId, freeCutoff]);
     expect(expiredFree).toBeGreaterThan(1000);
 
     const tablesBefore = await tableFiles(client, TABLES);
@@ -197,9 +199,9 @@ describe('migration 019-partitioned-history online, on a history the previous re
     expect(await count(client, 'select count(*) as n from attempt')).toBe(attemptsBefore);
 
     // Retention: class 0 is pruned row by row; only the free account's events past 7 days go, with their deliveries and attempts.
-    const pruned = await pruneExpiredEvents(orm, { pauseMs: 0 });
+    const pruned = await pruneExpiredEvents(orm, { pauseMs: 0, now: new Date(nowMs) });
     expect(pruned).toMatchObject({ events: expiredFree, partitionsDropped: 0 });
-    expect(await count(client, `select count(*) as n from event where received_at < now() - interval '7 days' and account_id = $1`, [free.accountId])).toBe(0);
+    expect(await count(client, `select count(*) as n from event where received_at < $2 and account_id = $1`, [free.accountId, freeCutoff])).toBe(0);
     expect(await count(client, 'select count(*) as n from event')).toBe(EVENTS + ingested.length - expiredFree);
     expect(await count(client, 'select count(*) as n from delivery d where not exists (select 1 from event e where e.id = d.event_id)')).toBe(0);
     expect(await count(client, 'select count(*) as n from attempt a where not exists (select 1 from event e where e.id = a.event_id)')).toBe(0);
