@@ -16,6 +16,7 @@ const LIST_TESTS = [
   'apps/relay/test/playground.test.ts',
   'apps/relay/test/notifications.test.ts',
   'test/e2e/cli-fixtures.test.ts',
+  'test/e2e/cli-events-sparse.test.ts',
 ];
 
 export default defineConfig({

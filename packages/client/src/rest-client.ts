@@ -4,7 +4,7 @@
  * (the relay's problem+json) or `HookNetworkError` (no answer at all).
  */
 import { Agent, request, type Dispatcher } from 'undici';
-import { INGEST_EVENT_ID_HEADER, INGEST_EVENT_STATUS_HEADER, type IngestOutcome } from '@hook/core';
+import { INGEST_EVENT_ID_HEADER, INGEST_EVENT_STATUS_HEADER, LIST_LIMIT_DEFAULT, type IngestOutcome } from '@hook/core';
 import { HookApiError, HookNetworkError, networkFailureOf } from './api-errors.ts';
 import type {
   AccountDeletion, AccountDetails, AccountUpdate, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
@@ -136,6 +136,11 @@ export interface HookClient {
     list(query?: EventListQuery): Promise<Page<EventSummary>>;
     /** Every matching event, newest first, page by page. */
     iterate(query?: Omit<EventListQuery, 'cursor'>): AsyncGenerator<EventSummary>;
+    /**
+     * A page of up to `limit` events however rare the match (fillPage): with filters the relay
+     * may answer a page short, even empty, with a next_cursor, and this follows it.
+     */
+    fullPage(query?: EventListQuery, options?: FillPageOptions): Promise<Page<EventSummary>>;
     /** The event; `{ body_limit }` returns only the start of its body (body_truncated says whether that is all of it). */
     get(id: string, query?: EventGetQuery): Promise<Event>;
     /**
@@ -173,6 +178,40 @@ interface CallOptions {
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/** How long fillPage follows next_cursor for one page before it answers with what it has. */
+export const FILL_PAGE_BUDGET_MS = 10_000;
+
+export interface FillPageOptions {
+  /** How long to follow next_cursor (default FILL_PAGE_BUDGET_MS). */
+  budgetMs?: number;
+  /** The clock, in ms (default Date.now). */
+  now?: () => number;
+}
+
+/**
+ * Up to `limit` items of a keyset-paginated list from `cursor` on, however sparse the match.
+ * A page of `GET /v1/events` with filters looks through at most 10,000 events, so it may be
+ * short, even empty, and still have a next_cursor (docs/api.md#get-v1events). This follows
+ * next_cursor, asking each time for what is still missing, until it has `limit` items, the
+ * list ends, or `budgetMs` has passed; the next_cursor it returns carries on after them.
+ */
+export async function fillPage<T>(
+  fetchPage: (cursor: string | undefined, limit: number) => Promise<Page<T>>,
+  limit: number,
+  cursor: string | undefined,
+  options: FillPageOptions = {},
+): Promise<Page<T>> {
+  const now = options.now ?? Date.now;
+  const deadline = now() + (options.budgetMs ?? FILL_PAGE_BUDGET_MS);
+  const data: T[] = [];
+  for (;;) {
+    const page = await fetchPage(cursor, limit - data.length);
+    data.push(...page.data);
+    if (page.next_cursor === null || data.length >= limit || now() >= deadline) return { data, next_cursor: page.next_cursor };
+    cursor = page.next_cursor;
+  }
+}
 
 /** Yields every item of a keyset-paginated list, fetching the next page only when the loop gets there. */
 export async function* paginate<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<T> {
@@ -319,6 +358,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
         query: { endpoint_id: query.endpoint_id, status: query.status, type: query.type, since: query.since, until: query.until, q: query.q, limit: query.limit, cursor: query.cursor },
       }),
     iterate: (query = {}) => paginate((cursor) => events.list({ limit: 100, ...query, cursor })),
+    fullPage: (query = {}, options = {}) => fillPage((cursor, limit) => events.list({ ...query, cursor, limit }), query.limit ?? LIST_LIMIT_DEFAULT, query.cursor, options),
     get: (eventId, query = {}) => call('GET', `/v1/events/${id(eventId)}`, { query: { body_limit: query.body_limit } }),
     replay: (eventId, body = {}) => call('POST', `/v1/events/replay/${id(eventId)}`, { json: body }),
     replayMany: (filter = {}) => call('POST', '/v1/events/replay', { json: filter }),

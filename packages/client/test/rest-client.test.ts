@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createHookClient, HookApiError, HookNetworkError, paginate, type HookClient } from '../src/index.ts';
+import { createHookClient, fillPage, HookApiError, HookNetworkError, paginate, type HookClient } from '../src/index.ts';
 
 interface Seen {
   method: string;
@@ -215,5 +215,37 @@ describe('paginate', () => {
     for await (const item of paginate(async (cursor) => (cursors.push(cursor), pages[cursor ?? 'start']!))) items.push(item);
     expect(items).toEqual([1, 2, 3]);
     expect(cursors).toEqual([undefined, 'b', 'c']);
+  });
+});
+
+describe('fillPage', () => {
+  // A filtered list as GET /v1/events answers it: pages stopped at their bound hold few events, or none.
+  const pages: Record<string, { data: number[]; next_cursor: string | null }> = {
+    start: { data: [], next_cursor: 'b' },
+    b: { data: [1], next_cursor: 'c' },
+    c: { data: [], next_cursor: 'd' },
+    d: { data: [2, 3], next_cursor: 'e' },
+    e: { data: [4], next_cursor: null },
+  };
+
+  it('follows next_cursor past short and empty pages, asking for what is missing, until the page is full or the list ends', async () => {
+    const asked: Array<[string | undefined, number]> = [];
+    const fetchPage = async (cursor: string | undefined, limit: number) => {
+      asked.push([cursor, limit]);
+      const page = pages[cursor ?? 'start']!;
+      return { data: page.data.slice(0, limit), next_cursor: page.next_cursor };
+    };
+    expect(await fillPage(fetchPage, 3, undefined)).toEqual({ data: [1, 2, 3], next_cursor: 'e' });
+    expect(asked).toEqual([[undefined, 3], ['b', 3], ['c', 2], ['d', 2]]);
+    expect(await fillPage(fetchPage, 3, 'e')).toEqual({ data: [4], next_cursor: null });
+  });
+
+  it('answers with what it has, and the cursor on, once its time is up', async () => {
+    let clock = 0;
+    const fetchPage = async (cursor: string | undefined) => {
+      clock += 400;
+      return pages[cursor ?? 'start']!;
+    };
+    expect(await fillPage(fetchPage, 3, undefined, { budgetMs: 1000, now: () => clock })).toEqual({ data: [1], next_cursor: 'd' });
   });
 });

@@ -1,3 +1,5 @@
+import { EVENT_LIST_WINDOW, LIST_LIMIT_DEFAULT } from '@hook/core';
+import { FILL_PAGE_BUDGET_MS } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
 import { parseLimit, parseStatusList } from '../../option-parsers.ts';
@@ -18,7 +20,8 @@ export default defineCommand<[], ListOptions>({
   description:
     'List events, newest first, without their bodies (`hook events get <id>` shows one whole).\n' +
     'LAST is the answer to each event\'s last attempt: its HTTP status, or why none came (timeout, network_error, transformation_failed), or - before any; for an event retrying or failed, its last failed attempt (--json: last_attempt).\n' +
-    '--json prints the API page as it is: {"data": [event, …], "next_cursor": string | null}.',
+    `With filters, the relay looks through at most ${EVENT_LIST_WINDOW.toLocaleString('en')} events a request; this follows its cursor until it has --limit events or reaches the oldest (for at most ${FILL_PAGE_BUDGET_MS / 1000} s, then it shows what it found and how to go on).\n` +
+    '--json prints the page: {"data": [event, …], "next_cursor": string | null}.',
   examples: [
     ['hook events list', 'the newest 20 events of every endpoint'],
     ['hook events list --endpoint orders --status failed,retrying', 'what is failing on one endpoint (failed for good, or retrying)'],
@@ -35,8 +38,9 @@ export default defineCommand<[], ListOptions>({
   async run(context, _args, options) {
     const client = await context.client();
     const endpointId = options.endpoint === undefined ? undefined : await endpointIdOf(client, options.endpoint);
+    // A filtered page of the relay may be short, even empty, with a cursor on: fullPage follows it.
     const page = await client.events
-      .list({ endpoint_id: endpointId, status: options.status, type: options.type, limit: options.limit, cursor: options.cursor })
+      .fullPage({ endpoint_id: endpointId, status: options.status, type: options.type, limit: options.limit, cursor: options.cursor })
       .catch((error: unknown) => {
         throw options.endpoint === undefined ? error : endpointErrorFor(options.endpoint, error);
       });
@@ -50,6 +54,9 @@ export default defineCommand<[], ListOptions>({
       }
     }
     await context.out.result(page, [eventTable(page.data, names)]);
+    if (page.next_cursor && page.data.length < (options.limit ?? LIST_LIMIT_DEFAULT)) {
+      context.out.hint(`Stopped looking after ${FILL_PAGE_BUDGET_MS / 1000} s; older events may match too.`);
+    }
     if (page.next_cursor) {
       const filters = [
         options.endpoint && `--endpoint ${options.endpoint}`,

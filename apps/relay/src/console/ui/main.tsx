@@ -186,14 +186,37 @@ function filtersFromHash(hash: string): Filters {
   return { ...NO_FILTERS, ...Object.fromEntries([...params].filter(([name]) => name in NO_FILTERS)) };
 }
 
-function queryOf(filters: Filters, cursor?: string): string {
-  const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+function queryOf(filters: Filters, cursor?: string, limit = PAGE_SIZE): string {
+  const params = new URLSearchParams({ limit: String(limit) });
   for (const [name, value] of Object.entries(filters)) {
     if (!value) continue;
     params.set(name, name === 'since' || name === 'until' ? new Date(value).toISOString() : value);
   }
   if (cursor) params.set('cursor', cursor);
   return params.toString();
+}
+
+/** How long one page of the list follows next_cursor before it shows what it found (fillEventPage). */
+const PAGE_FILL_BUDGET_MS = 5_000;
+
+type EventPage = Page<HookEvent> & { search_truncated?: boolean };
+
+/**
+ * Up to PAGE_SIZE events from `cursor` on. With filters the relay looks through at most
+ * 10,000 events a request, and may answer short, even empty, with a next_cursor
+ * (docs/api.md#get-v1events): this follows it, asking for what is still missing, until the
+ * page is full, the list ends, or PAGE_FILL_BUDGET_MS has passed. (@hook/client's fillPage
+ * does the same for the CLI and MCP; the browser bundle does not carry that client.)
+ */
+async function fillEventPage(filters: Filters, cursor?: string): Promise<EventPage> {
+  const deadline = Date.now() + PAGE_FILL_BUDGET_MS;
+  const data: HookEvent[] = [];
+  for (;;) {
+    const page = await call<EventPage>('GET', `/v1/events?${queryOf(filters, cursor, PAGE_SIZE - data.length)}`);
+    data.push(...page.data);
+    if (page.next_cursor === null || data.length >= PAGE_SIZE || Date.now() >= deadline) return { ...page, data };
+    cursor = page.next_cursor;
+  }
 }
 
 /** Whether a live event belongs in the list the filters describe (search results are not live). */
@@ -212,7 +235,8 @@ function EventsPage({ hash }: { hash: string }) {
   const filterKey = JSON.stringify(filters);
   const [events, setEvents] = useState<HookEvent[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
-  const [searchTruncated, setSearchTruncated] = useState(false);
+  // The last page stopped looking (its time ran out) with older events left to look through.
+  const [stoppedEarly, setStoppedEarly] = useState(false);
   const [waiting, setWaiting] = useState<HookEvent[]>([]);
   const [error, setError] = useState('');
   const [note, setNote] = useState('');
@@ -222,10 +246,10 @@ function EventsPage({ hash }: { hash: string }) {
   useEffect(() => {
     setError('');
     setWaiting([]);
-    call<Page<HookEvent> & { search_truncated?: boolean }>('GET', `/v1/events?${queryOf(filters)}`).then((page) => {
+    fillEventPage(filters).then((page) => {
       setEvents(page.data);
       setCursor(page.next_cursor);
-      setSearchTruncated(page.search_truncated === true);
+      setStoppedEarly(page.next_cursor !== null && page.data.length < PAGE_SIZE);
     }, (failure) => setError(failure.message));
   }, [filterKey]);
 
@@ -265,9 +289,10 @@ function EventsPage({ hash }: { hash: string }) {
   };
   const older = async () => {
     if (!cursor) return;
-    const page = await call<Page<HookEvent>>('GET', `/v1/events?${queryOf(filters, cursor)}`);
+    const page = await fillEventPage(filters, cursor);
     setEvents((current) => [...current, ...page.data.filter((event) => !current.some((shown) => shown.id === event.id))]);
     setCursor(page.next_cursor);
+    setStoppedEarly(page.next_cursor !== null && page.data.length < PAGE_SIZE);
   };
   const replayFailed = async () => {
     setNote('');
@@ -317,8 +342,8 @@ function EventsPage({ hash }: { hash: string }) {
           {waiting.length} new {waiting.length === 1 ? 'event' : 'events'}: show
         </button>
       )}
-      {searchTruncated && <p class="quiet" id="search-truncated">The search looked through the newest 10,000 events that match the other filters; narrow it with Since and Until to search further back.</p>}
-      {events.length === 0 && !error && <p class="quiet" id="events-empty">No events{filters.q || filters.type || filters.status ? ' match these filters' : ' yet'}. Send one to an endpoint's ingest URL; it appears here at once.</p>}
+      {stoppedEarly && <p class="quiet" id="search-truncated">Stopped looking after {PAGE_FILL_BUDGET_MS / 1000} s with older events still to look through: Older events looks further back, or narrow the list with Since and Until.</p>}
+      {events.length === 0 && !error && !stoppedEarly && <p class="quiet" id="events-empty">No events{filters.q || filters.type || filters.status ? ' match these filters' : ' yet'}. Send one to an endpoint's ingest URL; it appears here at once.</p>}
       <ol id="event-list" class="event-list" aria-label="Events, newest first">
         {events.map((event) => (
           <li key={event.id} data-event-id={event.id}>
