@@ -10,9 +10,10 @@
  *   table with the class column;
  * - nothing is lost: every row written before is there unchanged (ids, bodies,
  *   deliveries, attempts), and every event committed during the migration too;
- * - ingest never waited long: no ingest statement failed, and none waited a second,
- *   although the read held `event` for 3 s (a lock the migration queued for without a
- *   timeout would have held ingest up behind it as long);
+ * - ingest never waited long: no ingest statement failed, and none waited 2 s, although
+ *   the read held `event` for 4 s (a lock the migration queued for without a timeout held
+ *   ingest up behind it as long: 3.9 s; with 019's short lock timeouts the waits are
+ *   about 0.2 s at most);
  * - the retention pass still removes class 0's expired rows one by one, and the current
  *   ingest (insertEvents) stores into each account's class partitions.
  * `npm run bench:upgrade` measures the same at 1 M events.
@@ -29,7 +30,9 @@ const EVENTS = 20_000;
 const DAY_MS = 86_400_000;
 const INGEST_CONNECTIONS = 3;
 /** How long the slow read holds `event` while the migration starts. */
-const SLOW_READ_S = 3;
+const SLOW_READ_S = 4;
+/** The longest an ingest statement may take during the migration: well below the read, with room for a loaded machine. */
+const LONGEST_INGEST_MS = 2000;
 const TABLES = ['event', 'delivery', 'attempt'] as const;
 /** Where each table's rows from before the migration are after it: `delivery` stays one table. */
 const LEGACY = ['event_r0', 'delivery', 'attempt_r0'] as const;
@@ -162,7 +165,7 @@ describe('migration 019-partitioned-history online, on a history the previous re
     expect(loops.flatMap((loop) => loop.errors)).toEqual([]);
     const during = loops.flatMap((loop) => loop.timings).filter((t) => t.startMs + t.ms >= migrationStart && t.startMs <= migrationEnd);
     expect(during.length).toBeGreaterThan(20);
-    expect(Math.max(...during.map((t) => t.ms))).toBeLessThan(1000);
+    expect(Math.max(...during.map((t) => t.ms))).toBeLessThan(LONGEST_INGEST_MS);
     const ingested = loops.flatMap((loop) => loop.ids);
 
     // Partitioned, with the old tables as class 0: the same relations, their files untouched (nothing copied).
