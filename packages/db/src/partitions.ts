@@ -195,27 +195,31 @@ export async function dropExpiredPartitions(orm: Orm, options: { now?: Date; sig
       if (!isConcurrentDrop(error)) throw error;
     }
   }
-  await dropDetachedLeaves(em);
+  result.leaves += await dropDetachedLeaves(em);
   return result;
 }
 
 /**
  * Drops history partitions left detached (a pass that detached one and stopped, or lost a
  * race, before dropping it): only a drop detaches one, so a table of a partition's name
- * that is no partition is one to drop.
+ * that is no partition is one to drop. Returns how many event partitions it dropped (the
+ * leaves whose drop it finished).
  */
-async function dropDetachedLeaves(em: EntityManager): Promise<void> {
+async function dropDetachedLeaves(em: EntityManager): Promise<number> {
   const rows = await em.execute<{ relname: string }[]>(`
     select c.relname from pg_class c
     where c.relkind = 'r' and not c.relispartition and c.relname ~ '^(event|attempt)_r[0-9]+_[0-9]{8}$'
       and c.relnamespace = (select relnamespace from pg_class where oid = 'event'::regclass)`);
+  let leaves = 0;
   for (const { relname } of rows) {
     try {
-      await em.execute(`drop table if exists ${relname}`);
+      await em.execute(`drop table ${relname}`);
+      if (relname.startsWith('event_')) leaves++;
     } catch (error) {
       if (!isConcurrentDrop(error)) throw error;
     }
   }
+  return leaves;
 }
 
 /** A detach or drop that failed because another process got there first. */
