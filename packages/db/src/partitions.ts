@@ -127,30 +127,46 @@ async function keepLongerRetained(em: EntityManager, leaf: HistoryLeaf): Promise
     select a.id, ${retentionClassSql('a')} as retention_class from account a
     where ${retentionClassSql('a')} > ? and exists (select 1 from ${leaf.eventLeaf} e where e.account_id = a.id)`, [leaf.retentionClass]);
   let moved = 0;
+  const fromId = firstIdAt('event', leaf.startMs);
+  const toId = firstIdAt('event', leaf.endMs);
   for (const account of accounts) {
     const to = Number(account.retention_class);
     await ensureHistoryPartitions(em, to, new Date(leaf.startMs), new Date(leaf.endMs - 1));
-    const fromId = firstIdAt('event', leaf.startMs);
-    const toId = firstIdAt('event', leaf.endMs);
+    // Each statement starts from the account's events in the leaf (its (account_id, id)
+    // index) and reaches their deliveries and attempts by key, whatever else the day holds.
+    const theirs = `select id from ${leaf.eventLeaf} where account_id = ?`;
     await em.transactional(async (tx) => {
-      const params = [to, leaf.retentionClass, account.id, fromId, toId];
-      for (const table of ['attempt', 'delivery'] as const) {
-        await tx.execute(`update ${table} set retention_class = ? where retention_class = ? and account_id = ? and event_id >= ? and event_id < ?`, params);
-      }
+      await tx.execute(`update delivery d set retention_class = ? from (${theirs}) m where d.event_id = m.id`, [to, account.id]);
+      await tx.execute(`update attempt a set retention_class = ? from (${theirs}) m
+                        where a.event_id = m.id and a.retention_class = ? and a.event_id >= ? and a.event_id < ?`, [to, account.id, leaf.retentionClass, fromId, toId]);
       const [row] = await tx.execute<{ n: number }[]>(`
         with m as (update event set retention_class = ? where retention_class = ? and account_id = ? and id >= ? and id < ? returning 1)
-        select count(*)::int as n from m`, params);
+        select count(*)::int as n from m`, [to, leaf.retentionClass, account.id, fromId, toId]);
       moved += row?.n ?? 0;
     });
   }
   return moved;
 }
 
-/** Deletes the deliveries of a leaf's events: one range scan of the delivery primary key (event_id first). */
+/** Deliveries deleted by one statement of removeDeliveries. */
+const DELIVERY_DELETE_BATCH = 5000;
+
+/**
+ * Deletes the deliveries of a leaf's events, a batch of the leaf's event ids at a time
+ * (walked on its key), each delivery found by its key: the plan cannot turn into a scan of
+ * the whole delivery table, as a range delete on `delivery` once did (measured by
+ * bench:scale at 16 M deliveries: 2.85 s instead of 0.25 s).
+ */
 async function removeDeliveries(em: EntityManager, leaf: HistoryLeaf): Promise<void> {
-  await em.execute('delete from delivery where event_id >= ? and event_id < ? and retention_class = ?', [
-    firstIdAt('event', leaf.startMs), firstIdAt('event', leaf.endMs), leaf.retentionClass,
-  ]);
+  let after = '';
+  for (;;) {
+    const ids = (await em.execute<{ id: string }[]>(`select id from ${leaf.eventLeaf} where id > ? order by id limit ${DELIVERY_DELETE_BATCH}`, [after])).map((row) => row.id);
+    if (ids.length === 0) return;
+    // event ids hold letters, digits and `_` only: an array literal
+    await em.execute('delete from delivery where event_id = any(?::text[])', [`{${ids.join(',')}}`]);
+    if (ids.length < DELIVERY_DELETE_BATCH) return;
+    after = ids.at(-1)!;
+  }
 }
 
 /**
