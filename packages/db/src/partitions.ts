@@ -10,7 +10,7 @@
  *   `onMissingPartition`, then the batch is stored).
  * - Expired history leaves whole (dropExpiredPartitions): a leaf whose period ended more
  *   than its class's days ago is detached CONCURRENTLY (ingest and reads never wait on it)
- *   and dropped, in time independent of its rows, after one range delete of its events'
+ *   and dropped, in time independent of its rows, after a batched delete of its events'
  *   deliveries (narrow rows; the only rows a drop deletes). Before that, the rows of accounts whose
  *   retention grew since (an upgrade) are moved to their new class: the longer retention
  *   wins, as it always has (retention-sql.ts).

@@ -7,7 +7,7 @@ import { withShortLocks } from './short-locks.ts';
  * leased deliveries, one index probe each; partitioned, that became one probe per
  * destination per partition (measured: an empty claim over 100 destinations took 0.16 ms
  * on one table, 25 ms over 78 partitions). Its rows of a dropped partition are deleted by
- * one range delete on its primary key (partitions.ts); it gets the class column too.
+ * a delete by the partition's event ids (partitions.ts); it gets the class column too.
  */
 const HISTORY = [
   {
