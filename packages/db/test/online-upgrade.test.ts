@@ -149,15 +149,20 @@ describe('migration 019-partitioned-history online, on a history the previous re
 
     // The previous release's ingest goes on throughout; a slow read holds `event` as the migration begins.
     const loops = await Promise.all(Array.from({ length: INGEST_CONNECTIONS }, (_, worker) => ingestLoop(accounts, worker)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await expect.poll(() => loops.every((loop) => loop.ids.length >= 5)).toBe(true);
     const reader = await connect();
+    const readerPid: number = (await reader.query('select pg_backend_pid() as pid')).rows[0].pid;
     const slowRead = reader.query(`select count(*) from (select pg_sleep(${SLOW_READ_S}) from (select 1 from event limit 1) e) s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // the read holds its lock on `event` before the migration asks for one
+    await expect.poll(async () => (await client.query(
+      `select count(*)::int as n from pg_locks where pid = $1 and relation = 'event'::regclass and granted`, [readerPid])).rows[0].n).toBeGreaterThan(0);
     const migrationStart = performance.now();
     const applied = await orm.migrator.up({ to: '019-partitioned-history' });
     const migrationEnd = performance.now();
     await slowRead;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // ingest goes on after the migration too
+    const storedBy = loops.map((loop) => loop.ids.length);
+    await expect.poll(() => loops.every((loop, i) => loop.ids.length >= storedBy[i]! + 5)).toBe(true);
     for (const loop of loops) await loop.stop();
 
     expect(applied.map((migration) => migration.name)).toEqual(['019-partitioned-history']);
