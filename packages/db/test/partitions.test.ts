@@ -49,3 +49,22 @@ it('passes of 4 processes at once (and the next pass) drop every expired partiti
   const left = await orms[0]!.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from pg_class where relkind = 'r' and (relname like 'event_r41_%' or relname like 'attempt_r41_%')`);
   expect(left[0]!.n).toBe(0);
 });
+
+it("a dropped partition takes all its events' deliveries, more than one batch of them, and only theirs", async () => {
+  const em = orms[0]!.em.fork();
+  const at = Date.now() - 100 * DAY_MS;
+  await ensureHistoryPartitions(em, 43, new Date(at), new Date(at));
+  // 5,050 events in one class 43 partition with a delivery each (5,000 are deleted a statement), and one kept event's delivery
+  await em.execute(`
+    insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, retention_class)
+    select left(hook_history_bound(?::bigint), 14) || lpad(g::text, 16, '0'), 'acct_p', 'ep_p', 'POST', '', '', '{}', '\\x00', 1, ?, 43
+    from generate_series(1, 5050) g`, [at, new Date(at)]);
+  await em.execute(`insert into delivery (event_id, destination_id, account_id, endpoint_id, status, retention_class)
+                    select id, 'dst_p', account_id, endpoint_id, 'delivered', 43 from event where retention_class = 43`);
+  await em.execute(`insert into delivery (event_id, destination_id, account_id, endpoint_id, status, retention_class)
+                    values ('evt_kept', 'dst_p', 'acct_p', 'ep_p', 'delivered', 7)`);
+  expect((await em.execute<{ n: number }[]>(`select count(*)::int as n from delivery where retention_class = 43`))[0]!.n).toBe(5050);
+  await dropExpiredPartitions(orms[0]!);
+  expect(await leavesOf(43)).toEqual([]);
+  expect((await em.execute<{ n: number }[]>(`select count(*)::int as n from delivery where destination_id = 'dst_p'`))[0]!.n).toBe(1);
+});
