@@ -75,7 +75,7 @@ export async function maintainHistoryPartitions(orm: Orm, now: Date = new Date()
   return made;
 }
 
-/** A leaf of one class: the same period in the three tables. */
+/** A leaf of one class: the same period in both tables (event and attempt). */
 export interface HistoryLeaf {
   retentionClass: number;
   /** Its period: received times (and event ids) in [startMs, endMs). */
