@@ -27,6 +27,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from './orm.ts';
+import { DELIVERY_OPEN } from './queue/statements/claimed-columns.ts';
 import { removeEventsCtes } from './retention-sql.ts';
 
 /** Events removed by one statement at the most: a short statement, short row locks. */
@@ -78,7 +79,7 @@ export async function removeAccountEventBatch(em: EntityManager, accountId: stri
      ), doomed as (
        select e.id from event e
        where e.id in (select id from candidates)
-         and not exists (select 1 from delivery l where l.event_id = e.id and l.lease_id is not null and l.locked_until > now())
+         and not exists (select 1 from delivery l where l.event_id = e.id and l.lease_id is not null and l.locked_until > now() and ${DELIVERY_OPEN})
        for update skip locked
      ), ${removeEventsCtes('doomed')}
      select (select count(*)::int from removed_events) as removed, (select max(id) from candidates) as last_id`,

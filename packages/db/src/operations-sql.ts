@@ -2,6 +2,7 @@
 import { CompiledQuery } from 'kysely';
 import { MIGRATIONS } from './migrations/index.ts';
 import { MIGRATIONS_TABLE, type Orm } from './orm.ts';
+import { DELIVERY_OPEN } from './queue/statements/claimed-columns.ts';
 
 async function run<Row>(orm: Orm, text: string, params: readonly unknown[] = []): Promise<Row[]> {
   const result = await orm.em.getKysely().executeQuery<Row>(CompiledQuery.raw(text, [...params]));
@@ -45,5 +46,5 @@ export const QUEUE_STATUS_SQL = `
     select count(*) as due, extract(epoch from now() - min(l.next_attempt_at))::float8 as oldest_due_seconds
     from delivery l join destination d on d.id = l.destination_id and d.type = 'url'
     where l.next_attempt_at is not null and l.next_attempt_at <= now()
-      and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
+      and ${DELIVERY_OPEN}
       and (l.lease_id is null or l.locked_until < now())`;

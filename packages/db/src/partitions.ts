@@ -1,17 +1,20 @@
 /**
- * History partitions (docs/retention.md#partitions; made by migration 019): `event` and
- * `attempt` are LIST-partitioned by `retention_class` (the days the account kept events
- * when the event was received) and each class RANGE-partitioned by event id in periods of
- * `hook_history_period_days(class)` days, the same leaves in both tables. `delivery`, the
- * queue, is one table (migration 019 says why) with the same class column.
+ * History partitions (docs/retention.md#partitions; made by migrations 019 and 021):
+ * `event` and `attempt` are LIST-partitioned by `retention_class` (the days the account
+ * kept events when the event was received) and each class RANGE-partitioned by event id
+ * in periods of `hook_history_period_days(class)` days, the same leaves in both tables.
+ * `delivery` has the same leaves for its done rows (delivery_done); its open ones are the
+ * queue, one partition of their own (delivery_open), and its rows from before 021 stay in
+ * delivery_r0 (migration 021 draws the tree).
  *
  * - Leaves are made ahead of need (maintainHistoryPartitions, from the retention job), and
  *   on the spot when ingest meets a missing one (insert-events.ts: reported through
  *   `onMissingPartition`, then the batch is stored).
  * - Expired history leaves whole (dropExpiredPartitions): a leaf whose period ended more
  *   than its class's days ago is detached CONCURRENTLY (ingest and reads never wait on it)
- *   and dropped, in time independent of its rows, after a batched delete of its events'
- *   deliveries (narrow rows; the only rows a drop deletes). Before that, the rows of accounts whose
+ *   and dropped, in time independent of its rows, with the same period's delivery leaf.
+ *   Its events' deliveries that are still open (a paused destination's) or in delivery_r0
+ *   are deleted by key first: the only rows a drop deletes. Before that, the rows of accounts whose
  *   retention grew since (an upgrade) are moved to their new class: the longer retention
  *   wins, as it always has (retention-sql.ts).
  * - Class 0 (history from before migration 019) keeps the row-by-row pass.
@@ -19,10 +22,11 @@
 import { PLAN_LIMITS, PLANS, firstIdAt } from '@hook/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from './orm.ts';
+import { DELIVERY_OPEN } from './queue/statements/claimed-columns.ts';
 
 export const DAY_MS = 86_400_000;
-/** The tables partitioned alike; leaves are dropped in this order (an event's attempts before it). */
-export const HISTORY_TABLES = ['attempt', 'event'] as const;
+/** The tables partitioned alike; leaves are dropped in this order (an event's deliveries and attempts before it). */
+export const HISTORY_TABLES = ['delivery', 'attempt', 'event'] as const;
 /** How far ahead of now leaves are made, so ingest never waits for one. */
 export const PARTITIONS_AHEAD_MS = 3 * DAY_MS;
 
@@ -75,13 +79,13 @@ export async function maintainHistoryPartitions(orm: Orm, now: Date = new Date()
   return made;
 }
 
-/** A leaf of one class: the same period in both tables (event and attempt). */
+/** A leaf of one class: the same period in every table of HISTORY_TABLES. */
 export interface HistoryLeaf {
   retentionClass: number;
   /** Its period: received times (and event ids) in [startMs, endMs). */
   startMs: number;
   endMs: number;
-  /** `event_r7_20261127`; the attempt leaf is named alike. */
+  /** `event_r7_20261127`; the attempt and delivery leaves are named alike. */
   eventLeaf: string;
 }
 
@@ -152,18 +156,24 @@ async function keepLongerRetained(em: EntityManager, leaf: HistoryLeaf): Promise
 const DELIVERY_DELETE_BATCH = 5000;
 
 /**
- * Deletes the deliveries of a leaf's events, a batch of the leaf's event ids at a time
- * (walked on its key), each delivery found by its key: the plan cannot turn into a scan of
- * the whole delivery table, as a range delete on `delivery` once did (measured by
- * bench:scale at 16 M deliveries: 2.85 s instead of 0.25 s).
+ * Deletes the deliveries of a leaf's events that are not in its delivery leaf: the open
+ * ones (delivery_open, the queue: a range of its key) and those stored before `delivery`
+ * was partitioned (delivery_r0, while it holds any of the period: a batch of the leaf's
+ * event ids at a time, each found by its key, never a scan of the old table, as a range
+ * delete on it once was: 2.85 s instead of 0.25 s at 16 M deliveries by bench:scale).
  */
 async function removeDeliveries(em: EntityManager, leaf: HistoryLeaf): Promise<void> {
+  const fromId = firstIdAt('event', leaf.startMs);
+  const toId = firstIdAt('event', leaf.endMs);
+  await em.execute(`delete from delivery l where ${DELIVERY_OPEN} and l.retention_class = ? and l.event_id >= ? and l.event_id < ?`, [leaf.retentionClass, fromId, toId]);
+  const [legacy] = await em.execute<{ any: boolean }[]>(`select exists (select 1 from delivery_r0 where event_id >= ? and event_id < ?) as any`, [fromId, toId]);
+  if (!legacy?.any) return;
   let after = '';
   for (;;) {
     const ids = (await em.execute<{ id: string }[]>(`select id from ${leaf.eventLeaf} where id > ? order by id limit ${DELIVERY_DELETE_BATCH}`, [after])).map((row) => row.id);
     if (ids.length === 0) return;
     // event ids hold letters, digits and `_` only: an array literal
-    await em.execute('delete from delivery where event_id = any(?::text[])', [`{${ids.join(',')}}`]);
+    await em.execute('delete from delivery where layout = 0 and event_id = any(?::text[])', [`{${ids.join(',')}}`]);
     if (ids.length < DELIVERY_DELETE_BATCH) return;
     after = ids.at(-1)!;
   }
@@ -224,7 +234,7 @@ export async function dropExpiredPartitions(orm: Orm, options: { now?: Date; sig
 async function dropDetachedLeaves(em: EntityManager): Promise<number> {
   const rows = await em.execute<{ relname: string }[]>(`
     select c.relname from pg_class c
-    where c.relkind = 'r' and not c.relispartition and c.relname ~ '^(event|attempt)_r[0-9]+_[0-9]{8}$'
+    where c.relkind = 'r' and not c.relispartition and c.relname ~ '^(event|attempt|delivery)_r[0-9]+_[0-9]{8}$'
       and c.relnamespace = (select relnamespace from pg_class where oid = 'event'::regclass)`);
   let leaves = 0;
   for (const { relname } of rows) {

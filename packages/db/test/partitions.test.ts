@@ -24,12 +24,12 @@ afterAll(async () => {
 
 const leavesOf = async (retentionClass: number) => (await historyLeaves(orms[0]!.em.fork())).filter((leaf) => leaf.retentionClass === retentionClass);
 
-it('a class and its partitions asked for by 8 callers at once are made once: 11 periods, 22 partitions (event and attempt)', async () => {
+it('a class and its partitions asked for by 8 callers at once are made once: 11 periods, 33 partitions (event, attempt and delivery)', async () => {
   // class 40: 1-day periods; 10 days back to today is 11 periods
   const from = new Date(Date.now() - 10 * DAY_MS);
   const to = new Date();
   const made = await Promise.all(Array.from({ length: 8 }, (_, i) => ensureHistoryPartitions(orms[i % orms.length]!.em.fork(), 40, from, to)));
-  expect(made.reduce((sum, n) => sum + n, 0)).toBe(22);
+  expect(made.reduce((sum, n) => sum + n, 0)).toBe(33);
   expect(await leavesOf(40)).toHaveLength(11);
   expect(await ensureHistoryPartitions(orms[0]!.em.fork(), 40, from, to)).toBe(0);
 });
@@ -50,7 +50,7 @@ it('passes of 4 processes at once (and the next pass) drop every expired partiti
   expect(left[0]!.n).toBe(0);
 });
 
-it("a dropped partition takes all its events' deliveries, more than one batch of them, and only theirs", async () => {
+it("a dropped partition takes all its events' deliveries (in its delivery leaf, in the queue, and more than one batch of them in the table from before 021), and only theirs", async () => {
   const em = orms[0]!.em.fork();
   const at = Date.now() - 100 * DAY_MS;
   await ensureHistoryPartitions(em, 43, new Date(at), new Date(at));
@@ -59,12 +59,21 @@ it("a dropped partition takes all its events' deliveries, more than one batch of
     insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, retention_class)
     select left(hook_history_bound(?::bigint), 14) || lpad(g::text, 16, '0'), 'acct_p', 'ep_p', 'POST', '', '', '{}', '\\x00', 1, ?, 43
     from generate_series(1, 5050) g`, [at, new Date(at)]);
+  // each event's delivery to dst_p stored before delivery was partitioned (delivery_r0: 5,000 are deleted a statement),
+  // and to dst_q since: 50 still open (a paused destination's, in the queue), the others done (in the class 43 leaf)
+  await em.execute(`insert into delivery_r0 (event_id, destination_id, account_id, endpoint_id, status, retention_class, layout)
+                    select id, 'dst_p', account_id, endpoint_id, 'delivered', 43, 0 from event where retention_class = 43`);
   await em.execute(`insert into delivery (event_id, destination_id, account_id, endpoint_id, status, retention_class)
-                    select id, 'dst_p', account_id, endpoint_id, 'delivered', 43 from event where retention_class = 43`);
-  await em.execute(`insert into delivery (event_id, destination_id, account_id, endpoint_id, status, retention_class)
-                    values ('evt_kept', 'dst_p', 'acct_p', 'ep_p', 'delivered', 7)`);
-  expect((await em.execute<{ n: number }[]>(`select count(*)::int as n from delivery where retention_class = 43`))[0]!.n).toBe(5050);
+                    select id, 'dst_q', account_id, endpoint_id, case when row_number() over (order by id) <= 50 then 'pending' else 'delivered' end, 43
+                    from event where retention_class = 43`);
+  await em.execute(`insert into delivery_r0 (event_id, destination_id, account_id, endpoint_id, status, retention_class, layout)
+                    values ('evt_kept', 'dst_p', 'acct_p', 'ep_p', 'delivered', 7, 0)`);
+  const where = async () => em.execute<{ relname: string; n: number }[]>(`
+    select tableoid::regclass::text as relname, count(*)::int as n from delivery where destination_id in ('dst_p', 'dst_q') group by 1 order by 1`);
+  expect(await where()).toEqual([
+    { relname: 'delivery_open', n: 50 }, { relname: 'delivery_r0', n: 5051 }, { relname: expect.stringMatching(/^delivery_r43_\d{8}$/), n: 5000 },
+  ]);
   await dropExpiredPartitions(orms[0]!);
   expect(await leavesOf(43)).toEqual([]);
-  expect((await em.execute<{ n: number }[]>(`select count(*)::int as n from delivery where destination_id = 'dst_p'`))[0]!.n).toBe(1);
+  expect(await where()).toEqual([{ relname: 'delivery_r0', n: 1 }]);
 });

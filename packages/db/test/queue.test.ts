@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DESTINATION_FAILURE_LIMIT, firstIdAt, newId } from '@hook/core';
 import pg from 'pg';
 import {
-  AttemptRecorder, CLAIM_DUE, QUEUE_SESSION_SETTINGS, queueExecutor, RECORD_RESULTS, claimDue, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
+  AttemptRecorder, CLAIM_DUE, QUEUE_SESSION_SETTINGS, queueExecutor, RECORD_RESULTS, claimDue, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, replayEvent, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
 } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
@@ -370,7 +370,8 @@ describe('the record statement plan', () => {
 });
 
 describe('refreshQueueStatistics', () => {
-  const estimatedRows = async (): Promise<number> => Number((await sql(`select reltuples from pg_class where relname = 'delivery'`))[0].reltuples);
+  // the queue is delivery's partition of open deliveries (migration 021)
+  const estimatedRows = async (): Promise<number> => Number((await sql(`select reltuples from pg_class where relname = 'delivery_open'`))[0].reltuples);
 
   it('analyses a table with rows, and leaves an emptied one as it was so it is not taken for empty while it refills', async () => {
     await due(300);
@@ -382,5 +383,27 @@ describe('refreshQueueStatistics', () => {
     await due(10);
     expect(await refreshQueueStatistics(orm)).toBe(true);
     expect(await estimatedRows()).toBe(10);
+  });
+});
+
+describe('a delivery moved to another partition meanwhile', () => {
+  it('a replay that waited for a delivery another transaction finished (moving it from the queue to its history leaf) runs again and replays it', async () => {
+    const [id] = await due(1);
+    const where = async () => (await sql('select tableoid::regclass::text as relname from delivery where event_id = ?', [id]))[0].relname as string;
+    expect(await where()).toBe('delivery_open');
+    const finisher = new pg.Client({ connectionString: database.url });
+    await finisher.connect();
+    try {
+      await finisher.query('begin');
+      await finisher.query(`update delivery set status = 'delivered', next_attempt_at = null where event_id = $1`, [id]);
+      const replaying = replayEvent(orm, { eventId: id!, accountId, leaseMs: 60_000 });
+      // the replay waits for the finisher's row lock, then meets the row gone to another partition (serialization_failure)
+      await expect.poll(async () => (await sql('select count(*)::int as n from pg_locks where not granted'))[0].n).toBeGreaterThan(0);
+      await finisher.query('commit');
+      expect((await replaying).map((outcome) => outcome.kind)).toEqual(['claimed']);
+    } finally {
+      await finisher.end();
+    }
+    expect(await where()).toBe('delivery_open');
   });
 });

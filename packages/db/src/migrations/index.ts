@@ -18,6 +18,7 @@ import { CustomDomainVerification } from './017-custom-domain-verification.ts';
 import { BodyTextParallelUnsafe } from './018-body-text-parallel-unsafe.ts';
 import { PartitionedHistory } from './019-partitioned-history.ts';
 import { ListIndexes } from './020-list-indexes.ts';
+import { PartitionedDeliveries } from './021-partitioned-deliveries.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   { name: '018-body-text-parallel-unsafe', class: BodyTextParallelUnsafe },
   { name: '019-partitioned-history', class: PartitionedHistory },
   { name: '020-list-indexes', class: ListIndexes },
+  { name: '021-partitioned-deliveries', class: PartitionedDeliveries },
 ];

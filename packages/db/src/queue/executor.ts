@@ -49,6 +49,20 @@ export interface NamedStatement {
 
 const EXTENSION = '@hook/queue-executor';
 
+/** How many times a statement runs before a row moved meanwhile is its caller's error. */
+const MOVED_ROW_TRIES = 5;
+
+/**
+ * A row this statement was about to lock or change was moved to another partition by a
+ * statement that committed meanwhile: a delivery that finished (from the queue to its
+ * history leaf) or was replayed (back), migration 021. PostgreSQL cannot follow a moved row
+ * as it follows an updated one, and says so with serialization_failure, which in READ
+ * COMMITTED (the only level used here) has no other cause.
+ */
+function movedMeanwhile(error: unknown): boolean {
+  return (error as { code?: string }).code === '40001';
+}
+
 export class QueueExecutor {
   readonly #orm: Orm;
   readonly #poolMax: number | undefined;
@@ -86,10 +100,20 @@ export class QueueExecutor {
     return this.#pool;
   }
 
-  /** Runs a named statement with its parameters; returns its rows. */
+  /**
+   * Runs a named statement with its parameters; returns its rows. A statement that met a
+   * delivery another moved to another partition meanwhile (see movedMeanwhile) is run again:
+   * it ran alone in its transaction, so it changed nothing.
+   */
   async run<Row>(statement: NamedStatement, params: readonly unknown[]): Promise<Row[]> {
     const pool = await (statement.movesDeliveries ? this.#queuePool() : this.#durablePool());
-    return (await pool.query<Row & QueryResultRow>({ name: statement.name, text: statement.text, values: [...params] })).rows;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await pool.query<Row & QueryResultRow>({ name: statement.name, text: statement.text, values: [...params] })).rows;
+      } catch (error) {
+        if (attempt >= MOVED_ROW_TRIES || !movedMeanwhile(error)) throw error;
+      }
+    }
   }
 
   /** Runs `work` in a transaction on one connection of the queue's own pool. */

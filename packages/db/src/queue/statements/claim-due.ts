@@ -28,7 +28,7 @@ import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
-import { CLAIMED_COLUMNS, DESTINATION_OPEN, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+import { CLAIMED_COLUMNS, DELIVERY_OPEN, DESTINATION_OPEN, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
 
 export interface ClaimOptions {
   /** Most deliveries to claim. */
@@ -54,7 +54,7 @@ export const CLAIM_DUE: NamedStatement = {
     open_destinations as materialized (
       select d.id, least(c.capacity - (select count(*) from (
                                          select 1 from delivery l
-                                         where l.destination_id = d.id and l.lease_id is not null and l.locked_until >= now()
+                                         where l.destination_id = d.id and l.lease_id is not null and l.locked_until >= now() and ${DELIVERY_OPEN}
                                          order by l.destination_id, l.locked_until
                                          limit c.capacity) as live),
                          case when d.rate_per_second is null then $3::int else coalesce((select r.left_now from rated r where r.id = d.id), 0) end) as spare
@@ -72,8 +72,7 @@ export const CLAIM_DUE: NamedStatement = {
       cross join lateral (
         select l.event_id, l.destination_id, l.next_attempt_at
         from delivery l
-        where l.destination_id = o.id and l.next_attempt_at <= now()
-          and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
+        where l.destination_id = o.id and l.next_attempt_at <= now() and ${DELIVERY_OPEN}
           and (l.lease_id is null or l.locked_until < now())
         order by l.destination_id, l.next_attempt_at, l.event_id
         limit greatest(o.spare, 0)
@@ -91,8 +90,7 @@ export const CLAIM_DUE: NamedStatement = {
       cross join lateral (
         select l.event_id, l.destination_id from delivery l
         where l.event_id = c.event_id and l.destination_id = c.destination_id
-          and coalesce(l.next_attempt_at, 'infinity') <= now()
-          and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
+          and coalesce(l.next_attempt_at, 'infinity') <= now() and ${DELIVERY_OPEN}
           and (l.lease_id is null or l.locked_until < now())
         for update of l skip locked
       ) x
@@ -108,7 +106,7 @@ export const CLAIM_DUE: NamedStatement = {
     set lease_id = $4 || '.' || l.event_id || '.' || l.destination_id,
         locked_until = now() + make_interval(secs => $2::double precision / 1000)
     from due, event e, destination d, endpoint p
-    where l.event_id = due.event_id and l.destination_id = due.destination_id
+    where l.event_id = due.event_id and l.destination_id = due.destination_id and ${DELIVERY_OPEN}
       and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
     returning ${CLAIMED_COLUMNS}`,
 };

@@ -30,7 +30,7 @@ import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
-import { CLAIMED_COLUMNS, DESTINATION_OPEN, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+import { CLAIMED_COLUMNS, DELIVERY_OPEN, DESTINATION_OPEN, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
 
 export interface ListenClaimOptions {
   destinationId: string;
@@ -51,7 +51,7 @@ const CLAIM_LISTEN: NamedStatement = {
     with due as materialized (
       select l.event_id from delivery l
       where l.destination_id = $1 and l.account_id = $7 and l.next_attempt_at <= now() and l.event_id >= $2
-        and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay')
+        and ${DELIVERY_OPEN}
         and (l.lease_id is null or l.locked_until < now())
         and ($6::text[] is null or exists (select 1 from event t where t.id = l.event_id and t.account_id = $7 and t.type = any($6::text[])))
         and exists (select 1 from destination d join endpoint p on p.id = d.endpoint_id and p.account_id = $7 where d.id = $1 and d.account_id = $7 and ${DESTINATION_OPEN})
@@ -63,7 +63,7 @@ const CLAIM_LISTEN: NamedStatement = {
     set lease_id = $5 || '.' || l.event_id || '.' || l.destination_id,
         locked_until = now() + make_interval(secs => $4::double precision / 1000)
     from due, event e, destination d, endpoint p
-    where l.destination_id = $1 and l.event_id = due.event_id
+    where l.destination_id = $1 and l.event_id = due.event_id and ${DELIVERY_OPEN}
       and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
       and l.account_id = $7 and e.account_id = $7 and d.account_id = $7 and p.account_id = $7
     returning ${CLAIMED_COLUMNS}`,

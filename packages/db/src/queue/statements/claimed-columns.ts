@@ -17,6 +17,14 @@ import type { ClaimedDelivery } from '../types.ts';
  */
 export const DESTINATION_OPEN = `d.status = 'active' and d.deleted_at is null and p.status = 'active' and p.deleted_at is null`;
 
+/**
+ * Delivery `l` is open (pending, retrying, or a replay asked for) and stored since
+ * `delivery` was partitioned: a row of delivery_open, the queue (migration 021). Written
+ * as `delivery`'s partition keys are, IS TRUE included, so that the planner reads that one
+ * partition and none of the history's; every statement that works the queue says it.
+ */
+export const DELIVERY_OPEN = `l.layout = 1 and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay') is true`;
+
 /** The select list of a claim: `l` the delivery, `e` its event, `d` its destination, `p` its endpoint. */
 export const CLAIMED_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.endpoint_id, l.status, l.attempt_count, l.auto_attempts,
   l.next_trigger, l.lease_id, d.type as destination_type, d.url as destination_url, d.secret,

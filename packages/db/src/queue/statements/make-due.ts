@@ -9,13 +9,14 @@
 import type { Orm } from '../../orm.ts';
 import { runStatement } from '../executor.ts';
 import { DUE_CHANNEL } from '../types.ts';
+import { DELIVERY_OPEN } from './claimed-columns.ts';
 
 const MAKE_DUE = {
   name: 'hook_make_due',
   text: `
     with due as (
       update delivery l set next_attempt_at = now()
-      where l.destination_id = any($1::text[]) and l.account_id = $3 and l.status in ('pending', 'retrying')
+      where l.destination_id = any($1::text[]) and l.account_id = $3 and l.status in ('pending', 'retrying') and ${DELIVERY_OPEN}
         and (l.next_attempt_at is null or l.next_attempt_at > now())
         and (l.lease_id is null or l.locked_until < now())
       returning 1

@@ -27,6 +27,7 @@ import { DESTINATION_FAILURE_LIMIT, type EventStatus } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import { DUE_CHANNEL, type DeliveryResult } from '../types.ts';
+import { DELIVERY_OPEN } from './claimed-columns.ts';
 
 /** What a receiver's answer says about its destination: `ok` (2xx), `failed`, or null (nothing reached it). */
 export type DestinationHealth = 'ok' | 'failed' | null;
@@ -54,13 +55,13 @@ export const RECORD_RESULTS: NamedStatement = {
       -- each by primary key, however small the table was when this was planned (the
       -- coalesce keeps delivery_leased_idx out of it: a walk of every lease, and of every
       -- dead entry the leases left since the last vacuum)
-      where l.event_id = any($1::text[]) and l.event_id = i.event_id and l.destination_id = i.destination_id
+      where l.event_id = any($1::text[]) and l.event_id = i.event_id and l.destination_id = i.destination_id and ${DELIVERY_OPEN}
         and coalesce(l.lease_id, '') = i.lease_id
         -- a result held by no lease (a late answer, recordLateAnswer) moves only a delivery no attempt moved since it was read
         and (i.lease_id <> '' or l.attempt_count = i.n - 1)
       returning l.event_id, l.destination_id, l.endpoint_id, l.account_id, l.status, l.next_attempt_at, l.attempt_count,
                 i.trigger, i.response_status, i.error, i.health, i.started_at, i.attempt_id is not null as attempted, i.set_type, i.new_type,
-                i.lease_id
+                i.lease_id, l.retention_class
     ),
     typed as (
       update event e set type = u.new_type
@@ -68,11 +69,13 @@ export const RECORD_RESULTS: NamedStatement = {
       where e.id = u.event_id
     ),
     attempts as (
-      -- in its event's partition (the class its delivery has: partitions.ts)
+      -- in its event's partition (the class its delivery has: partitions.ts); a result
+      -- that lost its lease finds its delivery wherever it is now (rare: every partition)
       insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error, retention_class)
       select i.attempt_id, i.event_id, i.destination_id, i.account_id, i.n, i.trigger, i.started_at, i.duration_ms, i.response_status, i.response_body, i.error,
-             coalesce((select l.retention_class from delivery l where l.event_id = i.event_id and l.destination_id = i.destination_id), 0)
-      from input i where i.attempt_id is not null
+             coalesce(u.retention_class, (select l.retention_class from delivery l where l.event_id = i.event_id and l.destination_id = i.destination_id limit 1), 0)
+      from input i left join updated u on u.event_id = i.event_id and u.destination_id = i.destination_id and u.lease_id = i.lease_id
+      where i.attempt_id is not null
     ),
     failure_notices as (
       insert into notification_outbox (account_id, type, data)
@@ -118,7 +121,7 @@ export const RECORD_RESULTS: NamedStatement = {
       update delivery l set next_attempt_at = now()
       from health_next n
       where n.any_ok and n.consecutive_failures > 0 and l.destination_id = n.id
-        and l.status = 'retrying' and l.next_attempt_at > now() and l.lease_id is null
+        and l.status = 'retrying' and l.next_attempt_at > now() and l.lease_id is null and ${DELIVERY_OPEN}
       returning 1
     ),
     endpoints_disabled as (

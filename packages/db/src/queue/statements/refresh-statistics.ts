@@ -1,5 +1,6 @@
 /**
- * Refreshes the planner's statistics of the queue. The claim statement's good plan (an
+ * Refreshes the planner's statistics of the queue (delivery_open: the partition of open
+ * deliveries, migration 021; the history's leaves are analysed by autovacuum). The claim statement's good plan (an
  * ordered index probe per destination) depends on them; a fresh or fast-growing table,
  * or a server with autovacuum off, would otherwise be planned as if nearly empty and
  * read whole backlogs per claim.
@@ -12,11 +13,11 @@
 import type { Orm } from '../../orm.ts';
 import { runStatement } from '../executor.ts';
 
-const HAS_ROWS = { name: 'hook_queue_has_rows', text: 'select exists (select 1 from delivery) as has_rows' };
+const HAS_ROWS = { name: 'hook_queue_has_rows', text: 'select exists (select 1 from delivery_open) as has_rows' };
 
 export async function refreshQueueStatistics(orm: Orm): Promise<boolean> {
   const [table] = await runStatement<{ has_rows: boolean }>(orm, HAS_ROWS, []);
   if (!table?.has_rows) return false;
-  await orm.em.getConnection().execute('analyze delivery');
+  await orm.em.getConnection().execute('analyze delivery_open');
   return true;
 }

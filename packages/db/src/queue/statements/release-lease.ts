@@ -8,12 +8,13 @@
 import type { Orm } from '../../orm.ts';
 import { runStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
+import { DELIVERY_OPEN } from './claimed-columns.ts';
 
 const RELEASE = {
   movesDeliveries: true,
   name: 'hook_release_lease',
-  text: `update delivery set lease_id = null, locked_until = null, next_attempt_at = coalesce($4, next_attempt_at)
-         where event_id = $1 and destination_id = $2 and lease_id = $3 and account_id = $5`,
+  text: `update delivery l set lease_id = null, locked_until = null, next_attempt_at = coalesce($4, l.next_attempt_at)
+         where l.event_id = $1 and l.destination_id = $2 and l.lease_id = $3 and l.account_id = $5 and ${DELIVERY_OPEN}`,
 };
 
 export async function releaseLease(orm: Orm, delivery: Pick<ClaimedDelivery, 'id' | 'destinationId' | 'leaseId' | 'accountId'>, dueAt: Date | null = null): Promise<void> {

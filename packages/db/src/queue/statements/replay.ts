@@ -4,6 +4,9 @@
  * too). A delivery whose attempt is running right now (a live lease) is not queued
  * again: that attempt's result would clear the request.
  *
+ * A replayed delivery is set `layout = 1`: one stored before `delivery` was partitioned
+ * moves from delivery_r0 to the queue, the only partition the claims read (migration 021).
+ *
  * Every table of both statements is filtered by the account (`account_id`), in every
  * CTE, though ids alone would find the same rows: so each statement stays routable to one
  * account's shard on a PostgreSQL distributed by account (docs/scaling.md).
@@ -41,7 +44,7 @@ const REPLAY_ONE = {
     claimed as (
       update delivery l
       set lease_id = $5 || '.' || l.event_id || '.' || l.destination_id,
-          locked_until = now() + make_interval(secs => $4::double precision / 1000), next_trigger = 'replay'
+          locked_until = now() + make_interval(secs => $4::double precision / 1000), next_trigger = 'replay', layout = 1
       from target t, event e, destination d, endpoint p
       where l.event_id = t.event_id and l.destination_id = t.destination_id and t.live and t.free and t.type = 'url'
         and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
@@ -49,7 +52,7 @@ const REPLAY_ONE = {
       returning ${CLAIMED_COLUMNS}
     ),
     queued as (
-      update delivery l set next_trigger = 'replay', next_attempt_at = now()
+      update delivery l set next_trigger = 'replay', next_attempt_at = now(), layout = 1
       from target t
       where l.event_id = t.event_id and l.destination_id = t.destination_id and t.live and t.free and t.type = 'cli' and l.account_id = $2
       returning l.event_id, l.destination_id
@@ -110,7 +113,7 @@ const REPLAY_MANY = {
       limit $7
     ),
     queued as (
-      update delivery l set next_trigger = 'replay', next_attempt_at = now()
+      update delivery l set next_trigger = 'replay', next_attempt_at = now(), layout = 1
       from picked where l.event_id = picked.event_id and l.destination_id = picked.destination_id and l.account_id = $1
       returning l.event_id, picked.type
     )
