@@ -263,7 +263,8 @@ describe('queue statistics', () => {
     const endpoint = await urlEndpoint();
     await send(endpoint.url, '{"statistics":1}');
     const lastAnalyze = async (): Promise<Date | null> =>
-      (await sqlRows(relay, "select last_analyze from pg_stat_user_tables where relname = 'delivery'"))[0].last_analyze;
+      // the queue: delivery's partition of open deliveries (migration 021)
+      (await sqlRows(relay, "select last_analyze from pg_stat_user_tables where relname = 'delivery_open'"))[0].last_analyze;
     const deadline = Date.now() + 10_000;
     while ((await lastAnalyze()) === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await lastAnalyze()).not.toBeNull();

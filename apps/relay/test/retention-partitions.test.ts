@@ -1,9 +1,8 @@
 /**
  * Retention by partition (docs/retention.md#partitions) against a real relay, worker,
- * receiver and PostgreSQL: an event is stored with its attempts in its account's retention
- * class, kept for the whole retention and removed by dropping its partition (no event or
- * attempt deleted row by row; its deliveries, in the one queue table, by a range delete)
- * at most one period after; an upgrade moves what it lengthens;
+ * receiver and PostgreSQL: an event is stored with its delivery (once done) and attempts in
+ * its account's retention class, kept for the whole retention and removed by dropping its
+ * partitions (no row deleted one by one) at most one period after; an upgrade moves what it lengthens;
  * a downgrade keeps what was promised; a missing partition never fails ingest.
  *
  * The pruning clock is moved on from the event's own partition, whose bounds the test reads
@@ -56,13 +55,13 @@ const pruneAt = (nowMs: number) => pruneExpiredEvents(relay.orm, { now: new Date
 const exists = async (table: string) => (await sqlRows(relay, 'select to_regclass(?) is not null as exists', [table]))[0].exists as boolean;
 
 describe('retention by partition', () => {
-  it('free: the event and its attempt share a class 7 partition, kept 7 days, then dropped whole with no row deleted one by one', async () => {
+  it('free: the event, its delivery and its attempt share a class 7 period, kept 7 days, then dropped whole with no row deleted one by one', async () => {
     const free = await account('free');
     const receivedAt = Date.now();
     const id = await delivered(free.url);
     const leaves = await leavesOf(id);
     expect(leaves.event).toMatch(/^event_r7_\d{8}$/);
-    expect(leaves.delivery).toBe('delivery'); // the queue is one table
+    expect(leaves.delivery).toBe(leaves.event!.replace('event', 'delivery')); // done: out of the queue (delivery_open)
     expect(leaves.attempt).toBe(leaves.event!.replace('event', 'attempt'));
     const end = await periodEndOf(id);
 
@@ -75,7 +74,7 @@ describe('retention by partition', () => {
     expect(result.partitionsDropped).toBeGreaterThanOrEqual(1);
     expect(result.events).toBe(0); // nothing removed row by row
     expect(await leavesOf(id)).toEqual({ event: null, delivery: null, attempt: null });
-    for (const leaf of [leaves.event, leaves.attempt]) expect(await exists(leaf!)).toBe(false);
+    for (const leaf of [leaves.event, leaves.delivery, leaves.attempt]) expect(await exists(leaf!)).toBe(false);
     // the event is gone from the API too
     expect((await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key: free.key })).status).toBe(404);
   });
@@ -104,7 +103,7 @@ describe('retention by partition', () => {
     expect(result.eventsMoved).toBeGreaterThanOrEqual(1);
     const moved = await leavesOf(id);
     expect(moved.event).toMatch(/^event_r90_\d{8}$/);
-    expect(moved.delivery).toBe('delivery');
+    expect(moved.delivery).toBe(moved.event!.replace('event', 'delivery'));
     expect(moved.attempt).toBe(moved.event!.replace('event', 'attempt'));
     expect((await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key: upgraded.key })).body.attempt_count).toBe(1);
 
