@@ -160,45 +160,6 @@ const NOT_ROUTED: NotRouted[] = [
     why: "one statement records a batch of results of several accounts (AttemptRecorder group commit), every column an unnest of arrays",
     change: "record-results.ts + attempt-recorder.ts (lead): a flush makes one statement per account, the account one scalar parameter $a; every table filtered by it in every CTE and subquery: updated l.account_id = $a, typed e.account_id = $a, the attempt's retention-class lookup l.account_id = $a, failure_notices and destination_notices p.account_id = $a, health_locked and health d.account_id = $a, recovered l.account_id = $a, endpoints_disabled p.account_id = $a and its subquery o.account_id = $a; the attempt and notification_outbox rows take $a as account_id",
   },
-  {
-    statement: 'hook_event_summaries',
-    kind: 'pending',
-    why: "the summaries recording reads for fanned-out events have no account filter",
-    change: 'event-summaries.ts summarizeEvents (events helper): take the account, `l.account_id = $2`, and pin the subqueries of EVENT_SUMMARY_COLUMNS (DESTINATION_LIVE x, the next-attempt d) with their own `account_id = $2`',
-  },
-  {
-    // The list's shape (eventListQuery): each event's summary in a lateral subquery.
-    statement: /cross join lateral \(select case when bool_or\(l\.status = 'retrying'/,
-    kind: 'pending',
-    why: "the list (and GET /v1/events/{id}) filters event by account, but its lateral subqueries find deliveries and attempts by event id only, and Citus does not route a correlated subquery by the outer query's filter",
-    change: "event-summaries.ts eventListQuery (events helper): `and l.account_id = ?` in the summaries' lateral, `and a.account_id = ?` in LAST_ATTEMPT_JOIN, and the account (not l.account_id) in DESTINATION_LIVE's and the next-attempt subquery's own filters",
-  },
-  {
-    statement: /^with scanned as materialized \(/,
-    kind: 'pending',
-    why: "search's second read of event (its bodies, `join event b on b.id = c.id`) has no account filter",
-    change: 'event-summaries.ts searchEvents (events helper): `join event b on b.id = c.id and b.account_id = ?`',
-    // Gone once search is a filter of the list's own walk (the events helper's change in progress).
-    sometimes: true,
-  },
-  {
-    statement: /^select l\.destination_id, case when l\.status in .* from delivery l join destination d on d\.id = l\.destination_id where l\.event_id = /,
-    kind: 'pending',
-    why: "GET /v1/events/{id} and a replay's answer read the event's deliveries by event id only",
-    change: 'event-summaries.ts readEventDeliveries (events helper): take the account; `l.account_id = ?`, `d.account_id = ?` and the account in DESTINATION_LIVE',
-  },
-  {
-    statement: /^select "d0"\.\* from "destination" as "d0" where "d0"\."id" in \(/,
-    kind: 'pending',
-    why: "GET /v1/events/{id} and a replay's answer read the event's destinations by id only",
-    change: 'apps/relay/src/routes/events/index.ts loadEvent (events helper): em.find(Destination, { id: { $in: … }, accountId: request.accountId })',
-  },
-  {
-    statement: /^select "a0"\.\* from "attempt" as "a0" where "a0"\."event_id" = /,
-    kind: 'pending',
-    why: "GET /v1/events/{id} and a replay's answer read the event's attempts by event id only",
-    change: 'apps/relay/src/routes/events/index.ts loadEvent (events helper): em.find(Attempt, { eventId: id, accountId: request.accountId }, …)',
-  },
 ];
 
 /** The statements each hot path must have sent in the session, so the check above cannot pass by seeing nothing. */

@@ -31,8 +31,9 @@ export class AttemptRecorder {
   async #flush(inputs: RecordInput[]): Promise<RecordedDelivery[]> {
     const outcome = await recordResults(this.#orm, inputs);
     if (outcome.disabledEndpoints.length > 0) this.#onEndpointsDisabled(outcome.disabledEndpoints);
-    const fannedOut = inputs.filter((input, i) => outcome.results[i]!.held && outcome.results[i]!.deliveryCount > 1).map((input) => input.delivery.id);
-    const summaries = await summarizeEvents(this.#orm, fannedOut);
+    // The summaries read back, one statement per account (each routed to its shard, docs/scaling.md).
+    const fannedOut = Map.groupBy(inputs.filter((input, i) => outcome.results[i]!.held && outcome.results[i]!.deliveryCount > 1), (input) => input.delivery.accountId);
+    const summaries = new Map((await Promise.all([...fannedOut].map(([accountId, held]) => summarizeEvents(this.#orm, accountId, held.map((input) => input.delivery.id))))).flatMap((found) => [...found]));
     return inputs.map((input, i) => {
       const result = outcome.results[i]!;
       return { held: result.held, eventStatus: result.held ? (summaries.get(input.delivery.id)?.status ?? result.eventStatus) : null };

@@ -17,29 +17,45 @@ import type { ReceivedEvent } from './queue/types.ts';
  * was deleted never will: nothing claims it again, and a replay refuses it. So it shows as
  * `failed`, with no next attempt (docs/delivery.md#deleted-destinations). One primary-key
  * lookup, made only for deliveries still waiting.
+ *
+ * `account` is the SQL of the account's id (a parameter): the lookup names the account
+ * itself, not `l`'s, so on a PostgreSQL distributed by account it routes on its own
+ * (docs/scaling.md: a correlated subquery is not routed by its outer query's filter).
  */
-const DESTINATION_LIVE = 'exists (select 1 from destination x where x.id = l.destination_id and x.deleted_at is null)';
+function destinationLive(account: string): string {
+  return `exists (select 1 from destination x where x.id = l.destination_id and x.account_id = ${account} and x.deleted_at is null)`;
+}
 
-/** Delivery `l`'s status as every view shows it (DESTINATION_LIVE). */
-export const DELIVERY_STATUS = `case when l.status in ('pending', 'retrying') and not ${DESTINATION_LIVE} then 'failed' else l.status end`;
+/** Delivery `l`'s status as every view shows it (destinationLive); `account` as there. */
+function deliveryStatus(account: string): string {
+  return `case when l.status in ('pending', 'retrying') and not ${destinationLive(account)} then 'failed' else l.status end`;
+}
 
 /**
  * The summary of the deliveries `l` of one event, as SQL select-list items: `retrying` if
  * any delivery is, else `pending` if any is, else `failed` if any failed, else `delivered`
  * if any was, else `filtered` (docs/delivery.md#event-status), each delivery's status as
- * DELIVERY_STATUS shows it; the attempts of all; and the soonest due time of a delivery
+ * deliveryStatus shows it; the attempts of all; and the soonest due time of a delivery
  * that can still move (a `hook listen` destination's pending delivery is due whenever a
- * listener connects: not a time to show).
+ * listener connects: not a time to show). `account` is the SQL of the account's id, as
+ * in destinationLive: each `?` in it is one more parameter (summaryAccountParams).
  */
-export const EVENT_SUMMARY_COLUMNS = `
-  case when bool_or(l.status = 'retrying' and ${DESTINATION_LIVE}) then 'retrying'
-       when bool_or(l.status = 'pending' and ${DESTINATION_LIVE}) then 'pending'
+export function eventSummaryColumns(account: string): string {
+  return `
+  case when bool_or(l.status = 'retrying' and ${destinationLive(account)}) then 'retrying'
+       when bool_or(l.status = 'pending' and ${destinationLive(account)}) then 'pending'
        when bool_or(l.status in ('failed', 'pending', 'retrying')) then 'failed' when bool_or(l.status = 'delivered') then 'delivered'
        else 'filtered' end as status,
   coalesce(sum(l.attempt_count), 0)::int as attempt_count,
   min(l.next_attempt_at) filter (where l.next_attempt_at is not null
-                                    and exists (select 1 from destination d where d.id = l.destination_id and d.deleted_at is null
+                                    and exists (select 1 from destination d where d.id = l.destination_id and d.account_id = ${account} and d.deleted_at is null
                                                 and (l.status <> 'pending' or l.next_trigger = 'replay' or d.type = 'url'))) as next_attempt_at`;
+}
+
+/** The SQL `sql` written with `?` for the account, and the account as often as it asks for it. */
+function withAccount(sql: string, accountId: string): Condition {
+  return { sql, params: Array.from(sql.matchAll(/\?/g), () => accountId) };
+}
 
 export interface EventSummary {
   status: EventStatus;
@@ -57,6 +73,8 @@ export interface LastAttempt {
 
 /** An event as lists show it: the stored request (body only when asked for) with its summary and last attempt. */
 export interface ListedEvent extends EventSummary, Omit<ReceivedEvent, 'body'> {
+  /** Its retention class: with its id, the partition that holds it and its deliveries and attempts. */
+  retentionClass: number;
   body?: Buffer;
   lastAttempt: LastAttempt | null;
 }
@@ -66,16 +84,26 @@ export interface ListedEvent extends EventSummary, Omit<ReceivedEvent, 'body'> {
  * an event retrying or failed shows its newest failed attempt, so a 2xx to another of
  * its destinations does not hide why it fails. One probe of attempt_event_idx per event
  * on the page (an event has a handful of attempts, sorted in memory), made only for the
- * rows the page returns.
+ * rows the page returns; the event's class names the one leaf to probe (attempt is
+ * partitioned by class, then by event id). The account is a `?` of its own (withAccount).
  */
 const LAST_ATTEMPT_JOIN = `
     left join lateral (
       select a.destination_id, a.started_at, a.response_status, a.error
       from attempt a
-      where a.event_id = e.id
+      where a.event_id = e.id and a.account_id = ? and a.retention_class = e.retention_class
       order by (s.status in ('retrying', 'failed') and a.response_status between 200 and 299) is true, a.started_at desc, a.id desc
       limit 1
     ) la on true`;
+
+/**
+ * The summary `s` of event `e` (eventSummaryColumns), from its deliveries: found by the
+ * delivery key, in the event's class (one leaf once delivery is partitioned like event),
+ * and every table named with the account (withAccount).
+ */
+const SUMMARY_JOIN = `
+    cross join lateral (select ${eventSummaryColumns('?')} from delivery l
+                        where l.event_id = e.id and l.account_id = ? and l.retention_class = e.retention_class) s`;
 
 export interface EventListFilter {
   accountId: string;
@@ -111,7 +139,7 @@ const ID_CLOCK_SLACK_MS = 60_000;
 interface ListedRow {
   id: string; account_id: string; endpoint_id: string; type: string | null; method: string; path: string; query: string;
   headers: Record<string, string>; content_type: string | null; size: number; received_at: string | Date; body?: Buffer; verification: VerificationResult | null; handshake: string | null; dedupe_key: string | null;
-  status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null;
+  retention_class: number; status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null;
   last_destination_id: string | null; last_started_at: string | Date | null; last_response_status: number | null; last_error: string | null;
   /** Its place in the walk, from 1 (eventListQuery). */
   walked: number;
@@ -135,7 +163,7 @@ function toListed(row: ListedRow): ListedEvent {
   return {
     id: row.id, accountId: row.account_id, endpointId: row.endpoint_id, type: row.type, method: row.method, path: row.path, query: row.query,
     headers: row.headers, contentType: row.content_type, size: row.size, receivedAt: new Date(row.received_at), verification: row.verification, handshake: row.handshake, dedupeKey: row.dedupe_key,
-    status: row.status, attemptCount: row.attempt_count, nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at),
+    retentionClass: row.retention_class, status: row.status, attemptCount: row.attempt_count, nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at),
     lastAttempt: row.last_started_at === null
       ? null
       : { destinationId: row.last_destination_id, startedAt: new Date(row.last_started_at), responseStatus: row.last_response_status, error: row.last_error },
@@ -159,7 +187,7 @@ interface Condition {
  * range bounds any of them by id (ids begin with their receive time), and `received_at`
  * decides exactly. Every event the walk reads could be on the page, so a page that fills
  * stops early, and one that does not stops at the bound instead of reading the account's
- * whole history: a status (computed from the deliveries, EVENT_SUMMARY_COLUMNS), a
+ * whole history: a status (computed from the deliveries, eventSummaryColumns), a
  * payload search, a type beside an endpoint, or the notifications endpoint left out are
  * checked on the walked events only. The walk's last row is returned whether it matches
  * or not (`walk_end`, `walked`), so listEvents can tell where to carry on. Exported for
@@ -190,18 +218,20 @@ export function eventListQuery(filter: EventListFilter): { sql: string; params: 
   // after it, planned as such (for a handful of rows, not for the bound).
   const maxScanned = checked.length === 0 ? filter.limit + 1 : Math.max(filter.maxScanned ?? EVENT_LIST_WINDOW, filter.limit + 1);
   const readsBody = filter.withBody === true || filter.text !== undefined;
+  const summary = withAccount(SUMMARY_JOIN, filter.accountId);
+  const lastAttempt = withAccount(LAST_ATTEMPT_JOIN, filter.accountId);
   // Each check is its own conjunct, so PostgreSQL applies it as soon as its columns are
   // read: a search reads no deliveries for an event whose body does not match.
   const where = checked.length === 0 ? '' : `where ${checked.map((check) => `(e.walk_end or ${check.sql})`).join(' and ')}`;
   const matched = checked.length === 0 ? 'true' : `(not e.walk_end or (${checked.map((check) => check.sql).join(' and ')}))`;
   const sql = `
     select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at, e.verification, e.handshake, e.dedupe_key,
-           ${filter.withBody ? 'e.body,' : ''} s.status, s.attempt_count, s.next_attempt_at,
+           e.retention_class, ${filter.withBody ? 'e.body,' : ''} s.status, s.attempt_count, s.next_attempt_at,
            la.destination_id as last_destination_id, la.started_at as last_started_at, la.response_status as last_response_status, la.error as last_error,
            e.walked, e.walk_end, ${matched} as matched
     from (
       select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at, e.verification, e.handshake, e.dedupe_key,
-             ${readsBody ? 'e.body,' : ''}
+             e.retention_class, ${readsBody ? 'e.body,' : ''}
              (row_number() over walk)::int as walked,
              row_number() over walk = ? or lead(e.id) over walk is null as walk_end
       from event e
@@ -210,13 +240,16 @@ export function eventListQuery(filter: EventListFilter): { sql: string; params: 
       order by e.id desc
       limit ?
     ) e
-    cross join lateral (select ${EVENT_SUMMARY_COLUMNS} from delivery l where l.event_id = e.id) s
-    ${LAST_ATTEMPT_JOIN}
+    ${summary.sql}
+    ${lastAttempt.sql}
     ${where}
     order by e.id desc
     limit ?`;
   const checkParams = checked.flatMap((check) => check.params);
-  const params = [...checkParams, maxScanned, ...walk.flatMap((condition) => condition.params), maxScanned, ...checkParams, filter.limit + 1];
+  const params = [
+    ...checkParams, maxScanned, ...walk.flatMap((condition) => condition.params), maxScanned,
+    ...summary.params, ...lastAttempt.params, ...checkParams, filter.limit + 1,
+  ];
   return { sql, params, maxScanned };
 }
 
@@ -256,20 +289,20 @@ export async function listEvents(em: EntityManager, filter: EventListFilter): Pr
 
 const SUMMARIES = {
   name: 'hook_event_summaries',
-  text: `select l.event_id as id, ${EVENT_SUMMARY_COLUMNS} from delivery l where l.event_id = any($1::text[]) group by l.event_id`,
+  text: `select l.event_id as id, ${eventSummaryColumns('$2')} from delivery l where l.event_id = any($1::text[]) and l.account_id = $2 group by l.event_id`,
 };
 
-/** The summaries of some events, read now. */
-export async function summarizeEvents(orm: Orm, eventIds: readonly string[]): Promise<Map<string, EventSummary>> {
+/** The summaries of some events of one account, read now: one statement, routed to the account's shard (docs/scaling.md). */
+export async function summarizeEvents(orm: Orm, accountId: string, eventIds: readonly string[]): Promise<Map<string, EventSummary>> {
   if (eventIds.length === 0) return new Map();
-  const rows = await runStatement<{ id: string; status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null }>(orm, SUMMARIES, [[...new Set(eventIds)]]);
+  const rows = await runStatement<{ id: string; status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null }>(orm, SUMMARIES, [[...new Set(eventIds)], accountId]);
   return new Map(rows.map((row) => [row.id, { status: row.status, attemptCount: row.attempt_count, nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at) }]));
 }
 
 /** One of an event's deliveries as every view shows it. */
 export interface ShownDelivery {
   destinationId: string;
-  /** DELIVERY_STATUS: `failed` for one still waiting when its destination was deleted. */
+  /** deliveryStatus: `failed` for one still waiting when its destination was deleted. */
   status: EventStatus;
   attemptCount: number;
   /** Null once its destination is deleted: nothing more is due. */
@@ -279,14 +312,23 @@ export interface ShownDelivery {
   destinationDeletedAt: Date | null;
 }
 
-/** An event's deliveries as every view shows them (DELIVERY_STATUS), in the caller's transaction. */
-export async function readEventDeliveries(em: EntityManager, eventId: string): Promise<ShownDelivery[]> {
-  const rows = await em.execute<{ destination_id: string; status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null; next_trigger: 'auto' | 'replay'; deleted_at: string | Date | null }[]>(`
-    select l.destination_id, ${DELIVERY_STATUS} as status, l.attempt_count,
+/** The event whose deliveries readEventDeliveries reads: its id, account and retention class (the delivery leaf it names). */
+export interface EventKey {
+  id: string;
+  accountId: string;
+  retentionClass: number;
+}
+
+/** An event's deliveries as every view shows them (deliveryStatus), in the caller's transaction. */
+export async function readEventDeliveries(em: EntityManager, event: EventKey): Promise<ShownDelivery[]> {
+  const { sql, params } = withAccount(`
+    select l.destination_id, ${deliveryStatus('?')} as status, l.attempt_count,
            case when d.deleted_at is null then l.next_attempt_at end as next_attempt_at,
            case when d.deleted_at is null then l.next_trigger else 'auto' end as next_trigger, d.deleted_at
-    from delivery l join destination d on d.id = l.destination_id
-    where l.event_id = ?`, [eventId]);
+    from delivery l join destination d on d.id = l.destination_id and d.account_id = ?
+    where l.account_id = ?`, event.accountId);
+  const rows = await em.execute<{ destination_id: string; status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null; next_trigger: 'auto' | 'replay'; deleted_at: string | Date | null }[]>(
+    `${sql} and l.event_id = ? and l.retention_class = ?`, [...params, event.id, event.retentionClass]);
   // Timestamps arrive as text through the ORM's driver settings.
   const date = (value: string | Date | null) => (value === null ? null : new Date(value));
   return rows.map((row) => ({

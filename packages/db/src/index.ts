@@ -9,7 +9,7 @@ export { BACKUP_FORMAT_VERSION, backupDatabase, BackupError, readBackupHeader, r
 export { EventWriter, type EventWriterOptions, type InsertOutcome, type NewEvent } from './event-writer.ts';
 export { addTransformationCpu, readAccountUsage, recordTransformationThrottled, type AccountUsage } from './usage-sql.ts';
 export * from './queue/index.ts';
-export { EVENT_SUMMARY_COLUMNS, eventListQuery, listEvents, readEventDeliveries, summarizeEvents, type EventListFilter, type EventListPage, type EventSummary, type ListedEvent, type ShownDelivery } from './event-summaries.ts';
+export { eventListQuery, eventSummaryColumns, listEvents, readEventDeliveries, summarizeEvents, type EventKey, type EventListFilter, type EventListPage, type EventSummary, type ListedEvent, type ShownDelivery } from './event-summaries.ts';
 export { listenForDueEvents, type DueListener } from './listener.ts';
 export { openStreamChannel, readStreamEvents, STREAM_CHANNEL, STREAM_PAYLOAD_MAX_BYTES, type StreamChannel, type StreamChannelOptions, type StreamEventRow } from './stream-channel.ts';
 export {

@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { VerificationResult } from '@hook/core';
 import { openListenConnection } from './listen-connection.ts';
-import { EVENT_SUMMARY_COLUMNS } from './event-summaries.ts';
+import { eventSummaryColumns } from './event-summaries.ts';
 import type { Orm } from './orm.ts';
 
 /** The NOTIFY channel relay processes share their live stream on (apps/relay/src/stream/peers.ts). */
@@ -69,7 +69,8 @@ export interface StreamEventRow {
 export async function readStreamEvents(orm: Orm, ids: readonly string[]): Promise<StreamEventRow[]> {
   const result = await orm.em.getKysely().executeQuery<Omit<StreamEventRow, 'received_at'> & { received_at: string | Date }>(CompiledQuery.raw(`
     select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, e.verification, s.status
-    from event e cross join lateral (select ${EVENT_SUMMARY_COLUMNS} from delivery l where l.event_id = e.id) s
+    from event e cross join lateral (select ${eventSummaryColumns('e.account_id')} from delivery l
+                                     where l.event_id = e.id and l.account_id = e.account_id and l.retention_class = e.retention_class) s
     where e.id = any($1::text[])`, [ids]));
   const byId = new Map(result.rows.map((row) => [row.id, { ...row, received_at: new Date(row.received_at) }]));
   return ids.flatMap((id) => byId.get(id) ?? []);

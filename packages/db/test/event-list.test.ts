@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstIdAt, newId, type EventStatus } from '@hook/core';
-import { createOrm, insertEvents, listEvents, type EventListFilter, type NewEvent, type Orm } from '../src/index.ts';
+import { createOrm, eventListQuery, insertEvents, listEvents, type EventListFilter, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 import { insertEndpoint } from './rows.ts';
@@ -119,5 +119,19 @@ describe('the event list\'s bounded walk', () => {
     expect(full).toMatchObject({ truncated: false, nextBeforeId: full.events[0]!.id });
     const wide = await listEvents(orm.em.fork(), { accountId, status: ['retrying'], limit: 5, maxScanned: 100 });
     expect(wide).toMatchObject({ events: [expect.objectContaining({ id: events[17]!.id, status: 'retrying' })], scanned: EVENTS, truncated: false, nextBeforeId: null });
+  });
+
+  it('reads one partition of attempt, and one of the done deliveries, per listed event: the one its class and id name', async () => {
+    const [{ retention_class: retentionClass }] = await sql('select retention_class from event where id = ?', [events[0]!.id]);
+    expect(retentionClass).toBeGreaterThan(0); // a class of its own, beside class 0's table, which a probe by event id alone would read too
+    const { sql: query, params } = eventListQuery({ accountId, limit: 5 });
+    const [row] = await sql(`explain (analyze, format json) ${query}`, params);
+    const nodes: any[] = [];
+    const collect = (node: any) => { nodes.push(node); (node.Plans ?? []).forEach(collect); };
+    collect(row['QUERY PLAN'][0].Plan);
+    // Scans each of these partitions made, over the page's 6 events (limit + 1): one per event.
+    const scans = (relation: RegExp) => nodes.filter((node) => relation.test(node['Relation Name'] ?? '')).reduce((sum, node) => sum + node['Actual Loops'], 0);
+    expect(scans(/^attempt_r\d+/)).toBe(6);
+    expect(scans(/^delivery_(r[1-9]\d*_\d{8}|done_other)$/)).toBe(6);
   });
 });

@@ -10,6 +10,8 @@ export const Attempt = defineEntity({
     eventId: p.string(),
     destinationId: p.string().nullable(),
     accountId: p.string(),
+    /** Its event's retention class: with the event id, the partition that holds it (docs/retention.md#partitions). */
+    retentionClass: p.smallint(),
     n: p.integer(),
     trigger: p.string().$type<AttemptTrigger>(),
     startedAt: p.datetime(),

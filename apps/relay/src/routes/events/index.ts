@@ -51,9 +51,11 @@ async function loadEvent(request: FastifyRequest, id: string, bodyLimit?: number
   return request.em.transactional(async (em) => {
     const [event] = (await listEvents(em, { accountId: request.accountId, ids: [id], limit: 1, withBody: true })).events;
     if (!event) throw new HookError(EVENT_NOT_FOUND, [id]);
-    const deliveries = await readEventDeliveries(em, id);
-    const destinations = new Map((await em.find(Destination, { id: { $in: deliveries.map((row) => row.destinationId) } })).map((row) => [row.id, row]));
-    const attempts = await em.find(Attempt, { eventId: id }, { orderBy: { startedAt: 'asc', n: 'asc' }, refresh: true });
+    // Each read names the account (routed to its shard, docs/scaling.md) and the event's
+    // class (the one partition of deliveries and attempts that can hold its rows).
+    const deliveries = await readEventDeliveries(em, event);
+    const destinations = new Map((await em.find(Destination, { id: { $in: deliveries.map((row) => row.destinationId) }, accountId: request.accountId })).map((row) => [row.id, row]));
+    const attempts = await em.find(Attempt, { eventId: id, accountId: request.accountId, retentionClass: event.retentionClass }, { orderBy: { startedAt: 'asc', n: 'asc' }, refresh: true });
     return {
       ...presentEventSummary(event),
       ...(bodyLimit === undefined ? encodeBody(event.body!) : { ...encodeBody(bodyStart(event.body!, bodyLimit)), body_truncated: event.body!.length > bodyLimit }),
