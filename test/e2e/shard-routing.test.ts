@@ -87,7 +87,7 @@ const NOT_ROUTED: NotRouted[] = [
     sometimes: true,
   },
   {
-    statement: /^analyze delivery$/,
+    statement: /^analyze delivery_open$/,
     kind: 'background',
     why: 'planner statistics of the queue: Citus propagates ANALYZE to every shard',
     sometimes: true,
@@ -111,9 +111,15 @@ const NOT_ROUTED: NotRouted[] = [
     sometimes: true,
   },
   {
-    statement: /^delete from delivery where event_id >= \S+ and event_id < \S+ and retention_class = /,
+    statement: /^delete from delivery l where l\.layout = 1 and .* and l\.retention_class = \S+ and l\.event_id >= \S+ and l\.event_id < /,
     kind: 'background',
-    why: "partition upkeep deletes a dropped leaf's deliveries (delivery is not partitioned) by a range of event ids in one class (partitions.ts); a multi-shard delete on Citus",
+    why: "partition upkeep deletes a dropped period's deliveries still open (in the queue, delivery_open) by a range of event ids in one class (partitions.ts removeDeliveries); a multi-shard delete on Citus",
+    sometimes: true,
+  },
+  {
+    statement: /^(select exists \(select 1 from delivery_r0 where event_id >= |delete from delivery where layout = 0 and event_id = any\()/,
+    kind: 'background',
+    why: "partition upkeep deletes a dropped period's deliveries stored before delivery was partitioned (delivery_r0), by the period's event ids (partitions.ts removeDeliveries); multi-shard on Citus",
     sometimes: true,
   },
   {
