@@ -1,8 +1,9 @@
 /**
- * `npm run bench:upgrade`: the online upgrade to partitioned history (migration
- * 019-partitioned-history) on a database filled as the previous release left it, while
- * that release's ingest keeps writing: how long the migration and each of its steps take,
- * how long ingest waits, and that no row is lost.
+ * `npm run bench:upgrade`: the online upgrade to partitioned history (migrations
+ * 019-partitioned-history, 020-list-indexes and 021-partitioned-deliveries, all applied by
+ * one migrateToLatest) on a database filled as the previous release left it, while that
+ * release's ingest keeps writing: how long each migration and each of its steps take, how
+ * long ingest waits during each, and that no row is lost.
  *
  * On a fresh database (a new `hook_bench_<random>` on the server named by
  * HOOK_BENCH_DATABASE_URL or HOOK_TEST_DATABASE_URL, else an embedded PostgreSQL):
@@ -19,28 +20,32 @@
  *      each statement timed; plus BENCH_KEYED_CONNECTIONS (default 1) storing events with a
  *      dedupe key the way that release did (ON CONFLICT (endpoint_id, dedupe_key)), at
  *      the same pace per connection, reported on their own. BENCH_BASELINE_S (default 5)
- *      seconds of it before the migration, then the migration (migrateToLatest, as a relay
+ *      seconds of it before the migration, then the migrations (migrateToLatest, as a relay
  *      of the new release runs it at start), then BENCH_AFTER_S (default 3) more seconds.
- *      migrateToLatest applies whatever comes after 019 too; each is reported.
- *   3. While it migrates: each statement of the migration is timed (the ORM's query log),
+ *      Each migration is timed on its own (the migrator's migrating/migrated events), with
+ *      the ingest statements that ran while it did.
+ *   3. While it migrates: each statement of the migrations is timed (the ORM's query log),
  *      and pg_stat_activity with pg_locks is sampled every 20 ms, so a slow insert is
  *      matched with the lock it waited for and the statement that held it.
- *      BENCH_SLOW_READER_S=N (default 0: off) also keeps a reader holding `event` in a
- *      query of N seconds over and over while the migration runs, as a slow list, search
- *      or export would: what ingest then waits for.
- *   4. Checks: `event` and `attempt` are partitioned, the old tables their class 0
- *      partitions as they were (same oid and file: nothing copied), their indexes attached
- *      to the parents' (same oid and file: nothing rebuilt); `delivery` (the queue) is the
- *      same table with the class column; every row written before is there with the same
- *      digest, and every event the ingest committed (before, during and after) is there
- *      with its delivery.
+ *      BENCH_SLOW_READER_S=N (default 0: off) also keeps a reader holding `event` and
+ *      `delivery` in a query of N seconds over and over while the migrations run, as a slow
+ *      list, search or export would: what ingest then waits for.
+ *   4. Checks: `event`, `attempt` (019) and `delivery` (021) are partitioned, the old tables
+ *      their `_r0` partitions as they were (same oid and file: nothing copied), their indexes
+ *      the same (same oid and file: nothing rebuilt), event's and attempt's attached to the
+ *      parents', delivery's renamed delivery_r0_…; every row written before is there with
+ *      the same digest (deliveries wherever they are now), the old table's open deliveries
+ *      (pending, retrying) moved to delivery_open and none left in delivery_r0, and every
+ *      event the ingest committed (before, during and after) is there with its delivery, in
+ *      delivery_open.
  *   5. Current ingest: insertEvents (@hook/db, what the relay runs) for BENCH_AFTER_S
  *      seconds over the same accounts: each event must land in its account's class
- *      partition (event_r7_…, event_r90_…, event_r365_…), its delivery with that class.
+ *      partition (event_r7_…, event_r90_…, event_r365_…), its delivery with that class in
+ *      delivery_open (the queue).
  *
  * Exit codes: 0 measured and every check passed; 1 a row lost or moved, an ingest
- * statement of the plain kind failed, the longest ingest wait over BENCH_PAUSE_GOAL_MS
- * (default 2000), or a check failed; 2 bad settings.
+ * statement of the plain kind failed, the longest ingest wait during any migration over
+ * BENCH_PAUSE_GOAL_MS (default 2000), or a check failed; 2 bad settings.
  *
  * Environment (all optional):
  *   BENCH_EVENTS             events in the history (default 1000000)
@@ -49,7 +54,7 @@
  *   BENCH_KEYED_CONNECTIONS  keyed ingest connections, the previous release's ON CONFLICT (default 1; 0 = none)
  *   BENCH_BASELINE_S         seconds of ingest before the migration (default 5)
  *   BENCH_AFTER_S            seconds of ingest after it, and of the current ingest path (default 3)
- *   BENCH_SLOW_READER_S      a reader holding `event` this many seconds per query during the migration (default 0: none)
+ *   BENCH_SLOW_READER_S      a reader holding `event` and `delivery` this many seconds per query during the migrations (default 0: none)
  *   BENCH_PAUSE_GOAL_MS      the longest ingest wait allowed (default 2000)
  *   BENCH_JSON=1             also print a one-line JSON summary as the last stdout line
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
@@ -93,16 +98,22 @@ const PLANS: LegacyAccount['plan'][] = ['free', 'free', 'free', 'free', 'pro', '
 /** Latency histogram bucket upper bounds, ms. */
 const BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
 const HISTORY_TABLES = ['event', 'delivery', 'attempt'] as const;
+/** The migrations measured, in order: each one's figures are reported on their own. */
+const MEASURED = ['019-partitioned-history', '020-list-indexes', '021-partitioned-deliveries'] as const;
 /**
- * The tables 019 partitions (the old table becomes `<table>_r0`, class 0); `delivery` (the
- * queue) stays one table and only gains the class column.
+ * Where each table's rows from before the migrations are after them: the old table,
+ * attached as it is (019: `event` and `attempt`, class 0; 021: `delivery`, layout 0).
  */
-const PARTITIONED: readonly string[] = ['event', 'attempt'];
-/** Where each table's rows from before the migration are after it. */
-const legacyTable = (table: string): string => (PARTITIONED.includes(table) ? `${table}_r0` : table);
-/** The previous release's indexes on the history tables: 3 become the parents' indexes' class 0 partitions (event account and endpoint, attempt event); the primary keys, the dedupe key and delivery's stay the tables' own. */
+const legacyTable = (table: string): string => `${table}_r0`;
+/**
+ * The previous release's indexes on the history tables: 3 become the parents' indexes'
+ * class 0 partitions (event account and endpoint, attempt event); the primary keys and the
+ * dedupe key stay the tables' own; delivery's 3 too, renamed delivery_r0_… (021).
+ */
 const LEGACY_INDEX_COUNT = 9;
 const ATTACHED_LEGACY_INDEXES = 3;
+/** A delivery waiting for an attempt (pending, retrying, a replay asked): the old table's rows 021 moves to delivery_open. */
+const OPEN_DELIVERY = `(status in ('pending', 'retrying') or next_trigger = 'replay')`;
 
 function wholeNumber(variable: string, fallback: number): number {
   const raw = process.env[variable]?.trim();
@@ -175,7 +186,7 @@ async function startIngestLoop(url: string, accounts: readonly LegacyAccount[], 
   };
 }
 
-/** A reader that keeps `event` locked (ACCESS SHARE) in queries of `holdS` seconds, as a slow list or export does. */
+/** A reader that keeps `event` and `delivery` locked (ACCESS SHARE) in queries of `holdS` seconds, as a slow list or export does. */
 function startSlowReader(url: string, holdS: number): { stop(): Promise<number> } {
   const client = new pg.Client({ connectionString: withApplicationName(url, 'bench_slow_reader') });
   let stopped = false;
@@ -184,7 +195,7 @@ function startSlowReader(url: string, holdS: number): { stop(): Promise<number> 
     await client.connect();
     client.on('error', () => undefined);
     while (!stopped && !isInterrupted()) {
-      await client.query(`select count(*) from (select pg_sleep(${holdS}) from (select 1 from event limit 1) e) s`);
+      await client.query(`select count(*) from (select pg_sleep(${holdS}) from (select 1 from event limit 1) e, (select 1 from delivery limit 1) d) s`);
       queries++;
     }
   })();
@@ -472,8 +483,9 @@ async function main(): Promise<number> {
   const belowId = firstIdAt('event', fillEndMs + 1);
   log('digest of the history');
   const digestBefore = await historyDigest(client, 'event', 'delivery', 'attempt', belowId);
+  const openBefore = Number(await scalar(client, `select count(*) as v from delivery where event_id < $1 and ${OPEN_DELIVERY}`, [belowId]));
 
-  // Ingest of the previous release, before, during and after the migration.
+  // Ingest of the previous release, before, during and after the migrations.
   const perConnection = rate / connections;
   const plain = await Promise.all(Array.from({ length: connections }, (_, i) => startIngestLoop(url, accounts, perConnection, false, i)));
   const keyed = await Promise.all(Array.from({ length: keyedConnections }, (_, i) => startIngestLoop(url, accounts, perConnection, true, connections + i)));
@@ -484,7 +496,17 @@ async function main(): Promise<number> {
 
   const reader = slowReaderS > 0 ? startSlowReader(url, slowReaderS) : undefined;
   if (reader) await sleep(200);
-  log('migrating to the latest (019-partitioned-history)');
+  log(`migrating to the latest (${MEASURED.join(', ')})`);
+  // Each migration's span, from the migrator's own events.
+  const windows: { name: string; startMs: number; endMs: number }[] = [];
+  orm.migrator.on('migrating', ({ name }) => {
+    windows.push({ name, startMs: performance.now(), endMs: Number.NaN });
+    log(`migration ${name}`);
+  });
+  orm.migrator.on('migrated', ({ name }) => {
+    const window = windows.find((w) => w.name === name);
+    if (window) window.endMs = performance.now();
+  });
   recording = true;
   const migrationStart = performance.now();
   const applied = await migrateToLatest(orm);
@@ -505,12 +527,12 @@ async function main(): Promise<number> {
   const plainErrors = plainInserts.filter((i) => i.error);
   const keyedErrors = keyedInserts.filter((i) => i.error);
   if (plainErrors.length > 0) problems.push(`${plainErrors.length} plain ingest statement(s) of the previous release failed, first: ${plainErrors[0]!.error}`);
-  if (applied[0] !== '019-partitioned-history') problems.push(`migrations applied: ${applied.join(', ') || 'none'}, expected 019-partitioned-history first`);
+  const missing = MEASURED.filter((name) => !applied.includes(name));
+  if (applied[0] !== MEASURED[0] || missing.length > 0) problems.push(`migrations applied: ${applied.join(', ') || 'none'}, expected ${MEASURED.join(', ')} from the first`);
 
-  const after = await relations(client, [...HISTORY_TABLES, ...PARTITIONED.map((t) => `${t}_r0`)]);
+  const after = await relations(client, [...HISTORY_TABLES, ...HISTORY_TABLES.map(legacyTable)]);
   for (const table of HISTORY_TABLES) {
-    const expected = PARTITIONED.includes(table) ? 'p' : 'r';
-    if (after.get(table)?.relkind !== expected) problems.push(`${table} has relkind ${after.get(table)?.relkind}, expected ${expected}`);
+    if (after.get(table)?.relkind !== 'p') problems.push(`${table} has relkind ${after.get(table)?.relkind}, expected p`);
     const legacy = after.get(legacyTable(table));
     const before = tablesBefore.get(table)!;
     if (!legacy || legacy.oid !== before.oid || legacy.relfilenode !== before.relfilenode) {
@@ -522,6 +544,9 @@ async function main(): Promise<number> {
   const attached = [...indexesAfter.values()].filter((index) => index.parent !== null);
   if (rebuilt.length > 0) problems.push(`index(es) rebuilt or gone: ${rebuilt.join(', ')}`);
   if (attached.length !== ATTACHED_LEGACY_INDEXES) problems.push(`${attached.length} of the old indexes are partitions of the parents' indexes, expected ${ATTACHED_LEGACY_INDEXES} (event account and endpoint, attempt event)`);
+  const deliveryIndexes = [...indexesBefore.values()].filter((before) => before.name.startsWith('delivery_')).map((before) => `${before.name} → ${indexesAfter.get(before.oid)?.name}`);
+  const misnamed = deliveryIndexes.filter((pair) => { const [was, is] = pair.split(' → '); return is !== was!.replace(/^delivery_/, 'delivery_r0_'); });
+  if (misnamed.length > 0) problems.push(`the old delivery indexes are not renamed delivery_r0_…: ${misnamed.join(', ')}`);
   // A partitioned index is valid once every partition has its index attached: class 0's included.
   const invalid = (await client.query<{ name: string }>(`select c.relname as name from pg_index i join pg_class c on c.oid = i.indexrelid
     where i.indrelid = any($1::regclass[]) and not i.indisvalid`, [HISTORY_TABLES])).rows.map((row) => row.name);
@@ -530,10 +555,17 @@ async function main(): Promise<number> {
 
   const acknowledged = [...committed, ...keyedCommitted];
   const stored = Number(await scalar(client, `select count(*) as v from event_r0 where id = any($1::text[])`, [acknowledged]));
-  const storedDeliveries = Number(await scalar(client, `select count(*) as v from ${legacyTable('delivery')} where event_id = any($1::text[]) and retention_class = 0`, [acknowledged]));
+  const storedDeliveries = Number(await scalar(client, `select count(*) as v from delivery where event_id = any($1::text[]) and retention_class = 0`, [acknowledged]));
+  // none delivered them: each is open, so in the queue whether it was stored before 021 (moved by its step 3) or after (layout 1)
+  const queuedDeliveries = Number(await scalar(client, `select count(*) as v from delivery_open where event_id = any($1::text[])`, [acknowledged]));
   const lost = acknowledged.length - stored;
   if (lost !== 0) problems.push(`${lost} ingested event(s) committed by the previous release's ingest missing from event_r0`);
   if (storedDeliveries !== acknowledged.length) problems.push(`${acknowledged.length - storedDeliveries} ingested event(s) without their class 0 delivery`);
+  if (queuedDeliveries !== acknowledged.length) problems.push(`${acknowledged.length - queuedDeliveries} ingested event(s)' deliveries are not in delivery_open (the queue)`);
+  const openLeft = Number(await scalar(client, `select count(*) as v from delivery_r0 where ${OPEN_DELIVERY}`));
+  const openMoved = Number(await scalar(client, `select count(*) as v from delivery_open where event_id < $1`, [belowId]));
+  if (openLeft !== 0) problems.push(`${openLeft} open deliveries left in delivery_r0, where no claim reads them`);
+  if (openMoved !== openBefore) problems.push(`delivery_open holds ${openMoved} of the history's deliveries, expected its ${openBefore} open ones`);
   const [eventsAfter, deliveriesAfter, attemptsAfter] = await counts(client, HISTORY_TABLES);
   const [r0Events] = await counts(client, ['event_r0']);
   if (eventsAfter !== eventsBefore! + acknowledged.length) problems.push(`event holds ${eventsAfter} rows, expected ${eventsBefore} + ${acknowledged.length}`);
@@ -541,7 +573,8 @@ async function main(): Promise<number> {
   if (deliveriesAfter !== deliveriesBefore! + acknowledged.length) problems.push(`delivery holds ${deliveriesAfter} rows, expected ${deliveriesBefore} + ${acknowledged.length}`);
   if (attemptsAfter !== attemptsBefore) problems.push(`attempt holds ${attemptsAfter} rows, expected ${attemptsBefore}`);
   log('digest of the history after');
-  const digestAfter = await historyDigest(client, legacyTable('event'), legacyTable('delivery'), legacyTable('attempt'), belowId);
+  // deliveries over the whole tree: the open ones moved to delivery_open (only their layout changed, which the digest leaves out)
+  const digestAfter = await historyDigest(client, legacyTable('event'), 'delivery', legacyTable('attempt'), belowId);
   for (const part of ['events', 'deliveries', 'attempts'] as const) {
     if (digestAfter[part] !== digestBefore[part]) problems.push(`the history's ${part} differ after the migration (digest ${digestBefore[part]} before, ${digestAfter[part]} after)`);
   }
@@ -550,9 +583,10 @@ async function main(): Promise<number> {
   log(`current ingest (insertEvents) for ${afterS} s`);
   recording = false;
   const current = await currentIngest(orm, accounts, afterS);
-  const placement = (await client.query<{ leaf: string; plan: string; events: string; deliveries: string; attempt_leaf: string }>(`
+  const placement = (await client.query<{ leaf: string; plan: string; events: string; deliveries: string; queued: string; attempt_leaf: string }>(`
     select e.tableoid::regclass::text as leaf, a.plan, count(*) as events,
            count(*) filter (where d.retention_class = e.retention_class) as deliveries,
+           count(*) filter (where d.tableoid = 'delivery_open'::regclass) as queued,
            -- where this class's attempts for these events would go: the attempt leaf with the same bounds
            replace(e.tableoid::regclass::text, 'event_', 'attempt_') as attempt_leaf
     from event e join account a on a.id = e.account_id join delivery d on d.event_id = e.id
@@ -561,7 +595,8 @@ async function main(): Promise<number> {
   for (const row of placement) {
     if (!new RegExp(`^event_r${expectedClass[row.plan]}_\\d{8}$`).test(row.leaf)) problems.push(`${row.events} ${row.plan} event(s) stored in ${row.leaf}, not a class ${expectedClass[row.plan]} partition`);
     if (row.deliveries !== row.events) problems.push(`${row.leaf}: ${row.events} events but ${row.deliveries} deliveries of their class`);
-    if (PARTITIONED.includes('attempt') && (await scalar(client, 'select to_regclass($1) is not null as v', [row.attempt_leaf])) !== 'true') problems.push(`no attempt partition ${row.attempt_leaf} beside ${row.leaf}`);
+    if (row.queued !== row.events) problems.push(`${row.leaf}: ${row.events} events but ${row.queued} deliveries in delivery_open`);
+    if ((await scalar(client, 'select to_regclass($1) is not null as v', [row.attempt_leaf])) !== 'true') problems.push(`no attempt partition ${row.attempt_leaf} beside ${row.leaf}`);
   }
   const placed = placement.reduce((sum, row) => sum + Number(row.events), 0);
   if (placed !== current.ids.length || current.ids.length === 0) problems.push(`current ingest stored ${current.ids.length} events, ${placed} found`);
@@ -580,13 +615,24 @@ async function main(): Promise<number> {
       open.push(step);
     }
   }
-  const own = byMigration.find((m) => m.name === '019-partitioned-history')?.steps ?? [];
-  const later = byMigration.filter((m) => m.name !== '019-partitioned-history');
-  const swapIndex = own.findIndex((step) => /^do \$\w+\$.*attach partition event_r0/.test(step.sql));
-  const step1 = swapIndex < 0 ? [] : own.slice(0, swapIndex);
-  const step2 = swapIndex < 0 ? undefined : own[swapIndex];
-  const step3 = swapIndex < 0 ? [] : own.slice(swapIndex + 1);
-  const sum = (list: Step[]): number => list.reduce((acc, s) => acc + s.tookMs, 0);
+  const sum = (list: readonly Step[]): number => list.reduce((acc, s) => acc + s.tookMs, 0);
+  const stepsOf = (name: string): Step[] => byMigration.find((m) => m.name === name)?.steps ?? [];
+  /** A migration's statements cut into steps: each step after the first starts at the first statement matching its pattern after the previous step's start. */
+  const cut = (list: readonly Step[], starts: readonly RegExp[]): (Step[] | undefined)[] => {
+    const at = [0];
+    for (const pattern of starts) {
+      const found = list.findIndex((step, i) => i > at.at(-1)! && pattern.test(step.sql));
+      if (found < 0) return [undefined, ...starts.map(() => undefined)];
+      at.push(found);
+    }
+    return at.map((i, n) => list.slice(i, at[n + 1] ?? list.length));
+  };
+  const own = stepsOf('019-partitioned-history');
+  const [step1, swap019, step3] = cut(own, [/^do \$\w+\$.*attach partition event_r0/, /^create or replace function/]);
+  const own021 = stepsOf('021-partitioned-deliveries');
+  const [steps021a, swap021, move021, leaves021] = cut(own021, [/lock table delivery in access exclusive mode/, /^do \$move\$/, /^create or replace function/]);
+  const later = byMigration.filter((m) => !['019-partitioned-history', '021-partitioned-deliveries'].includes(m.name));
+  const statementLines = (list: readonly Step[] | undefined): string[] => (list ?? []).map((s) => `      ${String(s.tookMs).padStart(7)} ms  ${s.sql.slice(0, 110)}`);
 
   const during = plainInserts.filter((i) => i.endMs >= migrationStart && i.startMs <= migrationEnd);
   const duringLatencies = during.map((i) => i.endMs - i.startMs);
@@ -595,55 +641,79 @@ async function main(): Promise<number> {
   const keyedDuring = keyedInserts.filter((i) => i.endMs >= migrationStart && i.startMs <= migrationEnd);
   const longestWait = Math.max(0, ...duringLatencies);
   const gap = longestGap(plainInserts, migrationStart, migrationEnd);
-  if (longestWait > pauseGoalMs) problems.push(`an ingest statement waited ${ms(longestWait)} ms during the migration (goal < ${pauseGoalMs} ms)`);
+  if (longestWait > pauseGoalMs) problems.push(`an ingest statement waited ${ms(longestWait)} ms during the migrations (goal < ${pauseGoalMs} ms)`);
   const waits = lockWaits(sampler.samples, migrationStart, migrationEnd);
   const slowest = [...during].sort((a, b) => (b.endMs - b.startMs) - (a.endMs - a.startMs)).slice(0, 5);
   const firstKeyedError = keyedErrors[0];
+  // Per migration: the plain ingest statements that overlapped it (one overlapping two counts in both).
+  const perMigration = windows.map((w) => {
+    const overlapping = plainInserts.filter((i) => i.endMs >= w.startMs && i.startMs <= w.endMs);
+    const latencies = overlapping.map((i) => i.endMs - i.startMs);
+    return {
+      name: w.name, s: (w.endMs - w.startMs) / 1000, latencies, longestWaitMs: Math.max(0, ...latencies),
+      gapMs: longestGap(plainInserts, w.startMs, w.endMs), keyedFailed: keyedErrors.filter((i) => i.endMs >= w.startMs && i.startMs <= w.endMs).length,
+      waits: lockWaits(sampler.samples, w.startMs, w.endMs),
+    };
+  });
 
   const at = (t: number): string => `+${((t - migrationStart) / 1000).toFixed(2)} s`;
   const out = [
     '',
-    `Online upgrade benchmark: 018 → 019-partitioned-history on ${eventsBefore!.toLocaleString('en')} events (1 KiB bodies), ${deliveriesBefore!.toLocaleString('en')} deliveries, ${attemptsBefore!.toLocaleString('en')} attempts over ${accounts.length} accounts`,
+    `Online upgrade benchmark: 018 → ${applied.at(-1) ?? '?'} on ${eventsBefore!.toLocaleString('en')} events (1 KiB bodies), ${deliveriesBefore!.toLocaleString('en')} deliveries (${openBefore.toLocaleString('en')} open), ${attemptsBefore!.toLocaleString('en')} attempts over ${accounts.length} accounts`,
     `  sizes before: ${sizes.map((row) => `${row.t} ${row.size}`).join(', ')}; history written in ${fillS.toFixed(0)} s (not measured)`,
-    `  ingest of the previous release meanwhile: ${rate} events/s over ${connections} connections${keyedConnections ? `, + ${keyedConnections} connection(s) with dedupe keys at ${round(perConnection, 1)}/s` : ''}${slowReaderS ? `; a reader holding event ${slowReaderS} s per query during the migration (${readerQueries} queries)` : ''}`,
+    `  ingest of the previous release meanwhile: ${rate} events/s over ${connections} connections${keyedConnections ? `, + ${keyedConnections} connection(s) with dedupe keys at ${round(perConnection, 1)}/s` : ''}${slowReaderS ? `; a reader holding event and delivery ${slowReaderS} s per query during the migrations (${readerQueries} queries)` : ''}`,
     machineLine(loadBefore),
     `Database: ${database.description}`,
     `Code: ${codeVersion() ?? 'unknown'}`,
     '',
     `migrations applied: ${applied.join(', ')} in ${(total / 1000).toFixed(2)} s`,
+    'per migration: time, and the previous release\'s plain ingest statements that ran meanwhile (ms):',
+    ...perMigration.map((m) => `  ${m.name.padEnd(28)} ${m.s.toFixed(2).padStart(7)} s  ${String(m.latencies.length).padStart(6)} statements  p50 ${ms(percentile([...m.latencies].sort((a, b) => a - b), 50)).padStart(7)}  longest wait ${ms(m.longestWaitMs).padStart(8)}  longest gap ${ms(m.gapMs).padStart(8)}${keyedConnections ? `  keyed failed ${m.keyedFailed}` : ''}`),
+    '',
     `019-partitioned-history: ${(sum(own) / 1000).toFixed(2)} s`,
-    `  step 1 (column, check validated, unique indexes built concurrently): ${(sum(step1) / 1000).toFixed(2)} s`,
-    ...step1.filter((s) => !/^set names/.test(s.sql)).map((s) => `      ${String(s.tookMs).padStart(7)} ms  ${s.sql.slice(0, 110)}`),
-    `  step 2 (one transaction: rename, partitioned parents, attach as class 0): ${step2 ? `${step2.tookMs} ms` : 'not found in the log'}`,
-    `  step 3 (functions, partitions of the classes in use): ${(sum(step3) / 1000).toFixed(2)} s`,
-    ...step3.map((s) => `      ${String(s.tookMs).padStart(7)} ms  ${s.sql.slice(0, 110)}`),
+    `  step 1 (column, check validated, unique indexes built concurrently): ${step1 ? `${(sum(step1) / 1000).toFixed(2)} s` : 'not found in the log'}`,
+    ...statementLines(step1?.filter((s) => !/^set names/.test(s.sql))),
+    `  step 2 (one transaction: rename, partitioned parents, attach as class 0): ${swap019 ? `${sum(swap019)} ms` : 'not found in the log'}`,
+    `  step 3 (functions, partitions of the classes in use): ${step3 ? `${(sum(step3) / 1000).toFixed(2)} s` : 'not found in the log'}`,
+    ...statementLines(step3),
     ...later.flatMap((m) => [
       `${m.name}: ${(sum(m.steps) / 1000).toFixed(2)} s (${m.steps.length} statements; the slowest below)`,
-      ...[...m.steps].sort((a, b) => b.tookMs - a.tookMs).slice(0, 5).map((s) => `      ${String(s.tookMs).padStart(7)} ms  ${s.sql.slice(0, 110)}`),
+      ...statementLines([...m.steps].sort((a, b) => b.tookMs - a.tookMs).slice(0, 5)),
     ]),
+    `021-partitioned-deliveries: ${(sum(own021) / 1000).toFixed(2)} s`,
+    `  step 1 (layout column, its check validated): ${steps021a ? `${(sum(steps021a) / 1000).toFixed(2)} s` : 'not found in the log'}`,
+    ...statementLines(steps021a),
+    `  step 2 (one transaction: rename, partitioned tree, attach delivery_r0): ${swap021 ? `${sum(swap021)} ms` : 'not found in the log'}`,
+    `  step 3 (the old table's open deliveries moved to delivery_open: the history's ${openBefore.toLocaleString('en')}, the ingest's pending ones): ${move021 ? `${sum(move021)} ms` : 'not found in the log'}`,
+    `  step 4 (functions, a delivery leaf beside every event leaf): ${leaves021 ? `${(sum(leaves021) / 1000).toFixed(2)} s` : 'not found in the log'}`,
+    ...statementLines(leaves021),
     '',
     'ingest of the previous release (one event + its delivery per statement), statement latency in ms:',
-    latencyLine('before the migration', baselineLatencies),
-    latencyLine('during the migration', duringLatencies),
-    latencyLine('after it', afterLatencies),
-    `  longest ingest wait during the migration: ${ms(longestWait)} ms (goal < ${pauseGoalMs} ms); longest time with no insert completing: ${ms(gap)} ms`,
-    '  histogram during the migration:',
+    latencyLine('before the migrations', baselineLatencies),
+    latencyLine('during the migrations', duringLatencies),
+    latencyLine('after them', afterLatencies),
+    `  longest ingest wait during the migrations: ${ms(longestWait)} ms (goal < ${pauseGoalMs} ms); longest time with no insert completing: ${ms(gap)} ms`,
+    '  histogram during the migrations:',
     ...histogram(duringLatencies),
-    '  slowest statements during the migration (start, latency, what the migration ran then):',
+    '  slowest statements during the migrations (start, latency, what the migration ran then):',
     ...slowest.map((i) => `    ${at(i.startMs).padStart(9)}  ${ms(i.endMs - i.startMs).padStart(8)} ms  ${migrationAt(sampler.samples, i.startMs + (i.endMs - i.startMs) / 2)}`),
     `  lock waits of ingest seen by sampling every ${SAMPLE_INTERVAL_MS} ms (${sampler.samples.length} samples): ${waits.length === 0 ? 'none' : ''}`,
-    ...waits.slice(0, 8).map((w) => `    ${ms(w.longestMs).padStart(8)} ms (${w.samples} samples) waiting for ${w.what}, held by ${w.heldBy}`),
+    ...perMigration.flatMap((m) => (m.waits.length === 0 ? [] : [
+      `    during ${m.name}:`,
+      ...m.waits.slice(0, 4).map((w) => `    ${ms(w.longestMs).padStart(8)} ms (${w.samples} samples) waiting for ${w.what}, held by ${w.heldBy}`),
+    ])),
     keyedConnections
-      ? `keyed ingest of the previous release (ON CONFLICT (endpoint_id, dedupe_key)): ${keyedCommitted.length} stored, ${keyedErrors.length} failed${firstKeyedError ? ` from ${at(firstKeyedError.startMs)}: ${firstKeyedError.error}` : ''}; during the migration max ${ms(Math.max(0, ...keyedDuring.map((i) => i.endMs - i.startMs)))} ms`
+      ? `keyed ingest of the previous release (ON CONFLICT (endpoint_id, dedupe_key)): ${keyedCommitted.length} stored, ${keyedErrors.length} failed${firstKeyedError ? ` from ${at(firstKeyedError.startMs)}: ${firstKeyedError.error}` : ''}; during the migrations max ${ms(Math.max(0, ...keyedDuring.map((i) => i.endMs - i.startMs)))} ms`
       : 'keyed ingest of the previous release: not run (BENCH_KEYED_CONNECTIONS=0)',
     '',
-    `rows: ${committed.length + keyedCommitted.length} events committed by the previous release's ingest (${during.length} plain statements during the migration); ${stored} of them in event_r0 with ${storedDeliveries} class 0 deliveries: ${lost} lost`,
+    `rows: ${committed.length + keyedCommitted.length} events committed by the previous release's ingest (${during.length} plain statements during the migrations); ${stored} of them in event_r0 with ${storedDeliveries} class 0 deliveries (${queuedDeliveries} in delivery_open): ${lost} lost`,
     `  event ${eventsBefore} → ${eventsAfter} (all in event_r0), delivery ${deliveriesBefore} → ${deliveriesAfter}, attempt ${attemptsBefore} → ${attemptsAfter}; history digest (ids, bodies, deliveries, attempts) ${digestAfter.events === digestBefore.events && digestAfter.deliveries === digestBefore.deliveries && digestAfter.attempts === digestBefore.attempts ? 'identical' : 'DIFFERENT'}`,
+    `  the history's open deliveries: ${openBefore} before, ${openMoved} in delivery_open after; open rows left in delivery_r0: ${openLeft}`,
     `  partitioned: ${HISTORY_TABLES.map((t) => `${t} ${after.get(t)?.relkind === 'p' ? 'yes' : 'no'}`).join(', ')}; the old tables kept as they were (same oid and file): ${HISTORY_TABLES.map((t) => `${t} as ${legacyTable(t)} ${after.get(legacyTable(t))?.oid === tablesBefore.get(t)!.oid && after.get(legacyTable(t))?.relfilenode === tablesBefore.get(t)!.relfilenode ? 'yes' : 'NO'}`).join(', ')}`,
-    `  old indexes kept as they were (same oid and file): ${LEGACY_INDEX_COUNT - rebuilt.length} of ${LEGACY_INDEX_COUNT}; ${attached.length} of them attached to the parents' indexes (${attached.map((index) => `${index.name} → ${index.parent}`).join(', ')}); the ${parentIndexes} indexes of event, delivery and attempt all valid: ${invalid.length === 0 ? 'yes' : 'NO'}`,
+    `  old indexes kept as they were (same oid and file): ${LEGACY_INDEX_COUNT - rebuilt.length} of ${LEGACY_INDEX_COUNT}; ${attached.length} of them attached to the parents' indexes (${attached.map((index) => `${index.name} → ${index.parent}`).join(', ')}); delivery's renamed (${deliveryIndexes.join(', ')}); the ${parentIndexes} indexes of event, delivery and attempt all valid: ${invalid.length === 0 ? 'yes' : 'NO'}`,
     '',
     `current ingest (insertEvents, 4 loops of ${accounts.length}-event batches, ${afterS} s): ${current.ids.length} events, batch p50 ${ms(percentile([...current.latencies].sort((a, b) => a - b), 50))} ms`,
-    ...placement.map((row) => `  ${row.plan.padEnd(10)} ${row.leaf.padEnd(24)} ${String(row.events).padStart(6)} events, ${String(row.deliveries).padStart(6)} deliveries of the same class (attempts would go to ${row.attempt_leaf})`),
+    ...placement.map((row) => `  ${row.plan.padEnd(10)} ${row.leaf.padEnd(24)} ${String(row.events).padStart(6)} events, ${String(row.deliveries).padStart(6)} deliveries of the same class, ${String(row.queued).padStart(6)} in delivery_open (attempts would go to ${row.attempt_leaf})`),
     '',
     ...resultLines(problems, `migrated online: longest ingest wait ${ms(longestWait)} ms, 0 rows lost, nothing copied or rebuilt`),
   ];
@@ -652,14 +722,19 @@ async function main(): Promise<number> {
     migrations: applied,
     migration_s: round(total / 1000, 3),
     migration_019_s: round(sum(own) / 1000, 3),
-    step1_s: round(sum(step1) / 1000, 3),
-    step2_ms: step2?.tookMs ?? null,
-    step3_s: round(sum(step3) / 1000, 3),
+    step1_s: step1 ? round(sum(step1) / 1000, 3) : null,
+    step2_ms: swap019 ? sum(swap019) : null,
+    step3_s: step3 ? round(sum(step3) / 1000, 3) : null,
+    migration_021_swap_ms: swap021 ? sum(swap021) : null,
+    migration_021_move_ms: move021 ? sum(move021) : null,
+    per_migration: perMigration.map((m) => ({ name: m.name, s: round(m.s, 3), inserts_during: m.latencies.length, longest_ingest_wait_ms: round(m.longestWaitMs, 1), longest_gap_ms: round(m.gapMs, 1), keyed_failed: m.keyedFailed })),
     longest_ingest_wait_ms: round(longestWait, 1),
     longest_gap_ms: round(gap, 1),
     inserts_during: during.length,
     committed: acknowledged.length,
     lost,
+    open_moved: openMoved,
+    open_left_in_r0: openLeft,
     keyed_failed: keyedErrors.length,
     problems,
   }));
