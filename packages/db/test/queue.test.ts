@@ -160,7 +160,7 @@ describe('fan-out', () => {
     ]);
     expect([recordedA.held, recordedB.held]).toEqual([true, true]);
     // The listener's delivery is still pending, one retries: retrying wins.
-    expect((await summarizeEvents(orm, [id!])).get(id!)).toMatchObject({ status: 'retrying', attemptCount: 2 });
+    expect((await summarizeEvents(orm, accountId, [id!])).get(id!)).toMatchObject({ status: 'retrying', attemptCount: 2 });
     const [listened] = await claimForListener(orm, { destinationId: fan.destinationIds[2]!, accountId, fromEventId: '', limit: 10, leaseMs: 60_000 });
     expect(listened).toMatchObject({ id, destinationType: 'cli', trigger: 'listen', destinationUrl: null });
     expect(await recorder.record(result(listened!, 200, { status: 'delivered' }))).toEqual({ held: true, eventStatus: 'retrying' });
