@@ -71,12 +71,40 @@ export async function ensureClassPartitions(em: EntityManager, retentionClass: n
   return ensureHistoryPartitions(em, retentionClass, now, new Date(now.getTime() + PARTITIONS_AHEAD_MS));
 }
 
-/** Makes the leaves every class in use needs (ensureClassPartitions). Returns how many were made. */
+/**
+ * Makes the leaves every class in use needs (ensureClassPartitions), and moves to the queue
+ * any open delivery left in delivery_r0 (moveStrandedDeliveries). Returns how many leaves
+ * were made.
+ */
 export async function maintainHistoryPartitions(orm: Orm, now: Date = new Date()): Promise<number> {
   const em = orm.em.fork();
   let made = 0;
   for (const retentionClass of await classesInUse(em)) made += await ensureClassPartitions(em, retentionClass, now);
+  await moveStrandedDeliveries(em);
   return made;
+}
+
+/**
+ * Open deliveries in delivery_r0 (the table from before migration 021), which the claims
+ * never read: a replay that a relay of the previous release made after the upgrade (the
+ * current one moves what it replays: replay.ts). Moved to the queue, where they are
+ * claimed; returns how many. It reads delivery_r0's due index, which holds only deliveries
+ * with a due time. A row another statement moves meanwhile is left to the next pass.
+ */
+export async function moveStrandedDeliveries(em: EntityManager): Promise<number> {
+  try {
+    const [row] = await em.execute<{ n: number }[]>(`
+      with moved as (
+        update delivery set layout = 1
+        where layout = 0 and next_attempt_at is not null and (status in ('pending', 'retrying') or next_trigger = 'replay')
+        returning 1
+      )
+      select count(*)::int as n from moved`);
+    return row?.n ?? 0;
+  } catch (error) {
+    if ((error as { code?: string }).code === '40001') return 0;
+    throw error;
+  }
 }
 
 /** A leaf of one class: the same period in every table of HISTORY_TABLES. */

@@ -4,7 +4,7 @@
  * expired are all dropped, with no pass failing.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createOrm, dropExpiredPartitions, ensureHistoryPartitions, historyLeaves, type Orm } from '../src/index.ts';
+import { createOrm, dropExpiredPartitions, ensureHistoryPartitions, historyLeaves, maintainHistoryPartitions, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 
@@ -76,4 +76,15 @@ it("a dropped partition takes all its events' deliveries (in its delivery leaf, 
   await dropExpiredPartitions(orms[0]!);
   expect(await leavesOf(43)).toEqual([]);
   expect(await where()).toEqual([{ relname: 'delivery_r0', n: 1 }]);
+});
+
+it('a delivery replayed in delivery_r0 by a relay of the release before 021 is moved to the queue (what the claims read) by the next upkeep pass', async () => {
+  const em = orms[0]!.em.fork();
+  await em.execute(`insert into delivery_r0 (event_id, destination_id, account_id, endpoint_id, status, next_trigger, next_attempt_at, retention_class, layout)
+                    values ('evt_stranded', 'dst_s', 'acct_s', 'ep_s', 'delivered', 'replay', now(), 7, 0),
+                           ('evt_done', 'dst_s', 'acct_s', 'ep_s', 'delivered', 'auto', null, 7, 0)`);
+  await maintainHistoryPartitions(orms[0]!);
+  const rows = await em.execute<{ event_id: string; relname: string }[]>(
+    `select event_id, tableoid::regclass::text as relname from delivery where destination_id = 'dst_s' order by event_id`);
+  expect(rows).toEqual([{ event_id: 'evt_done', relname: 'delivery_r0' }, { event_id: 'evt_stranded', relname: 'delivery_open' }]);
 });
