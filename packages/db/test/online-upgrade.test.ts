@@ -35,9 +35,9 @@
  *   waited for the read;
  * - afterwards the queue works on the tree: new deliveries go to delivery_open; claimed and
  *   recorded, each moves to its history leaf (delivery_r<class>_YYYYMMDD, class 0's to
- *   delivery_done_other); a replay of a done delivery in delivery_r0 moves it to the queue
+ *   delivery_done_r0); a replay of a done delivery in delivery_r0 moves it to the queue
  *   (layout 1), claimed; the class 0 pass removes an expired free event's deliveries
- *   wherever they are (delivery_r0, delivery_open, delivery_done_other).
+ *   wherever they are (delivery_r0, delivery_open, delivery_done_r0).
  * `npm run bench:upgrade` measures the same at 1 M events.
  */
 import { randomBytes } from 'node:crypto';
@@ -365,11 +365,11 @@ describe('migrations 020-list-indexes and 021-partitioned-deliveries online, on 
       select c.relname as name, c.relkind::text, (select i.inhparent::regclass::text from pg_inherits i where i.inhrelid = c.oid) as parent,
              pg_get_expr(c.relpartbound, c.oid) as bound
       from pg_class c where c.oid = any($1::regclass[]) order by array_position($1::regclass[], c.oid::regclass)`,
-      [['delivery', 'delivery_r0', 'delivery_current', 'delivery_open', 'delivery_done', 'delivery_done_other']]);
+      [['delivery', 'delivery_r0', 'delivery_current', 'delivery_open', 'delivery_done', 'delivery_done_r0']]);
     expect(tree.map((row) => [row.name, row.relkind, row.parent, row.bound?.replace(/'/g, '') ?? null])).toEqual([
       ['delivery', 'p', null, null], ['delivery_r0', 'r', 'delivery', 'FOR VALUES IN (0)'], ['delivery_current', 'p', 'delivery', 'FOR VALUES IN (1)'],
       ['delivery_open', 'r', 'delivery_current', 'FOR VALUES IN (true)'], ['delivery_done', 'p', 'delivery_current', 'FOR VALUES IN (false)'],
-      ['delivery_done_other', 'r', 'delivery_done', 'DEFAULT'],
+      ['delivery_done_r0', 'r', 'delivery_done', 'FOR VALUES IN (0)'],
     ]);
     expect(await tableFiles(client, ['delivery_r0'])).toEqual([{ ...deliveryBefore!, name: 'delivery_r0' }]);
     const { rows: indexesAfter } = await client.query<Relation>(
@@ -413,7 +413,7 @@ describe('migrations 020-list-indexes and 021-partitioned-deliveries online, on 
     expect(await count(client, `
       select count(*) as n from delivery l join event e on e.id = l.event_id
       where l.event_id = any($1::text[]) and l.status = 'delivered'
-        and l.tableoid::regclass::text = case when e.retention_class = 0 then 'delivery_done_other' else replace(e.tableoid::regclass::text, 'event_', 'delivery_') end`,
+        and l.tableoid::regclass::text = case when e.retention_class = 0 then 'delivery_done_r0' else replace(e.tableoid::regclass::text, 'event_', 'delivery_') end`,
       [claimed.map((delivery) => delivery.id)])).toBe(claimed.length);
     const batchLeaves = await whereIs(batch.map((event) => event.id));
     [7, 90, 365].forEach((retentionClass, i) => expect(batchLeaves[i]).toMatch(new RegExp(`^delivery_r${retentionClass}_\\d{8}$`)));
@@ -430,7 +430,7 @@ describe('migrations 020-list-indexes and 021-partitioned-deliveries online, on 
       .toEqual([{ relname: 'delivery_open', layout: 1 }]);
     const replayResult = await recordResults(orm, replayed.flatMap((outcome) => (outcome.kind === 'claimed' ? [delivered(outcome.delivery)] : [])));
     expect(replayResult.results.map((result) => result.held)).toEqual([true]);
-    expect(await whereIs([old!.event_id])).toEqual(['delivery_done_other']);
+    expect(await whereIs([old!.event_id])).toEqual(['delivery_done_r0']);
 
     // Retention (class 0's pass, as of 3 days later): the free account's expired events go with their deliveries, wherever those are.
     const { rows: expiring } = await client.query<{ id: string }>(
@@ -438,7 +438,7 @@ describe('migrations 020-list-indexes and 021-partitioned-deliveries online, on 
     const expiredIds = expiring.map((row) => row.id);
     const { rows: expiringWhere } = await client.query<{ relname: string; n: number }>(
       `select tableoid::regclass::text as relname, count(*)::int as n from delivery where event_id = any($1::text[]) group by 1 order by 1`, [expiredIds]);
-    expect(expiringWhere.map((row) => row.relname)).toEqual(['delivery_done_other', 'delivery_open', 'delivery_r0']);
+    expect(expiringWhere.map((row) => row.relname)).toEqual(['delivery_done_r0', 'delivery_open', 'delivery_r0']);
     expect(expiringWhere.reduce((sum, row) => sum + row.n, 0)).toBe(expiredIds.length);
     const pruned = await pruneExpiredEvents(orm, { pauseMs: 0, now: retentionNow });
     expect(pruned).toMatchObject({ events: expiredIds.length, partitionsDropped: 0 });

@@ -16,7 +16,7 @@ import { withShortLocks } from './short-locks.ts';
  *        └─ delivery_done          (false) LIST (retention_class)
  *           ├─ delivery_r7           RANGE (event_id), leaves with event's and attempt's bounds:
  *           │  └─ delivery_r7_20261127 …  dropped with them (partitions.ts)
- *           └─ delivery_done_other   DEFAULT: class 0 rows (see below), and a guard
+ *           └─ delivery_done_r0      class 0 (see below)
  *
  * PostgreSQL moves a row between partitions when an UPDATE changes its partition key: a
  * result that finishes a delivery moves it from the queue to its history leaf, a replay
@@ -28,7 +28,7 @@ import { withShortLocks } from './short-locks.ts';
  *
  * The old table keeps only done rows: its open rows move to delivery_open here (step 3),
  * and a replay of one of its deliveries sets layout 1 (replay.ts). A row moved out that is
- * class 0 (an event from before 019) finishes in delivery_done_other; one of a class has
+ * class 0 (an event from before 019) finishes in delivery_done_r0; one of a class has
  * its leaf, made here for every existing event leaf (step 4).
  *
  * No unique index spans the tree (a partition key that is an expression allows none):
@@ -91,8 +91,8 @@ const SWAP_IN_PARENT = withShortLocks(`
   create index delivery_leased_idx on delivery_open (destination_id, locked_until) where lease_id is not null;
   create table delivery_done partition of delivery_current for values in (false) partition by list (retention_class);
   create unique index delivery_key on delivery_done (event_id, destination_id, retention_class);
-  create table delivery_done_other partition of delivery_done default;
-  perform hook_name_history_indexes('delivery_done_other');`);
+  create table delivery_done_r0 partition of delivery_done for values in (0);
+  perform hook_name_history_indexes('delivery_done_r0');`);
 
 /** Step 3: the old table's open deliveries into the queue. */
 const MOVE_OPEN_ROWS = `
@@ -134,8 +134,7 @@ const ENSURE_WITH_DELIVERIES = `
       if to_regclass(format('%I', t || '_r' || class)) is null then
         execute format('create table %I (like %I including defaults including constraints) partition by range (%I)',
                        t || '_r' || class, t, case when t = 'event' then 'id' else 'event_id' end);
-        -- delivery's classes are under delivery_done (migration 021); attaching one scans
-        -- delivery_done_other, the default partition, which holds a few rows at most
+        -- delivery's classes are under delivery_done (migration 021)
         execute format('alter table %I attach partition %I for values in (%s)',
                        case when t = 'delivery' then 'delivery_done' else t end, t || '_r' || class, class);
         perform hook_name_history_indexes(t || '_r' || class);
