@@ -1,6 +1,6 @@
 /**
  * `hook events list` and the MCP tool `list_events` with a filter that matches rarely: the
- * relay looks through at most 10,000 events a request and answers such a page short,
+ * relay looks through at most EVENT_LIST_WINDOW events a request and answers such a page short,
  * even empty, with a cursor on (docs/api.md#get-v1events); both follow the cursor, so
  * the user sees the matches, not an empty page.
  */
@@ -17,8 +17,8 @@ import { api, createEndpoint, startTestRelay, type TestRelay } from '../support/
 /** Two and a half of the relay's pages, so a match far back is three requests away. */
 const EVENTS = EVENT_LIST_WINDOW * 2.5;
 const STEP_MS = 1000;
-/** The events (by position, 0 the oldest) that are retrying: both older than the newest 10,000. */
-const RETRYING = [4_000, 100];
+/** The events (by position, 0 the oldest) that are retrying: both older than the newest two windows, so on the third request. */
+const RETRYING = [EVENT_LIST_WINDOW * 0.4, 100];
 
 let relay: TestRelay;
 const user = new HookUser();

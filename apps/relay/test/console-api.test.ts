@@ -139,7 +139,7 @@ describe('event list at 100,000 events', () => {
     const retrying = await allPages('status=retrying');
     expect(retrying[0]).toEqual({ data: [], next_cursor: expect.any(String) });
     expect(found(retrying)).toEqual([[receivedAt(RETRYING_G), 'retrying', 'invoice.paid']]);
-    // 100,000 events, 10,000 a page; the last looks below the oldest and finds the end.
+    // 100,000 events, EVENT_LIST_WINDOW a page; the last looks below the oldest and finds the end.
     expect(retrying).toHaveLength(HISTORY_EVENTS / EVENT_LIST_WINDOW + 1);
     expect(retrying.at(-1).next_cursor).toBeNull();
 
@@ -171,16 +171,18 @@ describe('event list at 100,000 events', () => {
     expect(first.body.search_scanned).toBeUndefined();
   });
 
-  it('searches payloads case-insensitively within the newest 10,000 matching events, says when it stopped there, and continues below with the cursor', async () => {
+  it(`searches payloads case-insensitively within the newest ${EVENT_LIST_WINDOW.toLocaleString('en')} events, says when it stopped there, and continues below with the cursor`, async () => {
     const recent = await api(relay.baseUrl, 'GET', '/v1/events?q=SEQ-99990%22', { key: owner.key });
     expect(recent.status).toBe(200);
     expect(recent.body.data.map((event: any) => event.received_at)).toEqual([receivedAt(99_990)]);
-    expect(recent.body).toMatchObject({ search_scanned: 10_000, search_truncated: true });
+    expect(recent.body).toMatchObject({ search_scanned: EVENT_LIST_WINDOW, search_truncated: true });
 
-    const old = await api(relay.baseUrl, 'GET', '/v1/events?q=%22seq-85000%22', { key: owner.key });
-    expect(old.body).toMatchObject({ data: [], search_scanned: 10_000, search_truncated: true, next_cursor: expect.any(String) });
-    const below = await api(relay.baseUrl, 'GET', `/v1/events?q=%22seq-85000%22&cursor=${old.body.next_cursor}`, { key: owner.key });
-    expect(below.body.data.map((event: any) => event.received_at)).toEqual([receivedAt(85_000)]);
+    // An event in the second window from the newest: the first page stops above it, the next finds it.
+    const older = HISTORY_EVENTS - EVENT_LIST_WINDOW * 1.5;
+    const old = await api(relay.baseUrl, 'GET', `/v1/events?q=%22seq-${older}%22`, { key: owner.key });
+    expect(old.body).toMatchObject({ data: [], search_scanned: EVENT_LIST_WINDOW, search_truncated: true, next_cursor: expect.any(String) });
+    const below = await api(relay.baseUrl, 'GET', `/v1/events?q=%22seq-${older}%22&cursor=${old.body.next_cursor}`, { key: owner.key });
+    expect(below.body.data.map((event: any) => event.received_at)).toEqual([receivedAt(older)]);
 
     // Many matches: a full page, its cursor at the last match; the other filters apply before the bound.
     const failed = await api(relay.baseUrl, 'GET', '/v1/events?q=invoice.paid&status=failed&limit=3', { key: owner.key });

@@ -121,17 +121,28 @@ describe('the event list\'s bounded walk', () => {
     expect(wide).toMatchObject({ events: [expect.objectContaining({ id: events[17]!.id, status: 'retrying' })], scanned: EVENTS, truncated: false, nextBeforeId: null });
   });
 
-  it('reads one partition of attempt, and one of the done deliveries, per listed event: the one its class and id name', async () => {
-    const [{ retention_class: retentionClass }] = await sql('select retention_class from event where id = ?', [events[0]!.id]);
-    expect(retentionClass).toBeGreaterThan(0); // a class of its own, beside class 0's table, which a probe by event id alone would read too
-    const { sql: query, params } = eventListQuery({ accountId, limit: 5 });
+  /** How many times the list's plan for `filter`, run, scanned a partition named like `relation`. */
+  async function partitionScans(filter: Omit<EventListFilter, 'accountId'>, relation: RegExp): Promise<number> {
+    const { sql: query, params } = eventListQuery({ ...filter, accountId });
     const [row] = await sql(`explain (analyze, format json) ${query}`, params);
     const nodes: any[] = [];
     const collect = (node: any) => { nodes.push(node); (node.Plans ?? []).forEach(collect); };
     collect(row['QUERY PLAN'][0].Plan);
-    // Scans each of these partitions made, over the page's 6 events (limit + 1): one per event.
-    const scans = (relation: RegExp) => nodes.filter((node) => relation.test(node['Relation Name'] ?? '')).reduce((sum, node) => sum + node['Actual Loops'], 0);
-    expect(scans(/^attempt_r\d+/)).toBe(6);
-    expect(scans(/^delivery_(r[1-9]\d*_\d{8}|done_r0)$/)).toBe(6);
+    return nodes.filter((node) => relation.test(node['Relation Name'] ?? '')).reduce((sum, node) => sum + node['Actual Loops'], 0);
+  }
+  const ATTEMPT_LEAVES = /^attempt_r\d+/;
+  const DONE_DELIVERY_LEAVES = /^delivery_(r[1-9]\d*_\d{8}|done_r0)$/;
+
+  it('reads one partition of attempt, and one of the done deliveries, per listed event: the one its class and id name', async () => {
+    const [{ retention_class: retentionClass }] = await sql('select retention_class from event where id = ?', [events[0]!.id]);
+    expect(retentionClass).toBeGreaterThan(0); // a class of its own, beside class 0's table, which a probe by event id alone would read too
+    // The page's 6 events (limit + 1): one scan each.
+    expect(await partitionScans({ limit: 5 }, ATTEMPT_LEAVES)).toBe(6);
+    expect(await partitionScans({ limit: 5 }, DONE_DELIVERY_LEAVES)).toBe(6);
+  });
+
+  it('checks a status only the queue gives in the queue\'s partition first: the history\'s deliveries only of the events that have one', async () => {
+    // 40 events walked, one retrying: its summary and the walk's last event's are worked out, no other.
+    expect(await partitionScans({ status: ['retrying'], limit: 2, maxScanned: EVENTS }, DONE_DELIVERY_LEAVES)).toBe(2);
   });
 });
