@@ -18,9 +18,10 @@ import type { ReceivedEvent } from './queue/types.ts';
  * `failed`, with no next attempt (docs/delivery.md#deleted-destinations). One primary-key
  * lookup, made only for deliveries still waiting.
  *
- * `account` is the SQL of the account's id (a parameter): the lookup names the account
- * itself, not `l`'s, so on a PostgreSQL distributed by account it routes on its own
- * (docs/scaling.md: a correlated subquery is not routed by its outer query's filter).
+ * `account` is the SQL of the account's id: a parameter, so the lookup names the account
+ * itself, not `l`'s, and on a PostgreSQL distributed by account it routes on its own
+ * (docs/scaling.md: a correlated subquery is not routed by its outer query's filter); a
+ * statement across accounts (readStreamEvents) passes its event's column.
  */
 function destinationLive(account: string): string {
   return `exists (select 1 from destination x where x.id = l.destination_id and x.account_id = ${account} and x.deleted_at is null)`;
@@ -38,7 +39,7 @@ function deliveryStatus(account: string): string {
  * deliveryStatus shows it; the attempts of all; and the soonest due time of a delivery
  * that can still move (a `hook listen` destination's pending delivery is due whenever a
  * listener connects: not a time to show). `account` is the SQL of the account's id, as
- * in destinationLive: each `?` in it is one more parameter (summaryAccountParams).
+ * in destinationLive: each `?` in it is one more parameter (withAccount).
  */
 export function eventSummaryColumns(account: string): string {
   return `
