@@ -4,9 +4,11 @@
  * can each be routed to one account's shard of a PostgreSQL distributed by `account_id`
  * (Citus), so the code stays ready for one.
  *
- * A real relay, with a delivery worker and a `hook listen` session, runs a scripted
- * session against a real PostgreSQL through a proxy that records every statement it
- * sends with the parameters it was bound to (test/support/sql-capture.ts); each one is
+ * A real relay told its database is distributed (HOOK_DATABASE_DISTRIBUTED=citus, so that
+ * ingest and result recording send one statement per account), with a delivery worker and
+ * a `hook listen` session, runs a scripted session against a real PostgreSQL through a
+ * proxy that records every statement it sends with the parameters it was bound to
+ * (test/support/sql-capture.ts); each one is
  * parsed by the real PostgreSQL parser and checked with the rule Citus routes by
  * (test/support/shard-routing.ts). A statement that is not routed fails the test unless
  * it is in NOT_ROUTED below, with the reason and what it becomes on Citus (the same list
@@ -140,43 +142,17 @@ const NOT_ROUTED: NotRouted[] = [
     kind: 'lookup',
     why: "ingest finds its endpoint by ingest id, before it knows the account (apps/relay/src/routes/ingest/target-cache.ts, cached per process); on Citus it reads a reference table ingest_route (ingest_id → account_id, endpoint_id) kept with the endpoint, then the endpoint by id and account",
   },
-  // Hot path, not routed yet: each needs the change named.
-  {
-    statement: 'hook_insert_events_*',
-    kind: 'pending',
-    why: 'one ingest statement stores a batch of events of several accounts (EventWriter group commit), every column an unnest of arrays',
-    change: "packages/db/src/queue/statements/insert-events.ts + event-writer.ts (lead): a flush makes one statement per account; the account is one scalar parameter $a, and every table is filtered by it in every CTE and subquery (account_usage u.account_id = $a, destination d.account_id = $a in batch's count and in targets, endpoint p.account_id = $a, the granted branch's d and p too) and the rows of event, delivery and notification_outbox take $a as account_id",
-  },
-  {
-    statement: /^insert into account_usage \(account_id, month\) select \* from unnest/,
-    kind: 'pending',
-    why: "ingest's usage rows for a batch of several accounts",
-    change: 'insert-events.ts ensureUsageRows (lead): with one statement per account, insert values ($a, month) for that account only',
-    sometimes: true,
-  },
-  {
-    statement: 'hook_find_dedupe_originals',
-    kind: 'pending',
-    why: "ingest's dedupe lookup for a batch of several accounts' keys",
-    change: 'dedupe-keys.ts, called by insert-events.ts (lead): with one statement per account, add `and e.account_id = $3` (the account as a scalar)',
-  },
-  {
-    statement: 'hook_record_results',
-    kind: 'pending',
-    why: "one statement records a batch of results of several accounts (AttemptRecorder group commit), every column an unnest of arrays",
-    change: "record-results.ts + attempt-recorder.ts (lead): a flush makes one statement per account, the account one scalar parameter $a; every table filtered by it in every CTE and subquery: updated l.account_id = $a, typed e.account_id = $a, the attempt's retention-class lookup l.account_id = $a, failure_notices and destination_notices p.account_id = $a, health_locked and health d.account_id = $a, recovered l.account_id = $a, endpoints_disabled p.account_id = $a and its subquery o.account_id = $a; the attempt and notification_outbox rows take $a as account_id",
-  },
 ];
 
 /** The statements each hot path must have sent in the session, so the check above cannot pass by seeing nothing. */
 const HOT_PATHS: { path: string; statement: string | RegExp }[] = [
-  { path: 'ingest', statement: 'hook_insert_events_*' },
-  { path: 'ingest (dedupe)', statement: 'hook_find_dedupe_originals' },
+  { path: 'ingest', statement: 'hook_insert_events_account_*' },
+  { path: 'ingest (dedupe)', statement: 'hook_find_dedupe_originals_account' },
   { path: "the workers' claim", statement: 'hook_claim_due' },
   { path: "a listener's claim", statement: 'hook_claim_listen' },
   { path: 'a listener connecting', statement: 'hook_make_due' },
   { path: 'a lease given back', statement: 'hook_release_lease' },
-  { path: 'recording results', statement: 'hook_record_results' },
+  { path: 'recording results', statement: 'hook_record_results_account' },
   { path: 'list', statement: /cross join lateral \(select case when bool_or\(l\.status = 'retrying'/ },
   { path: 'search', statement: /strpos\(lower\(hook_body_text\(/ },
   { path: 'replay one', statement: 'hook_replay_one' },
@@ -237,7 +213,7 @@ beforeAll(async () => {
   database = await freshDatabase();
   capture = await startSqlCapture(database.url);
   receiver = await startReceiver((request) => ({ status: request.url.endsWith('/failing') ? 500 : 200 }));
-  relay = await startTestRelay({ retryScheduleMs: Array(6).fill(3_600_000) }, { workerPollMs: 20, peers: true, database: { ...database, url: capture.url } });
+  relay = await startTestRelay({ retryScheduleMs: Array(6).fill(3_600_000), databaseDistributed: 'citus' }, { workerPollMs: 20, peers: true, database: { ...database, url: capture.url } });
   const { key } = await signUp(relay.baseUrl, { plan: 'pro' });
   const ok = await createEndpoint(relay.baseUrl, key, { name: 'ok', destination: { type: 'url', url: `${receiver.url}/ok` }, dedupe: { header: 'x-delivery' } });
   // A second destination: its events fan out, so recording reads their summaries.
@@ -268,7 +244,7 @@ beforeAll(async () => {
   listener.answer(listener.deliveries[0]);
   await sendEvent(cli.url, '{"type":"ping"}');
   await until('second delivery to the listener', () => listener.deliveries.length === 2);
-  await sent('hook_record_results');
+  await sent('hook_record_results_account');
   listener.socket.close();
   await sent('hook_release_lease');
   capture.recording = false;

@@ -107,7 +107,10 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   const tracing = config.tracing
     ? (await import('./tracing.ts')).startTracing(config.tracing, { onExportProblem: (message) => app.log.warn({ otel: message }, 'could not export trace spans') })
     : null;
+  // On a PostgreSQL distributed by account, one statement per account of each group commit (docs/scaling.md).
+  const distributed = config.databaseDistributed !== null;
   const writer = new EventWriter(orm, {
+    distributed,
     ...(tracing ? { traceWrite: tracing.traceWrite } : {}),
     onMissingPartition: ({ retentionClasses, error }) => {
       metrics?.countMissingPartition();
@@ -121,7 +124,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   const callerAddresses = new CallerAddresses();
   const sender = new DeliverySender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateDestinations: config.allowPrivateDestinations, resolve: resolveDestination });
   // An endpoint whose every destination was disabled (410, failing) refuses events from now on.
-  const recorder = new AttemptRecorder(orm, { onEndpointsDisabled: (endpointIds) => endpointIds.forEach((id) => targets.invalidateEndpoint(id)) });
+  const recorder = new AttemptRecorder(orm, { distributed, onEndpointsDisabled: (endpointIds) => endpointIds.forEach((id) => targets.invalidateEndpoint(id)) });
   const hub = new StreamHub();
   const listeners = new ListenerRegistry();
   // Counted on a registry of this app's own (HOOK_METRICS=off: nothing is counted or served).

@@ -20,6 +20,13 @@ export interface RelayConfig {
   databaseReadUrls: string[];
   /** HOOK_DATABASE_READ_MAX_LAG_MS: a replica further behind the primary than this, in ms, is skipped. Default 5000. */
   databaseReadMaxLagMs: number;
+  /**
+   * HOOK_DATABASE_DISTRIBUTED: `citus` when HOOK_DATABASE_URL is a PostgreSQL distributed by account (docs/scaling.md):
+   * ingest and result recording then send one statement per account of each group commit, each routed to that
+   * account's shard. `off` (the default): one statement carries several accounts' events or results, which costs less
+   * on one PostgreSQL.
+   */
+  databaseDistributed: 'citus' | null;
   /** HOOK_DATA_DIR: where the embedded PostgreSQL keeps its files. Default `.hook` in the working directory. */
   dataDir: string;
   /**
@@ -390,10 +397,13 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   if (!/^\d+$/.test(readMaxLagText ?? '0') || databaseReadMaxLagMs < 100 || databaseReadMaxLagMs > 3_600_000) {
     throw new ConfigError('HOOK_DATABASE_READ_MAX_LAG_MS', readMaxLagText!, 'a whole number of milliseconds from 100 to 3600000, such as 5000');
   }
+  const distributedText = set('HOOK_DATABASE_DISTRIBUTED')?.toLowerCase() ?? 'off';
+  if (distributedText !== 'citus' && distributedText !== 'off') throw new ConfigError('HOOK_DATABASE_DISTRIBUTED', set('HOOK_DATABASE_DISTRIBUTED')!, 'citus or off');
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     databaseReadUrls: parseReadUrls(set('HOOK_DATABASE_READ_URL'), databaseUrl),
     databaseReadMaxLagMs,
+    databaseDistributed: distributedText === 'citus' ? 'citus' : null,
     dataDir: set('HOOK_DATA_DIR') ?? '.hook',
     secretKey,
     host: set('HOOK_HOST') ?? '127.0.0.1',

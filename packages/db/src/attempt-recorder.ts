@@ -14,22 +14,31 @@ export interface RecordedDelivery {
 /**
  * Records what became of deliveries, whatever made them, with group commit (see
  * BatchQueue): every result that came in while the previous statement was in flight is
- * recorded by the next one (record-results.ts). For an event with several deliveries the
- * status a result resolves with is the summary of them all, read after it committed.
+ * recorded by the next one (record-results.ts); on a distributed PostgreSQL
+ * (`distributed`) one per account, run concurrently, each routed to its account's shard
+ * (docs/scaling.md), and an account's statement that fails fails only its results. For
+ * an event with several deliveries the status a result resolves with is the summary of
+ * them all, read after it committed.
  */
 export class AttemptRecorder {
   readonly #orm: Orm;
   readonly #queue: BatchQueue<RecordInput, RecordedDelivery>;
   readonly #onEndpointsDisabled: (endpointIds: string[]) => void;
+  readonly #distributed: boolean;
 
-  constructor(orm: Orm, options: { onEndpointsDisabled?: (endpointIds: string[]) => void } = {}) {
+  /** `distributed`: the database is distributed by account (HOOK_DATABASE_DISTRIBUTED), see above. */
+  constructor(orm: Orm, options: { onEndpointsDisabled?: (endpointIds: string[]) => void; distributed?: boolean } = {}) {
     this.#orm = orm;
     this.#onEndpointsDisabled = options.onEndpointsDisabled ?? (() => undefined);
-    this.#queue = new BatchQueue<RecordInput, RecordedDelivery>({ flush: (inputs) => this.#flush(inputs) });
+    this.#distributed = options.distributed === true;
+    this.#queue = new BatchQueue<RecordInput, RecordedDelivery>({
+      flush: (inputs) => this.#flush(inputs),
+      ...(this.#distributed ? { groupOf: (input: RecordInput) => input.delivery.accountId } : {}),
+    });
   }
 
   async #flush(inputs: RecordInput[]): Promise<RecordedDelivery[]> {
-    const outcome = await recordResults(this.#orm, inputs);
+    const outcome = await recordResults(this.#orm, inputs, { distributed: this.#distributed });
     if (outcome.disabledEndpoints.length > 0) this.#onEndpointsDisabled(outcome.disabledEndpoints);
     // The summaries read back, one statement per account (each routed to its shard, docs/scaling.md).
     const fannedOut = Map.groupBy(inputs.filter((input, i) => outcome.results[i]!.held && outcome.results[i]!.deliveryCount > 1), (input) => input.delivery.accountId);

@@ -22,6 +22,12 @@ export interface BatchQueueOptions<Item> {
   maxConcurrentBatches?: number;
   /** How long a statement may run before the next batch may start beside it. */
   stallMs?: number;
+  /**
+   * Splits each batch into groups written by statements of their own, run concurrently
+   * (each one account's, so that it is routed to one shard: docs/scaling.md). An item
+   * whose group's statement fails is retried alone, as below; other groups are unaffected.
+   */
+  groupOf?: (item: Item) => string;
 }
 
 interface Waiting<Item> {
@@ -37,6 +43,7 @@ export class BatchQueue<Item, Result> {
   readonly #maxBatchBytes: number;
   readonly #maxConcurrentBatches: number;
   readonly #stallMs: number;
+  readonly #groupOf: ((item: Item) => string) | undefined;
   /** How many statements and items were written, for tests and benchmarks. */
   readonly stats = { batches: 0, items: 0 };
   #queue: Waiting<Item>[] = [];
@@ -51,6 +58,7 @@ export class BatchQueue<Item, Result> {
     this.#maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
     this.#maxConcurrentBatches = options.maxConcurrentBatches ?? 4;
     this.#stallMs = options.stallMs ?? 50;
+    this.#groupOf = options.groupOf;
   }
 
   /** Queues an item; resolves with its result once committed, rejects if it could not be written. */
@@ -98,6 +106,12 @@ export class BatchQueue<Item, Result> {
   }
 
   async #write(batch: Waiting<Item>[]): Promise<void> {
+    const groupOf = this.#groupOf;
+    const groups = groupOf ? [...Map.groupBy(batch, (waiting) => groupOf(waiting.item)).values()] : [batch];
+    await Promise.all(groups.map((group) => this.#writeGroup(group)));
+  }
+
+  async #writeGroup(batch: Waiting<Item>[]): Promise<void> {
     try {
       const results = await this.#flush(batch.map(({ item }) => item));
       this.stats.batches++;
@@ -110,7 +124,7 @@ export class BatchQueue<Item, Result> {
       }
       // One bad item must not fail the others that happened to share its statement:
       // write each alone, so only the bad one is refused.
-      await Promise.all(batch.map((waiting) => this.#write([waiting])));
+      await Promise.all(batch.map((waiting) => this.#writeGroup([waiting])));
     }
   }
 }

@@ -4,7 +4,7 @@ import { insertEvents, type InsertOptions, type InsertOutcome, type KnownUsageRo
 
 export type { InsertOutcome, NewEvent } from './queue/index.ts';
 
-export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'sizeOf'> & InsertOptions & {
+export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'sizeOf' | 'groupOf'> & InsertOptions & {
   /**
    * Wraps each write (its wait for a batch and the batch's INSERT), so the relay can time
    * it as a span of the event's trace (docs/deployment.md#tracing). Absent: writes go
@@ -17,7 +17,9 @@ export type EventWriterOptions = Omit<BatchQueueOptions<NewEvent>, 'flush' | 'si
  * Stores received events with group commit (see BatchQueue): one INSERT carries every
  * event that arrived while the previous one was in flight, with their deliveries
  * (insert-events.ts). `write` resolves only after the row is committed, so a caller can
- * acknowledge it.
+ * acknowledge it. On a distributed PostgreSQL (`distributed`) a flush is one INSERT per
+ * account, run concurrently, each routed to its account's shard (docs/scaling.md), and
+ * an account's INSERT that fails fails only that account's events.
  */
 export class EventWriter {
   readonly #queue: BatchQueue<NewEvent, InsertOutcome>;
@@ -25,12 +27,13 @@ export class EventWriter {
   readonly #knownUsageRows: KnownUsageRows = new Set();
   readonly #traceWrite: EventWriterOptions['traceWrite'];
 
-  constructor(orm: Orm, { traceWrite, onMissingPartition, ...options }: EventWriterOptions = {}) {
+  constructor(orm: Orm, { traceWrite, onMissingPartition, distributed, ...options }: EventWriterOptions = {}) {
     this.#traceWrite = traceWrite;
     this.#queue = new BatchQueue<NewEvent, InsertOutcome>({
       ...options,
       sizeOf: (event) => event.size,
-      flush: (events) => insertEvents(orm, events, this.#knownUsageRows, { onMissingPartition }),
+      ...(distributed ? { groupOf: (event: NewEvent) => event.accountId } : {}),
+      flush: (events) => insertEvents(orm, events, this.#knownUsageRows, { onMissingPartition, distributed }),
     });
   }
 

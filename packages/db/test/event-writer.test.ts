@@ -71,6 +71,34 @@ describe('EventWriter', () => {
     expect(rows).toHaveLength(5);
   });
 
+  it("writes a flush of several accounts' events as one INSERT", async () => {
+    const writer = new EventWriter(orm, { maxConcurrentBatches: 1 });
+    // the first write's flush is in flight while the rest queue, so they share the next flush
+    const events = [event('first'), event('ours'), event('theirs', { accountId: otherAccountId, endpointId: otherEndpointId }), event('ours too')];
+    await Promise.all(events.map((e) => writer.write(e)));
+    expect(writer.stats).toEqual({ batches: 2, events: 4 });
+    const rows = await orm.em.fork().getConnection().execute('select account_id from event where id = any(?) order by id', [`{${events.map((e) => e.id).join(',')}}`]);
+    expect(rows.map((row) => row.account_id)).toEqual(events.map((e) => e.accountId));
+  });
+
+  it("distributed: writes a flush of several accounts' events as one INSERT per account; a bad event fails alone and no other is stored twice", async () => {
+    const writer = new EventWriter(orm, { maxConcurrentBatches: 1, distributed: true });
+    const taken = event('taken again');
+    await writer.write(taken);
+    const ours = Array.from({ length: 3 }, (_, i) => event(`ours${i}`));
+    const theirs = Array.from({ length: 3 }, (_, i) => event(`theirs${i}`, { accountId: otherAccountId, endpointId: otherEndpointId }));
+    const before = writer.stats.batches;
+    // the first write's flush is in flight while the rest queue, so they share the next flush
+    const writes = [writer.write(event('first')), ...ours.map((e) => writer.write(e)), ...theirs.map((e) => writer.write(e)), writer.write(event('bad', { id: taken.id }))];
+    const results = await Promise.allSettled(writes);
+    expect(results.map((result) => result.status)).toEqual([...Array(7).fill('fulfilled'), 'rejected']);
+    // statements committed: the first's, the other account's, and our 3 good events' each alone (our group failed, so each was retried alone)
+    expect(writer.stats.batches - before).toBe(1 + 1 + 3);
+    const ids = [...ours, ...theirs].map((e) => e.id);
+    const rows = await orm.em.fork().getConnection().execute('select id, account_id from event where id = any(?) order by id', [`{${ids.join(',')}}`]);
+    expect(rows.map((row) => row.id)).toEqual([...ids].sort());
+  });
+
   // Batches of one account take turns on its usage row (metering), so the event flowing
   // past the stall belongs to another account.
   it('starts another INSERT beside one that stalls, so a stall does not hold other accounts', async () => {

@@ -15,8 +15,19 @@ const FIND = {
          join event e on e.endpoint_id = k.endpoint_id and e.dedupe_key = k.dedupe_key and e.dedupe_key is not null`,
 };
 
-/** The stored event under each key, by `endpointId + "\u0000" + key`; a key whose event is gone (retention) is absent. */
-export async function findOriginals(orm: Orm, keys: readonly { endpointId: string; key: string }[]): Promise<Map<string, string>> {
-  const rows = await runStatement<{ endpoint_id: string; dedupe_key: string; id: string }>(orm, FIND, [keys.map((k) => k.endpointId), keys.map((k) => k.key)]);
+/** FIND for one account's keys, the account a scalar, so that it is routed to its shard on a distributed PostgreSQL (docs/scaling.md). */
+const FIND_IN_ACCOUNT = {
+  movesDeliveries: true,
+  name: 'hook_find_dedupe_originals_account',
+  text: `${FIND.text} and e.account_id = $3`,
+};
+
+/**
+ * The stored event under each key, by `endpointId + "\u0000" + key`; a key whose event is
+ * gone (retention) is absent. `account`: the keys' one account (distributed), or null.
+ */
+export async function findOriginals(orm: Orm, keys: readonly { endpointId: string; key: string }[], account: string | null = null): Promise<Map<string, string>> {
+  const columns = [keys.map((k) => k.endpointId), keys.map((k) => k.key)];
+  const rows = await runStatement<{ endpoint_id: string; dedupe_key: string; id: string }>(orm, account === null ? FIND : FIND_IN_ACCOUNT, account === null ? columns : [...columns, account]);
   return new Map(rows.map((row) => [`${row.endpoint_id}\u0000${row.dedupe_key}`, row.id]));
 }

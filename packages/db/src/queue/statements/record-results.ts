@@ -22,6 +22,13 @@
  *   destination is disabled is disabled too, with one `endpoint.disabled` notification
  *   instead (as before destinations). Destinations are locked (in id order) only when something about their
  *   health changes, so the healthy path takes no lock beyond its deliveries.
+ *
+ * On a PostgreSQL distributed by account (`distributed`: HOOK_DATABASE_DISTRIBUTED=citus,
+ * docs/scaling.md) the results are one statement per account, run concurrently, each pinned
+ * to its account ($22): every table of every CTE and subquery is filtered by it and every
+ * row written takes it, so Citus routes the statement to that account's shard
+ * (test/e2e/shard-routing.test.ts checks it). On one PostgreSQL several accounts' results
+ * stay one statement, which costs less than one per account.
  */
 import { DESTINATION_FAILURE_LIMIT, type EventStatus } from '@hook/core';
 import type { Orm } from '../../orm.ts';
@@ -36,10 +43,14 @@ export interface RecordInput extends DeliveryResult {
   health: DestinationHealth;
 }
 
-export const RECORD_RESULTS: NamedStatement = {
-  movesDeliveries: true,
-  name: 'hook_record_results',
-  text: `
+/** The statement; `distributed`: of one account's results, pinned to it (see above). */
+function recordStatement(distributed: boolean): NamedStatement {
+  const pin = (alias: string) => (distributed ? ` and ${alias}.account_id = $22::text` : '');
+  const accountOf = (column: string) => (distributed ? '$22::text' : column);
+  return {
+    movesDeliveries: true,
+    name: distributed ? 'hook_record_results_account' : 'hook_record_results',
+    text: `
     with input as (
       select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::text[],
                            $9::int[], $10::text[], $11::timestamptz[], $12::int[], $13::int[], $14::text[], $15::text[],
@@ -56,7 +67,7 @@ export const RECORD_RESULTS: NamedStatement = {
       -- coalesce keeps delivery_leased_idx out of it: a walk of every lease, and of every
       -- dead entry the leases left since the last vacuum)
       where l.event_id = any($1::text[]) and l.event_id = i.event_id and l.destination_id = i.destination_id and ${DELIVERY_OPEN}
-        and coalesce(l.lease_id, '') = i.lease_id
+        and coalesce(l.lease_id, '') = i.lease_id${pin('l')}
         -- a result held by no lease (a late answer, recordLateAnswer) moves only a delivery no attempt moved since it was read
         and (i.lease_id <> '' or l.attempt_count = i.n - 1)
       returning l.event_id, l.destination_id, l.endpoint_id, l.account_id, l.status, l.next_attempt_at, l.attempt_count,
@@ -66,23 +77,23 @@ export const RECORD_RESULTS: NamedStatement = {
     typed as (
       update event e set type = u.new_type
       from (select event_id, (array_agg(new_type))[1] as new_type from updated where set_type group by event_id) u
-      where e.id = u.event_id
+      where e.id = u.event_id${pin('e')}
     ),
     attempts as (
       -- in its event's partition (the class its delivery has: partitions.ts); a result
       -- that lost its lease finds its delivery wherever it is now (rare: every partition)
       insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error, retention_class)
-      select i.attempt_id, i.event_id, i.destination_id, i.account_id, i.n, i.trigger, i.started_at, i.duration_ms, i.response_status, i.response_body, i.error,
-             coalesce(u.retention_class, (select l.retention_class from delivery l where l.event_id = i.event_id and l.destination_id = i.destination_id limit 1), 0)
+      select i.attempt_id, i.event_id, i.destination_id, ${accountOf('i.account_id')}, i.n, i.trigger, i.started_at, i.duration_ms, i.response_status, i.response_body, i.error,
+             coalesce(u.retention_class, (select l.retention_class from delivery l where l.event_id = i.event_id and l.destination_id = i.destination_id${pin('l')} limit 1), 0)
       from input i left join updated u on u.event_id = i.event_id and u.destination_id = i.destination_id and u.lease_id = i.lease_id
       where i.attempt_id is not null
     ),
     failure_notices as (
       insert into notification_outbox (account_id, type, data)
-      select u.account_id, 'event.failed', jsonb_strip_nulls(jsonb_build_object(
+      select ${accountOf('u.account_id')}, 'event.failed', jsonb_strip_nulls(jsonb_build_object(
                'event_id', u.event_id, 'endpoint_id', u.endpoint_id, 'destination_id', u.destination_id, 'attempts', u.attempt_count,
                'last_status', u.response_status, 'last_error', u.error))
-      from updated u join endpoint p on p.id = u.endpoint_id
+      from updated u join endpoint p on p.id = u.endpoint_id${pin('p')}
       where u.trigger in ('auto', 'listen') and u.status = 'failed' and u.attempted and p.kind = 'user'
     ),
     health_input as (
@@ -93,7 +104,7 @@ export const RECORD_RESULTS: NamedStatement = {
     health_locked as materialized (
       select d.id, d.account_id, d.endpoint_id, d.status, d.consecutive_failures, d.failing_since,
              h.any_ok, h.failures, h.first_failure_at, h.gone
-      from destination d join health_input h on h.destination_id = d.id
+      from destination d join health_input h on h.destination_id = d.id${pin('d')}
       where h.failures > 0 or h.gone or d.consecutive_failures > 0
       order by d.id
       for update of d
@@ -115,38 +126,38 @@ export const RECORD_RESULTS: NamedStatement = {
           status = case when n.disable_reason is not null then 'disabled' else d.status end,
           disabled_reason = coalesce(n.disable_reason, d.disabled_reason),
           updated_at = case when n.disable_reason is not null then now() else d.updated_at end
-      from health_next n where d.id = n.id
+      from health_next n where d.id = n.id${pin('d')}
     ),
     recovered as (
       update delivery l set next_attempt_at = now()
       from health_next n
       where n.any_ok and n.consecutive_failures > 0 and l.destination_id = n.id
-        and l.status = 'retrying' and l.next_attempt_at > now() and l.lease_id is null and ${DELIVERY_OPEN}
+        and l.status = 'retrying' and l.next_attempt_at > now() and l.lease_id is null and ${DELIVERY_OPEN}${pin('l')}
       returning 1
     ),
     endpoints_disabled as (
       update endpoint p set status = 'disabled', updated_at = now()
       from (select endpoint_id, min(disable_reason) as reason from health_next where disable_reason is not null group by endpoint_id) x
-      where p.id = x.endpoint_id and p.status <> 'disabled'
+      where p.id = x.endpoint_id and p.status <> 'disabled'${pin('p')}
         and not exists (select 1 from destination o
-                        where o.endpoint_id = p.id and o.deleted_at is null and o.status <> 'disabled'
+                        where o.endpoint_id = p.id and o.deleted_at is null and o.status <> 'disabled'${pin('o')}
                           and o.id not in (select id from health_next where disable_reason is not null))
       returning p.id, p.account_id, p.kind, x.reason
     ),
     endpoint_notices as (
       insert into notification_outbox (account_id, type, data)
-      select account_id, 'endpoint.disabled', jsonb_build_object(
+      select ${accountOf('account_id')}, 'endpoint.disabled', jsonb_build_object(
                'endpoint_id', id, 'reason', reason,
                'disabled_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
       from endpoints_disabled where kind = 'user'
     ),
     destination_notices as (
       insert into notification_outbox (account_id, type, data)
-      select n.account_id, 'destination.disabled', jsonb_build_object(
+      select ${accountOf('n.account_id')}, 'destination.disabled', jsonb_build_object(
                'endpoint_id', n.endpoint_id, 'destination_id', n.id, 'reason', n.disable_reason,
                'consecutive_failures', n.failures_after,
                'disabled_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-      from health_next n join endpoint p on p.id = n.endpoint_id
+      from health_next n join endpoint p on p.id = n.endpoint_id${pin('p')}
       where n.disable_reason is not null and p.kind = 'user'
         and n.endpoint_id not in (select id from endpoints_disabled) -- that endpoint's own notification says it
     ),
@@ -159,7 +170,12 @@ export const RECORD_RESULTS: NamedStatement = {
     select 'endpoint_disabled', id, null, null, null from endpoints_disabled
     union all
     select 'woken', null, null, null, null from woken`,
-};
+  };
+}
+
+export const RECORD_RESULTS = recordStatement(false);
+/** RECORD_RESULTS for one account's results (distributed, see above). */
+export const RECORD_ACCOUNT_RESULTS = recordStatement(true);
 
 /** What one record statement came to. */
 export interface RecordOutcome {
@@ -169,18 +185,36 @@ export interface RecordOutcome {
   disabledEndpoints: string[];
 }
 
-/** Records results (see above). */
-export async function recordResults(orm: Orm, inputs: readonly RecordInput[]): Promise<RecordOutcome> {
+export interface RecordOptions {
+  /** The database is distributed by account (HOOK_DATABASE_DISTRIBUTED): one statement per account, routed to its shard (see above). */
+  distributed?: boolean;
+}
+
+/**
+ * Records results (see above). Distributed, each account's results are a statement and a
+ * commit of their own: if one fails, others may be recorded (AttemptRecorder hands one
+ * account's results at a time when distributed).
+ */
+export async function recordResults(orm: Orm, inputs: readonly RecordInput[], options: RecordOptions = {}): Promise<RecordOutcome> {
+  if (!options.distributed) return recordBatch(orm, null, inputs);
+  const outcomes = await Promise.all([...Map.groupBy(inputs, (input) => input.delivery.accountId)].map(async ([accountId, own]) => ({ own, outcome: await recordBatch(orm, accountId, own) })));
+  const results = new Map<RecordInput, RecordOutcome['results'][number]>();
+  for (const { own, outcome } of outcomes) own.forEach((input, i) => results.set(input, outcome.results[i]!));
+  return { results: inputs.map((input) => results.get(input)!), disabledEndpoints: outcomes.flatMap(({ outcome }) => outcome.disabledEndpoints) };
+}
+
+/** recordResults of results all of `account` (distributed), or of any accounts (null). */
+async function recordBatch(orm: Orm, account: string | null, inputs: readonly RecordInput[]): Promise<RecordOutcome> {
   const column = <T>(pick: (input: RecordInput) => T): T[] => inputs.map(pick);
   const rows = await runStatement<{ kind: 'held' | 'endpoint_disabled' | 'woken'; id: string | null; destination_id: string | null; lease_id: string | null; event_status: EventStatus | null }>(
-    orm, RECORD_RESULTS, [
+    orm, account === null ? RECORD_RESULTS : RECORD_ACCOUNT_RESULTS, [
       column((r) => r.delivery.id), column((r) => r.delivery.destinationId), column((r) => r.delivery.leaseId),
       column((r) => r.next.status), column((r) => r.next.autoAttempts), column((r) => r.next.nextAttemptAt),
       column((r) => r.attempt?.id ?? null), column((r) => r.delivery.accountId), column((r) => r.delivery.attemptCount + 1),
       column((r) => r.delivery.trigger), column((r) => r.attempt?.startedAt ?? new Date()), column((r) => Math.round(r.attempt?.durationMs ?? 0)),
       column((r) => r.attempt?.responseStatus ?? null), column((r) => r.attempt?.responseBody ?? null), column((r) => r.attempt?.error ?? null),
       column((r) => r.newType !== undefined), column((r) => r.newType?.type ?? null), column((r) => r.health),
-      DESTINATION_FAILURE_LIMIT.attempts, DESTINATION_FAILURE_LIMIT.spanMs, DUE_CHANNEL,
+      DESTINATION_FAILURE_LIMIT.attempts, DESTINATION_FAILURE_LIMIT.spanMs, DUE_CHANNEL, ...(account === null ? [] : [account]),
     ]);
   const held = new Map<string, EventStatus>();
   const disabledEndpoints: string[] = [];
