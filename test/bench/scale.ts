@@ -17,7 +17,9 @@
  *   2. Ingest throughput (autocannon, 50 connections, 1 KiB bodies) on the full database
  *      against a relay on an empty one on the same server, ABBA (empty, full, full,
  *      empty) three times: goal full/empty ≥ 0.9 (mean req/s; the ratio of medians too);
- *      CPU per request of both is reported too.
+ *      CPU per request of both is reported too (PostgreSQL's: every postgres process on the
+ *      machine, background work included, so the autovacuum workers seen during each run
+ *      are reported beside it).
  *   3. Retention: one expired day dropped (dropExpiredPartitions with a `now` just past one
  *      class-7 leaf's expiry), goal < 1 s and no dead tuple left in the history tables;
  *      another day with the rows of an account that upgraded since (moved to class 90);
@@ -348,20 +350,32 @@ interface IngestRun {
   figures: TargetFigures;
   relayCpuUs: number;
   postgresCpuUs: number;
+  /** Most autovacuum workers seen at once during the run (polled each second): PostgreSQL's CPU above counts theirs too. */
+  autovacuumWorkers: number;
 }
 
-async function ingestRun(label: string, relay: ServerProcess, url: string, durationS: number, warmupS: number, body: Buffer): Promise<IngestRun> {
+async function ingestRun(label: string, relay: ServerProcess, url: string, durationS: number, warmupS: number, body: Buffer, serverUrl: string): Promise<IngestRun> {
   if (warmupS > 0) await runLoad({ url, connections: INGEST_CONNECTIONS, durationS: warmupS, body });
   log(`ingest ${label}: ${durationS} s`);
+  const watcher = new pg.Client({ connectionString: serverUrl });
+  await watcher.connect();
+  let autovacuumWorkers = 0;
+  const poll = setInterval(() => {
+    watcher.query(`select count(*)::int as n from pg_stat_activity where backend_type = 'autovacuum worker'`)
+      .then(({ rows }) => { autovacuumWorkers = Math.max(autovacuumWorkers, rows[0].n); }, () => undefined);
+  }, 1000);
   const before = sampleCpu([relay.pid]);
   const run = await runLoad({ url, connections: INGEST_CONNECTIONS, durationS, body });
   const after = sampleCpu([relay.pid]);
+  clearInterval(poll);
+  await watcher.end();
   const answered = Math.max(1, run.result.requests.total);
   return {
     label,
     figures: figures(run.result),
     relayCpuUs: before && after ? ((after.byPid.get(relay.pid)! - before.byPid.get(relay.pid)!) * 1000) / answered : Number.NaN,
     postgresCpuUs: before && after ? ((after.postgresMs - before.postgresMs) * 1000) / answered : Number.NaN,
+    autovacuumWorkers,
   };
 }
 
@@ -499,8 +513,8 @@ async function main(): Promise<number> {
   for (let round_ = 0; round_ < ingestRounds; round_++) {
     for (const full of [false, true, true, false]) {
       ingestRuns.push(full
-        ? await ingestRun(`full #${++fullRuns}`, relay, fullEndpoint.url, durationS, warmupS, body)
-        : await ingestRun(`empty #${++emptyRuns}`, emptyRelay, emptyEndpoint.url, durationS, warmupS, body));
+        ? await ingestRun(`full #${++fullRuns}`, relay, fullEndpoint.url, durationS, warmupS, body, cluster.url)
+        : await ingestRun(`empty #${++emptyRuns}`, emptyRelay, emptyEndpoint.url, durationS, warmupS, body, cluster.url));
     }
   }
   await emptyRelay.stop();
@@ -637,11 +651,11 @@ async function main(): Promise<number> {
     `the delivery worker's statistics refresh (refreshQueueStatistics: ANALYZE delivery_open, every 30 s in each worker process): ${analyzeMs.toFixed(0)} ms (median of 3; reported, no goal)`,
     '',
     `ingest: ${INGEST_CONNECTIONS} connections, ${BODY_BYTES}-byte bodies, ${warmupS} s warm-up + ${durationS} s per run, ABBA ${ingestRounds} time(s) on an empty database and on this one (same server, one relay each, each warmed ${INGEST_RELAY_WARMUP_S} s first)`,
-    `${['run', 'req/s (mean)', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors', 'timeouts'].map((c, i) => (i === 0 ? c.padEnd(ingestWidths[i]!) : c.padStart(ingestWidths[i]!))).join('  ')}   relay µs/req   PostgreSQL µs/req`,
+    `${['run', 'req/s (mean)', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors', 'timeouts'].map((c, i) => (i === 0 ? c.padEnd(ingestWidths[i]!) : c.padStart(ingestWidths[i]!))).join('  ')}   relay µs/req   PostgreSQL µs/req   autovacuum workers`,
     ...ingestRuns.map((run) => {
       const f = run.figures;
       const cells = [run.label, f.requestsPerSecond.toFixed(1), f.latencyP50Ms.toFixed(1), f.latencyP99Ms.toFixed(1), f.requests, f.non2xx, f.errors, f.timeouts];
-      return `${cells.map((c, i) => (i === 0 ? String(c).padEnd(ingestWidths[i]!) : String(c).padStart(ingestWidths[i]!))).join('  ')}   ${msCell(run.relayCpuUs, 12)}   ${msCell(run.postgresCpuUs, 17)}`;
+      return `${cells.map((c, i) => (i === 0 ? String(c).padEnd(ingestWidths[i]!) : String(c).padStart(ingestWidths[i]!))).join('  ')}   ${msCell(run.relayCpuUs, 12)}   ${msCell(run.postgresCpuUs, 17)}   ${String(run.autovacuumWorkers).padStart(18)}`;
     }),
     `ingest ratio (full / empty, mean req/s): ${ingestRatio.toFixed(3)} (goal >= ${INGEST_RATIO_GOAL}: ${met(ingestRatio >= INGEST_RATIO_GOAL)}); ratio of the medians ${medianRatio.toFixed(3)}`,
     `  CPU per request (relay + PostgreSQL) empty / full: ${cpuRatio.toFixed(3)} (1 = the same cost; less sensitive to other work on the machine than req/s)`,
