@@ -51,6 +51,9 @@
  *   BENCH_JSON=1               also print a one-line JSON summary as the last stdout line
  *   BENCH_RELAY_CPU_PROF=<dir> run the relay with --cpu-prof, profile written to <dir> on stop
  *   BENCH_SEPARATE_WORKER=1    two relay processes: HOOK_ROLE=api takes the ingest, HOOK_ROLE=worker delivers
+ *   BENCH_ACCOUNTS=n           phase 2's load goes round n accounts, one endpoint each to the same receiver (default 1),
+ *                              so a flush of ingest or of results holds several accounts'
+ *   BENCH_DISTRIBUTED=1        the relay runs with HOOK_DATABASE_DISTRIBUTED=citus (one statement per account of a flush)
  *   HOOK_DELIVERY_CONCURRENCY  passed on to the relay (its default otherwise)
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
@@ -428,6 +431,7 @@ async function main(): Promise<number> {
   const cpuProfileDir = process.env.BENCH_RELAY_CPU_PROF?.trim() || undefined;
   const separateWorker = process.env.BENCH_SEPARATE_WORKER?.trim() === '1';
   const concurrency = process.env.HOOK_DELIVERY_CONCURRENCY?.trim() || undefined;
+  const accounts = Math.floor(positiveNumber('BENCH_ACCOUNTS', 1));
   const serverUrl = databaseServerUrl();
   const body = jsonBody(BODY_SIZE_BYTES);
   const loadBefore = loadavg();
@@ -435,7 +439,7 @@ async function main(): Promise<number> {
 
   const receiver = await startReceiver();
   const database = await createBenchDatabase(serverUrl);
-  const relayEnv = { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', ...(concurrency ? { HOOK_DELIVERY_CONCURRENCY: concurrency } : {}) };
+  const relayEnv = { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', ...(process.env.BENCH_DISTRIBUTED === '1' ? { HOOK_DATABASE_DISTRIBUTED: 'citus' } : {}), ...(concurrency ? { HOOK_DELIVERY_CONCURRENCY: concurrency } : {}) };
   const profileArgs = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(cpuProfileDir)] : [];
   const relay = await startRelay(database.url, separateWorker ? { ...relayEnv, HOOK_ROLE: 'api' } : relayEnv, profileArgs);
   const worker = separateWorker ? await startRelay(database.url, { ...relayEnv, HOOK_ROLE: 'worker' }, profileArgs) : undefined;
@@ -508,10 +512,15 @@ async function main(): Promise<number> {
   // 2. Sustained delivery: as fast as the relay ingests, then until all is delivered.
   const throughputTrack = receiver.track('throughput', (delivered) => delivered.equals(body));
   const throughputEndpoint = await urlEndpoint('bench-throughput', throughputTrack);
-  log(`delivery: ingesting ${durationS} s to an endpoint with a URL destination`);
+  // BENCH_ACCOUNTS=n: the load goes round n accounts' endpoints, all to the same receiver track
+  const throughputEndpoints = [throughputEndpoint];
+  while (throughputEndpoints.length < accounts) {
+    throughputEndpoints.push(await createEndpoint(relay.url, await createAccount(relay.url), { name: 'bench-throughput', destination: { type: 'url', url: `${receiver.url}${throughputTrack.path}` } }));
+  }
+  log(`delivery: ingesting ${durationS} s to ${accounts > 1 ? `${accounts} accounts' endpoints` : 'an endpoint'} with a URL destination`);
   const deliveryCpuBefore = sampleCpu(relayPids);
   const throughputStartMs = performance.now();
-  const throughputRun = await runLoad({ url: throughputEndpoint.url, connections: CONNECTIONS, durationS, body });
+  const throughputRun = await runLoad({ url: throughputEndpoint.url, urls: accounts > 1 ? throughputEndpoints.map((e) => e.url) : undefined, connections: CONNECTIONS, durationS, body });
   const ingestEndMs = performance.now();
   const deliveredDuringIngest = throughputTrack.arrivals.size;
   const throughputAcks = acknowledgedIds([throughputRun]);
@@ -598,7 +607,7 @@ async function main(): Promise<number> {
   const workerExit = worker ? await worker.stop() : undefined;
   const relayWarnings = relay.stderrLinesWhileServing();
   const tracks = [warmupTrack, throughputTrack, latencyTrack, ...fanTracks];
-  const deliveryEndpointIds = [warmupEndpoint.id, throughputEndpoint.id, latencyEndpoint.id, fanEndpoint.id];
+  const deliveryEndpointIds = [warmupEndpoint.id, ...throughputEndpoints.map((e) => e.id), latencyEndpoint.id, fanEndpoint.id];
   const stored = await storedDeliveries(database.url, deliveryEndpointIds);
   const missing = [...warmupMissing, ...throughputWait.missing, ...latencyWait.missing].filter((id) => !tracks.some((track) => track.arrivals.has(id)));
   if (fanMissing.length > 0) missing.push(...new Set(fanMissing));
@@ -651,7 +660,7 @@ async function main(): Promise<number> {
     machineLine(loadBefore),
     `Relay database: ${database.description}`,
     ...(code ? [`Relay code: ${code}`] : []),
-    `Relay: ${worker ? 'two processes, HOOK_ROLE=api and HOOK_ROLE=worker (BENCH_SEPARATE_WORKER=1)' : 'one process, HOOK_ROLE=all'}, HOOK_DELIVERY_CONCURRENCY=${concurrency ?? 'default'}; receiver in the bench process (shares its CPU with the load generator)`,
+    `Relay: ${worker ? 'two processes, HOOK_ROLE=api and HOOK_ROLE=worker (BENCH_SEPARATE_WORKER=1)' : 'one process, HOOK_ROLE=all'}, HOOK_DELIVERY_CONCURRENCY=${concurrency ?? 'default'}; receiver in the bench process (shares its CPU with the load generator)${accounts > 1 ? `; phase 2's load goes round ${accounts} accounts (BENCH_ACCOUNTS)` : ''}${process.env.BENCH_DISTRIBUTED === '1' ? '; HOOK_DATABASE_DISTRIBUTED=citus' : ''}`,
     '',
     figuresHeader('ingest', widths),
     figuresRow('1. store only', ingest, widths),

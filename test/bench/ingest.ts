@@ -28,6 +28,10 @@
  *   BENCH_CPU_PROF=dir the relay writes a V8 CPU profile into dir (node --cpu-prof); see profile-summary.ts
  *   BENCH_RELAY_ROOT=dir  run the relay of another checkout (its npm ci done) instead of this one: compare two versions
  *   BENCH_PLAIN_ONLY=1 measure the plain relay target only (no verification or dedupe endpoint)
+ *   BENCH_ACCOUNTS=n   the plain relay target's requests go round n accounts, one endpoint each (default 1), so a
+ *                      flush holds several accounts' events
+ *   BENCH_DISTRIBUTED=1 the relay runs with HOOK_DATABASE_DISTRIBUTED=citus (one statement per account of a flush):
+ *                      what that costs on one PostgreSQL
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
 import { createHmac } from 'node:crypto';
@@ -46,6 +50,7 @@ import {
   figuresRow,
   jsonBody,
   log,
+  positiveNumber,
   machineLine,
   resultLines,
   round,
@@ -81,13 +86,13 @@ const DEFAULT_DURATION_S = 10;
 const DEFAULT_WARMUP_S = 2;
 const NOOP_START_TIMEOUT_MS = 15_000;
 
-/** Every stored event id of the endpoint, and the whole table's row count. */
-async function storedEvents(databaseUrl: string, endpointId: string): Promise<{ ids: Set<string>; rows: number }> {
+/** Every stored event id of the endpoints, and the whole table's row count. */
+async function storedEvents(databaseUrl: string, endpointIds: string | readonly string[]): Promise<{ ids: Set<string>; rows: number }> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     const count = await client.query<{ count: string }>('select count(*) as count from event');
-    const ids = await client.query<{ id: string }>('select id from event where endpoint_id = $1', [endpointId]);
+    const ids = await client.query<{ id: string }>('select id from event where endpoint_id = any($1::text[])', [typeof endpointIds === 'string' ? [endpointIds] : endpointIds]);
     return { ids: new Set(ids.rows.map((row) => row.id)), rows: Number(count.rows[0]!.count) };
   } finally {
     await client.end();
@@ -124,15 +129,17 @@ interface Measured {
  * the measured run: unlike a rate, CPU time per request hardly moves when other work
  * slows the machine down.
  */
-async function measure(name: string, url: string, pid: number, durationS: number, warmupS: number, body: Buffer, headers?: Record<string, string>, perRequestHeaders?: () => Record<string, string>): Promise<Measured> {
+async function measure(name: string, url: string | readonly string[], pid: number, durationS: number, warmupS: number, body: Buffer, headers?: Record<string, string>, perRequestHeaders?: () => Record<string, string>): Promise<Measured> {
+  const urls = typeof url === 'string' ? undefined : url;
+  const first = typeof url === 'string' ? url : url[0]!;
   let warmup: LoadRun | undefined;
   if (warmupS > 0) {
     log(`${name}: warm-up ${warmupS} s`);
-    warmup = await runLoad({ url, connections: CONNECTIONS, durationS: warmupS, body, headers, perRequestHeaders });
+    warmup = await runLoad({ url: first, urls, connections: CONNECTIONS, durationS: warmupS, body, headers, perRequestHeaders });
   }
   log(`${name}: measuring ${durationS} s`);
   const before = sampleCpu([pid]);
-  const measured = await runLoad({ url, connections: CONNECTIONS, durationS, body, headers, perRequestHeaders });
+  const measured = await runLoad({ url: first, urls, connections: CONNECTIONS, durationS, body, headers, perRequestHeaders });
   const after = sampleCpu([pid]);
   const answered = measured.result.requests.total;
   const per = (ms: number) => (before && after && answered > 0 ? (ms * 1000) / answered : Number.NaN);
@@ -160,6 +167,7 @@ function cpuCell(us: number): string {
 async function main(): Promise<number> {
   const durationS = seconds('BENCH_DURATION_S', DEFAULT_DURATION_S, false);
   const warmupS = seconds('BENCH_WARMUP_S', DEFAULT_WARMUP_S, true);
+  const accounts = Math.floor(positiveNumber('BENCH_ACCOUNTS', 1));
   const serverUrl = databaseServerUrl();
   const body = jsonBody(BODY_SIZE_BYTES);
   const loadBefore = loadavg();
@@ -181,9 +189,12 @@ async function main(): Promise<number> {
   const database = databaseOnServer ?? (await createBenchDatabase(undefined));
   // BENCH_CPU_PROF=<dir>: the relay writes a V8 CPU profile there when it stops (summarise it with test/bench/profile-summary.ts).
   const profileDir = process.env.BENCH_CPU_PROF?.trim();
-  const relay = await startRelay(database.url, {}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
-  const endpoint = await createIngestEndpoint(relay.url);
-  const relayRuns = await measure('relay', endpoint.url, relay.pid, durationS, warmupS, body);
+  const relay = await startRelay(database.url, process.env.BENCH_DISTRIBUTED === '1' ? { HOOK_DATABASE_DISTRIBUTED: 'citus' } : {}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
+  // one after another: sign-ups at once would queue on the relay's few connections
+  const endpoints: { id: string; url: string }[] = [];
+  for (let i = 0; i < accounts; i++) endpoints.push(await createIngestEndpoint(relay.url));
+  const endpoint = endpoints[0]!;
+  const relayRuns = await measure(accounts > 1 ? `relay (${accounts} accounts)` : 'relay', accounts > 1 ? endpoints.map((e) => e.url) : endpoint.url, relay.pid, durationS, warmupS, body);
   // BENCH_PLAIN_ONLY=1 measures the plain relay only (a relay of another checkout may lack verification or dedupe).
   const extras = process.env.BENCH_PLAIN_ONLY !== '1';
   // The same relay and body, on an endpoint that checks a GitHub signature (reject mode) on
@@ -202,10 +213,10 @@ async function main(): Promise<number> {
   log('stopping the relay');
   const relayExit = await relay.stop();
   const relayWarnings = relay.stderrLinesWhileServing();
-  const stored = await storedEvents(database.url, endpoint.id);
-  const verifiedStored = await storedEvents(database.url, verifiedEndpoint.id);
+  const stored = await storedEvents(database.url, endpoints.map((e) => e.id));
+  const verifiedStored = extras ? await storedEvents(database.url, verifiedEndpoint.id) : stored;
   const verifiedUnverified = extras ? await unverifiedEvents(database.url, verifiedEndpoint.id) : 0;
-  const dedupeStored = await storedEvents(database.url, dedupeEndpoint.id);
+  const dedupeStored = extras ? await storedEvents(database.url, dedupeEndpoint.id) : stored;
 
   const runs = [relayRuns.warmup, relayRuns.measured].filter((run): run is LoadRun => run !== undefined);
   const verifiedAll = [verifiedRuns.warmup, verifiedRuns.measured].filter((run): run is LoadRun => run !== undefined);
@@ -263,7 +274,7 @@ async function main(): Promise<number> {
   const pass = ratio >= TARGET_RATIO;
   const out = [
     '',
-    `Durable ingest benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${warmupS} s warm-up (not counted) + ${durationS} s measured per target`,
+    `Durable ingest benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${warmupS} s warm-up (not counted) + ${durationS} s measured per target${accounts > 1 ? `; the relay target's requests go round ${accounts} accounts` : ''}${process.env.BENCH_DISTRIBUTED === '1' ? '; HOOK_DATABASE_DISTRIBUTED=citus' : ''}`,
     machineLine(loadBefore),
     `Relay database: ${database.description}`,
     '',

@@ -391,17 +391,27 @@ export interface LoadOptions {
   onAcknowledged?: () => void;
   /** Headers made afresh for each request (a unique delivery id, say), on top of `headers`. */
   perRequestHeaders?: () => Record<string, string>;
+  /** URLs on `url`'s host that the requests go round, one after another (several accounts' endpoints, say); absent: `url` alone. */
+  urls?: readonly string[];
 }
 
 /** One autocannon run of POSTs with a JSON body; stopped early by a signal. */
 export async function runLoad(options: LoadOptions): Promise<LoadRun> {
   const acknowledged: string[] = [];
+  const paths = options.urls?.map((url) => { const { pathname, search } = new URL(url); return pathname + search; });
+  let next = 0;
   const request = {
     method: 'POST' as const,
     body: options.body,
     headers: { 'content-type': 'application/json', ...options.headers },
-    ...(options.perRequestHeaders
-      ? { setupRequest: (prepared: LoadRequest): LoadRequest => ({ ...prepared, headers: { ...prepared.headers, ...options.perRequestHeaders!() } }) }
+    ...(options.perRequestHeaders || paths
+      ? {
+          setupRequest: (prepared: LoadRequest): LoadRequest => ({
+            ...prepared,
+            ...(paths ? { path: paths[next++ % paths.length]! } : {}),
+            ...(options.perRequestHeaders ? { headers: { ...prepared.headers, ...options.perRequestHeaders() } } : {}),
+          }),
+        }
       : {}),
     onResponse: (status: number, responseBody: string): void => {
       if (status >= 200 && status < 300) {
