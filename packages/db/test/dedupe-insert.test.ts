@@ -68,6 +68,17 @@ describe('insertEvents with dedupe keys', () => {
     for (const outcome of outcomes) if (!outcome.stored && outcome.reason === 'duplicate') expect(ids.has(outcome.originalId)).toBe(true);
   });
 
+  it('distributed (one statement per account, its lookup pinned to it): many batches at once store each key once, and a later copy finds it', async () => {
+    const keys = Array.from({ length: 5 }, (_, i) => `pinned-${i}`);
+    const batches = Array.from({ length: 16 }, (_, b) => keys.map((key, k) => keyed(keys[(k + b) % keys.length]!)));
+    const outcomes = (await Promise.all(batches.map((batch) => insertEvents(orm, batch, new Set(), { distributed: true })))).flat();
+    expect(outcomes.filter((outcome) => outcome.stored)).toHaveLength(keys.length);
+    const rows = await sql('select id, dedupe_key from event where dedupe_key like ?', ['pinned-%']);
+    expect(rows.map((row) => row.dedupe_key).sort()).toEqual(keys);
+    const again = await insertEvents(orm, [keyed('pinned-0')], new Set(), { distributed: true });
+    expect(again).toEqual([{ stored: false, reason: 'duplicate', originalId: rows.find((row) => row.dedupe_key === 'pinned-0')!.id }]);
+  });
+
   it('copies either side of a partition boundary (two partitions, no shared index) at once: each key stored once', async () => {
     // the next period of the account's class (pro: 90 days, 3-day periods; partitions.ts) begins at `boundary`
     const day = Math.floor(Date.now() / 86_400_000);

@@ -56,8 +56,8 @@
  * its account: the account is a scalar parameter by which every table of every CTE and
  * subquery is filtered and which every row written takes, so Citus routes it to that
  * account's shard (test/e2e/shard-routing.test.ts checks it). On one PostgreSQL a batch of
- * several accounts stays one statement: one per account cost ingest about 40% of its
- * throughput with 10 accounts under load (bench:ingest, BENCH_ACCOUNTS=10).
+ * several accounts stays one statement: one per account halved ingest throughput with 10
+ * accounts under load (bench:ingest, BENCH_ACCOUNTS=10 BENCH_DISTRIBUTED=1).
  */
 import { sql, type RawBuilder } from 'kysely';
 import { firstIdAt, PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type EndpointFilter, type Plan } from '@hook/core';
