@@ -191,7 +191,7 @@ export interface FillPageOptions {
 
 /**
  * Up to `limit` items of a keyset-paginated list from `cursor` on, however sparse the match.
- * A page of `GET /v1/events` with filters looks through at most 2,000 events, so it may be
+ * A page of `GET /v1/events` with filters looks through at most 1,000 events, so it may be
  * short, even empty, and still have a next_cursor (docs/api.md#get-v1events). This follows
  * next_cursor, asking each time for what is still missing, until it has `limit` items, the
  * list ends, or `budgetMs` has passed; the next_cursor it returns carries on after them.

@@ -203,7 +203,7 @@ type EventPage = Page<HookEvent> & { search_truncated?: boolean };
 
 /**
  * Up to PAGE_SIZE events from `cursor` on. With filters the relay looks through at most
- * 2,000 events a request, and may answer short, even empty, with a next_cursor
+ * 1,000 events a request, and may answer short, even empty, with a next_cursor
  * (docs/api.md#get-v1events): this follows it, asking for what is still missing, until the
  * page is full, the list ends, or PAGE_FILL_BUDGET_MS has passed. (@hook/client's fillPage
  * does the same for the CLI and MCP; the browser bundle does not carry that client.)
