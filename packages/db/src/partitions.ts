@@ -168,7 +168,9 @@ async function keepLongerRetained(em: EntityManager, leaf: HistoryLeaf): Promise
     // index) and reaches their deliveries and attempts by key, whatever else the day holds.
     const theirs = `select id from ${leaf.eventLeaf} where account_id = ?`;
     await em.transactional(async (tx) => {
-      await tx.execute(`update delivery d set retention_class = ? from (${theirs}) m where d.event_id = m.id`, [to, account.id]);
+      // the class and period pin the leaf (and the queue, and delivery_r0): not every delivery partition
+      await tx.execute(`update delivery d set retention_class = ? from (${theirs}) m
+                        where d.event_id = m.id and d.retention_class = ? and d.event_id >= ? and d.event_id < ?`, [to, account.id, leaf.retentionClass, fromId, toId]);
       await tx.execute(`update attempt a set retention_class = ? from (${theirs}) m
                         where a.event_id = m.id and a.retention_class = ? and a.event_id >= ? and a.event_id < ?`, [to, account.id, leaf.retentionClass, fromId, toId]);
       const [row] = await tx.execute<{ n: number }[]>(`
