@@ -379,6 +379,19 @@ async function ingestRun(label: string, relay: ServerProcess, url: string, durat
   };
 }
 
+/**
+ * The statements logged from `from` on, once the server has written the request's plan
+ * (auto_explain logs it as the statement ends, a moment after the answer): polled, at most 2 s.
+ */
+async function loggedPlans(logFile: string, from: number): Promise<ReturnType<typeof statementsBetween>> {
+  const deadline = Date.now() + 2000;
+  for (;;) {
+    const logged = statementsBetween(logFile, from, logOffset(logFile));
+    if (logged.some((statement) => statement.kind === 'plan') || Date.now() > deadline) return logged;
+    await new Promise((done) => setTimeout(done, 10));
+  }
+}
+
 // ---------------------------------------------------------------------------------
 // Report helpers
 
@@ -467,8 +480,7 @@ async function main(): Promise<number> {
     await getEvents(explainRelay.url, apiKey, query); // the second request's plans are kept: caches warm
     const from = logOffset(cluster.logFile);
     const answer = await getEvents(explainRelay.url, apiKey, query);
-    await new Promise((done) => setTimeout(done, 100));
-    const logged = statementsBetween(cluster.logFile, from, logOffset(cluster.logFile));
+    const logged = await loggedPlans(cluster.logFile, from);
     plans.push(`==== GET /v1/events ${title} ${JSON.stringify(query)}: ${answer.status}, ${answer.rows} rows, next_cursor ${answer.nextCursor === null ? 'none' : 'yes'}, ${answer.ms.toFixed(1)} ms under auto_explain`, '');
     const times = { title, statements: 0, relayMs: 0, planningMs: 0, executionMs: 0 };
     for (const statement of logged) {

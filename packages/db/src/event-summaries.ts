@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { EVENT_LIST_WINDOW, firstIdAt, type EventStatus, type VerificationResult } from '@hook/core';
 import type { Orm } from './orm.ts';
 import { runStatement } from './queue/executor.ts';
+import { DELIVERY_OPEN } from './queue/statements/claimed-columns.ts';
 import type { ReceivedEvent } from './queue/types.ts';
 
 /**
@@ -116,13 +117,14 @@ const QUEUE_STATUSES: ReadonlySet<EventStatus> = new Set(['pending', 'retrying']
  * key is (migration 021), lets the planner read only the queue's partition, small and
  * always in memory, and not the event's history leaf: such a list costs little more than
  * its walk (bench:scale). The account is the first `?`, the statuses the second.
+ * (DELIVERY_OPEN is the queue's condition the claims use too.)
  *
  * A scalar subquery with LIMIT 1, not EXISTS: PostgreSQL may turn an EXISTS into one hashed
  * read of every open delivery of the account, which grows with the queue (16 ms of a 39 ms
  * page with 30,000 retrying deliveries, bench:scale); this stays one key probe per event walked.
  */
 const IN_QUEUE = `coalesce((select true from delivery l where l.event_id = e.id and l.account_id = ?
-                    and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay') is true and l.status = any(?::text[]) limit 1), false)`;
+                    and ${DELIVERY_OPEN} and l.status = any(?::text[]) limit 1), false)`;
 
 export interface EventListFilter {
   accountId: string;

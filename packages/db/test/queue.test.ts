@@ -313,6 +313,8 @@ describe('the claim statement plan', () => {
       expect(onQueue.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);
       // no walk of a whole index either: every index scan on the queue has a condition
       expect(onQueue.filter((node) => String(node['Node Type']).startsWith('Index') && !node['Index Cond'])).toEqual([]);
+      // of delivery's partitions, only the queue is read (DELIVERY_OPEN prunes the history's: migration 021); `delivery` is the update's target
+      expect([...new Set(onQueue.map((node) => node['Relation Name']).filter((name) => name !== 'delivery' && historyRelation('delivery').test(name)))]).toEqual(['delivery_open']);
       // each partition's leased and due index once (the history is partitioned: docs/retention.md#partitions)
       for (const index of [historyIndex('delivery', 'leased_idx'), historyIndex('delivery', 'due_idx')]) {
         const scans = onQueue.filter((node) => index.test(node['Index Name']));
