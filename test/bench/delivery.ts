@@ -31,6 +31,9 @@
  *      connections) at a steady 200 events/s; each event's send time → its arrival at
  *      the receiver, matched by event id (the ingest answer's `id` is the delivery's
  *      `webhook-id`) → p50/p99.
+ *   Cost model (cost-model.ts, docs/performance.md): for phases 1 and 2 and their
+ *      difference, per event and per stage, the relay's CPU (split by its CPU profile),
+ *      PostgreSQL's time per statement, the statements run and the row versions written.
  *   4. Verification: every acknowledged event arrived at least once, with the exact
  *      bytes sent; ids delivered more than once are counted; after a graceful stop of
  *      the relay the `event` and `attempt` tables are read for the same endpoints.
@@ -49,7 +52,9 @@
  *   BENCH_DELIVERY_TIMEOUT_S   how long to wait for the deliveries of a phase (default 120)
  *   BENCH_STALL_S              stop waiting earlier when no delivery at all reached the phase's endpoint for this long (default 30)
  *   BENCH_JSON=1               also print a one-line JSON summary as the last stdout line
- *   BENCH_RELAY_CPU_PROF=<dir> run the relay with --cpu-prof, profile written to <dir> on stop
+ *   BENCH_RELAY_CPU_PROF=<dir> keep the relay's CPU profile (--cpu-prof) in <dir> (else it goes to a temporary directory)
+ *   BENCH_COST=0               leave the cost model out (no CPU profile, no pg_stat_statements): the cleanest throughput
+ *   BENCH_COST_DETAIL=1        the cost model also names each stage's costliest functions
  *   BENCH_SEPARATE_WORKER=1    two relay processes: HOOK_ROLE=api takes the ingest, HOOK_ROLE=worker delivers
  *   BENCH_ACCOUNTS=n           phase 2's load goes round n accounts, one endpoint each to the same receiver (default 1),
  *                              so a flush of ingest or of results holds several accounts'
@@ -95,6 +100,7 @@ import {
   writeReport,
   type LoadRun,
 } from './support.ts';
+import { CostProbe, costDifference, costJson, costLines, costProfiles, costTable, type CostPhase } from './cost-model.ts';
 
 const CONNECTIONS = 50;
 const BODY_SIZE_BYTES = 1024;
@@ -440,10 +446,12 @@ async function main(): Promise<number> {
   const receiver = await startReceiver();
   const database = await createBenchDatabase(serverUrl);
   const relayEnv = { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', ...(process.env.BENCH_DISTRIBUTED === '1' ? { HOOK_DATABASE_DISTRIBUTED: 'citus' } : {}), ...(concurrency ? { HOOK_DELIVERY_CONCURRENCY: concurrency } : {}) };
-  const profileArgs = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(cpuProfileDir)] : [];
-  const relay = await startRelay(database.url, separateWorker ? { ...relayEnv, HOOK_ROLE: 'api' } : relayEnv, profileArgs);
-  const worker = separateWorker ? await startRelay(database.url, { ...relayEnv, HOOK_ROLE: 'worker' }, profileArgs) : undefined;
+  const profiles = costProfiles(cpuProfileDir && resolve(cpuProfileDir));
+  const relay = await startRelay(database.url, separateWorker ? { ...relayEnv, HOOK_ROLE: 'api' } : relayEnv, profiles.args);
+  const worker = separateWorker ? await startRelay(database.url, { ...relayEnv, HOOK_ROLE: 'worker' }, profiles.args) : undefined;
   const relayPids = worker ? [relay.pid, worker.pid] : [relay.pid];
+  const costProbe = await CostProbe.open(database.url, [{ role: 'relay', pid: relay.pid }, ...(worker ? [{ role: 'relay' as const, pid: worker.pid }] : [])]);
+  onCleanup('cost probe', () => costProbe.close());
   const apiKey = await createAccount(relay.url);
   const urlEndpoint = async (name: string, track: Track) =>
     createEndpoint(relay.url, apiKey, { name, destination: { type: 'url', url: `${receiver.url}${track.path}` } });
@@ -457,8 +465,10 @@ async function main(): Promise<number> {
   }
   log(`ingest: measuring ${durationS} s (store only)`);
   const storeCpuBefore = sampleCpu(relayPids);
+  const storeCost = await costProbe.start('1. stored only');
   const ingestRun = await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS, body });
   const storeCpu = cpuPerEvent(storeCpuBefore, sampleCpu(relayPids), relayPids, ingestRun.acknowledged.length);
+  const storePhase: CostPhase = await storeCost.stop(ingestRun.acknowledged.length);
   ingestRuns.push(ingestRun);
   const ingest = figures(ingestRun.result);
 
@@ -519,6 +529,7 @@ async function main(): Promise<number> {
   }
   log(`delivery: ingesting ${durationS} s to ${accounts > 1 ? `${accounts} accounts' endpoints` : 'an endpoint'} with a URL destination`);
   const deliveryCpuBefore = sampleCpu(relayPids);
+  const deliveryCost = await costProbe.start('2. stored and delivered');
   const throughputStartMs = performance.now();
   const throughputRun = await runLoad({ url: throughputEndpoint.url, urls: accounts > 1 ? throughputEndpoints.map((e) => e.url) : undefined, connections: CONNECTIONS, durationS, body });
   const ingestEndMs = performance.now();
@@ -527,6 +538,7 @@ async function main(): Promise<number> {
   log(`delivery: ${deliveredDuringIngest} of ${throughputAcks.ids.size} acknowledged events delivered when ingest ended; waiting for the rest`);
   const throughputWait = await throughputTrack.waitForAll('delivery', throughputAcks.ids, waitLimits);
   const deliveryCpu = cpuPerEvent(deliveryCpuBefore, sampleCpu(relayPids), relayPids, throughputWait.delivered);
+  const deliveryPhase: CostPhase = await deliveryCost.stop(throughputWait.delivered);
   const whileDelivering = figures(throughputRun.result);
   const deliverySpanS = (throughputWait.atMs - throughputStartMs) / 1000;
   const deliveriesPerSecond = deliverySpanS > 0 ? throughputWait.delivered / deliverySpanS : 0;
@@ -606,6 +618,14 @@ async function main(): Promise<number> {
   const relayExit = await relay.stop();
   const workerExit = worker ? await worker.stop() : undefined;
   const relayWarnings = relay.stderrLinesWhileServing();
+  // The cost model: each phase's stages, with the relay's CPU split by its profile (written as it stopped).
+  const profileOf = new Map(relayPids.flatMap((pid) => {
+    const file = profiles.find(pid);
+    return file ? [[pid, file] as const] : [];
+  }));
+  const storeTable = costTable(storePhase, costProbe.processes, profileOf);
+  const deliveryTable = costTable(deliveryPhase, costProbe.processes, profileOf);
+  const deliveringAdds = costDifference('what delivering adds (2 − 1)', deliveryTable, storeTable);
   const tracks = [warmupTrack, throughputTrack, latencyTrack, ...fanTracks];
   const deliveryEndpointIds = [warmupEndpoint.id, ...throughputEndpoints.map((e) => e.id), latencyEndpoint.id, fanEndpoint.id];
   const stored = await storedDeliveries(database.url, deliveryEndpointIds);
@@ -683,6 +703,9 @@ async function main(): Promise<number> {
         `   (delivering adds PostgreSQL ${(deliveryCpu.postgres - storeCpu.postgres).toFixed(3)} ms = ${(deliveryCpu.postgres / storeCpu.postgres - 1).toFixed(2)}× storing's, relay ${(deliveryCpu.relay - storeCpu.relay).toFixed(3)} ms = ${(deliveryCpu.relay / storeCpu.relay - 1).toFixed(2)}×)`,
       ]
       : []),
+    ...costLines(storeTable),
+    ...costLines(deliveryTable),
+    ...costLines(deliveringAdds),
     `2b. fan-out: ${fanDelivered} deliveries (${fanAcks.ids.size} events × ${FAN_OUT} destinations) in ${fanSpanS.toFixed(2)} s → ${fanDeliveriesPerSecond.toFixed(1)} deliveries/s, ${fanShare.toFixed(2)} of phase 2's one-destination deliveries/s`,
     `3. latency at ${achievedRate.toFixed(1)} events/s (${paced.sent} sent, ${paced.acknowledged.size} acknowledged), ingest send → arrival at the receiver:`,
     ...(backlogAtLatencyStart > 0 ? [`   (started with ${backlogAtLatencyStart} undelivered events of the earlier phases still queued: not an unsaturated relay)`] : []),
@@ -731,6 +754,7 @@ async function main(): Promise<number> {
     ceiling_share: round(ceilingShare, 3),
     target_ceiling_share: TARGET_CEILING_SHARE,
     ratio_pass: ratioPass,
+    cost: { stored: costJson(storeTable), delivered: costJson(deliveryTable), delivering_adds: costJson(deliveringAdds) },
     extra_cpu_ms_per_event: extraCpu && { postgres: round(extraCpu.postgres, 4), relay: round(extraCpu.relay, 4) },
     cpu_pass: cpuPass,
     fan_out_deliveries_per_second: round(fanDeliveriesPerSecond, 1),

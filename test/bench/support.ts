@@ -341,6 +341,18 @@ export function sampleCpu(pids: readonly number[]): CpuSample | null {
 // ---------------------------------------------------------------------------------
 // Database for the relay
 
+/** Whether the benches measure their cost model (cost-model.ts): BENCH_COST=0 leaves it out, for the cleanest throughput. */
+export function costModelEnabled(): boolean {
+  return process.env.BENCH_COST?.trim() !== '0';
+}
+
+/** Server settings that load pg_stat_statements, which the cost model reads (the embedded PostgreSQL starts with them). */
+const STATEMENT_STATISTICS_SETTINGS: Readonly<Record<string, string>> = {
+  shared_preload_libraries: 'pg_stat_statements',
+  'pg_stat_statements.track': 'top',
+  'pg_stat_statements.max': '5000',
+};
+
 export interface BenchDatabase {
   url: string;
   description: string;
@@ -366,7 +378,7 @@ export async function createBenchDatabase(serverUrl: string | undefined): Promis
   const dataDir = mkdtempSync(join(tmpdir(), 'hook-bench-pg-'));
   onCleanup(`temporary directory ${dataDir}`, async () => rmSync(dataDir, { recursive: true, force: true }));
   log(`starting embedded PostgreSQL in ${dataDir}`);
-  const embedded = await startEmbeddedPostgres({ dataDir, database: 'hook_bench', log });
+  const embedded = await startEmbeddedPostgres({ dataDir, database: 'hook_bench', log, ...(costModelEnabled() ? { settings: STATEMENT_STATISTICS_SETTINGS } : {}) });
   onCleanup('embedded PostgreSQL', () => embedded.stop());
   return { url: embedded.url, description: `embedded PostgreSQL on 127.0.0.1:${embedded.port} (temporary, removed afterwards)` };
 }

@@ -29,6 +29,8 @@ export interface EmbeddedPostgresOptions {
    * under a private data directory) goes here instead. Default `/var/lib/hook-embedded-postgres`.
    */
   rootFallbackDir?: string;
+  /** More server settings (`-c name=value`), e.g. the benchmarks' `shared_preload_libraries: 'pg_stat_statements'`. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 export interface EmbeddedPostgres {
@@ -378,7 +380,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (user) chownSync(logFile, user.uid, user.gid);
   const child = spawn(
     binaries.postgres,
-    ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    [
+      '-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200',
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     // Detached: its own process group, so a terminal's Ctrl-C reaches only the relay, which stops it in order.
     { detached: true, stdio: ['ignore', logFd, logFd], ...user, env: { ...process.env, LC_ALL: 'C' } },
   );

@@ -49,6 +49,23 @@ export interface NamedStatement {
 
 const EXTENSION = '@hook/queue-executor';
 
+const NAMED_TEXTS = new WeakMap<NamedStatement, string>();
+
+/**
+ * The statement's text as sent, with its name in a comment after the first word (a
+ * comment before it is not part of the statement PostgreSQL keeps): its statistics
+ * (pg_stat_statements, pg_stat_activity) then say which statement a line is, and the
+ * benchmarks' cost model (test/bench/cost-model.ts) adds up each one's time by name.
+ */
+function namedText(statement: NamedStatement): string {
+  let text = NAMED_TEXTS.get(statement);
+  if (text === undefined) {
+    text = statement.text.replace(/^\s*\w+/, (first) => `${first} /* ${statement.name} */`);
+    NAMED_TEXTS.set(statement, text);
+  }
+  return text;
+}
+
 /** How many times a statement runs before a row moved meanwhile is its caller's error. */
 const MOVED_ROW_TRIES = 5;
 
@@ -107,9 +124,10 @@ export class QueueExecutor {
    */
   async run<Row>(statement: NamedStatement, params: readonly unknown[]): Promise<Row[]> {
     const pool = await (statement.movesDeliveries ? this.#queuePool() : this.#durablePool());
+    const text = namedText(statement);
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await pool.query<Row & QueryResultRow>({ name: statement.name, text: statement.text, values: [...params] })).rows;
+        return (await pool.query<Row & QueryResultRow>({ name: statement.name, text, values: [...params] })).rows;
       } catch (error) {
         if (attempt >= MOVED_ROW_TRIES || !movedMeanwhile(error)) throw error;
       }
