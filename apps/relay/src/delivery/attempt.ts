@@ -102,12 +102,18 @@ export const DEFERRED_DELIVERY_DELAY_MS = 5_000;
  * filter that does not match marks it filtered with no attempt; replays skip the filter.
  * A 410 disables the destination (record-results.ts).
  */
-export function attemptDelivery(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport = urlTransport(context.sender)): Promise<AttemptOutcome> {
-  return context.tracing ? context.tracing.traceAttempt(delivery, transport, (traced) => makeAttempt(context, delivery, traced)) : makeAttempt(context, delivery, transport);
+export function attemptDelivery(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport = urlTransport(context.sender), onAnswered?: () => void): Promise<AttemptOutcome> {
+  return context.tracing
+    ? context.tracing.traceAttempt(delivery, transport, (traced) => makeAttempt(context, delivery, traced, onAnswered))
+    : makeAttempt(context, delivery, transport, onAnswered);
 }
 
-/** One attempt (see attemptDelivery), through the transport given. */
-async function makeAttempt(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport): Promise<AttemptOutcome> {
+/**
+ * One attempt (see attemptDelivery), through the transport given. `onAnswered`: the
+ * destination has answered and the result is about to be recorded (the caller's slot is
+ * free: recording needs none).
+ */
+async function makeAttempt(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport, onAnswered: (() => void) | undefined): Promise<AttemptOutcome> {
   const now = context.now ?? Date.now;
   const startedAt = new Date(now());
   const prepared = await prepare(context, delivery, delivery.trigger !== 'replay');
@@ -142,6 +148,7 @@ async function makeAttempt(context: AttemptContext, delivery: ClaimedDelivery, t
       await releaseLease(context.orm, delivery);
       return { result: null, next: unchanged };
     }
+    onAnswered?.();
     result = answer;
     const ok = result.status !== null && result.status >= 200 && result.status < 300;
     health = ok ? 'ok' : 'failed';

@@ -1,6 +1,7 @@
 import { randomToken } from '@hook/core';
 import { claimDue, listenForDueEvents, refreshQueueStatistics, releaseLease, type ClaimedDelivery, type DueListener, type Orm } from '@hook/db';
-import { attemptDelivery, type AttemptContext } from './attempt.ts';
+import { attemptDelivery, urlTransport, type AttemptContext, type Transport } from './attempt.ts';
+import { Claimer, type ReservedSlot } from './claimer.ts';
 
 export interface DeliveryWorkerOptions {
   context: AttemptContext;
@@ -20,26 +21,7 @@ export interface DeliveryWorkerOptions {
   local?: LocalDelivery;
 }
 
-/** A delivery slot reserved by ingest for an event about to be stored (see DeliveryWorker.reserve). */
-export interface ReservedSlot {
-  /** The lease to store the event's delivery under. */
-  lease: { id: string; ms: number; destinationType: 'url' | 'cli' };
-  /** The event was stored claimed: deliver it. */
-  deliver(delivery: ClaimedDelivery): void;
-  /** The event was stored unclaimed (its endpoint was paused, say) or not at all: free the slot. */
-  cancel(): void;
-}
-
-/** A slot whose `deliver` or `cancel` takes effect once, whichever comes first. */
-export function reservedSlot(lease: ReservedSlot['lease'], onDeliver: (delivery: ClaimedDelivery) => void, onCancel: () => void): ReservedSlot {
-  let settled = false;
-  const once = <A extends unknown[]>(act: (...args: A) => void) => (...args: A): void => {
-    if (settled) return;
-    settled = true;
-    act(...args);
-  };
-  return { lease, deliver: once(onDeliver), cancel: once(onCancel) };
-}
+export type { ReservedSlot } from './claimer.ts';
 
 /**
  * Where ingest finds the delivery worker of its own process, when there is one
@@ -64,48 +46,40 @@ export class LocalDelivery {
   }
 }
 
-/** Under a backlog, the longest a freed slot waits for others before a claim (DeliveryWorker.wake, and a listen session's). */
-export const BACKLOG_CLAIM_DELAY_MS = 5;
-
 /**
- * Delivers due deliveries to URL destinations: claims as many as it has free slots, sends
- * each without waiting for the others (attempt.ts), and claims again as slots free up.
- * Wakes on NOTIFY (new events), on its poll timer (retries coming due) and when a
- * delivery it made schedules a retry sooner than the next poll.
+ * Delivers due deliveries to URL destinations: claims as many as it has free slots
+ * (the one claimer, claimer.ts, with the workers' statement, claim-due.ts), sends each
+ * without waiting for the others (attempt.ts), and claims again as slots free up. A slot
+ * is free once the destination answered: the result is recorded (group commit) while
+ * the next delivery goes out, under the lease it still holds. Wakes on NOTIFY (new
+ * events), on its poll timer (retries coming due) and when a delivery it made schedules
+ * a retry sooner than the next poll.
  */
 export class DeliveryWorker {
   readonly #options: DeliveryWorkerOptions;
-  readonly #perDestinationLimit: number;
   readonly #pollIntervalMs: number;
+  readonly #claimer: Claimer;
+  readonly #transport: Transport;
   #listener: DueListener | undefined;
-  #inFlight = new Set<Promise<void>>();
-  /** Deliveries in flight or reserved, per destination, in this worker. */
-  #perDestination = new Map<string, number>();
-  /** Slots reserved by ingest whose events are not committed yet. */
-  #reserved = 0;
-  /**
-   * Whether due events may be waiting in the database: the last claim filled every free
-   * slot, or a wake found none free. Ingest then leaves new events to the queue, so they
-   * line up behind the backlog instead of overtaking it.
-   */
-  #backlogged = true;
   readonly #leaseToken = randomToken(9);
-  /** Deliveries finished since the last claim. */
-  #freedSinceClaim = 0;
-  /** Under a backlog, the fewest freed slots worth a claim statement (see wake). */
-  readonly #minClaim: number;
   #running = false;
-  #claiming = false;
-  #wakeAgain = false;
-  #timer: NodeJS.Timeout | undefined;
-  #nextWakeAtMs = Infinity;
+  #pollTimer: NodeJS.Timeout | undefined;
   #statisticsTimer: NodeJS.Timeout | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
     this.#options = options;
-    this.#perDestinationLimit = options.perDestinationLimit ?? Math.max(1, Math.ceil(options.concurrency / 2));
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
-    this.#minClaim = Math.max(1, Math.floor(this.#perDestinationLimit / 4));
+    this.#transport = urlTransport(options.context.sender);
+    const perDestinationLimit = options.perDestinationLimit ?? Math.max(1, Math.ceil(options.concurrency / 2));
+    const onError = (error: unknown): void => this.#options.onError?.(error);
+    this.#claimer = new Claimer({
+      slots: options.concurrency,
+      perDestinationLimit,
+      claim: (limit) => claimDue(this.orm, { limit, leaseMs: options.leaseMs, perDestinationLimit }),
+      start: (delivery, free) => this.#attempt(delivery, free),
+      lease: (eventId, destinationId) => ({ id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: options.leaseMs, destinationType: 'url' }),
+      onError,
+    });
   }
 
   get orm(): Orm {
@@ -120,146 +94,47 @@ export class DeliveryWorker {
     }, this.#options.statisticsIntervalMs ?? 30_000);
     this.#statisticsTimer.unref();
     this.#options.local?.attach(this);
-    this.#listener = await listenForDueEvents(this.#options.databaseUrl, () => this.wake(), (error) => this.#options.onError?.(error));
-    this.wake();
+    this.#listener = await listenForDueEvents(this.#options.databaseUrl, () => this.#claimer.wake(), (error) => this.#options.onError?.(error));
+    this.#poll();
   }
 
-  get #free(): number {
-    return this.#options.concurrency - this.#inFlight.size - this.#reserved;
+  /** Claims now, and again every poll interval: retries come due without a notification. */
+  #poll(): void {
+    if (!this.#running) return;
+    this.#claimer.wake();
+    this.#pollTimer = setTimeout(() => this.#poll(), this.#pollIntervalMs);
+    this.#pollTimer.unref();
   }
 
-  /**
-   * Reserves a slot for an event ingest is about to store, so it can be stored claimed
-   * and delivered at once. None while due events may be waiting in the queue, while every
-   * slot is taken, or while the destination has its share in flight here.
-   */
+  /** A slot for a new event's delivery ingest is about to store (see Claimer.reserve). */
   reserve(destinationId: string, eventId: string): ReservedSlot | null {
-    if (!this.#running || this.#backlogged) return null;
-    if (this.#free <= 0 || (this.#perDestination.get(destinationId) ?? 0) >= this.#perDestinationLimit) {
-      // The event is stored due instead: the queue has a backlog again, claimed as slots free up.
-      this.#backlogged = true;
-      return null;
-    }
-    this.#reserved += 1;
-    this.#countDestination(destinationId, 1);
-    const release = (): void => {
-      this.#reserved -= 1;
-      this.#countDestination(destinationId, -1);
-    };
-    return reservedSlot(
-      { id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: this.#options.leaseMs, destinationType: 'url' },
-      (delivery) => {
-        release();
-        this.#start(delivery);
-      },
-      () => {
-        release();
-        this.wake();
-      },
-    );
+    return this.#running ? this.#claimer.reserve(destinationId, eventId) : null;
   }
 
-  #countDestination(destinationId: string, change: number): void {
-    const count = (this.#perDestination.get(destinationId) ?? 0) + change;
-    if (count > 0) this.#perDestination.set(destinationId, count);
-    else this.#perDestination.delete(destinationId);
-  }
-
-  /** Looks for due events now. Safe to call any time; calls made during a claim coalesce into one more claim. */
+  /** Looks for due deliveries now. */
   wake(): void {
-    if (!this.#running) return;
-    if (this.#claiming) {
-      this.#wakeAgain = true;
+    this.#claimer.wake();
+  }
+
+  /** One attempt; a shutting-down worker gives the delivery back untried. Its slot is free once the destination answered. */
+  async #attempt(delivery: ClaimedDelivery, free: () => void): Promise<void> {
+    if (!this.#running) {
+      await releaseLease(this.orm, delivery);
       return;
     }
-    // Under a backlog, claim for several freed slots at once rather than one statement
-    // per finished delivery (the claim costs about the same for 1 row as for 8), waiting
-    // at most BACKLOG_CLAIM_DELAY_MS for them.
-    if (this.#backlogged && this.#freedSinceClaim < this.#minClaim && this.#inFlight.size > 0) {
-      this.#armTimer(BACKLOG_CLAIM_DELAY_MS);
-      return;
-    }
-    void this.#claimAndDeliver();
-  }
-
-  async #claimAndDeliver(): Promise<void> {
-    this.#claiming = true;
-    try {
-      do {
-        this.#wakeAgain = false;
-        const free = this.#free;
-        if (free <= 0) {
-          this.#backlogged = true;
-          break;
-        }
-        this.#freedSinceClaim = 0;
-        const claimed = await claimDue(this.orm, { limit: free, leaseMs: this.#options.leaseMs, perDestinationLimit: this.#perDestinationLimit });
-        for (const delivery of claimed) this.#start(delivery);
-        // More may be due: every free slot was filled, or a destination has its share in
-        // flight here (its next deliveries wait for one of those to finish).
-        this.#backlogged = claimed.length === free || [...this.#perDestination.values()].some((count) => count >= this.#perDestinationLimit);
-        if (this.#backlogged) this.#wakeAgain = true; // there may be more due
-      } while (this.#wakeAgain && this.#running);
-    } catch (error) {
-      this.#options.onError?.(error);
-    } finally {
-      this.#claiming = false;
-      this.#armPoll();
-    }
-  }
-
-  /** Sends a claimed delivery without waiting for it; a shutting-down worker gives it back untried. */
-  #start(delivery: ClaimedDelivery): void {
-    this.#countDestination(delivery.destinationId, 1);
-    const attempt = this.#running
-      ? attemptDelivery(this.#options.context, delivery).then(({ next }) => {
-        // A retry due before the next poll: wake for it rather than make it wait.
-        if (next.nextAttemptAtMs !== null) this.#armTimer(next.nextAttemptAtMs - Date.now() + 1);
-      })
-      : releaseLease(this.orm, delivery);
-    const work: Promise<void> = attempt
-      .catch((error: unknown) => this.#options.onError?.(error))
-      .finally(() => {
-        this.#inFlight.delete(work);
-        this.#countDestination(delivery.destinationId, -1);
-        this.#freedSinceClaim += 1;
-        // A slot is free: claim for it if due deliveries may be waiting. Otherwise there is
-        // nothing to look for: new events come with a NOTIFY or through reserve, retries
-        // with their timer, the rest with the poll.
-        if (this.#backlogged) this.wake();
-      });
-    this.#inFlight.add(work);
-  }
-
-  #armPoll(): void {
-    this.#armTimer(this.#pollIntervalMs);
-  }
-
-  #armTimer(delayMs: number): void {
-    if (!this.#running) return;
-    const at = performance.now() + delayMs;
-    if (this.#timer && at >= this.#nextWakeAtMs) return;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#nextWakeAtMs = at;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#nextWakeAtMs = Infinity;
-      this.wake();
-    }, Math.max(0, delayMs));
-    this.#timer.unref();
+    const { next } = await attemptDelivery(this.#options.context, delivery, this.#transport, free);
+    // A retry due before the next poll: wake for it rather than make it wait.
+    if (next.nextAttemptAtMs !== null) this.#claimer.wakeIn(next.nextAttemptAtMs - Date.now() + 1);
   }
 
   /** Stops claiming and waits for the deliveries in flight to finish and be recorded. */
   async stop(): Promise<void> {
     this.#running = false;
     this.#options.local?.detach(this);
-    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#pollTimer) clearTimeout(this.#pollTimer);
     if (this.#statisticsTimer) clearInterval(this.#statisticsTimer);
     await this.#listener?.close();
     // Reserved slots settle when their events commit (delivered ones are given back untried).
-    while (this.#claiming || this.#inFlight.size > 0 || this.#reserved > 0) {
-      await Promise.allSettled([...this.#inFlight]);
-      if (this.#claiming || this.#reserved > 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await this.#claimer.stop();
   }
 }

@@ -6,7 +6,7 @@ import {
 import { claimForListener, Destination, Endpoint, makeDestinationsDue, readDeliveries, type ClaimedDelivery, type Orm } from '@hook/db';
 import { attemptDelivery, recordLateAnswer, type AttemptContext, type AttemptOutcome, type OutgoingDelivery } from '../delivery/attempt.ts';
 import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
-import { BACKLOG_CLAIM_DELAY_MS, reservedSlot, type ReservedSlot } from '../delivery/worker.ts';
+import { Claimer, type ReservedSlot } from '../delivery/claimer.ts';
 import { deliveryMessage } from './copies.ts';
 import type { EventSummary, StoredEvent, StreamHub } from './hub.ts';
 import { LISTENER_PRESENCE_MS, type ListenerHandle, type ListenerRegistry } from './listeners.ts';
@@ -75,8 +75,8 @@ export class ListenSession {
   readonly #options: ListenSessionOptions;
   readonly #endpoint: ListenEndpoint;
   readonly #fromEventId: string;
-  /** Deliveries this session claimed and has not settled. */
-  #claimed = 0;
+  /** Claims this destination's deliveries for this session (the one claimer, as a worker's). */
+  readonly #claimer: Claimer;
   readonly #waiting = new Map<string, Waiting>();
   readonly #mirrorQueue: DeliveryMessage[] = [];
   #mirrorsOut = 0;
@@ -84,29 +84,34 @@ export class ListenSession {
   #deliveryCounter = 0;
   /** When mirroring: the endpoint's first destination, whose deliveries are copied here as they are sent. */
   #mirrorAs: string | null = null;
-  #filling = false;
-  #fillAgain = false;
   #closed = false;
   #pollTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
   #unregister: (() => void) | undefined;
   readonly #handle: ListenerHandle = { wake: () => this.#fill(), mirror: (message) => this.#mirror(message), reserve: (eventId) => this.#reserve(eventId) };
-  /**
-   * Whether due deliveries may be waiting in the queue: the last claim filled the room, or
-   * none has finished yet. New events then go through the queue, behind the backlog, not
-   * through ingest's shortcut (#reserve).
-   */
-  #backlogged = true;
   readonly #leaseToken = randomToken(9);
-  /** Slots freed since the last claim, and the timer that claims for them under a backlog (#afterFreed). */
-  #freed = 0;
-  #claimTimer: NodeJS.Timeout | undefined;
   readonly sessionId = `ses_${newUlid()}`;
 
   constructor(options: ListenSessionOptions) {
     this.#options = options;
     this.#endpoint = options.endpoint;
     this.#fromEventId = options.skipMissed ? firstIdAt('event', Date.now()) : '';
+    const destinationId = this.#endpoint.destinationId;
+    this.#claimer = new Claimer({
+      slots: options.maxInFlight,
+      perDestinationLimit: options.maxInFlight,
+      claim: (limit) => claimForListener(options.orm, {
+        destinationId: destinationId!,
+        accountId: this.#endpoint.accountId,
+        fromEventId: this.#fromEventId,
+        limit,
+        leaseMs: options.leaseMs,
+        eventTypes: options.eventTypes,
+      }),
+      start: (delivery, free) => this.#deliver(delivery, free),
+      lease: (eventId) => ({ id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: options.leaseMs, destinationType: 'cli' }),
+      onError: options.onError,
+    });
   }
 
   get #serving(): boolean {
@@ -212,101 +217,45 @@ export class ListenSession {
     };
   }
 
-  /** Claims due deliveries while there is room. Calls coalesce. */
+  /** Claims due deliveries while there is room (calls coalesce: Claimer.wake). */
   #fill(): void {
-    if (!this.#serving || this.#closed) return;
-    if (this.#filling) {
-      this.#fillAgain = true;
-      return;
-    }
-    this.#filling = true;
-    void (async () => {
-      try {
-        do {
-          this.#fillAgain = false;
-          const room = this.#options.maxInFlight - this.#claimed;
-          if (room <= 0) break;
-          this.#freed = 0;
-          const claimed = await claimForListener(this.#options.orm, {
-            destinationId: this.#endpoint.destinationId!,
-            accountId: this.#endpoint.accountId,
-            fromEventId: this.#fromEventId,
-            limit: room,
-            leaseMs: this.#options.leaseMs,
-            eventTypes: this.#options.eventTypes,
-          });
-          this.#claimed += claimed.length;
-          for (const delivery of claimed) this.#deliver(delivery);
-          this.#backlogged = claimed.length === room;
-          if (this.#backlogged) this.#fillAgain = true;
-        } while (this.#fillAgain && !this.#closed);
-      } catch (error) {
-        this.#options.onError(error);
-      } finally {
-        this.#filling = false;
-      }
-    })();
+    if (this.#serving && !this.#closed) this.#claimer.wake();
   }
 
   /**
    * A slot for a new event's delivery that ingest in this process is about to store: it
    * is stored claimed under this session's lease and handed here at once, with no claim
-   * statement (insert-events.ts). None while a backlog may be waiting or there is no room.
+   * statement (insert-events.ts). None while a backlog may be waiting or there is no room
+   * (Claimer.reserve).
    */
   #reserve(eventId: string): ReservedSlot | null {
     // A session that takes some types only claims through the queue, which knows each event's type.
-    if (this.#closed || this.#backlogged || this.#options.eventTypes !== null) return null;
-    if (this.#claimed >= this.#options.maxInFlight) {
-      // The event is stored due instead: a backlog again, claimed as slots free up.
-      this.#backlogged = true;
-      return null;
-    }
-    this.#claimed += 1;
-    return reservedSlot(
-      { id: `${this.#leaseToken}.${eventId}.${this.#endpoint.destinationId}`, ms: this.#options.leaseMs, destinationType: 'cli' },
-      (delivery) => this.#deliver(delivery),
-      () => {
-        this.#claimed -= 1;
-        this.#fill();
-      },
-    );
+    if (this.#closed || this.#options.eventTypes !== null) return null;
+    return this.#claimer.reserve(this.#endpoint.destinationId!, eventId);
   }
 
   /**
-   * Makes the attempt of a delivery already counted in #claimed. Its slot is free as soon
-   * as the listener has answered: the local server is done with it, and the result is
-   * recorded (group commit, with the lease still held) while the next delivery goes out.
-   * Once recorded, the listener is told what its answer decided (#sendRecorded).
+   * Makes the attempt of a delivery that holds one of the claimer's slots. Its slot is
+   * free as soon as the listener has answered: the local server is done with it, and the
+   * result is recorded (group commit, with the lease still held) while the next delivery
+   * goes out. Once recorded, the listener is told what its answer decided (#sendRecorded).
    */
-  #deliver(delivery: ClaimedDelivery): void {
-    let settled = false;
-    const free = (): void => {
-      if (settled) return;
-      settled = true;
-      this.#claimed -= 1;
-      this.#freed += 1;
-      this.#afterFreed();
-    };
+  async #deliver(delivery: ClaimedDelivery, free: () => void): Promise<void> {
     let answered: DeliveryMessage | undefined;
-    attemptDelivery(this.#options.delivery, delivery, async (outgoing) => {
-      const message = deliveryMessage(outgoing, `${this.sessionId}.${++this.#deliveryCounter}`);
-      const forwardSpan = this.#options.delivery.tracing?.startListenForward(outgoing, this.sessionId, message.delivery_id);
-      const answer = await this.#send(outgoing, message);
-      forwardSpan?.end(answer);
-      if (answer !== null) {
-        answered = message;
-        free();
-      }
-      return answer;
-    })
-      .then((outcome) => {
-        if (answered) this.#sendRecorded(answered, delivery.trigger, outcome);
-      })
-      .catch((error: unknown) => {
-        this.#options.onError(error);
-        if (answered) this.#sendRecorded(answered, delivery.trigger, null);
-      })
-      .finally(free);
+    try {
+      const outcome = await attemptDelivery(this.#options.delivery, delivery, async (outgoing) => {
+        const message = deliveryMessage(outgoing, `${this.sessionId}.${++this.#deliveryCounter}`);
+        const forwardSpan = this.#options.delivery.tracing?.startListenForward(outgoing, this.sessionId, message.delivery_id);
+        const answer = await this.#send(outgoing, message);
+        forwardSpan?.end(answer);
+        if (answer !== null) answered = message;
+        return answer;
+      }, free);
+      if (answered) this.#sendRecorded(answered, delivery.trigger, outcome);
+    } catch (error) {
+      this.#options.onError(error);
+      if (answered) this.#sendRecorded(answered, delivery.trigger, null);
+    }
   }
 
   /**
@@ -339,24 +288,6 @@ export class ListenSession {
   #takesType(type: string | null): boolean {
     const types = this.#options.eventTypes;
     return types === null || (type !== null && types.includes(type));
-  }
-
-  /**
-   * A slot came free. Without a backlog nothing is waiting (new events come through
-   * #reserve or wake it, retries with the poll), so no claim. Under one, claim for several
-   * freed slots at once rather than one statement per answer, waiting at most
-   * BACKLOG_CLAIM_DELAY_MS for them (as the worker does).
-   */
-  #afterFreed(): void {
-    if (!this.#backlogged || this.#closed) return;
-    if (this.#freed >= Math.max(1, Math.floor(this.#options.maxInFlight / 4)) || this.#claimed === 0) {
-      this.#fill();
-      return;
-    }
-    this.#claimTimer ??= setTimeout(() => {
-      this.#claimTimer = undefined;
-      this.#fill();
-    }, BACKLOG_CLAIM_DELAY_MS);
   }
 
   /** The transport: one `delivery` message out, the listener's `result` back (null if it went away first). */
@@ -453,7 +384,7 @@ export class ListenSession {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#pollTimer) clearTimeout(this.#pollTimer);
-    if (this.#claimTimer) clearTimeout(this.#claimTimer);
+    this.#claimer.close();
     this.#unsubscribe?.();
     this.#unregister?.();
     // Unanswered deliveries go back untried: the next listener claims them.
