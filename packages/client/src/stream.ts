@@ -22,6 +22,11 @@
  * that connection was lost, as when the process was stopped while the relay sent it) is
  * a late result: sent on the next connection, naming the event and attempt, so the relay
  * records it as an attempt (docs/listen.md#a-stalled-listener).
+ *
+ * Batches: the client asks for them (query `batch=true`) and unpacks the relay's `batch`
+ * messages into their messages, in order. Results answered in the same turn of the
+ * event loop go out together at its end, one frame, to a relay whose hello said
+ * `batch`; to an older relay one frame each.
  */
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
@@ -31,10 +36,12 @@ import {
   STREAM_CLOSE_CODES,
   STREAM_HEARTBEAT_INTERVAL_MS,
   STREAM_PROTOCOL_VERSION,
+  type DeliveryMessage,
   type EventStatus,
   type HelloMessage,
   type ResultMessage,
   type ServerMessage,
+  type SingleServerMessage,
   type StreamMode,
 } from '@hook/core';
 import { HookApiError, networkFailureOf } from './api-errors.ts';
@@ -91,13 +98,15 @@ export type StreamState =
 
 export interface HookStreamEvents {
   state: [StreamState];
-  /** Every message from the relay, `hello` included, in order. */
-  message: [ServerMessage];
+  /** Every message from the relay, `hello` included, in order (a batch's one by one). */
+  message: [SingleServerMessage];
 }
 
 /** The answer to one delivery, without the envelope fields. */
 export type StreamResult = Omit<ResultMessage, 'type' | 'version' | 'late'>;
 type LateResult = NonNullable<ResultMessage['late']>;
+/** A delivery of the current connection waiting for its answer: what a late result would name, and when it came. */
+interface Unanswered { delivery: DeliveryMessage; receivedAtMs: number }
 
 /** Late results (and deliveries of lost connections that may still get one) kept at the most; more are dropped, and the relay offers those deliveries again. */
 const LATE_RESULTS_MAX = 4096;
@@ -113,10 +122,17 @@ export function streamUrl(options: Pick<HookStreamOptions, 'apiUrl' | 'mode' | '
   if (options.skipMissed) url.searchParams.set('skip_missed', 'true');
   if (options.maxInFlight !== undefined) url.searchParams.set('max_in_flight', String(options.maxInFlight));
   if (options.eventTypes !== undefined) url.searchParams.set('types', options.eventTypes.join(','));
+  url.searchParams.set('batch', 'true');
   return url.toString();
 }
 
 const MESSAGE_TYPES = new Set<string>(['hello', 'event.received', 'attempt.finished', 'delivery', 'recorded', 'error']);
+
+function knownMessage(value: unknown): value is SingleServerMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const type = (value as { type?: unknown }).type;
+  return typeof type === 'string' && MESSAGE_TYPES.has(type);
+}
 
 /** A server message, or undefined for text that is not one (a newer relay's message type is skipped, not fatal). */
 export function parseServerMessage(text: string): ServerMessage | undefined {
@@ -126,9 +142,10 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
   } catch {
     return undefined;
   }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const type = (value as { type?: unknown }).type;
-  return typeof type === 'string' && MESSAGE_TYPES.has(type) ? (value as ServerMessage) : undefined;
+  if (knownMessage(value)) return value;
+  const { type, messages } = value as { type?: unknown; messages?: unknown };
+  if (type === 'batch' && Array.isArray(messages)) return { type: 'batch', version: (value as { version: number }).version, messages: messages.filter(knownMessage) };
+  return undefined;
 }
 
 /** A problem document for an error code the relay named, with the registry's status and title when it is known. */
@@ -242,8 +259,13 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
   #fatal: HookApiError | undefined;
   /** Why the current socket is going away, when we know better than its close code. */
   #dropReason: string | undefined;
-  /** Deliveries received on the current socket and not answered yet, with what a late result would name (null: a mirror copy, whose answer is never recorded). */
-  #unanswered = new Map<string, LateResult | null>();
+  /** Deliveries received on the current socket and not answered yet (null: a mirror copy, whose answer is never recorded). */
+  #unanswered = new Map<string, Unanswered | null>();
+  /** Whether the current connection's relay takes batches (its hello's `batch`). */
+  #relayBatches = false;
+  /** Results answered this turn, sent together at its end (#flushResults), with the delivery each answers (for a late result). */
+  #outgoing: Array<{ message: ResultMessage; unanswered: Unanswered | null }> = [];
+  #flushScheduled = false;
   /** Deliveries of earlier connections not answered yet: their answers become late results. */
   readonly #earlier = new Map<string, LateResult>();
   /** Late results waiting for a connection. */
@@ -273,7 +295,8 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
   }
 
   /**
-   * Answers a delivery: `sent` on the connection it came on, or, for a delivery of a
+   * Answers a delivery: `sent` on the connection it came on (at the end of this turn of
+   * the event loop, with the other answers of the turn), or, for a delivery of a
    * connection lost since, as a late result on the current one (`late`) or the next one
    * (`queued`). False, sending nothing, for a delivery this stream does not know (or
    * answered already).
@@ -285,22 +308,60 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     const current = this.#unanswered.get(result.delivery_id);
     if (current !== undefined && open) {
       this.#unanswered.delete(result.delivery_id);
-      socket.send(JSON.stringify(message));
+      this.#queueResult(message, current);
       return 'sent';
     }
     if (current === null) return false; // a mirror copy of a connection going away: nobody waits for its answer
-    const late = current ?? this.#earlier.get(result.delivery_id);
+    const late = current ? lateResultOf(current) : this.#earlier.get(result.delivery_id);
     if (!late) return false;
     this.#unanswered.delete(result.delivery_id);
     this.#earlier.delete(result.delivery_id);
     const lateMessage: ResultMessage = { ...message, late };
     if (open && !current) {
-      socket.send(JSON.stringify(lateMessage));
+      this.#queueResult(lateMessage, null);
       return 'late';
     }
     if (this.#late.length >= LATE_RESULTS_MAX) return false;
     this.#late.push(lateMessage);
     return 'queued';
+  }
+
+  #queueResult(message: ResultMessage, unanswered: Unanswered | null): void {
+    this.#outgoing.push({ message, unanswered });
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => this.#flushResults());
+  }
+
+  /**
+   * Sends the results of this turn: one `batch` frame to a relay that takes them. Results
+   * whose connection closed before they went out become late results for the next one
+   * (a late result already is one: the relay offers its delivery again).
+   */
+  #flushResults(): void {
+    this.#flushScheduled = false;
+    const socket = this.#socket;
+    if (socket === undefined || socket.readyState !== WebSocket.OPEN) {
+      this.#outgoingToLate();
+      return;
+    }
+    const outgoing = this.#outgoing;
+    if (outgoing.length === 0) return;
+    this.#outgoing = [];
+    if (outgoing.length === 1 || !this.#relayBatches) {
+      for (const { message } of outgoing) socket.send(JSON.stringify(message));
+      return;
+    }
+    socket.send(JSON.stringify({ type: 'batch', version: STREAM_PROTOCOL_VERSION, messages: outgoing.map(({ message }) => message) }));
+  }
+
+  /** Results that did not go out before their connection closed: late results on the next one. */
+  #outgoingToLate(): void {
+    for (const { message, unanswered } of this.#outgoing.splice(0)) {
+      if (this.#late.length >= LATE_RESULTS_MAX) break;
+      if (message.late) this.#late.push(message);
+      else if (unanswered) this.#late.push({ ...message, late: lateResultOf(unanswered) });
+    }
   }
 
   /** Deliveries of the current connection still waiting for a result. */
@@ -311,6 +372,7 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
   /** Stops reconnecting and closes the connection (normal closure); resolves once it is closed. */
   async close(): Promise<void> {
     if (!this.#closing && !this.#fatal) {
+      this.#flushResults();
       this.#closing = true;
       clearTimeout(this.#reconnectTimer);
       const socket = this.#socket;
@@ -345,11 +407,14 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     this.#setState({ state: 'connecting', attempt: this.#failures });
     this.#dropReason = undefined;
     this.#unanswered = new Map();
+    this.#relayBatches = false;
     const url = this.#everOpened ? streamUrl({ ...this.#options, skipMissed: false }) : this.url;
     const socket = new WebSocket(url, {
       headers: { authorization: `Bearer ${this.#options.apiKey}`, 'user-agent': this.#options.userAgent ?? 'hook-client' },
       handshakeTimeout: this.#options.handshakeTimeoutMs ?? STREAM_HANDSHAKE_TIMEOUT_MS,
       perMessageDeflate: false,
+      // JSON.parse reads what toString() decodes: invalid UTF-8 would only fail to parse.
+      skipUTF8Validation: true,
     });
     this.#socket = socket;
 
@@ -374,7 +439,8 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
       this.#missedHeartbeats = 0;
       if (isBinary) return;
       const message = parseServerMessage(data.toString());
-      if (message) this.#receive(socket, message);
+      if (message?.type === 'batch') for (const one of message.messages) this.#receive(socket, one);
+      else if (message) this.#receive(socket, message);
     });
     socket.on('error', (error) => {
       this.#dropReason ??= describeSocketError(error);
@@ -382,7 +448,7 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     socket.on('close', (code, reason) => this.#closed(socket, code, reason.toString()));
   }
 
-  #receive(socket: WebSocket, message: ServerMessage): void {
+  #receive(socket: WebSocket, message: SingleServerMessage): void {
     if (socket !== this.#socket) return;
     if (message.type === 'hello') {
       if (message.version !== STREAM_PROTOCOL_VERSION) {
@@ -399,11 +465,12 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
       }
       const reconnected = this.#everOpened;
       this.#everOpened = true;
+      this.#relayBatches = message.batch === true;
       this.#setState({ state: 'open', hello: message, reconnected });
       // Answers that came after their connection was lost, before anything of this one.
       for (const late of this.#late.splice(0)) socket.send(JSON.stringify(late));
     } else if (message.type === 'delivery') {
-      this.#unanswered.set(message.delivery_id, message.mirror ? null : { event_id: message.event.id, attempt: message.attempt, forwarded_at: new Date().toISOString() });
+      this.#unanswered.set(message.delivery_id, message.mirror ? null : { delivery: message, receivedAtMs: Date.now() });
     } else if (message.type === 'error') {
       // The relay refuses something and closes; reconnecting would be refused the same way.
       this.#fatal ??= new HookApiError(problemForCode(message.code, message.detail, message.fix, 400));
@@ -426,7 +493,8 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     if (socket !== this.#socket) return;
     clearInterval(this.#heartbeatTimer);
     // Their answers may still come (the relay sent them; this process may have been stopped): they go on the next connection.
-    for (const [deliveryId, late] of this.#unanswered) if (late && this.#earlier.size < LATE_RESULTS_MAX) this.#earlier.set(deliveryId, late);
+    for (const [deliveryId, unanswered] of this.#unanswered) if (unanswered && this.#earlier.size < LATE_RESULTS_MAX) this.#earlier.set(deliveryId, lateResultOf(unanswered));
+    this.#outgoingToLate();
     this.#unanswered.clear();
     if (code === STREAM_CLOSE_CODES.keyRevoked) {
       this.#fatal ??= new HookApiError(
@@ -456,6 +524,11 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     const base = Math.min(max, initial * 2 ** Math.max(0, attempt - 2));
     return Math.round(base / 2 + (this.#random() * base) / 2);
   }
+}
+
+/** What a late result names: the event, the attempt, and when the delivery came. */
+function lateResultOf({ delivery, receivedAtMs }: Unanswered): LateResult {
+  return { event_id: delivery.event.id, attempt: delivery.attempt, forwarded_at: new Date(receivedAtMs).toISOString() };
 }
 
 /** Creates a stream and starts connecting. */

@@ -101,9 +101,9 @@ afterEach(async () => {
 
 describe('streamUrl', () => {
   it('maps http to ws and https to wss, keeps a path prefix and sets the query', () => {
-    expect(streamUrl({ apiUrl: 'http://127.0.0.1:8080/' })).toBe('ws://127.0.0.1:8080/v1/stream?mode=tail');
+    expect(streamUrl({ apiUrl: 'http://127.0.0.1:8080/' })).toBe('ws://127.0.0.1:8080/v1/stream?mode=tail&batch=true');
     expect(streamUrl({ apiUrl: 'https://relay.example/hook', mode: 'listen', endpointId: 'ep_1', skipMissed: true, maxInFlight: 8 })).toBe(
-      'wss://relay.example/hook/v1/stream?mode=listen&endpoint_id=ep_1&skip_missed=true&max_in_flight=8',
+      'wss://relay.example/hook/v1/stream?mode=listen&endpoint_id=ep_1&skip_missed=true&max_in_flight=8&batch=true',
     );
     expect(() => streamUrl({ apiUrl: 'ftp://x' })).toThrow(TypeError);
   });
@@ -123,7 +123,7 @@ describe('HookStream', () => {
     const { stream: s, states, messages } = stream({ apiUrl: relay.url, mode: 'listen', endpointId: 'ep_1' });
     await until(() => messages.length === 2, 5000, 'two messages');
     expect(relay.upgrades[0]!.headers.authorization).toBe('Bearer hk_test');
-    expect(relay.upgrades[0]!.url).toBe('/v1/stream?mode=listen&endpoint_id=ep_1');
+    expect(relay.upgrades[0]!.url).toBe('/v1/stream?mode=listen&endpoint_id=ep_1&batch=true');
     expect(states.map((state) => state.state)).toEqual(['connecting', 'open']);
     expect(messages.map((message) => message.type)).toEqual(['hello', 'delivery']);
     expect(s.sendResult({ delivery_id: 'dlv_unknown', status: 200, duration_ms: 1 })).toBe(false);
@@ -134,6 +134,50 @@ describe('HookStream', () => {
     await s.close();
     expect(await s.done).toBeNull();
     expect(states.at(-1)).toEqual({ state: 'closed', fatal: null });
+  });
+
+  it('unpacks a relay\'s batch into its messages, in order, and answers one turn\'s results in one batch when hello said batch', async () => {
+    const delivery = (id: string) => ({ type: 'delivery', version: 1, delivery_id: id, attempt: 1, event: { id: `evt_${id}` }, headers: {}, body_base64: '' });
+    const relay = await scriptedRelay({
+      onConnection(ws) {
+        ws.send(JSON.stringify({ ...hello('listen'), batch: true }));
+        ws.send(JSON.stringify({ type: 'batch', version: 1, messages: [delivery('d1'), { type: 'from.the.future', version: 1 }, delivery('d2'), delivery('d3')] }));
+      },
+    });
+    const { stream: s, messages } = stream({ apiUrl: relay.url, mode: 'listen', endpointId: 'ep_1' });
+    await until(() => messages.length === 4, 5000, 'hello and three deliveries');
+    expect(messages.map((message) => (message.type === 'delivery' ? message.delivery_id : message.type))).toEqual(['hello', 'd1', 'd2', 'd3']);
+    expect(s.sendResult({ delivery_id: 'd2', status: 200, duration_ms: 1 })).toBe('sent');
+    expect(s.sendResult({ delivery_id: 'd1', status: 500, duration_ms: 2 })).toBe('sent');
+    await until(() => relay.received.length === 1, 5000, 'the batch');
+    expect(relay.received[0]).toEqual({
+      type: 'batch',
+      version: STREAM_PROTOCOL_VERSION,
+      messages: [
+        { type: 'result', version: STREAM_PROTOCOL_VERSION, delivery_id: 'd2', status: 200, duration_ms: 1 },
+        { type: 'result', version: STREAM_PROTOCOL_VERSION, delivery_id: 'd1', status: 500, duration_ms: 2 },
+      ],
+    });
+    // A lone result goes as itself.
+    expect(s.sendResult({ delivery_id: 'd3', status: 200, duration_ms: 1 })).toBe('sent');
+    await until(() => relay.received.length === 2, 5000, 'the lone result');
+    expect(relay.received[1]).toMatchObject({ type: 'result', delivery_id: 'd3' });
+  });
+
+  it('answers a relay whose hello does not say batch with one result per message', async () => {
+    const delivery = (id: string) => ({ type: 'delivery', version: 1, delivery_id: id, attempt: 1, event: { id: `evt_${id}` }, headers: {}, body_base64: '' });
+    const relay = await scriptedRelay({
+      onConnection(ws) {
+        ws.send(JSON.stringify(hello('listen')));
+        for (const id of ['d1', 'd2']) ws.send(JSON.stringify(delivery(id)));
+      },
+    });
+    const { stream: s, messages } = stream({ apiUrl: relay.url, mode: 'listen', endpointId: 'ep_1' });
+    await until(() => messages.length === 3, 5000, 'hello and two deliveries');
+    s.sendResult({ delivery_id: 'd1', status: 200, duration_ms: 1 });
+    s.sendResult({ delivery_id: 'd2', status: 200, duration_ms: 1 });
+    await until(() => relay.received.length === 2, 5000, 'two results');
+    expect(relay.received.map((message) => (message as { type: string; delivery_id: string }))).toMatchObject([{ type: 'result', delivery_id: 'd1' }, { type: 'result', delivery_id: 'd2' }]);
   });
 
   it('ends with the relay\'s problem when the upgrade is refused with 401, without retrying', async () => {

@@ -28,6 +28,14 @@
  * relay may add types and fields within one protocol version; a field added so is
  * optional to clients, which may meet an older relay.
  *
+ * Batches (query `batch=true`, answered by `batch: true` in hello): several messages in
+ * one WebSocket frame, `{"type":"batch","version":1,"messages":[…]}`, in order. A side
+ * batches only what is ready at the same moment (under load: a claim's deliveries, a
+ * group commit's `recorded` messages, the answers that came in together), never waiting
+ * for more, so a lone message goes alone and at once. The relay sends batches only to a
+ * client that asked, and the client sends them only to a relay whose hello said `batch`:
+ * an older client or relay on either side gets one message per frame, as before.
+ *
  * Liveness: both sides send WebSocket pings every `heartbeat_interval_ms`; a side that
  * misses two pongs in a row closes the socket. A delivery whose listener disconnects
  * before answering is offered again, not counted as a failed attempt.
@@ -101,6 +109,8 @@ export interface HelloMessage {
   event_types?: string[] | null;
   /** Listen mode: this relay sends a `recorded` message after each recorded result. */
   recorded_messages?: true;
+  /** The client asked for batches (query `batch=true`) and this relay speaks them: it may send `batch` messages and takes them. Absent otherwise. */
+  batch?: true;
 }
 
 export interface EventReceivedMessage {
@@ -187,7 +197,17 @@ export interface StreamErrorMessage {
   fix: string;
 }
 
-export type ServerMessage = HelloMessage | EventReceivedMessage | AttemptFinishedMessage | DeliveryMessage | RecordedMessage | StreamErrorMessage;
+/** One of the messages a relay sends on its own. */
+export type SingleServerMessage = HelloMessage | EventReceivedMessage | AttemptFinishedMessage | DeliveryMessage | RecordedMessage | StreamErrorMessage;
+
+/** Several messages in one frame, in order (batches are negotiated: see the module comment). Batches do not nest. */
+export interface BatchMessage<M> {
+  type: 'batch';
+  version: number;
+  messages: M[];
+}
+
+export type ServerMessage = SingleServerMessage | BatchMessage<SingleServerMessage>;
 
 /** A listener's answer to a delivery: what the local server said (status) or why it could not be reached (error). */
 export interface ResultMessage {
@@ -209,33 +229,64 @@ export interface ResultMessage {
   late?: { event_id: string; attempt: number; forwarded_at: string };
 }
 
-export type ClientMessage = ResultMessage;
+export type ClientMessage = ResultMessage | BatchMessage<ResultMessage>;
 
-/** Parses a client message, or says what is wrong with it. */
-export function parseClientMessage(text: string): { ok: true; message: ClientMessage } | { ok: false; problem: string } {
+/** Most messages one client batch may hold (a listener has at most STREAM_MAX_IN_FLIGHT_LIMIT deliveries to answer, and mirror copies). */
+export const STREAM_BATCH_MAX_MESSAGES = 1024;
+
+/** Parses a client message that is one result (not a batch), or says what is wrong with it. */
+export function parseClientMessage(text: string): { ok: true; message: ResultMessage } | { ok: false; problem: string } {
+  const value = jsonObject(text);
+  if (typeof value === 'string') return { ok: false, problem: value };
+  const problem = resultProblem(value);
+  return problem === null ? { ok: true, message: value as unknown as ResultMessage } : { ok: false, problem };
+}
+
+/** Parses a client message, a result or a batch of them (into its results, in order), or says what is wrong with it. */
+export function parseClientMessages(text: string): { ok: true; messages: ResultMessage[] } | { ok: false; problem: string } {
+  const value = jsonObject(text);
+  if (typeof value === 'string') return { ok: false, problem: value };
+  if (value.type !== 'batch') {
+    const problem = resultProblem(value);
+    return problem === null ? { ok: true, messages: [value as unknown as ResultMessage] } : { ok: false, problem };
+  }
+  const { messages } = value;
+  if (!Array.isArray(messages) || messages.length > STREAM_BATCH_MAX_MESSAGES) return { ok: false, problem: `batch.messages must be an array of at most ${STREAM_BATCH_MAX_MESSAGES} results` };
+  for (const [index, message] of messages.entries()) {
+    const problem = typeof message === 'object' && message !== null ? resultProblem(message as Record<string, unknown>) : 'not a JSON object';
+    if (problem !== null) return { ok: false, problem: `batch.messages[${index}]: ${problem}` };
+  }
+  return { ok: true, messages: messages as ResultMessage[] };
+}
+
+/** The JSON object a message is, or what is wrong with it. */
+function jsonObject(text: string): Record<string, unknown> | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { ok: false, problem: 'not JSON' };
+    return 'not JSON';
   }
-  if (typeof value !== 'object' || value === null) return { ok: false, problem: 'not a JSON object' };
-  const message = value as Record<string, unknown>;
-  if (message.type !== 'result') return { ok: false, problem: `unknown message type ${JSON.stringify(message.type)}; clients send only "result"` };
-  if (typeof message.delivery_id !== 'string') return { ok: false, problem: 'result.delivery_id must be a string' };
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : 'not a JSON object';
+}
+
+/** What is wrong with a result, or null. */
+function resultProblem(message: Record<string, unknown>): string | null {
+  if (message.type !== 'result') return `unknown message type ${JSON.stringify(message.type)}; clients send only "result" (or, where batches were agreed, a "batch" of results)`;
+  if (typeof message.delivery_id !== 'string') return 'result.delivery_id must be a string';
   if (message.status !== null && !(Number.isInteger(message.status) && (message.status as number) >= 100 && (message.status as number) <= 599)) {
-    return { ok: false, problem: 'result.status must be an HTTP status (100–599) or null' };
+    return 'result.status must be an HTTP status (100–599) or null';
   }
-  if (typeof message.duration_ms !== 'number' || !(message.duration_ms >= 0)) return { ok: false, problem: 'result.duration_ms must be a number ≥ 0' };
+  if (typeof message.duration_ms !== 'number' || !(message.duration_ms >= 0)) return 'result.duration_ms must be a number ≥ 0';
   for (const field of ['error', 'response_body'] as const) {
-    if (message[field] !== undefined && message[field] !== null && typeof message[field] !== 'string') return { ok: false, problem: `result.${field} must be a string or null` };
+    if (message[field] !== undefined && message[field] !== null && typeof message[field] !== 'string') return `result.${field} must be a string or null`;
   }
   if (message.late !== undefined) {
     const late = message.late as Record<string, unknown> | null;
     if (typeof late !== 'object' || late === null || typeof late.event_id !== 'string' || !(Number.isInteger(late.attempt) && (late.attempt as number) >= 1)
       || typeof late.forwarded_at !== 'string' || Number.isNaN(Date.parse(late.forwarded_at))) {
-      return { ok: false, problem: 'result.late must be {event_id, attempt (≥ 1), forwarded_at (ISO 8601)}' };
+      return 'result.late must be {event_id, attempt (≥ 1), forwarded_at (ISO 8601)}';
     }
   }
-  return { ok: true, message: message as unknown as ResultMessage };
+  return null;
 }

@@ -7,7 +7,7 @@ import { DEFAULT_PROFILE } from '../config.ts';
 import { UsageError } from '../errors.ts';
 import { chooseListenEndpoint, type ChosenEndpoint, type EndpointChoice } from '../forward/endpoint-choice.ts';
 import { deliveryLines, deliveryRecord, type DeliveryReport, type PrintBody } from '../forward/delivery-report.ts';
-import { LocalForwarder, type ForwardOutcome } from '../forward/local-forwarder.ts';
+import { LocalForwarder, type ForwardOutcome, type Forwarding } from '../forward/local-forwarder.ts';
 import { describeTarget, parseForwardTarget } from '../forward/target.ts';
 import { noteConnection, stopSignal, untilRelayAnswers, watchConnection, type ConnectionWatch } from '../stream-connection.ts';
 import { targetText } from '../views.ts';
@@ -114,9 +114,10 @@ export default defineCommand<[string | undefined], ListenOptions>({
     const client = await context.client();
     const apiKey = context.settings.apiKey!;
     const apiUrl = client.apiUrl;
-    const inFlight = new Map<string, AbortController>();
+    /** Deliveries being forwarded to the local server. */
+    const inFlight = new Set<Forwarding>();
     const stop = stopSignal(() => {
-      for (const controller of inFlight.values()) controller.abort();
+      for (const forwarding of inFlight) forwarding.abort();
     });
     const forwarder = new LocalForwarder(target);
     let stream: HookStream | undefined;
@@ -159,10 +160,14 @@ export default defineCommand<[string | undefined], ListenOptions>({
       /** Deliveries of a lost connection answered since: the answer goes on the next connection, whose `recorded` message they wait for. */
       const answeredLate = new Map<string, DeliveryReport>();
       const print = (report: DeliveryReport): void => {
+        if (out.json) {
+          out.record(deliveryRecord(report, options.printBody), '');
+          return;
+        }
         const [first, ...more] = deliveryLines(report, { terminal: out.interactive, printBody: options.printBody });
-        out.record(deliveryRecord(report, options.printBody), first!);
+        out.record(null, first!);
         // The rows under it (the verdict on a terminal, the local answer) are for people only.
-        if (!out.json) for (const line of more) out.record(null, line);
+        for (const line of more) out.record(null, line);
       };
       const printUnconfirmed = (): void => {
         for (const report of unconfirmed.values()) print({ ...report, unconfirmed: 'connection_lost' });
@@ -208,13 +213,13 @@ export default defineCommand<[string | undefined], ListenOptions>({
           return;
         }
         if (message.type !== 'delivery' || stop.isStopped()) return;
-        const controller = new AbortController();
-        inFlight.set(message.delivery_id, controller);
         const forwardedAt = new Date().toISOString();
-        void forwarder.forward(message, controller.signal).then((outcome) => {
-          inFlight.delete(message.delivery_id);
+        const forwarding = forwarder.forward(message);
+        inFlight.add(forwarding);
+        void forwarding.outcome.then((outcome) => {
+          inFlight.delete(forwarding);
           // Abandoned at shutdown: left unanswered, so the relay offers it again.
-          if (controller.signal.aborted) return;
+          if (forwarding.aborted) return;
           const sent = live.sendResult({
             delivery_id: message.delivery_id,
             status: outcome.status,
@@ -249,7 +254,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
       const ending = await Promise.race([stop.stopped.then(() => 'stopped' as const), live.done]);
       if (refusal) throw refusal;
       if (ending !== 'stopped') {
-        for (const controller of inFlight.values()) controller.abort();
+        for (const forwarding of inFlight) forwarding.abort();
         printUnconfirmed();
         printUnsent();
         // A fatal refusal (bad key, endpoint gone): the relay's problem, exit 1.
@@ -261,12 +266,12 @@ export default defineCommand<[string | undefined], ListenOptions>({
         }
         // Results already sent get their verdict too, within the same grace.
         const deadline = Date.now() + STOP_GRACE_MS;
-        while ((inFlight.size > 0 || unconfirmed.size > 0) && Date.now() < deadline && !(inFlight.size > 0 && [...inFlight.values()].every((controller) => controller.signal.aborted))) {
+        while ((inFlight.size > 0 || unconfirmed.size > 0) && Date.now() < deadline && !(inFlight.size > 0 && [...inFlight].every((forwarding) => forwarding.aborted))) {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         if (inFlight.size > 0) {
           noteConnection(out, { state: 'stopping', abandoned: inFlight.size }, `Abandoned ${countOf(inFlight.size, 'delivery', 'deliveries')}; the relay offers them again to the next listener.`);
-          for (const controller of inFlight.values()) controller.abort();
+          for (const forwarding of inFlight) forwarding.abort();
         }
         printUnconfirmed();
       }

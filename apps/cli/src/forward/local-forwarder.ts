@@ -4,10 +4,15 @@
  * re-serialised, so signatures verify), the delivery's headers (the original ones that
  * may travel plus webhook-id/-timestamp/-signature and x-hook-*) minus hop-by-hop
  * ones, and a content-length of its own. One keep-alive pool per `hook listen`.
+ *
+ * Requests go through undici's `dispatch` with a handler of our own rather than
+ * `request()`: the target is one origin known at start, so no URL is parsed per request,
+ * and the answer's first bytes are kept as they arrive, with no readable stream or abort
+ * signal made for each of a thousand requests a second.
  */
-import { Agent, request } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { DeliveryMessage } from '@hook/core';
-import { forwardUrl, type ForwardTarget } from './target.ts';
+import { forwardPath, type ForwardTarget } from './target.ts';
 
 /** How long the local server has to answer one delivery. */
 export const FORWARD_TIMEOUT_MS = 30_000;
@@ -36,12 +41,12 @@ export interface ForwardOutcome {
 
 /** The headers to send: the delivery's, minus hop-by-hop ones and any the Connection header names. */
 export function headersToForward(headers: Record<string, string>, bodyLength: number): Record<string, string> {
-  const named = new Set((headers.connection ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
+  const named = headers.connection === undefined ? undefined : new Set(headers.connection.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
     const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named.has(lower)) continue;
-    out[lower] = value;
+    if (HOP_BY_HOP.has(lower) || named?.has(lower)) continue;
+    out[lower] = headers[name]!;
   }
   out['content-length'] = String(bodyLength);
   return out;
@@ -71,64 +76,111 @@ function describeFailure(error: unknown, url: string, timeoutMs: number): string
   }
 }
 
+/**
+ * One delivery on its way to the local server: undici's dispatch calls it back as the
+ * answer comes, and `outcome` resolves (never rejects) once it is in or has failed.
+ */
+export class Forwarding implements Dispatcher.DispatchHandlers {
+  readonly outcome: Promise<ForwardOutcome>;
+  /** Whether `abort()` was called: hook listen stopped before the answer. */
+  aborted = false;
+  readonly #url: string;
+  readonly #timeoutMs: number;
+  readonly #started = performance.now();
+  #resolve!: (outcome: ForwardOutcome) => void;
+  #abortRequest: ((error?: Error) => void) | undefined;
+  #status: number | null = null;
+  readonly #kept: Buffer[] = [];
+  #keptBytes = 0;
+
+  constructor(url: string, timeoutMs: number) {
+    this.#url = url;
+    this.#timeoutMs = timeoutMs;
+    this.outcome = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  /** Gives up on the request; the outcome says so, unless the answer came first. */
+  abort(): void {
+    this.aborted = true;
+    this.#abortRequest?.();
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.#abortRequest = abort;
+    if (this.aborted) abort();
+  }
+
+  onHeaders(statusCode: number): boolean {
+    // 1xx answers (100 Continue, 103 Early Hints) come before the real one.
+    if (statusCode >= 200) this.#status = statusCode;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#keptBytes < RESPONSE_BODY_MAX_BYTES) {
+      this.#kept.push(chunk);
+      this.#keptBytes += chunk.length;
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    const kept = this.#kept.length === 1 ? this.#kept[0]! : Buffer.concat(this.#kept);
+    this.#resolve({
+      url: this.#url,
+      status: this.#status,
+      durationMs: this.#elapsed(),
+      error: null,
+      // NUL cannot be stored in PostgreSQL text, and a local server may send anything.
+      responseBody: kept.toString('utf8', 0, RESPONSE_BODY_MAX_BYTES).replaceAll('\u0000', '\uFFFD'),
+    });
+  }
+
+  onError(error: Error): void {
+    const why = this.aborted ? 'hook listen stopped before the answer' : describeFailure(error, this.#url, this.#timeoutMs);
+    this.#resolve({ url: this.#url, status: null, durationMs: this.#elapsed(), error: why, responseBody: null });
+  }
+
+  #elapsed(): number {
+    return Math.round((performance.now() - this.#started) * 100) / 100;
+  }
+}
+
 /** Forwards deliveries to one target over a keep-alive pool. */
 export class LocalForwarder {
   readonly target: ForwardTarget;
-  readonly #agent: Agent;
+  readonly #pool: Pool;
   readonly #timeoutMs: number;
 
   constructor(target: ForwardTarget, options: { timeoutMs?: number; connections?: number } = {}) {
     this.target = target;
     this.#timeoutMs = options.timeoutMs ?? FORWARD_TIMEOUT_MS;
-    this.#agent = new Agent({
+    this.#pool = new Pool(target.origin, {
       connections: options.connections ?? 64,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
       connect: { timeout: this.#timeoutMs },
+      // These bound the wait for each request (an AbortSignal.timeout per request would keep
+      // a signal and a timer alive for the whole timeout, tens of thousands at once).
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
     });
   }
 
-  /** Sends one delivery; never throws (a failure is an outcome with status null). */
-  async forward(delivery: DeliveryMessage, signal?: AbortSignal): Promise<ForwardOutcome> {
-    const url = forwardUrl(this.target, delivery.event.path, delivery.event.query);
+  /** Sends one delivery. */
+  forward(delivery: DeliveryMessage): Forwarding {
+    const path = forwardPath(this.target, delivery.event.path, delivery.event.query);
+    const forwarding = new Forwarding(`${this.target.origin}${path}`, this.#timeoutMs);
     const body = Buffer.from(delivery.body_base64, 'base64');
-    const started = performance.now();
-    const elapsed = (): number => Math.round((performance.now() - started) * 100) / 100;
     try {
-      const response = await request(url, {
-        method: 'POST',
-        headers: headersToForward(delivery.headers, body.length),
-        body,
-        dispatcher: this.#agent,
-        // The agent's connect, headers and body timeouts bound the wait. (An AbortSignal.timeout
-        // per request keeps each request's signal and timer alive for the whole timeout: at
-        // a thousand events a second, tens of thousands of them, some 60 MB of hook listen's memory.)
-        signal,
-      });
-      const kept: Buffer[] = [];
-      let keptBytes = 0;
-      for await (const chunk of response.body) {
-        if (keptBytes < RESPONSE_BODY_MAX_BYTES) {
-          kept.push(chunk as Buffer);
-          keptBytes += (chunk as Buffer).length;
-        }
-      }
-      return {
-        url,
-        status: response.statusCode,
-        durationMs: elapsed(),
-        error: null,
-        // NUL cannot be stored in PostgreSQL text, and a local server may send anything.
-        responseBody: Buffer.concat(kept).subarray(0, RESPONSE_BODY_MAX_BYTES).toString('utf8').replaceAll('\u0000', '\uFFFD'),
-      };
+      this.#pool.dispatch({ path, method: 'POST', headers: headersToForward(delivery.headers, body.length), body }, forwarding);
     } catch (error) {
-      const cancelled = signal?.aborted === true;
-      return { url, status: null, durationMs: elapsed(), error: cancelled ? 'hook listen stopped before the answer' : describeFailure(error, url, this.#timeoutMs), responseBody: null };
+      // A request undici refuses outright (a header value it cannot send, say).
+      forwarding.onError(error as Error);
     }
+    return forwarding;
   }
 
   async close(): Promise<void> {
-    await this.#agent.close();
+    await this.#pool.close();
   }
 }

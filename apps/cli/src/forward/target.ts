@@ -51,10 +51,15 @@ export function parseForwardTarget(argument: string, pathOverride?: string): For
 
 /** The URL one event is forwarded to (see the module comment). */
 export function forwardUrl(target: ForwardTarget, eventPath: string, eventQuery: string): string {
+  return `${target.origin}${forwardPath(target, eventPath, eventQuery)}`;
+}
+
+/** The path and query of that URL, as the request line has them. */
+export function forwardPath(target: ForwardTarget, eventPath: string, eventQuery: string): string {
   const suffix = eventPath === '' || eventPath.startsWith('/') ? eventPath : `/${eventPath}`;
   const path = `${target.basePath}${suffix}` || '/';
-  const query = [target.baseQuery, eventQuery].filter(Boolean).join('&');
-  return `${target.origin}${path}${query ? `?${query}` : ''}`;
+  const query = target.baseQuery && eventQuery ? `${target.baseQuery}&${eventQuery}` : target.baseQuery || eventQuery;
+  return query ? `${path}?${query}` : path;
 }
 
 /** The target as people read it: `http://127.0.0.1:3000/webhooks`. */

@@ -33,6 +33,12 @@ export class Output {
   #held: Array<readonly [unknown, string | Line]> | null = null;
   /** The line fitter, loaded by `prepareStream` when a terminal shows the stream. */
   #terminal: typeof import('../ui/terminal-line.ts') | undefined;
+  /**
+   * Stream records for a stdout that is no terminal (a pipe, a file), written together at
+   * the end of this turn of the event loop: one write, not one system call per record,
+   * when a stream has many at once (hook listen under load).
+   */
+  #unwritten = '';
 
   constructor(streams: OutputStreams, options: { json: boolean }) {
     this.#streams = streams;
@@ -51,6 +57,7 @@ export class Output {
   async result(value: unknown, view: View | (() => View)): Promise<void> {
     if (this.#resultWritten) throw new Error('Output.result called twice: a run prints one result');
     this.#resultWritten = true;
+    this.flush();
     if (this.json) {
       this.#streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
       return;
@@ -83,12 +90,21 @@ export class Output {
 
   #writeRecord(value: unknown, line: string | Line): void {
     const { stdout } = this.#streams;
-    let text: string;
-    if (this.json) text = JSON.stringify(value);
-    else if (typeof line === 'string') text = line;
-    else if (stdout.isTTY && this.#terminal) text = this.#terminal.terminalLine(line, stdout.columns || 80, stdout);
-    else text = plainLine(line);
+    if (this.json || !stdout.isTTY) {
+      if (this.#unwritten === '') setImmediate(() => this.flush());
+      this.#unwritten += `${this.json ? JSON.stringify(value) : typeof line === 'string' ? line : plainLine(line)}\n`;
+      return;
+    }
+    const text = typeof line === 'string' ? line : this.#terminal ? this.#terminal.terminalLine(line, stdout.columns || 80, stdout) : plainLine(line);
     this.#aboveStatus(stdout, `${text}\n`);
+  }
+
+  /** Writes the stream records not written yet (they go at the end of each turn of the event loop by themselves). */
+  flush(): void {
+    if (this.#unwritten === '') return;
+    const text = this.#unwritten;
+    this.#unwritten = '';
+    this.#streams.stdout.write(text);
   }
 
   /**
@@ -147,6 +163,7 @@ export class Output {
   /** Bytes exactly as given on stdout (an event body); nothing is added. */
   bytes(data: Uint8Array): void {
     this.#resultWritten = true;
+    this.flush();
     this.#streams.stdout.write(data);
   }
 
@@ -157,6 +174,7 @@ export class Output {
    */
   protocolStream(): NodeJS.WritableStream {
     this.#resultWritten = true;
+    this.flush();
     return this.#streams.stdout;
   }
 
