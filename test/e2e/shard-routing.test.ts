@@ -33,6 +33,7 @@ import { startSqlCapture, type CapturedStatement, type SqlCapture } from '../sup
 const LAYOUT: ShardLayout = {
   distributed: {
     event: 'account_id',
+    event_dedupe_key: 'account_id',
     delivery: 'account_id',
     attempt: 'account_id',
     endpoint: 'account_id',

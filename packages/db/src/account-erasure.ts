@@ -16,8 +16,8 @@
  *    keys (and their console sessions), members, endpoints, destinations, plan history,
  *    usage rows and playground session (migrations 001–010), then sweeps what has no
  *    foreign key: events stored meanwhile by an ingest request that had looked its
- *    endpoint up before step 1, their attempts and deliveries (an event's dedupe key is a
- *    column of it, migration 014), and the notification outbox; its keys' rate-limit counters (migration 015)
+ *    endpoint up before step 1, their attempts and deliveries, the endpoints' dedupe keys
+ *    (migration 022), and the notification outbox; its keys' rate-limit counters (migration 015)
  *    go just before it. The account row goes first: deleting its usage
  *    rows waits for any ingest statement of the account in flight to commit, and once
  *    they are gone no ingest statement can store anything for it (it meters every event
@@ -107,7 +107,12 @@ export async function removeAccountRow(orm: Orm, accountId: string): Promise<Acc
       `delete from rate_limit_counter where key in (select 'api-key ' || id from api_key where account_id = ? union all select 'api-account ' || ?::text)`,
       [accountId, accountId],
     );
+    const endpoints = await em.execute<{ id: string }[]>('select id from endpoint where account_id = ?', [accountId]);
     await em.execute('delete from account where id = ?', [accountId]);
+    // Dedupe keys are rows of their own (migration 022), found by endpoint; after the account
+    // row, so that a key an ingest statement in flight claimed goes too.
+    // endpoint ids hold letters, digits and `_` only: an array literal
+    await em.execute('delete from event_dedupe_key where endpoint_id = any(?::text[])', [`{${endpoints.map((row) => row.id).join(',')}}`]);
     const [swept] = await em.execute<{ events: number }[]>(
       `with stray as (
          select id from event where account_id = ?

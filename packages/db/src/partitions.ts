@@ -210,6 +210,19 @@ async function removeDeliveries(em: EntityManager, leaf: HistoryLeaf): Promise<v
 }
 
 /**
+ * Removes the dedupe keys of a leaf's events (event_dedupe_key, migration 022: a table of
+ * its own, which a dropped leaf does not take along), through the leaf's keyed rows and the
+ * keys' primary key. A key left behind (a pass cut short) only takes room: ingest takes over
+ * a key whose event is gone.
+ */
+async function removeDedupeKeys(em: EntityManager, leaf: HistoryLeaf): Promise<void> {
+  await em.execute(`
+    delete from event_dedupe_key k using ${leaf.eventLeaf} e
+    where e.dedupe_key is not null and k.endpoint_id = e.endpoint_id and k.dedupe_key = e.dedupe_key
+      and (k.event_id = e.id or k.event_id is null)`);
+}
+
+/**
  * Detaches (CONCURRENTLY: neither reads nor writes of the table wait) and drops one leaf of
  * one table; returns whether this call dropped it (another process may have).
  */
@@ -243,6 +256,7 @@ export async function dropExpiredPartitions(orm: Orm, options: { now?: Date; sig
     try {
       result.moved += await keepLongerRetained(em, leaf);
       await removeDeliveries(em, leaf);
+      await removeDedupeKeys(em, leaf);
       let dropped = false;
       for (const table of HISTORY_TABLES) dropped = await detachAndDrop(em, table, leaf.retentionClass, leaf.eventLeaf.replace(/^event/, table));
       if (dropped) result.leaves++; // the event table's drop (the last) was this pass's

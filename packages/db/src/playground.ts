@@ -103,6 +103,8 @@ export async function removeExpiredPlaygrounds(orm: Orm, now: Date = new Date(),
        delete from attempt where event_id in (select id from event where account_id in (select account_id from expired))
      ), removed_events as (
        delete from event where account_id in (select account_id from expired)
+     ), removed_keys as (
+       delete from event_dedupe_key where endpoint_id in (select id from endpoint where account_id in (select account_id from expired))
      ), removed_accounts as (
        delete from account where id in (select account_id from expired) returning id
      )

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstIdAt, newId } from '@hook/core';
-import { createOrm, insertEvents, type NewEvent, type Orm } from '../src/index.ts';
+import { createOrm, dropExpiredPartitions, insertEvents, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 import { insertEndpoint } from './rows.ts';
@@ -94,5 +94,44 @@ describe('insertEvents with dedupe keys', () => {
     await insertEvents(orm, [before, after]);
     const leaves = await sql('select tableoid::regclass::text as leaf from event where id in (?, ?)', [before.id, after.id]);
     expect(new Set(leaves.map((row) => row.leaf)).size).toBe(2);
+  });
+
+  it('a key whose event is gone (a removal that left the key behind) is taken over by the next copy, and held again', async () => {
+    const [first] = [keyed('orphan')];
+    await insertEvents(orm, [first!]);
+    await sql('delete from event where id = ?', [first!.id]);
+    expect(await sql('select event_id from event_dedupe_key where endpoint_id = ? and dedupe_key = ?', [endpointId, 'orphan'])).toEqual([{ event_id: first!.id }]);
+    const second = keyed('orphan');
+    expect(await insertEvents(orm, [second])).toEqual([{ stored: true, delivery: null }]);
+    expect(await sql('select event_id from event_dedupe_key where endpoint_id = ? and dedupe_key = ?', [endpointId, 'orphan'])).toEqual([{ event_id: second.id }]);
+    expect(await insertEvents(orm, [keyed('orphan')])).toEqual([{ stored: false, reason: 'duplicate', originalId: second.id }]);
+  });
+
+  it("a previous-version relay's statement (022 redefines the function it calls) and this version's see each other's keys", async () => {
+    // the previous release's insert, reduced to its dedupe: stored only when hook_dedupe_original names no holder
+    const previousRelease = async (event: NewEvent): Promise<boolean> => (await sql(`
+      insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at, delivery_count, dedupe_key, retention_class)
+      select ?, ?, ?, 'POST', '', '', '{}'::jsonb, ?, 1, ?, 0, ?::text, 90
+      where hook_dedupe_original(?, ?, ?) is null
+      on conflict do nothing returning id`,
+    [event.id, accountId, event.endpointId, event.body, event.receivedAt, event.dedupeKey, event.endpointId, event.dedupeKey, firstIdAt('event', 0)])).length === 1;
+    const old = keyed('old-first');
+    expect(await previousRelease(old)).toBe(true);
+    expect(await insertEvents(orm, [keyed('old-first')])).toEqual([{ stored: false, reason: 'duplicate', originalId: old.id }]);
+    const current = keyed('current-first');
+    await insertEvents(orm, [current]);
+    expect(await previousRelease(keyed('current-first'))).toBe(false);
+    const rows = await sql(`select dedupe_key, count(*)::int as n from event where dedupe_key in ('old-first', 'current-first') group by dedupe_key order by 1`);
+    expect(rows).toEqual([{ dedupe_key: 'current-first', n: 1 }, { dedupe_key: 'old-first', n: 1 }]);
+  });
+
+  it('a partition dropped by retention takes its events\' keys along', async () => {
+    const keysBefore = await sql('select count(*)::int as n from event_dedupe_key where endpoint_id in (?, ?)', [endpointId, otherEndpointId]);
+    expect(keysBefore[0].n).toBeGreaterThan(0);
+    // every partition of the account's class is past its retention a year from now
+    const dropped = await dropExpiredPartitions(orm, { now: new Date(Date.now() + 365 * 86_400_000) });
+    expect(dropped.leaves).toBeGreaterThan(0);
+    expect(await sql('select count(*)::int as n from event where account_id = ?', [accountId])).toEqual([{ n: 0 }]);
+    expect(await sql('select count(*)::int as n from event_dedupe_key where endpoint_id in (?, ?)', [endpointId, otherEndpointId])).toEqual([{ n: 0 }]);
   });
 });

@@ -19,6 +19,7 @@ import { BodyTextParallelUnsafe } from './018-body-text-parallel-unsafe.ts';
 import { PartitionedHistory } from './019-partitioned-history.ts';
 import { ListIndexes } from './020-list-indexes.ts';
 import { PartitionedDeliveries } from './021-partitioned-deliveries.ts';
+import { DedupeKeys } from './022-dedupe-keys.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   { name: '019-partitioned-history', class: PartitionedHistory },
   { name: '020-list-indexes', class: ListIndexes },
   { name: '021-partitioned-deliveries', class: PartitionedDeliveries },
+  { name: '022-dedupe-keys', class: DedupeKeys },
 ];

@@ -19,25 +19,21 @@
  * notification outbox, once per month, in the same transaction.
  *
  * Duplicates (docs/sources.md, Duplicates): before the statement, the batch's keys are
- * looked up (dedupe-keys.ts, one probe of each partition's unique index on (endpoint,
- * key), on the queue's connections, whose plans never scan a table: a join in this
- * statement was planned as a scan of `event` once the plan was cached while the table was
- * small). An event whose key is stored already is answered with that event's id and is
- * neither metered nor stored. A batch holds one copy of a key (later copies wait for the
- * first's outcome). The others are inserted against the key's uniqueness, which has two
- * halves since history is partitioned (migration 019; a unique index on a partitioned
- * table must hold its partition keys, which would make it useless here):
- * - within a partition, ON CONFLICT DO NOTHING against the partition's unique index;
- * - across partitions (two copies either side of a period or class boundary), the usage
- *   rows: they are locked before any event is inserted and an endpoint's events all meter
- *   on its account's row, so two statements storing one key take turns, and the second
- *   looks the key up again after its turn came (hook_dedupe_original, a volatile function:
- *   it sees the first's commit, which the statement's own snapshot does not).
- * So of any number of copies stored at once, here or by other relay processes, exactly one
- * is stored, and a copy that lost the race comes back as a duplicate and is looked up
- * after. The count grows by the events inserted. An event over the allowance is not
- * inserted and holds no key; one refused so while its key was being stored elsewhere is a
- * duplicate.
+ * looked up (dedupe-keys.ts: one probe each of `event_dedupe_key`, migration 022, on the
+ * queue's connections, whose plans never scan a table). An event whose key is held already
+ * is answered with that event's id and is neither metered nor stored. A batch holds one
+ * copy of a key (later copies wait for the first's outcome). The others claim their key as
+ * they are stored: an insert into `event_dedupe_key`, whose primary key spans the whole
+ * history (partitions included), ON CONFLICT taking over only a key whose event is gone
+ * (hook_dedupe_holder, a volatile function: it sees what committed since the statement
+ * began); only events whose claim went in are stored. Two statements claiming one key wait
+ * for each other at that index (and take turns on the account's usage row before it, so
+ * neither holds a key the other waits for while waiting for the usage row). So of any
+ * number of copies stored at once, here or by other relay processes, exactly one is
+ * stored, and a copy that lost the race comes back as a duplicate and is looked up after.
+ * The count grows by the events inserted. An event over the allowance is not inserted and
+ * claims no key; one refused so while its key was being stored elsewhere is a duplicate.
+ * A keyed event so costs the plain insert, the probe before and one index entry.
  *
  * Partitions: each event is stored in its account's retention class (partitions.ts), with
  * its deliveries. A partition missing (the relay did not run for days, or a new class)
@@ -60,7 +56,7 @@
  * accounts under load (bench:ingest, BENCH_ACCOUNTS=10 BENCH_DISTRIBUTED=1).
  */
 import { sql, type RawBuilder } from 'kysely';
-import { firstIdAt, PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type EndpointFilter, type Plan } from '@hook/core';
+import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type EndpointFilter, type Plan } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { ensureHistoryPartitions, retentionClassSql } from '../../partitions.ts';
 import { openSigningSecrets } from '../../signing-secrets.ts';
@@ -120,13 +116,6 @@ async function ensureUsageRows(orm: Orm, account: string | null, events: readonl
     on conflict do nothing`).execute(orm.em.getKysely());
   for (const key of missing.keys()) known.add(key);
 }
-
-/**
- * How far back (from the batch's oldest receive time) the in-statement lookup of a key
- * looks: it need only find copies stored since the lookup before the statement, which
- * are recent whatever clock their relay process has.
- */
-const DEDUPE_RACE_WINDOW_MS = 3_600_000;
 
 /** Times a duplicate whose original was removed meanwhile (retention) is tried again as new, at the most. */
 const STALE_KEY_RETRIES = 3;
@@ -303,14 +292,19 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     return ++meter.count;
   });
   const meters = [...meterOf.values()].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.month < b.month ? -1 : 1));
-  // Events with a dedupe key are inserted against its unique index (see above); a batch without any keeps the plain statement.
+  // Events with a dedupe key claim it as they are stored (see above); a batch without any keeps the plain statement.
   const keyed = events.some((event) => event.dedupeKey);
-  // Against each leaf's unique index on the key, and, for a copy stored meanwhile in another
-  // leaf (a period or class boundary between them), a fresh lookup after this statement's
-  // turn on the usage row (hook_dedupe_original: a volatile function sees what committed
-  // since the statement began).
-  const onConflict = keyed ? sql`where dedupe_key is null or hook_dedupe_original(endpoint_id, dedupe_key, ${firstIdAt('event', Math.min(...events.map((e) => e.receivedAt.getTime())) - DEDUPE_RACE_WINDOW_MS)}) is null
-      on conflict do nothing` : sql``;
+  const claims = keyed
+    ? sql`
+    claimed as (
+      insert into event_dedupe_key (endpoint_id, dedupe_key, event_id, account_id)
+      select endpoint_id, dedupe_key, id, ${accountOf('account_id')} from accepted where dedupe_key is not null
+      on conflict (endpoint_id, dedupe_key) do update set event_id = excluded.event_id
+        where hook_dedupe_holder(event_dedupe_key.endpoint_id, event_dedupe_key.dedupe_key, event_dedupe_key.event_id) is null${pinned ? sql` and event_dedupe_key.account_id = ${pinned}` : sql``}
+      returning event_id
+    ),`
+    : sql``;
+  const onlyClaimed = keyed ? sql`where dedupe_key is null or id in (select event_id from claimed)` : sql``;
   const stored = keyed ? sql`join inserted i on i.id = a.id` : sql``;
   // A tracing relay stores each event's ingest span (docs/deployment.md#tracing); a batch without any leaves the statement as it is.
   const traced = events.some((event) => event.traceParent);
@@ -361,14 +355,14 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     accepted as (
       select b.*, u.retention_class from batch b join usage u on u.account_id = b.account_id and u.month = b.month
       where u.events_limit is null or u.events_accepted + b.rn <= u.events_limit
-    ),${traceParents}
+    ),${traceParents}${claims}
     inserted as (
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
                          content_type, size, received_at, delivery_count, verification, handshake, dedupe_key, retention_class${traced ? sql`, trace_parent` : sql``})
       select id, ${accountOf('account_id')}, endpoint_id, type, method, path, query, headers, body,
              content_type, size, received_at, delivery_count, verification::jsonb, handshake, dedupe_key, retention_class${traced ? sql`, t.trace_parent` : sql``}
       from accepted${traced ? sql` left join traced t using (id)` : sql``}
-      ${onConflict}
+      ${onlyClaimed}
       returning id
     ),
     counted as (
