@@ -131,6 +131,8 @@ describe('listen mode on an endpoint with a CLI destination', () => {
     const listener = await connect(`mode=listen&endpoint_id=${endpoint.id}`);
     const hello = await listener.next('hello');
     expect(hello).toMatchObject({ mode: 'listen', version: 1, endpoint: { id: endpoint.id, destination_type: 'cli', mirror: false, url: endpoint.url } });
+    // A client that did not ask for batches gets none (an older hook CLI).
+    expect(hello.batch).toBeUndefined();
 
     const one = await listener.next('delivery');
     const two = await listener.next('delivery');
@@ -196,6 +198,30 @@ describe('listen mode on an endpoint with a CLI destination', () => {
     await new Promise((resolve) => setTimeout(resolve, 1300)); // past a poll: the missed event is still not offered
     expect(a.messages.filter((m) => m.type === 'delivery').map((m) => (m as DeliveryMessage).event.id)).toEqual([fresh]);
     expect((await eventOf(missed)).status).toBe('pending');
+  });
+
+  it('to a client that asks for batches, sends what is ready at once in one frame, and records a batch of results', async () => {
+    const endpoint = await cliEndpoint('listen-batches');
+    const sent = [];
+    for (let n = 0; n < 6; n++) sent.push(await send(endpoint.url, `{"n":${n}}`));
+    const listener = await connect(`mode=listen&endpoint_id=${endpoint.id}&batch=true`);
+    const frames: any[] = [];
+    listener.socket.on('message', (data) => frames.push(JSON.parse(data.toString())));
+    const hello = await listener.next('hello');
+    expect(hello.batch).toBe(true);
+    await expect.poll(() => frames.flatMap((frame) => (frame.type === 'batch' ? frame.messages : [frame])).filter((message: any) => message.type === 'delivery').length).toBe(6);
+    const deliveries: DeliveryMessage[] = frames.flatMap((frame) => (frame.type === 'batch' ? frame.messages : [frame])).filter((message: any) => message.type === 'delivery');
+    // The backlog is claimed at once: its deliveries share frames, oldest first.
+    expect(frames.some((frame) => frame.type === 'batch' && frame.messages.length > 1)).toBe(true);
+    expect(deliveries.map((delivery) => delivery.event.id)).toEqual(sent);
+    listener.socket.send(JSON.stringify({
+      type: 'batch',
+      version: 1,
+      messages: deliveries.map((delivery, n) => ({ type: 'result', version: 1, delivery_id: delivery.delivery_id, status: n === 0 ? 500 : 200, duration_ms: 2 })),
+    }));
+    await expect.poll(() => frames.flatMap((frame) => (frame.type === 'batch' ? frame.messages : [frame])).filter((message: any) => message.type === 'recorded').length).toBe(6);
+    expect((await until(sent[5]!, (event) => event.status === 'delivered')).attempts).toMatchObject([{ n: 1, trigger: 'listen', response_status: 200 }]);
+    expect((await eventOf(sent[0]!)).status).toBe('retrying');
   });
 
   it('closes with a protocol error on a message it cannot understand', async () => {

@@ -234,14 +234,6 @@ export type ClientMessage = ResultMessage | BatchMessage<ResultMessage>;
 /** Most messages one client batch may hold (a listener has at most STREAM_MAX_IN_FLIGHT_LIMIT deliveries to answer, and mirror copies). */
 export const STREAM_BATCH_MAX_MESSAGES = 1024;
 
-/** Parses a client message that is one result (not a batch), or says what is wrong with it. */
-export function parseClientMessage(text: string): { ok: true; message: ResultMessage } | { ok: false; problem: string } {
-  const value = jsonObject(text);
-  if (typeof value === 'string') return { ok: false, problem: value };
-  const problem = resultProblem(value);
-  return problem === null ? { ok: true, message: value as unknown as ResultMessage } : { ok: false, problem };
-}
-
 /** Parses a client message, a result or a batch of them (into its results, in order), or says what is wrong with it. */
 export function parseClientMessages(text: string): { ok: true; messages: ResultMessage[] } | { ok: false; problem: string } {
   const value = jsonObject(text);

@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
 import {
-  ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, randomToken, parseClientMessage, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
+  ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, randomToken, parseClientMessages, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
   type AttemptTrigger, type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
 import { claimForListener, Destination, Endpoint, makeDestinationsDue, readDeliveries, type ClaimedDelivery, type Orm } from '@hook/db';
@@ -10,7 +10,7 @@ import { Claimer, type ReservedSlot } from '../delivery/claimer.ts';
 import { deliveryMessage } from './copies.ts';
 import type { EventSummary, StoredEvent, StreamHub } from './hub.ts';
 import { LISTENER_PRESENCE_MS, type ListenerHandle, type ListenerRegistry } from './listeners.ts';
-import { closeWithError, sendMessage } from './socket.ts';
+import { closeWithError, StreamOutbox } from './socket.ts';
 
 /** The endpoint a session listens on, as found when it connected. */
 export interface ListenEndpoint {
@@ -39,6 +39,8 @@ export interface ListenSessionOptions {
   heartbeatIntervalMs: number;
   /** How often to claim without being woken (retries coming due). */
   pollIntervalMs: number;
+  /** The client takes batches (query `batch=true`): this turn's messages go in one frame (StreamOutbox). */
+  batches: boolean;
   onError: (error: unknown) => void;
 }
 
@@ -77,6 +79,7 @@ export class ListenSession {
   readonly #fromEventId: string;
   /** Claims this destination's deliveries for this session (the one claimer, as a worker's). */
   readonly #claimer: Claimer;
+  readonly #outbox: StreamOutbox;
   readonly #waiting = new Map<string, Waiting>();
   readonly #mirrorQueue: DeliveryMessage[] = [];
   #mirrorsOut = 0;
@@ -96,6 +99,7 @@ export class ListenSession {
     this.#options = options;
     this.#endpoint = options.endpoint;
     this.#fromEventId = options.skipMissed ? firstIdAt('event', Date.now()) : '';
+    this.#outbox = new StreamOutbox(options.socket, { batches: options.batches });
     const destinationId = this.#endpoint.destinationId;
     this.#claimer = new Claimer({
       slots: options.maxInFlight,
@@ -130,7 +134,7 @@ export class ListenSession {
       onEventSummary: (summary) => this.#onEventStoredElsewhere(summary),
     });
     if (!(await this.#stillThere())) return;
-    sendMessage(socket, {
+    this.#outbox.send({
       type: 'hello',
       version: STREAM_PROTOCOL_VERSION,
       mode: 'listen',
@@ -141,6 +145,7 @@ export class ListenSession {
       max_in_flight: this.#options.maxInFlight,
       event_types: this.#options.eventTypes === null ? null : [...this.#options.eventTypes],
       recorded_messages: true,
+      ...(this.#options.batches ? { batch: true as const } : {}),
     });
     if (!this.#serving) {
       if (this.#mirrorAs) this.#watchMirror(this.#mirrorAs);
@@ -165,12 +170,14 @@ export class ListenSession {
     const destinations = endpoint ? await em.find(Destination, { endpointId: this.#endpoint.id, accountId, deletedAt: null }, { orderBy: { position: 'asc' } }) : [];
     if (this.#closed) return false;
     if (!endpoint || endpoint.status === 'disabled') {
+      this.#outbox.flush();
       closeWithError(this.#options.socket, STREAM_CLOSE_CODES.endpointGone, new HookError(ENDPOINT_GONE, [this.#endpoint.id]));
       return false;
     }
     const served = this.#serving ? destinations.find((destination) => destination.id === this.#endpoint.destinationId) : undefined;
     if (this.#serving ? served?.type !== 'cli' : destinations.some((destination) => destination.type === 'cli')) {
       // Listening changes meaning (deliver vs mirror): the client reconnects and gets the new mode.
+      this.#outbox.flush();
       this.#options.socket.close(1012, 'destination changed');
       return false;
     }
@@ -266,7 +273,7 @@ export class ListenSession {
   #sendRecorded(sent: Pick<DeliveryMessage, 'delivery_id' | 'attempt'> & { event: { id: string } }, trigger: AttemptTrigger, outcome: AttemptOutcome | null, late = false): void {
     if (this.#closed) return;
     const held = outcome?.recorded?.held === true;
-    sendMessage(this.#options.socket, {
+    this.#outbox.send({
       type: 'recorded',
       version: STREAM_PROTOCOL_VERSION,
       delivery_id: sent.delivery_id,
@@ -296,7 +303,7 @@ export class ListenSession {
     const deliveryId = message.delivery_id;
     return new Promise((resolve) => {
       this.#waiting.set(deliveryId, { resolve });
-      if (!sendMessage(this.#options.socket, message)) {
+      if (!this.#outbox.send(message)) {
         this.#waiting.delete(deliveryId);
         resolve(null);
         return;
@@ -321,19 +328,20 @@ export class ListenSession {
       const deliveryId = `${this.sessionId}.m${++this.#deliveryCounter}`;
       // The local server can tell a copy from the deliveries its answers decide.
       const copy = { ...message, delivery_id: deliveryId, mirror: true as const, headers: { ...message.headers, [MIRROR_HEADER]: 'true' } };
-      if (!sendMessage(this.#options.socket, copy)) return;
+      if (!this.#outbox.send(copy)) return;
       this.#mirrorIds.add(deliveryId);
       this.#mirrorsOut += 1;
     }
   }
 
   #onMessage(text: string | null): void {
-    const parsed = text === null ? { ok: false as const, problem: 'binary message; send JSON text' } : parseClientMessage(text);
+    const parsed = text === null ? { ok: false as const, problem: 'binary message; send JSON text' } : parseClientMessages(text);
     if (!parsed.ok) {
+      this.#outbox.flush();
       closeWithError(this.#options.socket, STREAM_CLOSE_CODES.protocolError, new HookError(STREAM_PROTOCOL_ERROR, [parsed.problem]));
       return;
     }
-    this.#onResult(parsed.message);
+    for (const result of parsed.messages) this.#onResult(result);
   }
 
   #onResult(result: ResultMessage): void {

@@ -1,11 +1,51 @@
 import type { WebSocket } from 'ws';
-import { HookError, STREAM_PROTOCOL_VERSION, type ServerMessage } from '@hook/core';
+import { HookError, STREAM_PROTOCOL_VERSION, type ServerMessage, type SingleServerMessage } from '@hook/core';
 
 /** Sends one message; false when the socket is no longer open. */
 export function sendMessage(socket: WebSocket, message: ServerMessage): boolean {
   if (socket.readyState !== socket.OPEN) return false;
   socket.send(JSON.stringify(message));
   return true;
+}
+
+/**
+ * A stream's messages on their way out. To a client that takes batches (it asked, query
+ * `batch=true`), the messages of one turn of the event loop go together at its end, as
+ * one `batch` frame: under load a claim's deliveries and a group commit's `recorded`
+ * messages are one frame, one JSON text and one write each, and a lone message still
+ * goes alone, at once. To other clients, one frame per message as it comes.
+ */
+export class StreamOutbox {
+  readonly #socket: WebSocket;
+  readonly #batches: boolean;
+  #queued: SingleServerMessage[] = [];
+  #flushScheduled = false;
+
+  constructor(socket: WebSocket, options: { batches: boolean }) {
+    this.#socket = socket;
+    this.#batches = options.batches;
+  }
+
+  /** Sends (or queues for this turn's frame) a message; false when the socket is no longer open. */
+  send(message: SingleServerMessage): boolean {
+    if (!this.#batches) return sendMessage(this.#socket, message);
+    if (this.#socket.readyState !== this.#socket.OPEN) return false;
+    this.#queued.push(message);
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+    return true;
+  }
+
+  /** Sends what is queued now (before closing, say); a socket closed meanwhile drops it, as it would drop a frame in flight. */
+  flush(): void {
+    this.#flushScheduled = false;
+    const queued = this.#queued;
+    if (queued.length === 0) return;
+    this.#queued = [];
+    sendMessage(this.#socket, queued.length === 1 ? queued[0]! : { type: 'batch', version: STREAM_PROTOCOL_VERSION, messages: queued });
+  }
 }
 
 /** Tells the client what is wrong (a registry error, as in problem documents), then closes with `closeCode`. */

@@ -25,6 +25,7 @@ const StreamQuery = Type.Object({
     pattern: `^[^,]{1,${EVENT_TYPE_MAX_CHARS}}(,[^,]{1,${EVENT_TYPE_MAX_CHARS}}){0,${STREAM_EVENT_TYPES_MAX - 1}}$`,
     description: `listen: only events of these types, comma-separated (at most ${STREAM_EVENT_TYPES_MAX}); the others wait for a listener that takes them`,
   })),
+  batch: Type.Optional(Type.Boolean({ default: false, description: 'listen: the client takes batch messages (several messages in one frame) and may send them; hello says batch: true when the relay speaks them' })),
 });
 type StreamQuery = Static<typeof StreamQuery>;
 
@@ -105,6 +106,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
         leaseMs: options.leaseMs,
         heartbeatIntervalMs,
         pollIntervalMs: options.listenPollIntervalMs ?? 1000,
+        batches: query.batch ?? false,
         onError: (error) => request.log.error({ err: error }, 'listen session error'),
       });
       session.start().catch((error: unknown) => {
