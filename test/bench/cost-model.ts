@@ -13,7 +13,7 @@
  *   What runs in a callback of its own (a socket's data, a parsed row) has no caller on
  *   its stack: the PostgreSQL client's parsing is its own line, as are the garbage
  *   collector and the runtime.
- * - PostgreSQL's time per stage: pg_stat_statements' execution time of each statement
+ * - PostgreSQL's time per stage: pg_stat_statements' execution and planning time of each statement
  *   (named by the comment the queue executor puts first, executor.ts), over the phase,
  *   per event. Execution time is CPU here (the data is in memory, commits do not wait for
  *   a disk in execution), and the rest of PostgreSQL's CPU from /proc (parse and bind,
@@ -185,7 +185,7 @@ function profileSamples(file: string, window: Window): Map<Stage, Map<string, nu
 // ---------------------------------------------------------------------------------
 // What PostgreSQL says
 
-interface StatementRow { name: string; calls: number; exec_ms: number; rows: number }
+interface StatementRow { name: string; calls: number; exec_ms: number; plan_ms: number; plans: number; rows: number }
 interface TableRow { family: string; ins: number; upd: number; hot: number; del: number }
 
 interface DatabaseSnapshot {
@@ -201,7 +201,8 @@ const STATEMENT_NAME = `coalesce(substring(query from '^\\w+ /\\* ([a-z0-9_]+?)(
 async function databaseSnapshot(client: pg.Client, withStatements: boolean): Promise<DatabaseSnapshot> {
   const statements = withStatements
     ? new Map((await client.query<StatementRow>(
-      `select ${STATEMENT_NAME} as name, sum(calls)::float8 as calls, sum(total_exec_time)::float8 as exec_ms, sum(rows)::float8 as rows
+      `select ${STATEMENT_NAME} as name, sum(calls)::float8 as calls, sum(total_exec_time)::float8 as exec_ms,
+              sum(total_plan_time)::float8 as plan_ms, sum(plans)::float8 as plans, sum(rows)::float8 as rows
        from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database()) group by 1`,
     )).rows.map((row) => [row.name, row]))
     : null;
@@ -316,8 +317,10 @@ function phaseBetween(label: string, window: Window, events: number, before: Dat
   if (before.statements && after.statements) {
     statements = new Map();
     for (const [name, row] of after.statements) {
-      const was = before.statements.get(name) ?? { calls: 0, exec_ms: 0, rows: 0 };
-      if (row.calls - was.calls > 0) statements.set(name, { name, calls: row.calls - was.calls, exec_ms: row.exec_ms - was.exec_ms, rows: row.rows - was.rows });
+      const was = before.statements.get(name) ?? { calls: 0, exec_ms: 0, plan_ms: 0, plans: 0, rows: 0 };
+      if (row.calls - was.calls > 0) {
+        statements.set(name, { name, calls: row.calls - was.calls, exec_ms: row.exec_ms - was.exec_ms, plan_ms: row.plan_ms - was.plan_ms, plans: row.plans - was.plans, rows: row.rows - was.rows });
+      }
     }
   }
   const tables = new Map<string, TableRow>();
@@ -348,7 +351,8 @@ export interface CostTable {
   events: number;
   /** role → stage → ms per event (from the profile's shares of /proc's CPU); a role without a profile has only its total. */
   processes: { role: string; totalMs: number; byStage: Map<Stage, number> | null; detail?: Map<Stage, [string, number][]> }[];
-  postgres: { totalMs: number; byStage: Map<string, number> | null; statements: { name: string; perEvent: number; execMs: number }[] | null };
+  /** PostgreSQL's time per event: by stage (execution and planning of its statements), and per statement (calls, execution, planning: a prepared statement that is planned again on every call shows here). */
+  postgres: { totalMs: number; byStage: Map<string, number> | null; statements: { name: string; perEvent: number; execMs: number; planMs: number; plansPerCall: number }[] | null };
   rows: { table: string; ins: number; upd: number; hot: number; del: number }[];
   commits: number;
   walBytes: number;
@@ -376,10 +380,10 @@ export function costTable(phase: CostPhase, processes: readonly ProfiledProcess[
     statements = [];
     for (const row of phase.statements.values()) {
       const stage = statementStage(row.name);
-      byStage.set(stage, (byStage.get(stage) ?? 0) + per(row.exec_ms));
-      statements.push({ name: row.name, perEvent: per(row.calls), execMs: per(row.exec_ms) });
+      byStage.set(stage, (byStage.get(stage) ?? 0) + per(row.exec_ms + row.plan_ms));
+      statements.push({ name: row.name, perEvent: per(row.calls), execMs: per(row.exec_ms), planMs: per(row.plan_ms), plansPerCall: row.calls > 0 ? row.plans / row.calls : 0 });
     }
-    statements.sort((a, b) => b.execMs - a.execMs);
+    statements.sort((a, b) => b.execMs + b.planMs - a.execMs - a.planMs);
   }
   return {
     label: phase.label,
@@ -409,7 +413,13 @@ export function costDifference(label: string, more: CostTable, base: CostTable):
     postgres: {
       totalMs: more.postgres.totalMs - base.postgres.totalMs,
       byStage: minus(more.postgres.byStage, base.postgres.byStage),
-      statements: more.postgres.statements && more.postgres.statements.map((s) => ({ name: s.name, perEvent: s.perEvent - (baseStatements.get(s.name)?.perEvent ?? 0), execMs: s.execMs - (baseStatements.get(s.name)?.execMs ?? 0) })),
+      statements: more.postgres.statements && more.postgres.statements.map((s) => ({
+        name: s.name,
+        perEvent: s.perEvent - (baseStatements.get(s.name)?.perEvent ?? 0),
+        execMs: s.execMs - (baseStatements.get(s.name)?.execMs ?? 0),
+        planMs: s.planMs - (baseStatements.get(s.name)?.planMs ?? 0),
+        plansPerCall: s.plansPerCall,
+      })),
     },
     rows: [...tables].sort().map((name) => {
       const a = rowOf(more, name);
@@ -443,7 +453,7 @@ export function costLines(table: CostTable): string[] {
   lines.push(`   ${row(['total (/proc)', ...roles.map((r) => fixed(r.totalMs)), fixed(table.postgres.totalMs)])}`);
   if (table.postgres.statements === null) lines.push('   (PostgreSQL by statement: the server has no pg_stat_statements in shared_preload_libraries; the embedded one the benches start has)');
   else {
-    lines.push(`   statements per event (calls, PostgreSQL ms): ${table.postgres.statements.slice(0, 8).map((s) => `${s.name} ${fixed(s.perEvent, 3)} (${fixed(s.execMs)})`).join(', ')}`);
+    lines.push(`   statements per event: calls (PostgreSQL ms executing + planning, plans per call): ${table.postgres.statements.slice(0, 6).map((s) => `${s.name} ${fixed(s.perEvent, 3)} (${fixed(s.execMs)} + ${fixed(s.planMs)}, ${fixed(s.plansPerCall, 2)})`).join(', ')}`);
   }
   lines.push(`   row versions written per event: ${table.rows.map((r) => `${r.table} ${[r.ins ? `+${fixed(r.ins, 2)}` : '', r.upd ? `upd ${fixed(r.upd, 2)}${r.hot ? ` (HOT ${fixed(r.hot, 2)})` : ''}` : '', r.del ? `del ${fixed(r.del, 2)}` : ''].filter(Boolean).join(' ')}`).join('; ') || 'none'}`);
   lines.push(`   transactions ${fixed(table.commits, 2)} and WAL ${Math.round(table.walBytes)} bytes per event`);
@@ -462,7 +472,9 @@ export function costJson(table: CostTable): Record<string, unknown> {
     events: table.events,
     cpu_ms: Object.fromEntries(table.processes.map((r) => [r.role, { total: Math.round(r.totalMs * 10_000) / 10_000, by_stage: stages(r.byStage) }])),
     postgres_ms: { total: Math.round(table.postgres.totalMs * 10_000) / 10_000, by_stage: stages(table.postgres.byStage) },
-    statements: table.postgres.statements?.map((s) => ({ name: s.name, per_event: Math.round(s.perEvent * 1000) / 1000, ms: Math.round(s.execMs * 10_000) / 10_000 })) ?? null,
+    statements: table.postgres.statements?.map((s) => ({
+      name: s.name, per_event: Math.round(s.perEvent * 1000) / 1000, ms: Math.round(s.execMs * 10_000) / 10_000, plan_ms: Math.round(s.planMs * 10_000) / 10_000, plans_per_call: Math.round(s.plansPerCall * 100) / 100,
+    })) ?? null,
     rows: table.rows,
     transactions: Math.round(table.commits * 100) / 100,
     wal_bytes: Math.round(table.walBytes),

@@ -350,6 +350,7 @@ export function costModelEnabled(): boolean {
 const STATEMENT_STATISTICS_SETTINGS: Readonly<Record<string, string>> = {
   shared_preload_libraries: 'pg_stat_statements',
   'pg_stat_statements.track': 'top',
+  'pg_stat_statements.track_planning': 'on',
   'pg_stat_statements.max': '5000',
 };
 

@@ -61,9 +61,11 @@ export class Claimer {
   /**
    * Deliveries whose slot is free but whose result is not recorded yet: their leases still
    * count against their destinations' capacity in a workers' claim (claim-due.ts), so a
-   * claim meanwhile may come back short with deliveries still due.
+   * claim meanwhile may come back short with deliveries still due; it is made again when
+   * one of them is recorded (#claimWhenRecorded).
    */
   #unrecorded = 0;
+  #claimWhenRecorded = false;
   /**
    * Whether due deliveries may be waiting in the queue (see above). True at first: what
    * was waiting before this claimer began is claimed before anything is reserved.
@@ -166,12 +168,12 @@ export class Claimer {
           this.#hold(delivery.destinationId, 1);
           this.#run(delivery);
         }
-        // More may be due: every free slot was filled, a destination has its share in
-        // flight (its next deliveries wait for one of those to finish), or leases of
-        // answered deliveries not recorded yet held the claim back (#unrecorded).
-        this.#backlogged = claimed.length === free || this.#unrecorded > 0 || [...this.#perDestination.values()].some((count) => count >= this.#options.perDestinationLimit);
-        // Filled: claim again at once. Held back: the deliveries holding it back wake it as they end.
+        // More may be due: every free slot was filled, or a destination has its share in
+        // flight (its next deliveries wait for one of those to finish).
+        this.#backlogged = claimed.length === free || [...this.#perDestination.values()].some((count) => count >= this.#options.perDestinationLimit);
+        // Filled: claim again at once. Short while answered deliveries still hold leases: again once one is recorded.
         if (claimed.length === free) this.#wakeAgain = true;
+        else if (this.#unrecorded > 0) this.#claimWhenRecorded = true;
       } while (this.#wakeAgain && this.#running);
     } catch (error) {
       this.#options.onError(error);
@@ -208,7 +210,10 @@ export class Claimer {
         if (freed) {
           this.#unrecorded -= 1;
           // Its lease is gone now: a claim it held back can take more.
-          if (this.#backlogged) this.wake();
+          if (this.#claimWhenRecorded) {
+            this.#claimWhenRecorded = false;
+            this.wake();
+          }
         } else free();
       });
     this.#work.add(work);

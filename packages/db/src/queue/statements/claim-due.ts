@@ -28,7 +28,7 @@ import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
-import { CLAIMED_COLUMNS, DELIVERY_OPEN, DESTINATION_OPEN, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+import { DELIVERY_OPEN, DESTINATION_OPEN, leaseDue, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
 
 export interface ClaimOptions {
   /** Most deliveries to claim. */
@@ -101,14 +101,7 @@ export const CLAIM_DUE: NamedStatement = {
           rate_window_start = case when d.rate_window_start > now() - interval '1 second' then d.rate_window_start else now() end
       from (select destination_id, count(*)::int as n from due group by destination_id) c, rated r
       where d.id = c.destination_id and r.id = d.id
-    )
-    update delivery l
-    set lease_id = $4 || '.' || l.event_id || '.' || l.destination_id,
-        locked_until = now() + make_interval(secs => $2::double precision / 1000)
-    from due, event e, destination d, endpoint p
-    where l.event_id = due.event_id and l.destination_id = due.destination_id and ${DELIVERY_OPEN}
-      and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
-    returning ${CLAIMED_COLUMNS}`,
+    )${leaseDue({ token: '$4', leaseMs: '$2' })}`,
 };
 
 /** Claims due URL deliveries (see above), oldest first. */

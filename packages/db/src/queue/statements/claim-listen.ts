@@ -1,6 +1,7 @@
 /**
  * A `hook listen` session's claim: due deliveries to the one `cli` destination it
- * serves, oldest due first, under the same leases as workers' claims. Listeners are
+ * serves, oldest due first, under the same leases as workers' claims (leaseDue, the last
+ * step of both), through the same claimer (apps/relay/src/delivery/claimer.ts). Listeners are
  * competing consumers of their destination's queue: a delivery one session claimed is
  * another's only after that session gives it back (its listener disconnected) or its
  * lease runs out. (Every session still shows every event: see listen-session.ts.)
@@ -30,7 +31,7 @@ import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
-import { CLAIMED_COLUMNS, DELIVERY_OPEN, DESTINATION_OPEN, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+import { DELIVERY_OPEN, DESTINATION_OPEN, leaseDue, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
 
 export interface ListenClaimOptions {
   destinationId: string;
@@ -49,7 +50,7 @@ const CLAIM_LISTEN: NamedStatement = {
   name: 'hook_claim_listen',
   text: `
     with due as materialized (
-      select l.event_id from delivery l
+      select l.event_id, l.destination_id from delivery l
       where l.destination_id = $1 and l.account_id = $7 and l.next_attempt_at <= now() and l.event_id >= $2
         and ${DELIVERY_OPEN}
         and (l.lease_id is null or l.locked_until < now())
@@ -58,15 +59,7 @@ const CLAIM_LISTEN: NamedStatement = {
       order by l.destination_id, l.next_attempt_at, l.event_id
       limit $3
       for update of l skip locked
-    )
-    update delivery l
-    set lease_id = $5 || '.' || l.event_id || '.' || l.destination_id,
-        locked_until = now() + make_interval(secs => $4::double precision / 1000)
-    from due, event e, destination d, endpoint p
-    where l.destination_id = $1 and l.event_id = due.event_id and ${DELIVERY_OPEN}
-      and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
-      and l.account_id = $7 and e.account_id = $7 and d.account_id = $7 and p.account_id = $7
-    returning ${CLAIMED_COLUMNS}`,
+    )${leaseDue({ token: '$5', leaseMs: '$4' }, ' and l.account_id = $7 and e.account_id = $7 and d.account_id = $7 and p.account_id = $7')}`,
 };
 
 /** Claims due deliveries of one `cli` destination for a listen session (see above), oldest first. */
