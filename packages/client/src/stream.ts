@@ -24,9 +24,9 @@
  * records it as an attempt (docs/listen.md#a-stalled-listener).
  *
  * Batches: the client asks for them (query `batch=true`) and unpacks the relay's `batch`
- * messages into their messages, in order. Results answered in the same turn of the
- * event loop go out together at its end, one frame, to a relay whose hello said
- * `batch`; to an older relay one frame each.
+ * messages into their messages, in order. To a relay whose hello said `batch`, the first
+ * result of a turn of the event loop goes at once and those answered after it in the
+ * same turn go together at its end, one frame; to an older relay one frame each.
  */
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
@@ -263,9 +263,10 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
   #unanswered = new Map<string, Unanswered | null>();
   /** Whether the current connection's relay takes batches (its hello's `batch`). */
   #relayBatches = false;
-  /** Results answered this turn, sent together at its end (#flushResults), with the delivery each answers (for a late result). */
+  /** Results answered this turn after its first, sent together at its end (#flushResults), with the delivery each answers (for a late result). */
   #outgoing: Array<{ message: ResultMessage; unanswered: Unanswered | null }> = [];
-  #flushScheduled = false;
+  /** Whether a result went out this turn: the next ones wait for its end. */
+  #sentThisTurn = false;
   /** Deliveries of earlier connections not answered yet: their answers become late results. */
   readonly #earlier = new Map<string, LateResult>();
   /** Late results waiting for a connection. */
@@ -308,7 +309,7 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     const current = this.#unanswered.get(result.delivery_id);
     if (current !== undefined && open) {
       this.#unanswered.delete(result.delivery_id);
-      this.#queueResult(message, current);
+      this.#sendOrQueue(socket, message, current);
       return 'sent';
     }
     if (current === null) return false; // a mirror copy of a connection going away: nobody waits for its answer
@@ -318,7 +319,7 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     this.#earlier.delete(result.delivery_id);
     const lateMessage: ResultMessage = { ...message, late };
     if (open && !current) {
-      this.#queueResult(lateMessage, null);
+      this.#sendOrQueue(socket, lateMessage, null);
       return 'late';
     }
     if (this.#late.length >= LATE_RESULTS_MAX) return false;
@@ -326,20 +327,24 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     return 'queued';
   }
 
-  #queueResult(message: ResultMessage, unanswered: Unanswered | null): void {
-    this.#outgoing.push({ message, unanswered });
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    setImmediate(() => this.#flushResults());
+  #sendOrQueue(socket: WebSocket, message: ResultMessage, unanswered: Unanswered | null): void {
+    if (!this.#relayBatches) {
+      socket.send(JSON.stringify(message));
+    } else if (this.#sentThisTurn) {
+      this.#outgoing.push({ message, unanswered });
+    } else {
+      this.#sentThisTurn = true;
+      setImmediate(() => this.#flushResults());
+      socket.send(JSON.stringify(message));
+    }
   }
 
   /**
-   * Sends the results of this turn: one `batch` frame to a relay that takes them. Results
-   * whose connection closed before they went out become late results for the next one
-   * (a late result already is one: the relay offers its delivery again).
+   * Sends the results queued this turn, as one `batch` frame. Results whose connection
+   * closed before they went out become late results for the next one.
    */
   #flushResults(): void {
-    this.#flushScheduled = false;
+    this.#sentThisTurn = false;
     const socket = this.#socket;
     if (socket === undefined || socket.readyState !== WebSocket.OPEN) {
       this.#outgoingToLate();
@@ -348,11 +353,7 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     const outgoing = this.#outgoing;
     if (outgoing.length === 0) return;
     this.#outgoing = [];
-    if (outgoing.length === 1 || !this.#relayBatches) {
-      for (const { message } of outgoing) socket.send(JSON.stringify(message));
-      return;
-    }
-    socket.send(JSON.stringify({ type: 'batch', version: STREAM_PROTOCOL_VERSION, messages: outgoing.map(({ message }) => message) }));
+    socket.send(JSON.stringify(outgoing.length === 1 ? outgoing[0]!.message : { type: 'batch', version: STREAM_PROTOCOL_VERSION, messages: outgoing.map(({ message }) => message) }));
   }
 
   /** Results that did not go out before their connection closed: late results on the next one. */

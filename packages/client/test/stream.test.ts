@@ -136,32 +136,28 @@ describe('HookStream', () => {
     expect(states.at(-1)).toEqual({ state: 'closed', fatal: null });
   });
 
-  it('unpacks a relay\'s batch into its messages, in order, and answers one turn\'s results in one batch when hello said batch', async () => {
+  it('unpacks a relay\'s batch into its messages, in order; to a relay whose hello said batch, sends a turn\'s first result at once and the rest of the turn in one batch', async () => {
     const delivery = (id: string) => ({ type: 'delivery', version: 1, delivery_id: id, attempt: 1, event: { id: `evt_${id}` }, headers: {}, body_base64: '' });
     const relay = await scriptedRelay({
       onConnection(ws) {
         ws.send(JSON.stringify({ ...hello('listen'), batch: true }));
-        ws.send(JSON.stringify({ type: 'batch', version: 1, messages: [delivery('d1'), { type: 'from.the.future', version: 1 }, delivery('d2'), delivery('d3')] }));
+        ws.send(JSON.stringify({ type: 'batch', version: 1, messages: [delivery('d1'), { type: 'from.the.future', version: 1 }, delivery('d2'), delivery('d3'), delivery('d4')] }));
       },
     });
     const { stream: s, messages } = stream({ apiUrl: relay.url, mode: 'listen', endpointId: 'ep_1' });
-    await until(() => messages.length === 4, 5000, 'hello and three deliveries');
-    expect(messages.map((message) => (message.type === 'delivery' ? message.delivery_id : message.type))).toEqual(['hello', 'd1', 'd2', 'd3']);
+    await until(() => messages.length === 5, 5000, 'hello and four deliveries');
+    expect(messages.map((message) => (message.type === 'delivery' ? message.delivery_id : message.type))).toEqual(['hello', 'd1', 'd2', 'd3', 'd4']);
+    const result = (id: string, status: number) => ({ type: 'result', version: STREAM_PROTOCOL_VERSION, delivery_id: id, status, duration_ms: 1 });
     expect(s.sendResult({ delivery_id: 'd2', status: 200, duration_ms: 1 })).toBe('sent');
-    expect(s.sendResult({ delivery_id: 'd1', status: 500, duration_ms: 2 })).toBe('sent');
-    await until(() => relay.received.length === 1, 5000, 'the batch');
-    expect(relay.received[0]).toEqual({
-      type: 'batch',
-      version: STREAM_PROTOCOL_VERSION,
-      messages: [
-        { type: 'result', version: STREAM_PROTOCOL_VERSION, delivery_id: 'd2', status: 200, duration_ms: 1 },
-        { type: 'result', version: STREAM_PROTOCOL_VERSION, delivery_id: 'd1', status: 500, duration_ms: 2 },
-      ],
-    });
-    // A lone result goes as itself.
+    expect(s.sendResult({ delivery_id: 'd1', status: 500, duration_ms: 1 })).toBe('sent');
     expect(s.sendResult({ delivery_id: 'd3', status: 200, duration_ms: 1 })).toBe('sent');
-    await until(() => relay.received.length === 2, 5000, 'the lone result');
-    expect(relay.received[1]).toMatchObject({ type: 'result', delivery_id: 'd3' });
+    await until(() => relay.received.length === 2, 5000, 'the first result and the batch');
+    expect(relay.received).toEqual([result('d2', 200), { type: 'batch', version: STREAM_PROTOCOL_VERSION, messages: [result('d1', 500), result('d3', 200)] }]);
+    // A result alone in its turn goes at once, as itself.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(s.sendResult({ delivery_id: 'd4', status: 200, duration_ms: 1 })).toBe('sent');
+    await until(() => relay.received.length === 3, 5000, 'the lone result');
+    expect(relay.received[2]).toEqual(result('d4', 200));
   });
 
   it('answers a relay whose hello does not say batch with one result per message', async () => {

@@ -17,17 +17,21 @@ import type { ListenerRegistry } from './listeners.ts';
 /** The `delivery` message a listener gets for an outgoing delivery. */
 export function deliveryMessage(outgoing: OutgoingDelivery, deliveryId: string): DeliveryMessage {
   const { delivery, request } = outgoing;
-  const summary = eventSummary({ ...delivery, status: delivery.status });
+  const event = eventSummary(delivery);
+  if (request !== null) {
+    // What a transformation made of the request.
+    if (outgoing.newType) event.type = outgoing.newType.type;
+    event.path = request.path;
+    event.query = request.query;
+    event.content_type = request.headers['content-type'] ?? null;
+    event.size = outgoing.body.length;
+  }
   return {
     type: 'delivery',
     version: STREAM_PROTOCOL_VERSION,
     delivery_id: deliveryId,
     attempt: delivery.attemptCount + 1,
-    event: request === null ? summary : {
-      ...summary,
-      ...(outgoing.newType ? { type: outgoing.newType.type } : {}),
-      path: request.path, query: request.query, content_type: request.headers['content-type'] ?? null, size: outgoing.body.length,
-    },
+    event,
     headers: outgoing.headers,
     body_base64: outgoing.body.toString('base64'),
   };
@@ -39,5 +43,5 @@ export function copyUrlDelivery(hub: StreamHub, listeners: ListenerRegistry, out
   if (!hub.mirrored(delivery.destinationId)) return;
   const message = deliveryMessage(outgoing, '');
   listeners.mirror(delivery.destinationId, null, message);
-  hub.copySent({ kind: 'copy', accountId: delivery.accountId, destinationId: delivery.destinationId, message });
+  hub.copySent(delivery.accountId, delivery.destinationId, message);
 }

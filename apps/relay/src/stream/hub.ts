@@ -127,8 +127,8 @@ export class StreamHub {
   }
 
   /** A delivery went out here: sessions of its destination elsewhere show a copy. */
-  copySent(fact: CopyFact): void {
-    if (this.#peers?.watch(fact.accountId)) this.#peers.publish(fact);
+  copySent(accountId: string, destinationId: string, message: DeliveryMessage): void {
+    if (this.#peers?.watch(accountId)) this.#peers.publish({ kind: 'copy', accountId, destinationId, message });
   }
 
   /**

@@ -309,7 +309,7 @@ export class ListenSession {
         return;
       }
       this.#options.listeners.mirror(this.#endpoint.destinationId!, this.#handle, message);
-      this.#options.hub.copySent({ kind: 'copy', accountId: this.#endpoint.accountId, destinationId: this.#endpoint.destinationId!, message });
+      this.#options.hub.copySent(this.#endpoint.accountId, this.#endpoint.destinationId!, message);
     });
   }
 

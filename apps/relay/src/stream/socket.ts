@@ -10,16 +10,19 @@ export function sendMessage(socket: WebSocket, message: ServerMessage): boolean 
 
 /**
  * A stream's messages on their way out. To a client that takes batches (it asked, query
- * `batch=true`), the messages of one turn of the event loop go together at its end, as
- * one `batch` frame: under load a claim's deliveries and a group commit's `recorded`
- * messages are one frame, one JSON text and one write each, and a lone message still
- * goes alone, at once. To other clients, one frame per message as it comes.
+ * `batch=true`), the first message of a turn of the event loop goes at once and those
+ * that follow it in the same turn go together at its end, as one `batch` frame: under
+ * load a claim's deliveries and a group commit's `recorded` messages are one frame, one
+ * JSON text and one write, and at rest every message goes alone, as soon as it is made
+ * (no message waits for the turn to end unless another went just before it). To other
+ * clients, one frame per message as it comes.
  */
 export class StreamOutbox {
   readonly #socket: WebSocket;
   readonly #batches: boolean;
   #queued: SingleServerMessage[] = [];
-  #flushScheduled = false;
+  /** Whether a message went out this turn: the next ones wait for its end (flush). */
+  #sentThisTurn = false;
 
   constructor(socket: WebSocket, options: { batches: boolean }) {
     this.#socket = socket;
@@ -30,17 +33,18 @@ export class StreamOutbox {
   send(message: SingleServerMessage): boolean {
     if (!this.#batches) return sendMessage(this.#socket, message);
     if (this.#socket.readyState !== this.#socket.OPEN) return false;
-    this.#queued.push(message);
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      setImmediate(() => this.flush());
+    if (this.#sentThisTurn) {
+      this.#queued.push(message);
+      return true;
     }
-    return true;
+    this.#sentThisTurn = true;
+    setImmediate(() => this.flush());
+    return sendMessage(this.#socket, message);
   }
 
   /** Sends what is queued now (before closing, say); a socket closed meanwhile drops it, as it would drop a frame in flight. */
   flush(): void {
-    this.#flushScheduled = false;
+    this.#sentThisTurn = false;
     const queued = this.#queued;
     if (queued.length === 0) return;
     this.#queued = [];
