@@ -16,6 +16,11 @@
  *      (first ingest → last arrival).
  *   3. Latency when not saturated: a paced sender at a steady 200 events/s; each event's
  *      send time → its arrival at the local server (matched by webhook-id) → p50/p99.
+ *   Cost model (cost-model.ts, docs/performance.md): for phases 1 and 2 and their
+ *      difference, per event and per stage, the relay's and hook listen's CPU (each split
+ *      by its CPU profile: the relay's "stream to a listener"; the CLI's own code, its
+ *      sends to localhost ("send", undici) and its stream ("stream to a listener", ws)),
+ *      PostgreSQL's time per statement, the statements run and the row versions written.
  *   4. Checks: every acknowledged event arrived, with the bytes sent; the CLI's memory
  *      (VmHWM and VmRSS from /proc/<pid>/status, sampled through the run); hook listen
  *      exits 0 on SIGINT.
@@ -40,6 +45,9 @@
  *   BENCH_MAX_IN_FLIGHT        hook listen --max-in-flight (default: not passed, the relay's 32)
  *   BENCH_DELIVERY_TIMEOUT_S   how long to wait for a phase's events to arrive (default 120)
  *   BENCH_SMEE=0               leave out the smee baseline (phase 5)
+ *   BENCH_COST=0               leave the cost model out (no CPU profiles, no pg_stat_statements): the cleanest throughput,
+ *                              and the fair one against smee, whose processes are not profiled
+ *   BENCH_COST_DETAIL=1        the cost model also names each stage's costliest functions
  *   BENCH_LISTEN_NODE_OPTIONS  NODE_OPTIONS for hook listen (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see where its time goes)
  *   BENCH_RELAY_NODE_OPTIONS   NODE_OPTIONS for the relay (the same, for the relay)
  *   BENCH_JSON=1               also print a one-line JSON summary as the last stdout line
@@ -85,6 +93,7 @@ import {
   writeReport,
   type CpuSample,
 } from './support.ts';
+import { CostProbe, costDifference, costJson, costLines, costProfiles, costTable, type CostPhase } from './cost-model.ts';
 
 const CONNECTIONS = 50;
 const BODY_SIZE_BYTES = 1024;
@@ -194,10 +203,10 @@ function sampleMemory(pid: number): { sample(): void; stop(): void; memory(): { 
   return { sample, stop: () => clearInterval(sampler), memory: () => ({ peakRssKb, hwmKb }) };
 }
 
-async function startListen(apiUrl: string, apiKey: string, endpointId: string, port: number, maxInFlight: string | undefined): Promise<ListenProcess> {
+async function startListen(apiUrl: string, apiKey: string, endpointId: string, port: number, maxInFlight: string | undefined, nodeArgs: string[]): Promise<ListenProcess> {
   const home = mkdtempSync(join(tmpdir(), 'hook-bench-cli-'));
   onCleanup(`temporary directory ${home}`, async () => rmSync(home, { recursive: true, force: true }));
-  const args = [HOOK_ENTRY, 'listen', String(port), '--endpoint', endpointId, '--json', ...(maxInFlight ? ['--max-in-flight', maxInFlight] : [])];
+  const args = [...nodeArgs, HOOK_ENTRY, 'listen', String(port), '--endpoint', endpointId, '--json', ...(maxInFlight ? ['--max-in-flight', maxInFlight] : [])];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: {
@@ -411,15 +420,18 @@ async function main(): Promise<number> {
     return text === loadBodyText || pacedBodies.has(text);
   });
   const database = await createBenchDatabase(databaseServerUrl());
+  const profiles = costProfiles(undefined);
   const relay = await startRelay(database.url, {
     HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
     ...(process.env.BENCH_RELAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_RELAY_NODE_OPTIONS } : {}),
-  });
+  }, profiles.args);
   const apiKey = await createAccount(relay.url);
   const storeOnly = await createEndpoint(relay.url, apiKey, { name: 'bench-store-only' });
   const listened = await createEndpoint(relay.url, apiKey, { name: 'bench-listen' });
   log(`starting hook listen on ${listened.id}, forwarding to 127.0.0.1:${local.port}`);
-  const hook = await startListen(relay.url, apiKey, listened.id, local.port, maxInFlight);
+  const hook = await startListen(relay.url, apiKey, listened.id, local.port, maxInFlight, profiles.args);
+  const costProbe = await CostProbe.open(database.url, [{ role: 'relay', pid: relay.pid }, { role: 'CLI', pid: hook.pid }]);
+  onCleanup('cost probe', () => costProbe.close());
 
   // 1. Ingest baseline (with a warm-up of the relay and the listener's path first).
   if (warmupS > 0) {
@@ -431,13 +443,16 @@ async function main(): Promise<number> {
   }
   log(`phase 1: ${durationS} s of ingest to the store-only endpoint (baseline)`);
   const cpuPids = [relay.pid, hook.pid, process.pid];
+  const storeCost = await costProbe.start('1. stored only');
   const storeCpuBefore = sampleCpu(cpuPids);
   const baselineRun = await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS, body: loadBody });
   const baseline = figures(baselineRun.result);
   const storeCpu = cpuPerEvent(storeCpuBefore, sampleCpu(cpuPids), cpuPids, baselineRun.acknowledged.length);
+  const storePhase: CostPhase = await storeCost.stop(baselineRun.acknowledged.length);
 
   // 2. Saturation.
   log(`phase 2: ${durationS} s of ingest to the listened endpoint`);
+  const listenCost = await costProbe.start('2. stored and forwarded by hook listen');
   const firstIngestMs = performance.now();
   const listenCpuBefore = sampleCpu(cpuPids);
   const saturationRun = await runLoad({ url: listened.url, connections: CONNECTIONS, durationS, body: loadBody });
@@ -447,6 +462,7 @@ async function main(): Promise<number> {
   const forwardedDuringIngest = [...saturationIds].filter((id) => (local.arrivals.get(id) ?? Infinity) <= ingestEndMs).length;
   const saturationMissing = await waitForArrivals('phase 2', local, saturationIds, deliveryTimeoutMs);
   const listenCpu = cpuPerEvent(listenCpuBefore, sampleCpu(cpuPids), cpuPids, saturationIds.size);
+  const listenPhase: CostPhase = await listenCost.stop(saturationIds.size);
   const lastArrivalMs = [...saturationIds].reduce((latest, id) => Math.max(latest, local.arrivals.get(id) ?? 0), 0);
   const forwardSpanS = (lastArrivalMs - firstIngestMs) / 1000;
   const forwardedPerS = (saturationIds.size - saturationMissing.length) / forwardSpanS;
@@ -492,6 +508,14 @@ async function main(): Promise<number> {
   const memory = hook.memory();
   const hookExit = await hook.stop();
   const relayExit = await relay.stop();
+  // The cost model: each phase's stages, with the relay's and the CLI's CPU split by their profiles (written as they stopped).
+  const profileOf = new Map([relay.pid, hook.pid].flatMap((pid) => {
+    const file = profiles.find(pid);
+    return file ? [[pid, file] as const] : [];
+  }));
+  const storeTable = costTable(storePhase, costProbe.processes, profileOf);
+  const listenTable = costTable(listenPhase, costProbe.processes, profileOf);
+  const listeningAdds = costDifference('what forwarding to hook listen adds (2 − 1)', listenTable, storeTable);
   const smee = withSmee ? await runSmee({ durationS, latencyS, latencyRate, body: loadBody, deliveryTimeoutMs }) : undefined;
   const finalMemory = { peakRssKb: Math.max(memory.peakRssKb, hook.memory().peakRssKb), hwmKb: Math.max(memory.hwmKb, hook.memory().hwmKb) };
   const peakKb = Math.max(finalMemory.peakRssKb, finalMemory.hwmKb);
@@ -539,6 +563,9 @@ async function main(): Promise<number> {
         `   forwarding adds ${cpuText({ relay: listenCpu.relay - storeCpu.relay, postgres: listenCpu.postgres - storeCpu.postgres, hook: listenCpu.hook - storeCpu.hook, bench: listenCpu.bench - storeCpu.bench })} ms per event`,
       ]
       : []),
+    ...costLines(storeTable),
+    ...costLines(listenTable),
+    ...costLines(listeningAdds),
     `3. latency at ${latencyRate} events/s (${paced.sent} sent, ${paced.acknowledged.size} acknowledged), ingest send → arrival at the local server:`,
     latencies.length === 0 ? '   no event arrived' : `   p50 ${ms(p50)} ms, p90 ${ms(percentile(latencies, 90))} ms, p99 ${ms(p99)} ms, max ${ms(latencies.at(-1)!)} ms${latencyMissing.length > 0 ? ` over the ${latencies.length} that arrived` : ''}`,
     ...(relayPart.length > 0
@@ -583,6 +610,7 @@ async function main(): Promise<number> {
     ingest_ratio: round(ingestRatio, 2),
     cpu_ms_per_event_store_only: storeCpu,
     cpu_ms_per_event_listened: listenCpu,
+    cost: { stored: costJson(storeTable), listened: costJson(listenTable), listening_adds: costJson(listeningAdds) },
     smee: smee ? {
       ingest: figuresJson(smee.ingest),
       forwarded_per_second: round(smee.forwardedPerS, 1),
