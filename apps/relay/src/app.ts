@@ -1,4 +1,5 @@
 import { Resolver } from 'node:dns/promises';
+import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { HookError, isPlan, newUlid, PLAN_LIMITS, SERVICE_UNAVAILABLE, STREAM_CLOSE_CODES } from '@hook/core';
 import websocket from '@fastify/websocket';
@@ -31,6 +32,8 @@ import { ingestRoutes } from './routes/ingest/index.ts';
 import { memberRoutes } from './routes/members/index.ts';
 import { IngestTargetCache } from './routes/ingest/target-cache.ts';
 import { CustomDomainCache } from './routes/ingest/custom-domains.ts';
+import { DirectIngest } from './routes/ingest/direct.ts';
+import { IngestReceiver } from './routes/ingest/receive.ts';
 import { mcpRoutes, refuseForeignMcpOrigins } from './routes/mcp/index.ts';
 import { notificationRoutes } from './routes/notifications/index.ts';
 import { playgroundRoutes } from './routes/playground/index.ts';
@@ -91,7 +94,20 @@ function dnsResolver(servers: string[] | null): Resolver {
 
 /** The relay's HTTP app, ready for `inject` or `listen`. It never listens by itself. */
 export async function buildApp({ config, orm, logger = false, streamHeartbeatIntervalMs, listenPollIntervalMs, resolveDestination, databaseUrl }: BuildAppOptions): Promise<FastifyInstance> {
+  // Ingest requests go past Fastify when they can (routes/ingest/direct.ts); set once ingest is registered.
+  let directIngest: DirectIngest | null = null;
   const app = Fastify({
+    // Fastify's own server (lib/server.js, HTTP/1), with ingest's direct path in front of its handler.
+    serverFactory: (handler, options) => {
+      // the options as Fastify completed them (its defaults in)
+      const { keepAliveTimeout, requestTimeout, connectionTimeout, maxRequestsPerSocket } = options as Record<'keepAliveTimeout' | 'requestTimeout' | 'connectionTimeout' | 'maxRequestsPerSocket', number>;
+      const server = createServer((request, response) => (directIngest?.serves(request) ? directIngest.serve(request, response) : handler(request, response)));
+      server.keepAliveTimeout = keepAliveTimeout;
+      server.requestTimeout = requestTimeout;
+      server.setTimeout(connectionTimeout);
+      if (maxRequestsPerSocket > 0) server.maxRequestsPerSocket = maxRequestsPerSocket;
+      return server;
+    },
     logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: API_BODY_LIMIT_BYTES,
@@ -249,11 +265,22 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   if (config.role !== 'api') registerNotifier(app, orm); // account notifications: outbox rows become events (workers deliver them)
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz, /readyz and /metrics alone
   await app.register(accountSignupRoutes, { signupsPerAddressPerHour: config.signupsPerAddressPerHour });
+  const receiver = new IngestReceiver({ writer, targets, domains, local: localDelivery, listeners, hub, ingestUrl: config.ingestUrl });
   await app.register(async (ingest) => {
     metrics?.countIngest(ingest);
     tracing?.traceIngest(ingest);
-    await ingest.register(ingestRoutes, { writer, targets, domains, local: localDelivery, listeners, hub, maxPayloadBytes: config.maxPayloadBytes, ingestUrl: config.ingestUrl });
+    await ingest.register(ingestRoutes, { receiver, maxPayloadBytes: config.maxPayloadBytes });
   });
+  // Tracing and a log line per request (debug) are Fastify hooks: with either, every ingest request goes through the routes.
+  if (!tracing && app.log.level !== 'debug' && app.log.level !== 'trace') {
+    directIngest = new DirectIngest({
+      receiver,
+      maxPayloadBytes: config.maxPayloadBytes,
+      closing: () => closing,
+      ...(metrics ? { countAnswer: (statusCode: number, duplicate: boolean, seconds: number) => metrics.ingestAnswered(statusCode, duplicate, seconds) } : {}),
+      log: app.log,
+    });
+  }
   // Before @fastify/websocket, so its onRoute hook sees the sockets' handlers already counted.
   if (metrics) metrics.countStreamConnections(app);
   // On shutdown, stream clients hear 1001 (going away: reconnect) rather than a bare close.

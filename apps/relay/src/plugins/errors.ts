@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -94,8 +94,15 @@ function isUnstorableText(error: unknown): boolean {
   return false;
 }
 
+/** What toHookError reads of a request (a FastifyRequest, or the direct ingest path's, routes/ingest/direct.ts). */
+export interface FailedRequest {
+  url: string;
+  headers: IncomingHttpHeaders;
+  routeOptions: { bodyLimit?: number };
+}
+
 /** Maps anything thrown while handling a request to a registry error. */
-export function toHookError(error: FastifyError | Error, request: FastifyRequest): HookError {
+export function toHookError(error: FastifyError | Error, request: FailedRequest): HookError {
   if (error instanceof HookError) return error;
   const fastifyError = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
@@ -124,25 +131,34 @@ export function toHookError(error: FastifyError | Error, request: FastifyRequest
  */
 const RETRY_AFTER_SECONDS_503: Record<string, number> = { storage_unavailable: 5, service_unavailable: 1 };
 
-/** Sends a registry error as application/problem+json (RFC 9457). */
-export function sendProblem(reply: FastifyReply, error: HookError): FastifyReply {
+/** A registry error's application/problem+json document (RFC 9457), and the Retry-After (seconds) its 503 asks for unless the route set one. */
+export function problemOf(error: HookError, requestId: string): { body: Record<string, unknown>; retryAfterSeconds: number | undefined } {
   const { definition } = error;
-  const retryAfterSeconds = RETRY_AFTER_SECONDS_503[definition.code];
-  if (retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) reply.header('retry-after', retryAfterSeconds);
-  return reply
-    .code(definition.status)
-    .header('x-request-id', reply.request.id)
-    .type('application/problem+json')
-    .send({
+  return {
+    body: {
       type: `urn:hook:error:${definition.code}`,
       title: definition.title,
       status: definition.status,
       detail: error.message,
       code: definition.code,
       fix: definition.fix,
+      request_id: requestId,
+      // last, as the schema's serializer writes it (an optional field after the required ones)
       ...(error.errors ? { errors: error.errors } : {}),
-      request_id: String(reply.request.id),
-    });
+    },
+    retryAfterSeconds: RETRY_AFTER_SECONDS_503[definition.code],
+  };
+}
+
+/** Sends a registry error as application/problem+json (RFC 9457). */
+export function sendProblem(reply: FastifyReply, error: HookError): FastifyReply {
+  const { body, retryAfterSeconds } = problemOf(error, String(reply.request.id));
+  if (retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) reply.header('retry-after', retryAfterSeconds);
+  return reply
+    .code(error.definition.status)
+    .header('x-request-id', reply.request.id)
+    .type('application/problem+json')
+    .send(body);
 }
 
 /** Errors the router raises before any route runs (bad URL encoding, over-long path segment). */

@@ -140,11 +140,17 @@ export class RelayMetrics {
 
   /** Counts every answer of the ingest routes registered in `scope` (an onResponse hook, so the handlers stay as they are). */
   countIngest(scope: FastifyInstance): void {
-    scope.addHook('onResponse', async (request, reply: FastifyReply) => {
-      const outcome = ingestOutcome(reply.statusCode, request.ingestDuplicate);
-      this.#ingestRequests.inc({ outcome });
-      this.#ingestDuration.observe({ outcome }, reply.elapsedTime / 1000);
+    scope.addHook('onResponse', (request, reply: FastifyReply, done) => {
+      this.ingestAnswered(reply.statusCode, request.ingestDuplicate, reply.elapsedTime / 1000);
+      done();
     });
+  }
+
+  /** Counts one ingest answer (the direct path's, routes/ingest/direct.ts, or a route's): its outcome and how long it took. */
+  ingestAnswered(statusCode: number, duplicate: boolean, seconds: number): void {
+    const outcome = ingestOutcome(statusCode, duplicate);
+    this.#ingestRequests.inc({ outcome });
+    this.#ingestDuration.observe({ outcome }, seconds);
   }
 
   attemptFinished(attempt: Pick<FinishedAttempt['attempt'], 'response_status' | 'error' | 'duration_ms'>): void {
