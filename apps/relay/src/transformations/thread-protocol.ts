@@ -20,3 +20,13 @@ export type ThreadTask =
 export type ThreadReply =
   | { id: number; ok: true; value: unknown; cpuMs: number }
   | { id: number; ok: false; error: string; cpuMs: number };
+
+/**
+ * `bytes` in an ArrayBuffer of its own (a copy when it is a view into a larger one).
+ * Structured cloning copies a view's WHOLE ArrayBuffer, and a small Buffer is a view into
+ * a slab shared by many (Buffer.poolSize: 64 KiB on Node 24): a 1 KiB body sent as it is
+ * costs a 64 KiB copy on each side of the trip, and 64 KiB of garbage behind it.
+ */
+export function ownBytes(bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+}

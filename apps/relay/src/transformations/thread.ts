@@ -9,7 +9,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { prepareDelivery, type PreparedDelivery } from '../delivery/prepare.ts';
 import { QuickJsTransformRunner } from './runner.ts';
-import type { ThreadReply, ThreadSettings, ThreadTask } from './thread-protocol.ts';
+import { ownBytes, type ThreadReply, type ThreadSettings, type ThreadTask } from './thread-protocol.ts';
 
 const settings = workerData as ThreadSettings;
 const runner = new QuickJsTransformRunner(
@@ -29,6 +29,8 @@ async function perform(task: ThreadTask): Promise<unknown> {
   switch (task.kind) {
     case 'prepare': {
       const prepared: PreparedDelivery = await prepareDelivery(runner, { ...task.delivery, body: asBuffer(task.delivery.body) }, task.applyFilter);
+      // The encoded body crosses back to the event loop: on its own, not in its pooled slab.
+      if (prepared.kind === 'send' && prepared.request) prepared.request.body = asBuffer(ownBytes(prepared.request.body));
       return prepared;
     }
     case 'run':
