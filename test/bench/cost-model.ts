@@ -4,12 +4,14 @@
  * PostgreSQL's time and the `hook` CLI's CPU, and what it writes (statements, row
  * versions per table, WAL).
  *
- * - The relay's CPU per stage: a V8 CPU profile of the relay (`node --cpu-prof`, which
- *   the benches turn on unless BENCH_COST=0), its samples inside the phase's window
- *   (profile timestamps and process.hrtime share the monotonic clock), each sample given
+ * - The relay's CPU per stage: a V8 CPU profile (`node --cpu-prof`) of a stand-in relay
+ *   that runs the phase's load again after the measured phases (the profiler adds about a
+ *   third to a process's CPU, so the measured phases run without it; BENCH_COST=0 leaves
+ *   the stand-in out), its samples inside the repeat's window (profile timestamps and
+ *   process.hrtime share the monotonic clock), each sample given
  *   to the stage of the innermost frame that says which stage it is (STAGE_RULES: our
  *   files first, then the package the code is in). The shares of the profile's busy time
- *   are scaled to the relay's CPU over the phase from /proc, so the column adds up to it.
+ *   are scaled to the relay's CPU over the measured phase from /proc, so the column adds up to it.
  *   What runs in a callback of its own (a socket's data, a parsed row) has no caller on
  *   its stack: the PostgreSQL client's parsing is its own line, as are the garbage
  *   collector and the runtime.
@@ -32,9 +34,10 @@ import { join } from 'node:path';
 import { costModelEnabled, onCleanup, sampleCpu, type CpuSample } from './support.ts';
 
 /**
- * Where the processes of a bench write the CPU profiles the stages come from: `dir` (a
- * bench's own setting, kept), else a temporary directory; none with BENCH_COST=0.
- * `args` go before a process's entry; `find(pid)` is its profile once it has exited.
+ * Where the stand-in processes of a bench (see costTable) write the CPU profiles the
+ * stages come from: `dir` (a bench's own setting, kept), else a temporary directory; none
+ * with BENCH_COST=0. `args` go before a process's entry; `find(pid)` is its profile once
+ * it has exited.
  */
 export function costProfiles(dir: string | undefined): { args: string[]; find(pid: number): string | undefined } {
   if (!dir && !costModelEnabled()) return { args: [], find: () => undefined };
@@ -358,18 +361,25 @@ export interface CostTable {
   walBytes: number;
 }
 
-/** The phase's table, its processes' CPU split by their profiles (files written when they stopped; absent: totals only). */
-export function costTable(phase: CostPhase, processes: readonly ProfiledProcess[], profiles: ReadonlyMap<number, string>): CostTable {
+/**
+ * The phase's table. Each process's CPU (from /proc, over the phase) is split by the
+ * shares of a CPU profile: `splits` by pid, a profile file and the window of it to read
+ * (absent: totals only). The profile is of a stand-in run (the same load on the same
+ * code in a process started with costProfiles' args, after the measured phases): the
+ * profiler adds about a third to a process's CPU, so the measured phases run without
+ * it and only its shares are used.
+ */
+export function costTable(phase: CostPhase, processes: readonly ProfiledProcess[], splits: ReadonlyMap<number, { file: string; window: Window }>): CostTable {
   const per = (value: number) => (phase.events > 0 ? value / phase.events : Number.NaN);
   const roles = processes.map(({ role, pid }) => {
     const totalMs = per(phase.cpuMs.get(pid) ?? Number.NaN);
-    const file = profiles.get(pid);
-    if (!file) return { role, totalMs, byStage: null };
-    const busy = profileStages(file, phase.window);
+    const split = splits.get(pid);
+    if (!split) return { role, totalMs, byStage: null };
+    const busy = profileStages(split.file, split.window);
     const busyTotal = [...busy.values()].reduce((a, b) => a + b, 0);
     const scale = (us: number) => (busyTotal > 0 ? (totalMs * us) / busyTotal : 0);
     const detail = process.env.BENCH_COST_DETAIL === '1'
-      ? new Map([...profileStageFunctions(file, phase.window, 6)].map(([stage, functions]) => [stage, functions.map(([name, us]): [string, number] => [name, scale(us)])]))
+      ? new Map([...profileStageFunctions(split.file, split.window, 6)].map(([stage, functions]) => [stage, functions.map(([name, us]): [string, number] => [name, scale(us)])]))
       : undefined;
     return { role, totalMs, byStage: new Map([...busy].map(([stage, us]) => [stage, scale(us)])), ...(detail ? { detail } : {}) };
   });

@@ -32,8 +32,10 @@
  *      the receiver, matched by event id (the ingest answer's `id` is the delivery's
  *      `webhook-id`) → p50/p99.
  *   Cost model (cost-model.ts, docs/performance.md): for phases 1 and 2 and their
- *      difference, per event and per stage, the relay's CPU (split by its CPU profile),
- *      PostgreSQL's time per statement, the statements run and the row versions written.
+ *      difference, per event and per stage, the relay's CPU, PostgreSQL's time per
+ *      statement, the statements run and the row versions written. The relay's CPU is
+ *      split by stage with the CPU profile of a stand-in relay that repeats phases 1 and 2
+ *      for 4 s each after phase 4 (the profiler would add a third to the measured CPU).
  *   4. Verification: every acknowledged event arrived at least once, with the exact
  *      bytes sent; ids delivered more than once are counted; after a graceful stop of
  *      the relay the `event` and `attempt` tables are read for the same endpoints.
@@ -52,7 +54,7 @@
  *   BENCH_DELIVERY_TIMEOUT_S   how long to wait for the deliveries of a phase (default 120)
  *   BENCH_STALL_S              stop waiting earlier when no delivery at all reached the phase's endpoint for this long (default 30)
  *   BENCH_JSON=1               also print a one-line JSON summary as the last stdout line
- *   BENCH_RELAY_CPU_PROF=<dir> keep the relay's CPU profile (--cpu-prof) in <dir> (else it goes to a temporary directory)
+ *   BENCH_RELAY_CPU_PROF=<dir> keep the cost model's CPU profile (the stand-in relay's, --cpu-prof) in <dir> (else a temporary directory)
  *   BENCH_COST=0               leave the cost model out (no CPU profile, no pg_stat_statements): the cleanest throughput
  *   BENCH_COST_DETAIL=1        the cost model also names each stage's costliest functions
  *   BENCH_SEPARATE_WORKER=1    two relay processes: HOOK_ROLE=api takes the ingest, HOOK_ROLE=worker delivers
@@ -100,7 +102,7 @@ import {
   writeReport,
   type LoadRun,
 } from './support.ts';
-import { CostProbe, costDifference, costJson, costLines, costProfiles, costTable, type CostPhase } from './cost-model.ts';
+import { CostProbe, costDifference, costJson, costLines, costProfiles, costTable, monotonicUs, type CostPhase } from './cost-model.ts';
 
 const CONNECTIONS = 50;
 const BODY_SIZE_BYTES = 1024;
@@ -425,6 +427,38 @@ async function describeEvents(databaseUrl: string, ids: string[]): Promise<strin
 }
 
 // ---------------------------------------------------------------------------------
+// The cost model's stand-in: phases 1 and 2 again, briefly, on a profiled relay
+
+/** Seconds of each phase the profiled stand-in repeats (at most BENCH_DURATION_S). */
+const COST_REPEAT_S = 4;
+
+/**
+ * Runs phase 1's and phase 2's load again on a relay started with the CPU profiler (on
+ * the same database, new endpoints) and returns the profile with each phase's window:
+ * what splits the measured phases' CPU by stage (cost-model.ts costTable).
+ */
+async function profiledRepeat(databaseUrl: string, relayEnv: Record<string, string>, profiles: ReturnType<typeof costProfiles>, receiver: Receiver, body: Buffer, seconds: number, limits: WaitLimits) {
+  log(`cost model: phases 1 and 2 again for ${seconds} s each on a profiled relay`);
+  const standIn = await startRelay(databaseUrl, relayEnv, profiles.args);
+  const apiKey = await createAccount(standIn.url);
+  const storeOnly = await createEndpoint(standIn.url, apiKey, { name: 'cost-store-only' });
+  const track = receiver.track('cost', (delivered) => delivered.equals(body));
+  const delivering = await createEndpoint(standIn.url, apiKey, { name: 'cost-delivery', destination: { type: 'url', url: `${receiver.url}${track.path}` } });
+  await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS: 1, body }); // warm-up
+  let fromUs = monotonicUs();
+  await runLoad({ url: storeOnly.url, connections: CONNECTIONS, durationS: seconds, body });
+  const store = { fromUs, toUs: monotonicUs() };
+  fromUs = monotonicUs();
+  const run = await runLoad({ url: delivering.url, connections: CONNECTIONS, durationS: seconds, body });
+  await track.waitForAll('cost model delivery', acknowledgedIds([run]).ids, limits);
+  const delivery = { fromUs, toUs: monotonicUs() };
+  await standIn.stop();
+  const file = profiles.find(standIn.pid);
+  if (!file) throw new Error(`the profiled relay (pid ${standIn.pid}) wrote no CPU profile`);
+  return { store: { file, window: store }, delivery: { file, window: delivery } };
+}
+
+// ---------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
   const durationS = seconds('BENCH_DURATION_S', DEFAULT_DURATION_S, false);
@@ -447,8 +481,8 @@ async function main(): Promise<number> {
   const database = await createBenchDatabase(serverUrl);
   const relayEnv = { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', ...(process.env.BENCH_DISTRIBUTED === '1' ? { HOOK_DATABASE_DISTRIBUTED: 'citus' } : {}), ...(concurrency ? { HOOK_DELIVERY_CONCURRENCY: concurrency } : {}) };
   const profiles = costProfiles(cpuProfileDir && resolve(cpuProfileDir));
-  const relay = await startRelay(database.url, separateWorker ? { ...relayEnv, HOOK_ROLE: 'api' } : relayEnv, profiles.args);
-  const worker = separateWorker ? await startRelay(database.url, { ...relayEnv, HOOK_ROLE: 'worker' }, profiles.args) : undefined;
+  const relay = await startRelay(database.url, separateWorker ? { ...relayEnv, HOOK_ROLE: 'api' } : relayEnv);
+  const worker = separateWorker ? await startRelay(database.url, { ...relayEnv, HOOK_ROLE: 'worker' }) : undefined;
   const relayPids = worker ? [relay.pid, worker.pid] : [relay.pid];
   const costProbe = await CostProbe.open(database.url, [{ role: 'relay', pid: relay.pid }, ...(worker ? [{ role: 'relay' as const, pid: worker.pid }] : [])]);
   onCleanup('cost probe', () => costProbe.close());
@@ -618,13 +652,13 @@ async function main(): Promise<number> {
   const relayExit = await relay.stop();
   const workerExit = worker ? await worker.stop() : undefined;
   const relayWarnings = relay.stderrLinesWhileServing();
-  // The cost model: each phase's stages, with the relay's CPU split by its profile (written as it stopped).
-  const profileOf = new Map(relayPids.flatMap((pid) => {
-    const file = profiles.find(pid);
-    return file ? [[pid, file] as const] : [];
-  }));
-  const storeTable = costTable(storePhase, costProbe.processes, profileOf);
-  const deliveryTable = costTable(deliveryPhase, costProbe.processes, profileOf);
+  // The cost model: each phase's CPU split by the shares of a profiled stand-in relay's
+  // repeat of it (cost-model.ts; one process, so not with BENCH_SEPARATE_WORKER).
+  const standIn = profiles.args.length > 0 && !worker
+    ? await profiledRepeat(database.url, relayEnv, profiles, receiver, body, Math.min(durationS, COST_REPEAT_S), waitLimits)
+    : null;
+  const storeTable = costTable(storePhase, costProbe.processes, new Map(standIn ? [[relay.pid, standIn.store]] : []));
+  const deliveryTable = costTable(deliveryPhase, costProbe.processes, new Map(standIn ? [[relay.pid, standIn.delivery]] : []));
   const deliveringAdds = costDifference('what delivering adds (2 − 1)', deliveryTable, storeTable);
   const tracks = [warmupTrack, throughputTrack, latencyTrack, ...fanTracks];
   const deliveryEndpointIds = [warmupEndpoint.id, ...throughputEndpoints.map((e) => e.id), latencyEndpoint.id, fanEndpoint.id];
