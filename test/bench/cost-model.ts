@@ -220,11 +220,14 @@ async function databaseSnapshot(client: pg.Client, withStatements: boolean): Pro
   return { statements, tables, commits, walBytes };
 }
 
-/** Which stage a statement's time is: by its name (executor.ts puts it first). */
+/**
+ * Which stage a statement's time is: by its name (executor.ts puts it after the first
+ * word), or for a relay from before the names (BENCH_RELAY_ROOT) by how its text begins.
+ */
 function statementStage(name: string): Stage | 'other statements' {
-  if (/^hook_insert_events|^hook_find_dedupe|^hook_dedupe/.test(name)) return 'store';
-  if (/^hook_(claim|release_lease|make_due|read_deliveries|queue_has_rows|wake_workers)/.test(name)) return 'claim or lease';
-  if (/^hook_(record_results|event_summaries)/.test(name)) return 'record';
+  if (/^hook_insert_events|^hook_find_dedupe|^hook_dedupe|^with received as materialized/.test(name)) return 'store';
+  if (/^hook_(claim|release_lease|make_due|read_deliveries|queue_has_rows|wake_workers)|^with rated as materialized|^with due as materialized/.test(name)) return 'claim or lease';
+  if (/^hook_(record_results|event_summaries)|^with input as \( select \* from unnest/.test(name)) return 'record';
   return 'other statements';
 }
 
@@ -367,14 +370,17 @@ export interface CostTable {
  * (absent: totals only). The profile is of a stand-in run (the same load on the same
  * code in a process started with costProfiles' args, after the measured phases): the
  * profiler adds about a third to a process's CPU, so the measured phases run without
- * it and only its shares are used.
+ * it and only its shares are used. A file alone (no window): the measured process
+ * itself was profiled, over the phase's window.
  */
-export function costTable(phase: CostPhase, processes: readonly ProfiledProcess[], splits: ReadonlyMap<number, { file: string; window: Window }>): CostTable {
+export function costTable(phase: CostPhase, processes: readonly ProfiledProcess[], splits: ReadonlyMap<number, { file: string; window: Window } | string>): CostTable {
   const per = (value: number) => (phase.events > 0 ? value / phase.events : Number.NaN);
   const roles = processes.map(({ role, pid }) => {
     const totalMs = per(phase.cpuMs.get(pid) ?? Number.NaN);
-    const split = splits.get(pid);
-    if (!split) return { role, totalMs, byStage: null };
+    const given = splits.get(pid);
+    if (!given) return { role, totalMs, byStage: null };
+    // A file alone: the process itself was profiled during the phase (its own window).
+    const split = typeof given === 'string' ? { file: given, window: phase.window } : given;
     const busy = profileStages(split.file, split.window);
     const busyTotal = [...busy.values()].reduce((a, b) => a + b, 0);
     const scale = (us: number) => (busyTotal > 0 ? (totalMs * us) / busyTotal : 0);
