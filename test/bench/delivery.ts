@@ -295,6 +295,7 @@ interface ForwardRun {
 
 /** A forwarder process, ready: give it one of `run` or `credit`… `end`. */
 interface Forwarder {
+  pid: number;
   /** Forwards as fast as it can for `seconds`. */
   run(seconds: number): Promise<ForwardRun>;
   /** `n` more deliveries to send. */
@@ -321,6 +322,7 @@ async function startForwarder(url: string, concurrency: string | undefined): Pro
   if (first !== 'ready') throw new Error(`the forwarder printed ${JSON.stringify(first)} where "ready" was expected`);
   const answer = async (): Promise<ForwardRun> => JSON.parse(await nextLine()) as ForwardRun;
   return {
+    pid: child.pid!,
     async run(seconds) {
       child.stdin!.end(`go ${seconds}\n`);
       return answer();
@@ -512,7 +514,12 @@ async function main(): Promise<number> {
   const ceilingTrack = receiver.track('ceiling', (delivered) => delivered.equals(body));
   const ceilingUrl = `${receiver.url}${ceilingTrack.path}`;
   log(`ceiling: forwarding ${durationS} s with the relay's send path and no database`);
-  const forwardAlone = await (await startForwarder(ceilingUrl, concurrency)).run(durationS);
+  const aloneForwarder = await startForwarder(ceilingUrl, concurrency);
+  const sendCpuBefore = sampleCpu([aloneForwarder.pid]);
+  const forwardAlone = await aloneForwarder.run(durationS);
+  const sendCpuAfter = sampleCpu([aloneForwarder.pid]);
+  // The send itself, with nothing else around it: the forwarder's CPU per delivery (what no queue can save).
+  const sendCpuMs = sendCpuBefore && sendCpuAfter && forwardAlone.ok > 0 ? (sendCpuAfter.byPid.get(aloneForwarder.pid)! - sendCpuBefore.byPid.get(aloneForwarder.pid)!) / forwardAlone.ok : null;
   log(`ceiling: store-only ingest ${durationS} s, forwarding one delivery per acknowledged event`);
   const creditedForwarder = await startForwarder(ceilingUrl, concurrency);
   let acknowledgedSoFar = 0;
@@ -722,7 +729,7 @@ async function main(): Promise<number> {
     figuresRow('2. URL destination', whileDelivering, widths),
     figuresRow(`2b. ${FAN_OUT} destinations`, figures(fanRun.result), widths),
     '',
-    `1b. ceiling: the relay's send path (sign, pooled POST, answer read) with no database forwards ${forwardAloneRate.toFixed(1)}/s alone;`,
+    `1b. ceiling: the relay's send path (sign, pooled POST, answer read) with no database forwards ${forwardAloneRate.toFixed(1)}/s alone${sendCpuMs === null ? '' : `, at ${sendCpuMs.toFixed(3)} ms of its CPU a delivery`};`,
     `   store-only ingest with one such delivery per acknowledged event: ${forwardCredited.ok} delivered in ${ceilingSpanS.toFixed(2)} s → ${ceilingRate.toFixed(1)} deliveries/s,`,
     `   a queue that costs nothing: ratio ceiling on this machine ${ceilingRatio.toFixed(2)}`,
     `2. delivery: ${throughputWait.delivered} events delivered in ${deliverySpanS.toFixed(2)} s from first ingest to last delivery → ${deliveriesPerSecond.toFixed(1)} deliveries/s`,
@@ -783,6 +790,7 @@ async function main(): Promise<number> {
     cpu_ms_per_event_delivered: deliveryCpu && { postgres: round(deliveryCpu.postgres, 4), relay: round(deliveryCpu.relay, 4) },
     ingest_with_forwarding: figuresJson(ceilingIngest),
     forward_alone_per_second: round(forwardAloneRate, 1),
+    send_cpu_ms_per_delivery: sendCpuMs === null ? null : round(sendCpuMs, 4),
     ceiling_per_second: round(ceilingRate, 1),
     ceiling_ratio: round(ceilingRatio, 3),
     ceiling_share: round(ceilingShare, 3),
