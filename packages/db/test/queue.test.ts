@@ -361,7 +361,7 @@ describe('the record statement plan', () => {
       await client.query('set local plan_cache_mode = force_generic_plan');
       await client.query(`prepare record_plan as ${RECORD_RESULTS.text}`);
       const arrays = Array.from({ length: 18 }, () => `'{}'`).join(', ');
-      const explained = await client.query(`explain (format json) execute record_plan(${arrays}, 10, 86400000, 'channel')`);
+      const explained = await client.query(`explain (format json) execute record_plan(${arrays}, 10, 86400000, 'channel', '{}')`);
       return planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
     });
     const onDelivery = nodes.filter((node) => historyRelation('delivery').test(node['Relation Name']) && String(node['Node Type']).endsWith('Scan'));

@@ -50,11 +50,13 @@ export interface ClaimedDelivery extends ReceivedEvent {
   filter: EndpointFilter | null;
   /** How many deliveries the event has (more than one: its status is a summary of them all). */
   deliveryCount: number;
+  /** The delivery's retention class (partitions.ts): where its attempt is stored if the result finds the delivery moved on. */
+  retentionClass: number;
 }
 
 /** What any finished delivery records, and the state it leaves the delivery in. */
 export interface DeliveryResult {
-  delivery: Pick<ClaimedDelivery, 'id' | 'destinationId' | 'accountId' | 'leaseId' | 'attemptCount' | 'trigger' | 'deliveryCount'>;
+  delivery: Pick<ClaimedDelivery, 'id' | 'destinationId' | 'accountId' | 'leaseId' | 'attemptCount' | 'trigger' | 'deliveryCount' | 'retentionClass'>;
   /** The attempt made (null: nothing was sent, as when the filter did not match). */
   attempt: {
     id: string;

@@ -27,7 +27,7 @@ export const DELIVERY_OPEN = `l.layout = 1 and (l.status in ('pending', 'retryin
 
 /** The select list of a claim: `l` the delivery, `e` its event, `d` its destination, `p` its endpoint. */
 export const CLAIMED_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.endpoint_id, l.status, l.attempt_count, l.auto_attempts,
-  l.next_trigger, l.lease_id, d.type as destination_type, d.url as destination_url, d.secret,
+  l.next_trigger, l.lease_id, l.retention_class, d.type as destination_type, d.url as destination_url, d.secret,
   case when d.previous_secret_expires_at > now() then d.previous_secret end as previous_secret,
   d.transformation_code, d.filter, p.name as endpoint_name,
   e.headers, e.body, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, e.delivery_count,
@@ -61,6 +61,7 @@ export interface ClaimedRow {
   auto_attempts: number;
   next_trigger: 'auto' | 'replay';
   lease_id: string;
+  retention_class: number;
   destination_type: DestinationType;
   destination_url: string | null;
   secret: string;
@@ -111,6 +112,7 @@ export function toClaimed(orm: Orm, row: ClaimedRow): ClaimedDelivery {
     transformationCode: row.transformation_code,
     filter: row.filter,
     deliveryCount: row.delivery_count,
+    retentionClass: row.retention_class,
     traceParent: row.trace_parent,
   };
 }

@@ -201,6 +201,7 @@ async function insertBatch(orm: Orm, account: string | null, batch: readonly New
         transformationCode: row.transformation_code,
         filter: row.filter,
         deliveryCount: row.delivery_count!,
+        retentionClass: row.retention_class!,
       },
     };
   });
@@ -265,6 +266,7 @@ interface InsertResultRow {
   transformation_code: string | null;
   filter: EndpointFilter | null;
   delivery_count: number | null;
+  retention_class: number | null;
 }
 
 /** Runs a statement built with kysely as a named prepared statement (its text must depend only on `name`). */
@@ -317,7 +319,7 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
   const duplicateRows = keyed
     ? sql`
     union all
-    select 'duplicate', a.id, null, null, null, null, null, null, null, null, null, null, null
+    select 'duplicate', a.id, null, null, null, null, null, null, null, null, null, null, null, null
     from accepted a where a.dedupe_key is not null and not exists (select 1 from inserted i where i.id = a.id)`
     : sql``;
   // The text depends only on the batch size, whether it is one account's (distributed), has keys and is traced, so each is prepared once per connection.
@@ -411,17 +413,18 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     -- claimed (data-modifying CTEs such as thresholds always run to completion)
     select 'woken' as outcome, null::text as id, null::text as destination_id, null::text as destination_type, null::text as destination_url, null::text as secret,
            null::text as previous_secret, null::text as plan, null::bigint as events_limit,
-           null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter, null::int as delivery_count from woken
+           null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter, null::int as delivery_count,
+           null::int as retention_class from woken
     union all
     select 'granted', t.event_id, d.id, d.type, d.url, d.secret,
            case when d.previous_secret_expires_at > now() then d.previous_secret end, null, null,
-           p.name, d.transformation_code, d.filter, b.delivery_count
+           p.name, d.transformation_code, d.filter, b.delivery_count, t.retention_class
     from targets t join destination d on d.id = t.destination_id${pin('d')} join endpoint p on p.id = t.endpoint_id${pin('p')}
     join batch b on b.id = t.event_id
     where t.lease_id is not null and exists (select 1 from deliveries x where x.event_id = t.event_id and x.lease_id is not null)
     union all
     select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, null, null, u.plan, u.events_limit,
-           null, null, null, null
+           null, null, null, null, null
     from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
     where not exists (select 1 from accepted a where a.id = b.id)${duplicateRows}
   `);

@@ -25,7 +25,7 @@
  *
  * On a PostgreSQL distributed by account (`distributed`: HOOK_DATABASE_DISTRIBUTED=citus,
  * docs/scaling.md) the results are one statement per account, run concurrently, each pinned
- * to its account ($22): every table of every CTE and subquery is filtered by it and every
+ * to its account ($23): every table of every CTE and subquery is filtered by it and every
  * row written takes it, so Citus routes the statement to that account's shard
  * (test/e2e/shard-routing.test.ts checks it). On one PostgreSQL several accounts' results
  * stay one statement, which costs less than one per account.
@@ -43,20 +43,25 @@ export interface RecordInput extends DeliveryResult {
   health: DestinationHealth;
 }
 
-/** The statement; `distributed`: of one account's results, pinned to it (see above). */
-function recordStatement(distributed: boolean): NamedStatement {
-  const pin = (alias: string) => (distributed ? ` and ${alias}.account_id = $22::text` : '');
-  const accountOf = (column: string) => (distributed ? '$22::text' : column);
+/**
+ * The statement; `distributed`: of one account's results, pinned to it (see above);
+ * `typed`: with the step that sets events' types (only a batch with a type a
+ * transformation set takes it: an UPDATE of `event` is planned over every one of its
+ * partitions, and PostgreSQL sets each up on every run, used or not).
+ */
+function recordStatement(distributed: boolean, typed: boolean): NamedStatement {
+  const pin = (alias: string) => (distributed ? ` and ${alias}.account_id = $23::text` : '');
+  const accountOf = (column: string) => (distributed ? '$23::text' : column);
   return {
     movesDeliveries: true,
-    name: distributed ? 'hook_record_results_account' : 'hook_record_results',
+    name: `hook_record_results${distributed ? '_account' : ''}${typed ? '_typed' : ''}`,
     text: `
     with input as (
       select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::text[],
                            $9::int[], $10::text[], $11::timestamptz[], $12::int[], $13::int[], $14::text[], $15::text[],
-                           $16::bool[], $17::text[], $18::text[])
+                           $16::bool[], $17::text[], $18::text[], $22::int[])
         as t(event_id, destination_id, lease_id, status, auto_attempts, next_attempt_at, attempt_id, account_id,
-             n, trigger, started_at, duration_ms, response_status, response_body, error, set_type, new_type, health)
+             n, trigger, started_at, duration_ms, response_status, response_body, error, set_type, new_type, health, retention_class)
     ),
     updated as (
       update delivery l
@@ -74,17 +79,18 @@ function recordStatement(distributed: boolean): NamedStatement {
                 i.trigger, i.response_status, i.error, i.health, i.started_at, i.attempt_id is not null as attempted, i.set_type, i.new_type,
                 i.lease_id, l.retention_class
     ),
+${typed ? `
     typed as (
       update event e set type = u.new_type
       from (select event_id, (array_agg(new_type))[1] as new_type from updated where set_type group by event_id) u
       where e.id = u.event_id${pin('e')}
-    ),
+    ),` : ''}
     attempts as (
-      -- in its event's partition (the class its delivery has: partitions.ts); a result
-      -- that lost its lease finds its delivery wherever it is now (rare: every partition)
+      -- in its event's partition: the class its delivery has now (partitions.ts), or, for
+      -- a result that lost its lease, the class it had when claimed
       insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error, retention_class)
       select i.attempt_id, i.event_id, i.destination_id, ${accountOf('i.account_id')}, i.n, i.trigger, i.started_at, i.duration_ms, i.response_status, i.response_body, i.error,
-             coalesce(u.retention_class, (select l.retention_class from delivery l where l.event_id = i.event_id and l.destination_id = i.destination_id${pin('l')} limit 1), 0)
+             coalesce(u.retention_class, i.retention_class)
       from input i left join updated u on u.event_id = i.event_id and u.destination_id = i.destination_id and u.lease_id = i.lease_id
       where i.attempt_id is not null
     ),
@@ -173,9 +179,12 @@ function recordStatement(distributed: boolean): NamedStatement {
   };
 }
 
-export const RECORD_RESULTS = recordStatement(false);
-/** RECORD_RESULTS for one account's results (distributed, see above). */
-export const RECORD_ACCOUNT_RESULTS = recordStatement(true);
+export const RECORD_RESULTS = recordStatement(false, false);
+/** RECORD_RESULTS with the step that sets events' types (see recordStatement). */
+export const RECORD_TYPED_RESULTS = recordStatement(false, true);
+/** RECORD_RESULTS for one account's results (distributed, see above), without and with types. */
+export const RECORD_ACCOUNT_RESULTS = recordStatement(true, false);
+export const RECORD_ACCOUNT_TYPED_RESULTS = recordStatement(true, true);
 
 /** What one record statement came to. */
 export interface RecordOutcome {
@@ -206,15 +215,18 @@ export async function recordResults(orm: Orm, inputs: readonly RecordInput[], op
 /** recordResults of results all of `account` (distributed), or of any accounts (null). */
 async function recordBatch(orm: Orm, account: string | null, inputs: readonly RecordInput[]): Promise<RecordOutcome> {
   const column = <T>(pick: (input: RecordInput) => T): T[] => inputs.map(pick);
+  const typed = inputs.some((input) => input.newType !== undefined);
+  const statement = account === null ? (typed ? RECORD_TYPED_RESULTS : RECORD_RESULTS) : (typed ? RECORD_ACCOUNT_TYPED_RESULTS : RECORD_ACCOUNT_RESULTS);
   const rows = await runStatement<{ kind: 'held' | 'endpoint_disabled' | 'woken'; id: string | null; destination_id: string | null; lease_id: string | null; event_status: EventStatus | null }>(
-    orm, account === null ? RECORD_RESULTS : RECORD_ACCOUNT_RESULTS, [
+    orm, statement, [
       column((r) => r.delivery.id), column((r) => r.delivery.destinationId), column((r) => r.delivery.leaseId),
       column((r) => r.next.status), column((r) => r.next.autoAttempts), column((r) => r.next.nextAttemptAt),
       column((r) => r.attempt?.id ?? null), column((r) => r.delivery.accountId), column((r) => r.delivery.attemptCount + 1),
       column((r) => r.delivery.trigger), column((r) => r.attempt?.startedAt ?? new Date()), column((r) => Math.round(r.attempt?.durationMs ?? 0)),
       column((r) => r.attempt?.responseStatus ?? null), column((r) => r.attempt?.responseBody ?? null), column((r) => r.attempt?.error ?? null),
       column((r) => r.newType !== undefined), column((r) => r.newType?.type ?? null), column((r) => r.health),
-      DESTINATION_FAILURE_LIMIT.attempts, DESTINATION_FAILURE_LIMIT.spanMs, DUE_CHANNEL, ...(account === null ? [] : [account]),
+      DESTINATION_FAILURE_LIMIT.attempts, DESTINATION_FAILURE_LIMIT.spanMs, DUE_CHANNEL, column((r) => r.delivery.retentionClass),
+      ...(account === null ? [] : [account]),
     ]);
   const held = new Map<string, EventStatus>();
   const disabledEndpoints: string[] = [];
