@@ -8,23 +8,32 @@
  * stored bytes go as they are) and `transformed`, whose small transformation renames a
  * header (content-type → x-original-content-type) and drops a field (`created_at`).
  *
- *   1. Warm-up: 1 s of load to each endpoint (runtimes compiled, connections open), waited for.
- *   2. Sustained delivery: autocannon, 50 connections, 1 KiB JSON, BENCH_DURATION_S to
- *      one endpoint, then a wait until every acknowledged event arrived → deliveries/s
- *      (first ingest → last delivery); four runs, plain, transformed, transformed,
- *      plain (each to a new endpoint), so drift on a shared machine falls on both.
+ *   1. Warm-up: 3 s of load to each endpoint (hot paths compiled, connections open), waited for.
+ *   2. Sustained delivery: autocannon, 50 connections, 1 KiB JSON, BENCH_DURATION_S
+ *      (default 2) to one endpoint, then a wait until every acknowledged event arrived
+ *      → deliveries/s (first ingest → last delivery); BENCH_GROUPS (default 3) groups of
+ *      four runs, plain, transformed, transformed, plain (each to a new endpoint); each
+ *      kind's rate is its deliveries over its time. Many short runs, interleaved, so
+ *      that other work on a shared machine (which comes and goes over seconds) falls on
+ *      both kinds alike; with one group of 5 s runs a single burst of it decided the
+ *      ratio. The CPU each delivery cost (relay by thread, PostgreSQL; from /proc) is
+ *      reported too: unlike a rate, it hardly moves with other work.
  *   3. Latency at a steady moderate rate (BENCH_LATENCY_RATE, default 100 events/s to
  *      each endpoint, both at once so both see the same machine, for BENCH_LATENCY_S):
  *      ingest send → arrival at the receiver, p50/p99, for each.
  *   Every delivery is checked: plain bodies byte-exact, transformed ones without the
  *   dropped field and with the renamed header.
  *
+ * BENCH_RELAY_CPU_PROF=<dir> runs the relay with --cpu-prof (a profile per thread, written on stop).
+ *
  * Targets (issue 7): transformed deliveries/s ≥ 0.70 × plain; added p50 < 2 ms.
  * Exit codes: 0 measured (a target missed is reported, not failed); 1 an acknowledged
  * event was not delivered or a delivery was wrong; 2 bad settings.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
 import {
   acknowledgedIds, codeVersion, createAccount, createBenchDatabase, createEndpoint, databaseServerUrl, jsonBody, listenOnLoopback, log,
   machineLine, ms, percentile, positiveNumber, resultLines, round, runBench, runLoad, runPaced, seconds, startRelay, writeReport,
@@ -34,10 +43,14 @@ const CONNECTIONS = 50;
 const BODY_SIZE_BYTES = 1024;
 const TARGET_RATIO = 0.7;
 const TARGET_ADDED_P50_MS = 2;
-const DEFAULT_DURATION_S = 5;
+/** Seconds of load per throughput run; short runs, many of them, interleaved (see main). */
+const DEFAULT_DURATION_S = 2;
+/** ABBA groups of throughput runs (plain, transformed, transformed, plain). */
+const DEFAULT_GROUPS = 3;
 const DEFAULT_LATENCY_S = 5;
 const DEFAULT_LATENCY_RATE = 100;
-const WARMUP_S = 1;
+/** Warm-up load per kind: long enough that V8 has compiled the hot paths (with 1 s the first counted run was 10-25 % slower than the last). */
+const WARMUP_S = 3;
 const WAIT_TIMEOUT_MS = 120_000;
 
 /** The bench's transformation: rename a header, drop a field. */
@@ -103,6 +116,92 @@ async function startReceiver(byPath: Map<string, Track>): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
+/** Clock ticks per second of /proc's CPU times (USER_HZ). */
+const CLOCK_TICKS_PER_S = 100;
+
+/** Name, parent and CPU (ms: its own, and its exited children's) of a process or thread, from its /proc stat file; null once gone. */
+function statOf(path: string): { name: string; ppid: number; ms: number; exitedChildrenMs: number } | null {
+  try {
+    const stat = readFileSync(path, 'utf8');
+    const close = stat.lastIndexOf(')');
+    const fields = stat.slice(close + 2).split(' ');
+    return {
+      name: stat.slice(stat.indexOf('(') + 1, close),
+      ppid: Number(fields[1]),
+      ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S,
+      exitedChildrenMs: ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS_PER_S,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time (ms) the relay process used so far, split into its main thread (the event
+ * loop), its transformation threads (named WorkerThread by Node) and the rest (libuv's
+ * pool, V8's compiler and GC helpers); from /proc/<pid>/task. Threads that exited took
+ * their time with them, which only the transformation threads do here (when replaced).
+ */
+function relayThreadsCpu(pid: number): { main: number; transform: number; other: number } {
+  const totals = { main: 0, transform: 0, other: 0 };
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return { main: Number.NaN, transform: Number.NaN, other: Number.NaN };
+  }
+  for (const tid of tasks) {
+    const stat = statOf(`/proc/${pid}/task/${tid}/stat`);
+    if (!stat) continue;
+    if (tid === String(pid)) totals.main += stat.ms;
+    else if (stat.name === 'WorkerThread') totals.transform += stat.ms;
+    else totals.other += stat.ms;
+  }
+  return totals;
+}
+
+/**
+ * CPU time (ms) of this bench's own PostgreSQL: the `postgres` processes descended from
+ * this process (the embedded server and its backends, with those that exited), NaN when
+ * there are none (a server given by URL). support.ts's sampleCpu counts every `postgres`
+ * on the machine, which on a shared machine includes other work's test databases.
+ */
+function ownPostgresCpu(): number {
+  const processes = new Map<number, NonNullable<ReturnType<typeof statOf>>>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = statOf(`/proc/${entry}/stat`);
+    if (stat) processes.set(Number(entry), stat);
+  }
+  const descends = (pid: number): boolean => {
+    for (let at = processes.get(pid)?.ppid; at !== undefined && at > 1; at = processes.get(at)?.ppid) if (at === process.pid) return true;
+    return false;
+  };
+  let total = 0;
+  let found = false;
+  for (const [pid, stat] of processes) {
+    if (stat.name !== 'postgres' || !descends(pid)) continue;
+    found = true;
+    // A backend's parent is the server, which keeps its exited backends' time as its children's.
+    total += stat.ms + (processes.get(stat.ppid)?.name === 'postgres' ? 0 : stat.exitedChildrenMs);
+  }
+  return found ? total : Number.NaN;
+}
+
+/** One throughput run: its deliveries/s and what each delivery cost in CPU. */
+interface Round {
+  name: 'plain' | 'transformed';
+  round: number;
+  delivered: number;
+  /** First ingest → last delivery. */
+  spanS: number;
+  /** End of the load → last delivery: the backlog left when ingest stopped. */
+  drainS: number;
+  rate: number;
+  /** CPU per delivery (ms, user + system): the relay's event loop, its transformation threads, its other threads; PostgreSQL. */
+  cpuMsPerDelivery: { main: number; transform: number; other: number; postgres: number };
+}
+
 function distribution(values: number[]): { count: number; p50: number; p99: number } {
   const sorted = [...values].sort((a, b) => a - b);
   return { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
@@ -110,6 +209,7 @@ function distribution(values: number[]): { count: number; p50: number; p99: numb
 
 async function main(): Promise<number> {
   const durationS = seconds('BENCH_DURATION_S', DEFAULT_DURATION_S, false);
+  const groups = Math.floor(positiveNumber('BENCH_GROUPS', DEFAULT_GROUPS));
   const latencyS = seconds('BENCH_LATENCY_S', DEFAULT_LATENCY_S, false);
   const latencyRate = positiveNumber('BENCH_LATENCY_RATE', DEFAULT_LATENCY_RATE);
   const loadBefore = loadavg();
@@ -138,7 +238,8 @@ async function main(): Promise<number> {
   };
   const receiverUrl = await startReceiver(byPath);
   const database = await createBenchDatabase(serverUrl);
-  const relay = await startRelay(database.url, { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' });
+  const cpuProfileDir = process.env.BENCH_RELAY_CPU_PROF?.trim() || undefined;
+  const relay = await startRelay(database.url, { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' }, cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(cpuProfileDir)] : []);
   const apiKey = await createAccount(relay.url);
   const endpoint = (name: string, track: Track, transformed: boolean) =>
     createEndpoint(relay.url, apiKey, {
@@ -157,22 +258,56 @@ async function main(): Promise<number> {
   // drift in what else the machine does falls on both alike; each kind's rate is its
   // deliveries over its time.
   const totals = { plain: { delivered: 0, spanS: 0 }, transformed: { delivered: 0, spanS: 0 } };
+  const rounds: Round[] = [];
   const throughput = async (name: 'plain' | 'transformed', round: number): Promise<void> => {
     const track = newTrack(`/${name}-${round}`, name === 'plain' ? plainCheck : transformedCheck);
     const target = await endpoint(`bench-${name}-${round}`, track, name === 'transformed');
     log(`${name} (${round}): ingesting ${durationS} s`);
+    const cpuBefore = { relay: relayThreadsCpu(relay.pid), postgresMs: ownPostgresCpu() };
     const startedMs = performance.now();
     const run = await runLoad({ url: target.url, connections: CONNECTIONS, durationS, body });
+    const ingestEndedMs = performance.now();
     const ids = acknowledgedIds([run]).ids;
     const missing = await track.waitForAll(ids);
     if (missing.length > 0) problems.push(`${name}: ${missing.length} of ${ids.size} acknowledged events not delivered`);
-    totals[name].delivered += track.arrivals.size;
-    totals[name].spanS += (track.lastAtMs - startedMs) / 1000;
+    const cpuAfter = { relay: relayThreadsCpu(relay.pid), postgresMs: ownPostgresCpu() };
+    const delivered = track.arrivals.size;
+    const spanS = (track.lastAtMs - startedMs) / 1000;
+    totals[name].delivered += delivered;
+    totals[name].spanS += spanS;
+    const perDelivery = (after: number, before: number) => (after - before) / Math.max(1, delivered);
+    rounds.push({
+      name, round, delivered, spanS, drainS: Math.max(0, (track.lastAtMs - ingestEndedMs) / 1000), rate: delivered / spanS,
+      cpuMsPerDelivery: {
+        main: perDelivery(cpuAfter.relay.main, cpuBefore.relay.main),
+        transform: perDelivery(cpuAfter.relay.transform, cpuBefore.relay.transform),
+        other: perDelivery(cpuAfter.relay.other, cpuBefore.relay.other),
+        postgres: perDelivery(cpuAfter.postgresMs, cpuBefore.postgresMs),
+      },
+    });
   };
-  await throughput('plain', 1);
-  await throughput('transformed', 1);
-  await throughput('transformed', 2);
-  await throughput('plain', 2);
+  for (let group = 0; group < groups; group++) {
+    await throughput('plain', 2 * group + 1);
+    await throughput('transformed', 2 * group + 1);
+    await throughput('transformed', 2 * group + 2);
+    await throughput('plain', 2 * group + 2);
+  }
+  const cpuPerDelivery = (name: Round['name']) => {
+    const of = rounds.filter((r) => r.name === name);
+    const delivered = of.reduce((sum, r) => sum + r.delivered, 0);
+    const total = (pick: (c: Round['cpuMsPerDelivery']) => number) => of.reduce((sum, r) => sum + pick(r.cpuMsPerDelivery) * r.delivered, 0) / delivered;
+    return { relay: total((c) => c.main + c.transform + c.other), transform: total((c) => c.transform), postgres: total((c) => c.postgres) };
+  };
+  // Each group's own ratio: how far one group of four runs can be from the whole.
+  const groupRatios = Array.from({ length: groups }, (_, group) => {
+    const rate = (name: Round['name']) => {
+      const of = rounds.filter((r) => r.name === name && Math.ceil(r.round / 2) === group + 1);
+      return of.reduce((sum, r) => sum + r.delivered, 0) / of.reduce((sum, r) => sum + r.spanS, 0);
+    };
+    return rate('transformed') / rate('plain');
+  });
+  const plainCpu = cpuPerDelivery('plain');
+  const transformedCpu = cpuPerDelivery('transformed');
   const plainRate = totals.plain.delivered / totals.plain.spanS;
   const transformedRate = totals.transformed.delivered / totals.transformed.spanS;
   const ratio = transformedRate / plainRate;
@@ -210,13 +345,16 @@ async function main(): Promise<number> {
   const code = codeVersion();
   writeReport([
     '',
-    `Transformation benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, 4 × ${durationS} s of load for throughput (plain, transformed, transformed, plain), ${latencyRate} events/s to each endpoint at once for ${latencyS} s for latency`,
+    `Transformation benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${4 * groups} × ${durationS} s of load for throughput (${groups} × plain, transformed, transformed, plain), ${latencyRate} events/s to each endpoint at once for ${latencyS} s for latency`,
     machineLine(loadBefore),
     `Relay database: ${database.description}`,
     ...(code ? [`Relay code: ${code}`] : []),
     'Transformation: rename a header (content-type → x-original-content-type), drop a field (created_at)',
     '',
+    ...rounds.map((r) => `  ${r.name} (${r.round}): ${r.delivered} delivered in ${r.spanS.toFixed(2)} s (backlog drained in ${r.drainS.toFixed(2)} s) → ${r.rate.toFixed(1)}/s; CPU per delivery: relay event loop ${r.cpuMsPerDelivery.main.toFixed(3)} ms, transformation threads ${r.cpuMsPerDelivery.transform.toFixed(3)} ms, other relay threads ${r.cpuMsPerDelivery.other.toFixed(3)} ms, PostgreSQL ${r.cpuMsPerDelivery.postgres.toFixed(3)} ms`),
     `sustained delivery: plain ${plainRate.toFixed(1)} deliveries/s, transformed ${transformedRate.toFixed(1)} deliveries/s → ratio ${ratio.toFixed(2)}`,
+    `ratio of each group of four runs: ${groupRatios.map((r) => r.toFixed(2)).join(', ')}`,
+    `CPU per delivery (relay + PostgreSQL): plain ${(plainCpu.relay + plainCpu.postgres).toFixed(3)} ms, transformed ${(transformedCpu.relay + transformedCpu.postgres).toFixed(3)} ms (of which transformation threads ${transformedCpu.transform.toFixed(3)} ms) → transformation adds ${(transformedCpu.relay + transformedCpu.postgres - plainCpu.relay - plainCpu.postgres).toFixed(3)} ms`,
     `latency (ingest send → arrival): plain p50 ${ms(plainLatency.p50)} ms, p99 ${ms(plainLatency.p99)} ms; transformed p50 ${ms(transformedLatency.p50)} ms, p99 ${ms(transformedLatency.p99)} ms → added p50 ${ms(addedP50)} ms`,
     `target: transformed ÷ plain deliveries/s >= ${TARGET_RATIO.toFixed(2)} → ${ratioPass ? 'PASS' : 'FAIL'}`,
     `target: added p50 < ${TARGET_ADDED_P50_MS} ms → ${latencyPass ? 'PASS' : 'FAIL'}`,
@@ -225,7 +363,10 @@ async function main(): Promise<number> {
     plain_deliveries_per_second: round(plainRate, 1),
     transformed_deliveries_per_second: round(transformedRate, 1),
     ratio: round(ratio, 3),
+    group_ratios: groupRatios.map((r) => round(r, 3)),
+    rounds: rounds.map((r) => ({ name: r.name, round: r.round, delivered: r.delivered, span_s: round(r.spanS, 3), drain_s: round(r.drainS, 3), rate: round(r.rate, 1), cpu_ms_per_delivery: Object.fromEntries(Object.entries(r.cpuMsPerDelivery).map(([k, v]) => [k, round(v, 4)])) })),
     ratio_pass: ratioPass,
+    cpu_ms_per_delivery: { plain: { relay: round(plainCpu.relay, 4), postgres: round(plainCpu.postgres, 4) }, transformed: { relay: round(transformedCpu.relay, 4), transform_threads: round(transformedCpu.transform, 4), postgres: round(transformedCpu.postgres, 4) } },
     plain_latency: { p50_ms: round(plainLatency.p50, 2), p99_ms: round(plainLatency.p99, 2) },
     transformed_latency: { p50_ms: round(transformedLatency.p50, 2), p99_ms: round(transformedLatency.p99, 2) },
     added_p50_ms: round(addedP50, 2),
