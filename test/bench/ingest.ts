@@ -32,12 +32,21 @@
  *                      flush holds several accounts' events
  *   BENCH_DISTRIBUTED=1 the relay runs with HOOK_DATABASE_DISTRIBUTED=citus (one statement per account of a flush):
  *                      what that costs on one PostgreSQL
+ *   BENCH_COST=0       leave out the cost model (below)
+ *   BENCH_COST_DETAIL=1 the cost model also names each stage's costliest functions
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
+ *
+ * Cost model (cost-model.ts, docs/performance.md): for the plain relay target and the one
+ * dropping duplicates, and their difference, per event and per stage ("HTTP in", "store",
+ * …): the relay's CPU (/proc over the measured run, split by the CPU profile of a stand-in
+ * relay that repeats both loads briefly after the runs), PostgreSQL's time per statement
+ * (pg_stat_statements), row versions per table, transactions and WAL.
  */
 import { createHmac } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { CostProbe, costDifference, costJson, costLines, costProfiles, costTable, monotonicUs, type CostPhase, type Window } from './cost-model.ts';
 import {
   acknowledgedIds as idsOf,
   createAccount,
@@ -50,6 +59,7 @@ import {
   figuresRow,
   jsonBody,
   log,
+  onCleanup,
   positiveNumber,
   machineLine,
   resultLines,
@@ -121,6 +131,8 @@ interface Measured {
   cpuUsPerRequest: number;
   /** The same for PostgreSQL (every `postgres` process), µs. */
   postgresUsPerRequest: number;
+  /** The measured run's cost phase (cost-model.ts), when a probe measured it. */
+  cost?: CostPhase;
 }
 
 /**
@@ -129,7 +141,7 @@ interface Measured {
  * the measured run: unlike a rate, CPU time per request hardly moves when other work
  * slows the machine down.
  */
-async function measure(name: string, url: string | readonly string[], pid: number, durationS: number, warmupS: number, body: Buffer, headers?: Record<string, string>, perRequestHeaders?: () => Record<string, string>): Promise<Measured> {
+async function measure(name: string, url: string | readonly string[], pid: number, durationS: number, warmupS: number, body: Buffer, headers?: Record<string, string>, perRequestHeaders?: () => Record<string, string>, costProbe?: CostProbe): Promise<Measured> {
   const urls = typeof url === 'string' ? undefined : url;
   const first = typeof url === 'string' ? url : url[0]!;
   let warmup: LoadRun | undefined;
@@ -138,9 +150,11 @@ async function measure(name: string, url: string | readonly string[], pid: numbe
     warmup = await runLoad({ url: first, urls, connections: CONNECTIONS, durationS: warmupS, body, headers, perRequestHeaders });
   }
   log(`${name}: measuring ${durationS} s`);
+  const phase = costProbe ? await costProbe.start(name) : undefined;
   const before = sampleCpu([pid]);
   const measured = await runLoad({ url: first, urls, connections: CONNECTIONS, durationS, body, headers, perRequestHeaders });
   const after = sampleCpu([pid]);
+  const cost = phase ? await phase.stop(measured.result['2xx']) : undefined;
   const answered = measured.result.requests.total;
   const per = (ms: number) => (before && after && answered > 0 ? (ms * 1000) / answered : Number.NaN);
   return {
@@ -148,7 +162,41 @@ async function measure(name: string, url: string | readonly string[], pid: numbe
     measured,
     cpuUsPerRequest: per(after && before ? after.byPid.get(pid)! - before.byPid.get(pid)! : Number.NaN),
     postgresUsPerRequest: per(after && before ? after.postgresMs - before.postgresMs : Number.NaN),
+    ...(cost ? { cost } : {}),
   };
+}
+
+// ---------------------------------------------------------------------------------
+// The cost model's stand-in: both loads again, briefly, on a profiled relay
+
+/** Seconds of each load the profiled stand-in repeats. */
+const COST_REPEAT_S = 4;
+
+/**
+ * Runs the plain target's load and the dedupe target's again on a relay started with the
+ * CPU profiler (on the same database, new endpoints) and returns the profile with each
+ * load's window: what splits the measured runs' CPU by stage (cost-model.ts costTable).
+ */
+async function profiledRepeat(databaseUrl: string, relayEnv: Record<string, string>, profiles: ReturnType<typeof costProfiles>, body: Buffer, withDedupe: boolean): Promise<{ plain: { file: string; window: Window }; dedupe: { file: string; window: Window } | null }> {
+  log(`cost model: the loads again for ${COST_REPEAT_S} s each on a profiled relay`);
+  const standIn = await startRelay(databaseUrl, relayEnv, profiles.args);
+  const plain = await createIngestEndpoint(standIn.url);
+  const dedupe = withDedupe ? await createIngestEndpoint(standIn.url, { dedupe: { header: 'x-github-delivery' } }) : null;
+  await runLoad({ url: plain.url, connections: CONNECTIONS, durationS: 1, body }); // warm-up
+  let fromUs = monotonicUs();
+  await runLoad({ url: plain.url, connections: CONNECTIONS, durationS: COST_REPEAT_S, body });
+  const plainWindow = { fromUs, toUs: monotonicUs() };
+  let dedupeWindow: Window | null = null;
+  if (dedupe) {
+    let delivery = 0;
+    fromUs = monotonicUs();
+    await runLoad({ url: dedupe.url, connections: CONNECTIONS, durationS: COST_REPEAT_S, body, perRequestHeaders: () => ({ 'x-github-delivery': `cost-${++delivery}` }) });
+    dedupeWindow = { fromUs, toUs: monotonicUs() };
+  }
+  await standIn.stop();
+  const file = profiles.find(standIn.pid);
+  if (!file) throw new Error(`the profiled relay (pid ${standIn.pid}) wrote no CPU profile`);
+  return { plain: { file, window: plainWindow }, dedupe: dedupeWindow && { file, window: dedupeWindow } };
 }
 
 // ---------------------------------------------------------------------------------
@@ -189,12 +237,16 @@ async function main(): Promise<number> {
   const database = databaseOnServer ?? (await createBenchDatabase(undefined));
   // BENCH_CPU_PROF=<dir>: the relay writes a V8 CPU profile there when it stops (summarise it with test/bench/profile-summary.ts).
   const profileDir = process.env.BENCH_CPU_PROF?.trim();
-  const relay = await startRelay(database.url, process.env.BENCH_DISTRIBUTED === '1' ? { HOOK_DATABASE_DISTRIBUTED: 'citus' } : {}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
+  const relayEnv: Record<string, string> = process.env.BENCH_DISTRIBUTED === '1' ? { HOOK_DATABASE_DISTRIBUTED: 'citus' } : {};
+  const relay = await startRelay(database.url, relayEnv, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
+  const profiles = costProfiles(undefined);
+  const costProbe = profiles.args.length > 0 ? await CostProbe.open(database.url, [{ role: 'relay', pid: relay.pid }]) : undefined;
+  if (costProbe) onCleanup('cost probe', () => costProbe.close());
   // one after another: sign-ups at once would queue on the relay's few connections
   const endpoints: { id: string; url: string }[] = [];
   for (let i = 0; i < accounts; i++) endpoints.push(await createIngestEndpoint(relay.url));
   const endpoint = endpoints[0]!;
-  const relayRuns = await measure(accounts > 1 ? `relay (${accounts} accounts)` : 'relay', accounts > 1 ? endpoints.map((e) => e.url) : endpoint.url, relay.pid, durationS, warmupS, body);
+  const relayRuns = await measure(accounts > 1 ? `relay (${accounts} accounts)` : 'relay', accounts > 1 ? endpoints.map((e) => e.url) : endpoint.url, relay.pid, durationS, warmupS, body, undefined, undefined, costProbe);
   // BENCH_PLAIN_ONLY=1 measures the plain relay only (a relay of another checkout may lack verification or dedupe).
   const extras = process.env.BENCH_PLAIN_ONLY !== '1';
   // The same relay and body, on an endpoint that checks a GitHub signature (reject mode) on
@@ -206,7 +258,7 @@ async function main(): Promise<number> {
   // delivery id: every event is inserted against the dedupe index (docs/sources.md, Duplicates).
   const dedupeEndpoint = extras ? await createIngestEndpoint(relay.url, { dedupe: { header: 'x-github-delivery' } }) : endpoint;
   let delivery = 0;
-  const dedupeRuns = extras ? await measure('relay with dedupe', dedupeEndpoint.url, relay.pid, durationS, warmupS, body, undefined, () => ({ 'x-github-delivery': `delivery-${++delivery}` })) : relayRuns;
+  const dedupeRuns = extras ? await measure('relay with dedupe', dedupeEndpoint.url, relay.pid, durationS, warmupS, body, undefined, () => ({ 'x-github-delivery': `delivery-${++delivery}` }), costProbe) : relayRuns;
 
   // A graceful stop commits every accepted event, including those whose answer
   // autocannon stopped waiting for when its run ended.
@@ -217,6 +269,11 @@ async function main(): Promise<number> {
   const verifiedStored = extras ? await storedEvents(database.url, verifiedEndpoint.id) : stored;
   const verifiedUnverified = extras ? await unverifiedEvents(database.url, verifiedEndpoint.id) : 0;
   const dedupeStored = extras ? await storedEvents(database.url, dedupeEndpoint.id) : stored;
+  // The cost model: each measured run's CPU split by the shares of a profiled stand-in relay's repeat (after the counts above, on the same database).
+  const standIn = costProbe ? await profiledRepeat(database.url, relayEnv, profiles, body, extras) : null;
+  const plainTable = relayRuns.cost && costTable(relayRuns.cost, costProbe!.processes, new Map(standIn ? [[relay.pid, standIn.plain]] : []));
+  const dedupeTable = extras && dedupeRuns.cost ? costTable(dedupeRuns.cost, costProbe!.processes, new Map(standIn?.dedupe ? [[relay.pid, standIn.dedupe]] : [])) : undefined;
+  const dedupeAdds = plainTable && dedupeTable ? costDifference('what dropping duplicates adds (dedupe − relay)', dedupeTable, plainTable) : undefined;
 
   const runs = [relayRuns.warmup, relayRuns.measured].filter((run): run is LoadRun => run !== undefined);
   const verifiedAll = [verifiedRuns.warmup, verifiedRuns.measured].filter((run): run is LoadRun => run !== undefined);
@@ -302,6 +359,7 @@ async function main(): Promise<number> {
     `  (warm-up included; ${storedUnacknowledged} stored event(s) were still in flight when autocannon stopped, so their 2xx was never read: not losses)`,
     ...(relayWarnings > 0 ? [`  relay wrote ${relayWarnings} line(s) to stderr at log level warn during the runs (shown above)`] : []),
     `target: ratio >= ${TARGET_RATIO.toFixed(2)} → ${pass ? 'PASS' : 'FAIL'}`,
+    ...[plainTable, dedupeTable, dedupeAdds].flatMap((table) => (table ? ['', ...costLines(table)] : [])),
     ...resultLines(problems, 'no lost events, no failed requests'),
   ];
   writeReport(out, () => ({
@@ -337,6 +395,7 @@ async function main(): Promise<number> {
     events_acknowledged: acknowledged,
     rows_in_postgresql: stored.rows,
     lost: lostIds.length,
+    ...(plainTable ? { cost: { relay: costJson(plainTable), ...(dedupeTable ? { dedupe: costJson(dedupeTable) } : {}), ...(dedupeAdds ? { dedupe_adds: costJson(dedupeAdds) } : {}) } } : {}),
     problems,
   }));
   return problems.length === 0 ? 0 : 1;
