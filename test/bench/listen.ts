@@ -62,6 +62,7 @@ import { createInterface } from 'node:readline';
 import {
   acknowledgedIds,
   codeVersion,
+  costModelEnabled,
   createAccount,
   createBenchDatabase,
   createEndpoint,
@@ -98,6 +99,8 @@ import { CostProbe, costDifference, costJson, costLines, costProfiles, costTable
 const CONNECTIONS = 50;
 const BODY_SIZE_BYTES = 1024;
 const HOOK_ENTRY = join(REPO_ROOT, 'apps/cli/bin/hook.js');
+/** The CLI's sources, run directly when its CPU is profiled: the bundle in dist/ that hook.js runs names no file or package a stage could be told by. */
+const HOOK_SOURCE_ENTRY = join(REPO_ROOT, 'apps/cli/src/main.ts');
 const SMEE_SERVER_ENTRY = join(REPO_ROOT, 'test/bench/smee-server.ts');
 const SMEE_CLIENT_ENTRY = join(REPO_ROOT, 'node_modules/smee-client/bin/smee.js');
 const TARGET_LATENCY_P50_MS = 4;
@@ -203,13 +206,28 @@ function sampleMemory(pid: number): { sample(): void; stop(): void; memory(): { 
   return { sample, stop: () => clearInterval(sampler), memory: () => ({ peakRssKb, hwmKb }) };
 }
 
-async function startListen(apiUrl: string, apiKey: string, endpointId: string, port: number, maxInFlight: string | undefined, nodeArgs: string[]): Promise<ListenProcess> {
+/**
+ * How hook.js runs the long-running commands: its V8 flags (LONG_RUNNING_FLAGS) and malloc
+ * settings, read from it so that the CLI run from its sources (profiled) runs as it would.
+ */
+function longRunningLaunch(): { flags: string[]; env: Record<string, string> } {
+  const launcher = readFileSync(HOOK_ENTRY, 'utf8');
+  const flags = /const LONG_RUNNING_FLAGS = \[([^\]]*)\]/.exec(launcher)?.[1]?.match(/'[^']*'/g)?.map((flag) => flag.slice(1, -1));
+  const env = /\{ (MALLOC_[^}]*), \.\.\.process\.env \}/.exec(launcher)?.[1];
+  if (!flags || !env) throw new Error(`cannot read LONG_RUNNING_FLAGS and the malloc settings from ${HOOK_ENTRY}: update test/bench/listen.ts`);
+  return { flags, env: Object.fromEntries([...env.matchAll(/(\w+): '([^']*)'/g)].map(([, name, value]) => [name!, value!])) };
+}
+
+/** Starts `hook listen`: through bin/hook.js (the build), or, with `profileArgs`, from its sources with the same flags and the profiler on. */
+async function startListen(apiUrl: string, apiKey: string, endpointId: string, port: number, maxInFlight: string | undefined, profileArgs: string[]): Promise<ListenProcess> {
   const home = mkdtempSync(join(tmpdir(), 'hook-bench-cli-'));
   onCleanup(`temporary directory ${home}`, async () => rmSync(home, { recursive: true, force: true }));
-  const args = [...nodeArgs, HOOK_ENTRY, 'listen', String(port), '--endpoint', endpointId, '--json', ...(maxInFlight ? ['--max-in-flight', maxInFlight] : [])];
+  const launch = profileArgs.length > 0 ? longRunningLaunch() : undefined;
+  const args = [...(launch ? [...launch.flags, ...profileArgs, HOOK_SOURCE_ENTRY] : [HOOK_ENTRY]), 'listen', String(port), '--endpoint', endpointId, '--json', ...(maxInFlight ? ['--max-in-flight', maxInFlight] : [])];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: {
+      ...launch?.env,
       PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), HOOK_API_URL: apiUrl, HOOK_API_KEY: apiKey,
       ...(process.env.BENCH_LISTEN_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_LISTEN_NODE_OPTIONS } : {}),
     },
@@ -563,9 +581,7 @@ async function main(): Promise<number> {
         `   forwarding adds ${cpuText({ relay: listenCpu.relay - storeCpu.relay, postgres: listenCpu.postgres - storeCpu.postgres, hook: listenCpu.hook - storeCpu.hook, bench: listenCpu.bench - storeCpu.bench })} ms per event`,
       ]
       : []),
-    ...costLines(storeTable),
-    ...costLines(listenTable),
-    ...costLines(listeningAdds),
+    ...(costModelEnabled() ? [...costLines(storeTable), ...costLines(listenTable), ...costLines(listeningAdds)] : []),
     `3. latency at ${latencyRate} events/s (${paced.sent} sent, ${paced.acknowledged.size} acknowledged), ingest send → arrival at the local server:`,
     latencies.length === 0 ? '   no event arrived' : `   p50 ${ms(p50)} ms, p90 ${ms(percentile(latencies, 90))} ms, p99 ${ms(p99)} ms, max ${ms(latencies.at(-1)!)} ms${latencyMissing.length > 0 ? ` over the ${latencies.length} that arrived` : ''}`,
     ...(relayPart.length > 0
@@ -610,7 +626,7 @@ async function main(): Promise<number> {
     ingest_ratio: round(ingestRatio, 2),
     cpu_ms_per_event_store_only: storeCpu,
     cpu_ms_per_event_listened: listenCpu,
-    cost: { stored: costJson(storeTable), listened: costJson(listenTable), listening_adds: costJson(listeningAdds) },
+    cost: costModelEnabled() ? { stored: costJson(storeTable), listened: costJson(listenTable), listening_adds: costJson(listeningAdds) } : null,
     smee: smee ? {
       ingest: figuresJson(smee.ingest),
       forwarded_per_second: round(smee.forwardedPerS, 1),
