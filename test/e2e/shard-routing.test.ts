@@ -148,7 +148,7 @@ const NOT_ROUTED: NotRouted[] = [
 /** The statements each hot path must have sent in the session, so the check above cannot pass by seeing nothing. */
 const HOT_PATHS: { path: string; statement: string | RegExp }[] = [
   { path: 'ingest', statement: 'hook_insert_events_account_*' },
-  { path: 'ingest (dedupe)', statement: 'hook_find_dedupe_originals_account' },
+  { path: 'ingest (dedupe: the keyed statement looks keys up and claims them, migration 022)', statement: 'hook_insert_events_account_keyed_*' },
   { path: "the workers' claim", statement: 'hook_claim_due' },
   { path: "a listener's claim", statement: 'hook_claim_listen' },
   { path: 'a listener connecting', statement: 'hook_make_due' },

@@ -1,10 +1,11 @@
 /**
- * Which stored event holds each of a batch's dedupe keys (insert-events.ts): one statement,
- * one probe of `event_dedupe_key`'s primary key per key (migration 022), run for each batch
- * with keys. A key found there is checked to have a living event (hook_dedupe_holder), so a
- * fresh key costs the probe alone. It runs on the queue's connections (`movesDeliveries`:
- * their sessions plan no table scans), because a cached plan made while the table was small
- * would otherwise scan it whole for every batch.
+ * Which stored event holds each of some dedupe keys: one probe of `event_dedupe_key`'s
+ * primary key per key (migration 022), and a key found there is checked to have a living
+ * event (hook_dedupe_holder). Ingest's keyed statement looks its keys up itself
+ * (insert-events.ts); this is for the keyed events it refused over the allowance, which
+ * are duplicates when their key was stored meanwhile. It runs on the queue's connections
+ * (`movesDeliveries`: their sessions plan no table scans), because a cached plan made
+ * while the table was small would otherwise scan it whole.
  */
 import type { Orm } from '../../orm.ts';
 import { runStatement } from '../executor.ts';

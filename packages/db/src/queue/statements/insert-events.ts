@@ -18,12 +18,13 @@
  * back. Crossing 80% or 100% of the allowance writes a `usage.threshold` row to the
  * notification outbox, once per month, in the same transaction.
  *
- * Duplicates (docs/sources.md, Duplicates): before the statement, the batch's keys are
- * looked up (dedupe-keys.ts: one probe each of `event_dedupe_key`, migration 022, on the
- * queue's connections, whose plans never scan a table). An event whose key is held already
- * is answered with that event's id and is neither metered nor stored. A batch holds one
- * copy of a key (later copies wait for the first's outcome). The others claim their key as
- * they are stored: an insert into `event_dedupe_key`, whose primary key spans the whole
+ * Duplicates (docs/sources.md, Duplicates): the statement looks each key up first (`held`:
+ * one probe of `event_dedupe_key`'s primary key, migration 022, as a scalar subquery per
+ * keyed event, so it stays an index probe whatever the table's size when the plan was
+ * made). An event whose key is held already is answered with that event's id and is
+ * neither metered nor stored: the keyed statement ranks the others for the allowance
+ * itself. A batch holds one copy of a key (later copies wait for the first's outcome).
+ * The others claim their key as they are stored: an insert into `event_dedupe_key`, whose primary key spans the whole
  * history (partitions included), ON CONFLICT taking over only a key whose event is gone
  * (hook_dedupe_holder, a volatile function: it sees what committed since the statement
  * began); only events whose claim went in are stored. Two statements claiming one key wait
@@ -137,20 +138,17 @@ export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: 
 
 /** insertEvents of a batch all of `account` (distributed, see above), or of any accounts (null). */
 async function insertBatch(orm: Orm, account: string | null, batch: readonly NewEvent[], known: KnownUsageRows, options: InsertOptions, retries: number): Promise<InsertOutcome[]> {
-  // Keys stored already: duplicates, answered before anything is metered or stored.
-  const settled = await duplicatesAmong(orm, account, batch);
-  const fresh = settled.size === 0 ? batch : batch.filter((event) => !settled.has(event.id));
+  const settled = new Map<string, InsertOutcome>();
   // A second copy of a key within the batch waits for the first's outcome (below).
-  const keysSeen = new Set<string>();
-  const repeats = fresh.filter((event) => {
+  const keyOf = (event: NewEvent) => `${event.endpointId}\u0000${event.dedupeKey}`;
+  const firstCopies = new Map<string, NewEvent>();
+  const repeats = batch.filter((event) => {
     if (!event.dedupeKey) return false;
-    const key = `${event.endpointId}\u0000${event.dedupeKey}`;
-    if (keysSeen.has(key)) return true;
-    keysSeen.add(key);
+    if (firstCopies.has(keyOf(event))) return true;
+    firstCopies.set(keyOf(event), event);
     return false;
   });
-  const events = repeats.length === 0 ? fresh : fresh.filter((event) => !repeats.includes(event));
-  if (events.length === 0) return batch.map((event) => settled.get(event.id)!);
+  const events = repeats.length === 0 ? batch : batch.filter((event) => !repeats.includes(event));
   await ensureUsageRows(orm, account, events, known, false);
   let result = await insertPartitioned(orm, account, events, options);
   if (result.unmetered.size > 0) {
@@ -162,12 +160,24 @@ async function insertBatch(orm: Orm, account: string | null, batch: readonly New
     for (const [id, row] of again.granted) result.granted.set(id, row);
     for (const [id, row] of again.rejected) result.rejected.set(id, row);
     for (const id of again.duplicates) result.duplicates.add(id);
+    for (const [id, originalId] of again.held) result.held.set(id, originalId);
     result = { ...result, unmetered: again.unmetered };
     if (result.unmetered.size > 0) throw new Error('usage rows for this batch could not be created');
   }
-  // Copies that lost a race go round again: the lookup above now finds the copy that won,
-  // or stores them as new if retention removed it meanwhile.
-  const raced = [...events.filter((event) => result.duplicates.has(event.id)), ...repeats];
+  // Keys held already: duplicates, neither metered nor stored.
+  for (const [id, originalId] of result.held) settled.set(id, { stored: false, reason: 'duplicate', originalId });
+  // A later copy is a duplicate of what its key's first copy came to: the event stored, or the one holding the key.
+  const waiting = repeats.filter((event) => {
+    const first = firstCopies.get(keyOf(event))!;
+    const stored = !result.held.has(first.id) && !result.duplicates.has(first.id) && !result.rejected.has(first.id);
+    const originalId = stored ? first.id : result.held.get(first.id);
+    if (originalId !== undefined) settled.set(event.id, { stored: false, reason: 'duplicate', originalId });
+    return originalId === undefined;
+  });
+  // Copies that lost a race go round again, and the later copies of their keys (or of a key
+  // refused over the allowance): the statement's lookup then finds the copy that won, or
+  // stores them as new if retention removed it meanwhile.
+  const raced = [...events.filter((event) => result.duplicates.has(event.id)), ...waiting];
   if (raced.length > 0) {
     if (retries === 0) throw new Error('dedupe keys kept disappearing while this batch was stored');
     const again = await insertBatch(orm, account, raced, known, options, retries - 1);
@@ -253,7 +263,7 @@ async function duplicatesAmong(orm: Orm, account: string | null, events: readonl
 }
 
 interface InsertResultRow {
-  outcome: 'granted' | 'rejected' | 'unmetered' | 'duplicate' | 'woken';
+  outcome: 'granted' | 'rejected' | 'unmetered' | 'duplicate' | 'held' | 'woken';
   id: string | null;
   destination_id: string | null;
   destination_type: DestinationType | null;
@@ -267,6 +277,8 @@ interface InsertResultRow {
   filter: EndpointFilter | null;
   delivery_count: number | null;
   retention_class: number | null;
+  /** For `held`: the event holding the key. */
+  original_id: string | null;
 }
 
 /** Runs a statement built with kysely as a named prepared statement (its text must depend only on `name`). */
@@ -307,6 +319,22 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     ),`
     : sql``;
   const onlyClaimed = keyed ? sql`where dedupe_key is null or id in (select event_id from claimed)` : sql``;
+  // Keyed: the keys held already, and each other event's rank among its account's of the
+  // month in this batch (the ranks sent along count every event, duplicates too).
+  const heldKeys = keyed
+    ? sql`
+    held as (
+      select l.id, l.holder from (
+        select b.id, (select hook_dedupe_holder(k.endpoint_id, k.dedupe_key, k.event_id) from event_dedupe_key k
+                      where k.endpoint_id = b.endpoint_id and k.dedupe_key = b.dedupe_key${pin('k')}) as holder
+        from batch b where b.dedupe_key is not null
+      ) l where l.holder is not null
+    ),
+    ranked as (
+      select b.id, row_number() over (partition by b.account_id, b.month order by b.ord) as rn
+      from batch b where not exists (select 1 from held h where h.id = b.id)
+    ),`
+    : sql``;
   const stored = keyed ? sql`join inserted i on i.id = a.id` : sql``;
   // A tracing relay stores each event's ingest span (docs/deployment.md#tracing); a batch without any leaves the statement as it is.
   const traced = events.some((event) => event.traceParent);
@@ -319,8 +347,10 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
   const duplicateRows = keyed
     ? sql`
     union all
-    select 'duplicate', a.id, null, null, null, null, null, null, null, null, null, null, null, null
-    from accepted a where a.dedupe_key is not null and not exists (select 1 from inserted i where i.id = a.id)`
+    select 'duplicate', a.id, null, null, null, null, null, null, null, null, null, null, null, null, null
+    from accepted a where a.dedupe_key is not null and not exists (select 1 from inserted i where i.id = a.id)
+    union all
+    select 'held', h.id, null, null, null, null, null, null, null, null, null, null, null, null, h.holder from held h`
     : sql``;
   // The text depends only on the batch size, whether it is one account's (distributed), has keys and is traced, so each is prepared once per connection.
   const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${pinned ? 'account_' : ''}${keyed ? 'keyed_' : ''}${traced ? 'traced_' : ''}${events.length}`, sql<InsertResultRow>`
@@ -354,9 +384,10 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
       order by u.account_id, u.month
       for update of u
     ),
-    accepted as (
+    ${heldKeys}accepted as (
       select b.*, u.retention_class from batch b join usage u on u.account_id = b.account_id and u.month = b.month
-      where u.events_limit is null or u.events_accepted + b.rn <= u.events_limit
+      ${keyed ? sql`join ranked k on k.id = b.id
+      where u.events_limit is null or u.events_accepted + k.rn <= u.events_limit` : sql`where u.events_limit is null or u.events_accepted + b.rn <= u.events_limit`}
     ),${traceParents}${claims}
     inserted as (
       insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body,
@@ -414,29 +445,31 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     select 'woken' as outcome, null::text as id, null::text as destination_id, null::text as destination_type, null::text as destination_url, null::text as secret,
            null::text as previous_secret, null::text as plan, null::bigint as events_limit,
            null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter, null::int as delivery_count,
-           null::int as retention_class from woken
+           null::int as retention_class, null::text as original_id from woken
     union all
     select 'granted', t.event_id, d.id, d.type, d.url, d.secret,
            case when d.previous_secret_expires_at > now() then d.previous_secret end, null, null,
-           p.name, d.transformation_code, d.filter, b.delivery_count, t.retention_class
+           p.name, d.transformation_code, d.filter, b.delivery_count, t.retention_class, null
     from targets t join destination d on d.id = t.destination_id${pin('d')} join endpoint p on p.id = t.endpoint_id${pin('p')}
     join batch b on b.id = t.event_id
     where t.lease_id is not null and exists (select 1 from deliveries x where x.event_id = t.event_id and x.lease_id is not null)
     union all
     select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, null, null, u.plan, u.events_limit,
-           null, null, null, null, null
+           null, null, null, null, null, null
     from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
-    where not exists (select 1 from accepted a where a.id = b.id)${duplicateRows}
+    where not exists (select 1 from accepted a where a.id = b.id)${keyed ? sql` and not exists (select 1 from held h where h.id = b.id)` : sql``}${duplicateRows}
   `);
   const granted = new Map<string, InsertResultRow>();
   const rejected = new Map<string, InsertResultRow>();
   const unmetered = new Set<string>();
   const duplicates = new Set<string>();
+  const held = new Map<string, string>();
   for (const row of rows) {
     if (row.outcome === 'granted') granted.set(row.id!, row);
     else if (row.outcome === 'rejected') rejected.set(row.id!, row);
     else if (row.outcome === 'unmetered') unmetered.add(row.id!);
     else if (row.outcome === 'duplicate') duplicates.add(row.id!);
+    else if (row.outcome === 'held') held.set(row.id!, row.original_id!);
   }
-  return { granted, rejected, unmetered, duplicates };
+  return { granted, rejected, unmetered, duplicates, held };
 }
