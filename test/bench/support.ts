@@ -284,17 +284,21 @@ export async function startRelay(databaseUrl: string, extraEnv: Record<string, s
 /** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux in use). */
 const CLOCK_TICKS_PER_S = 100;
 
-/** Command name and user + system CPU time (ms) of one process, from /proc/<pid>/stat; null once it is gone. */
-function processCpu(pid: string): { name: string; ms: number; exitedChildrenMs: number } | null {
+/**
+ * Name, parent and user + system CPU time (ms: its own, and its exited children's) of a
+ * process or thread, from its /proc stat file (`/proc/<pid>/stat`, or a thread's
+ * `/proc/<pid>/task/<tid>/stat`); null once it is gone.
+ */
+export function statOf(path: string): { name: string; ppid: number; ms: number; exitedChildrenMs: number } | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(path, 'utf8');
     const close = stat.lastIndexOf(')');
-    const name = stat.slice(stat.indexOf('(') + 1, close);
     const fields = stat.slice(close + 2).split(' ');
-    // utime and stime are fields 14 and 15 of the line; fields[0] here is field 3 (state)
-    // cutime and cstime (fields 16 and 17): the CPU of its children that have exited
+    // fields[0] is the line's field 3 (state), fields[1] field 4 (ppid); utime and stime
+    // are fields 14 and 15, cutime and cstime (its exited children's) 16 and 17
     return {
-      name,
+      name: stat.slice(stat.indexOf('(') + 1, close),
+      ppid: Number(fields[1]),
       ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S,
       exitedChildrenMs: ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS_PER_S,
     };
@@ -305,9 +309,11 @@ function processCpu(pid: string): { name: string; ms: number; exitedChildrenMs: 
 
 export interface CpuSample {
   /**
-   * Every process named `postgres` (the server and its backends), with the CPU of those
-   * that have exited (a backend whose connection closed takes its counts with it; the
-   * server keeps them as its children's), so the figure only grows.
+   * PostgreSQL's CPU: the server this bench started (the `postgres` processes descended
+   * from it) when there is one, else every process named `postgres` (a server given by
+   * URL); with the CPU of backends that have exited (the server keeps them as its
+   * children's), so the figure only grows. Counting only its own server keeps other work
+   * on a shared machine (another checkout's test databases, say) out of the figures.
    */
   postgresMs: number;
   /** The processes asked for, by pid. */
@@ -315,10 +321,9 @@ export interface CpuSample {
 }
 
 /**
- * CPU time used so far by PostgreSQL (every process named `postgres`: backends that
- * exit between two samples take their time with them) and by `pids`; null without
- * /proc. Differences of two samples give a phase's CPU cost, which, unlike a rate,
- * hardly moves when other work slows the machine down.
+ * CPU time used so far by PostgreSQL (see CpuSample) and by `pids`; null without /proc.
+ * Differences of two samples give a phase's CPU cost, which, unlike a rate, hardly moves
+ * when other work slows the machine down.
  */
 export function sampleCpu(pids: readonly number[]): CpuSample | null {
   let entries: string[];
@@ -327,14 +332,22 @@ export function sampleCpu(pids: readonly number[]): CpuSample | null {
   } catch {
     return null;
   }
-  let postgresMs = 0;
+  const processes = new Map<number, NonNullable<ReturnType<typeof statOf>>>();
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    const cpu = processCpu(entry);
-    if (cpu?.name === 'postgres') postgresMs += cpu.ms + cpu.exitedChildrenMs;
+    const stat = statOf(`/proc/${entry}/stat`);
+    if (stat) processes.set(Number(entry), stat);
   }
+  const ours = (pid: number): boolean => {
+    for (let at = processes.get(pid)?.ppid; at !== undefined && at > 1; at = processes.get(at)?.ppid) if (at === process.pid) return true;
+    return false;
+  };
+  const postgres = [...processes].filter(([, stat]) => stat.name === 'postgres');
+  const own = postgres.filter(([pid]) => ours(pid));
+  let postgresMs = 0;
+  for (const [, stat] of own.length > 0 ? own : postgres) postgresMs += stat.ms + stat.exitedChildrenMs;
   const byPid = new Map<number, number>();
-  for (const pid of pids) byPid.set(pid, processCpu(String(pid))?.ms ?? Number.NaN);
+  for (const pid of pids) byPid.set(pid, processes.get(pid)?.ms ?? Number.NaN);
   return { postgresMs, byPid };
 }
 

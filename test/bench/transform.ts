@@ -30,13 +30,13 @@
  * Exit codes: 0 measured (a target missed is reported, not failed); 1 an acknowledged
  * event was not delivered or a delivery was wrong; 2 bad settings.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import {
   acknowledgedIds, codeVersion, createAccount, createBenchDatabase, createEndpoint, databaseServerUrl, jsonBody, listenOnLoopback, log,
-  machineLine, ms, percentile, positiveNumber, resultLines, round, runBench, runLoad, runPaced, seconds, startRelay, writeReport,
+  machineLine, ms, percentile, positiveNumber, resultLines, round, runBench, runLoad, runPaced, seconds, startRelay, writeReport, sampleCpu, statOf,
 } from './support.ts';
 
 const CONNECTIONS = 50;
@@ -116,26 +116,6 @@ async function startReceiver(byPath: Map<string, Track>): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-/** Clock ticks per second of /proc's CPU times (USER_HZ). */
-const CLOCK_TICKS_PER_S = 100;
-
-/** Name, parent and CPU (ms: its own, and its exited children's) of a process or thread, from its /proc stat file; null once gone. */
-function statOf(path: string): { name: string; ppid: number; ms: number; exitedChildrenMs: number } | null {
-  try {
-    const stat = readFileSync(path, 'utf8');
-    const close = stat.lastIndexOf(')');
-    const fields = stat.slice(close + 2).split(' ');
-    return {
-      name: stat.slice(stat.indexOf('(') + 1, close),
-      ppid: Number(fields[1]),
-      ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S,
-      exitedChildrenMs: ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS_PER_S,
-    };
-  } catch {
-    return null;
-  }
-}
-
 /**
  * CPU time (ms) the relay process used so far, split into its main thread (the event
  * loop), its transformation threads (named WorkerThread by Node) and the rest (libuv's
@@ -160,32 +140,9 @@ function relayThreadsCpu(pid: number): { main: number; transform: number; other:
   return totals;
 }
 
-/**
- * CPU time (ms) of this bench's own PostgreSQL: the `postgres` processes descended from
- * this process (the embedded server and its backends, with those that exited), NaN when
- * there are none (a server given by URL). support.ts's sampleCpu counts every `postgres`
- * on the machine, which on a shared machine includes other work's test databases.
- */
+/** CPU time (ms) of this bench's own PostgreSQL (support.ts sampleCpu), NaN without /proc. */
 function ownPostgresCpu(): number {
-  const processes = new Map<number, NonNullable<ReturnType<typeof statOf>>>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = statOf(`/proc/${entry}/stat`);
-    if (stat) processes.set(Number(entry), stat);
-  }
-  const descends = (pid: number): boolean => {
-    for (let at = processes.get(pid)?.ppid; at !== undefined && at > 1; at = processes.get(at)?.ppid) if (at === process.pid) return true;
-    return false;
-  };
-  let total = 0;
-  let found = false;
-  for (const [pid, stat] of processes) {
-    if (stat.name !== 'postgres' || !descends(pid)) continue;
-    found = true;
-    // A backend's parent is the server, which keeps its exited backends' time as its children's.
-    total += stat.ms + (processes.get(stat.ppid)?.name === 'postgres' ? 0 : stat.exitedChildrenMs);
-  }
-  return found ? total : Number.NaN;
+  return sampleCpu([])?.postgresMs ?? Number.NaN;
 }
 
 /** One throughput run: its deliveries/s and what each delivery cost in CPU. */
