@@ -211,15 +211,16 @@ async function removeDeliveries(em: EntityManager, leaf: HistoryLeaf): Promise<v
 
 /**
  * Removes the dedupe keys of a leaf's events (event_dedupe_key, migration 022: a table of
- * its own, which a dropped leaf does not take along), through the leaf's keyed rows and the
- * keys' primary key. A key left behind (a pass cut short) only takes room: ingest takes over
- * a key whose event is gone.
+ * its own, which a dropped leaf does not take along): the keys in the leaf's id range,
+ * through the table's BRIN index on event_id, whose event is in this leaf (its primary
+ * key; another class's leaf covers the same ids). A key left behind (a pass cut short, a
+ * previous-version relay's claim) only takes room: ingest takes over a key whose event is gone.
  */
 async function removeDedupeKeys(em: EntityManager, leaf: HistoryLeaf): Promise<void> {
   await em.execute(`
-    delete from event_dedupe_key k using ${leaf.eventLeaf} e
-    where e.dedupe_key is not null and k.endpoint_id = e.endpoint_id and k.dedupe_key = e.dedupe_key
-      and (k.event_id = e.id or k.event_id is null)`);
+    delete from event_dedupe_key k
+    where k.event_id >= ? and k.event_id < ?
+      and exists (select 1 from ${leaf.eventLeaf} e where e.id = k.event_id)`, [firstIdAt('event', leaf.startMs), firstIdAt('event', leaf.endMs)]);
 }
 
 /**

@@ -132,6 +132,7 @@ describe('insertEvents with dedupe keys', () => {
     const dropped = await dropExpiredPartitions(orm, { now: new Date(Date.now() + 365 * 86_400_000) });
     expect(dropped.leaves).toBeGreaterThan(0);
     expect(await sql('select count(*)::int as n from event where account_id = ?', [accountId])).toEqual([{ n: 0 }]);
-    expect(await sql('select count(*)::int as n from event_dedupe_key where endpoint_id in (?, ?)', [endpointId, otherEndpointId])).toEqual([{ n: 0 }]);
+    // (a previous-version relay's claim, the test above's, names no event: it stays, free)
+    expect(await sql('select count(*)::int as n from event_dedupe_key where endpoint_id in (?, ?) and event_id is not null', [endpointId, otherEndpointId])).toEqual([{ n: 0 }]);
   });
 });

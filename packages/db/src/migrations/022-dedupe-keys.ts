@@ -19,9 +19,20 @@ import { Migration } from '@mikro-orm/migrations';
  * in this table for them (event_id null: "the event in the history under this key"), so
  * this version's relays see their events, and they see this version's in the table.
  *
- * Online: a new table and two functions; the keys stored before are copied in afterwards
- * (reads of `event`, no lock ingest waits for), twice: the second pass takes the last hour
- * again, for a previous-version statement that was in flight when the first began.
+ * Leaves made from now on have no (endpoint_id, dedupe_key) index of their own
+ * (hook_ensure_history_partitions as 021 made it, less that index): the table's key is
+ * the one a keyed event pays for. Leaves made before keep theirs, which is what finds a
+ * previous-version relay's claim (event_id null): hook_dedupe_holder looks those up only
+ * among events from before a day after this migration, a range those leaves cover (they
+ * are made three days ahead). A BRIN index on event_id lets retention remove a dropped
+ * leaf's keys by its id range (partitions.ts) at almost no cost to ingest: keys arrive in
+ * about id order, and an insert into a block range VACUUM has not summarised yet (the
+ * newest ones) writes nothing to the index.
+ *
+ * Online: a new table, its indexes and three functions; the keys stored before are copied
+ * in afterwards (reads of `event`, no lock ingest waits for), twice: the second pass takes
+ * the last hour again, for a previous-version statement that was in flight when the first
+ * began.
  */
 export class DedupeKeys extends Migration {
   override name = '022-dedupe-keys';
@@ -41,7 +52,9 @@ export class DedupeKeys extends Migration {
         account_id text not null,
         primary key (endpoint_id, dedupe_key)
       );`);
+    this.addSql('create index if not exists event_dedupe_key_event_idx on event_dedupe_key using brin (event_id);');
     this.addSql(HOLDER_FUNCTIONS);
+    this.addSql(ENSURE_WITHOUT_DEDUPE_INDEX);
     this.addSql(copyKeys(''));
     this.addSql(copyKeys(`and e.id >= hook_history_bound((extract(epoch from now() - interval '1 hour') * 1000)::bigint)`));
   }
@@ -51,20 +64,26 @@ const HOLDER_FUNCTIONS = `
   -- the event holding a key, or null when the key is free: its event is gone, or its
   -- claim (a previous-version relay's, event_id null) has no event under the key. Volatile:
   -- in READ COMMITTED each call sees what committed before it, not only before its statement.
-  create or replace function hook_dedupe_holder(endpoint text, key text, holder text) returns text
-  language plpgsql volatile as $$
-  declare
-    found_id text;
+  -- Made with the bound of those claims' events written in (see above).
+  do $make$
   begin
-    if holder is not null then
-      -- an event keeps its id when it moves between classes: looked up in each
-      select e.id into found_id from event e where e.id = holder limit 1;
-    else
-      select e.id into found_id from event e where e.endpoint_id = endpoint and e.dedupe_key = key limit 1;
-    end if;
-    return found_id;
+    execute format($function$
+      create or replace function hook_dedupe_holder(endpoint text, key text, holder text) returns text
+      language plpgsql volatile as $body$
+      declare
+        found_id text;
+      begin
+        if holder is not null then
+          -- an event keeps its id when it moves between classes: looked up in each
+          select e.id into found_id from event e where e.id = holder limit 1;
+        else
+          select e.id into found_id from event e where e.endpoint_id = endpoint and e.dedupe_key = key and e.id < %L limit 1;
+        end if;
+        return found_id;
+      end
+      $body$;$function$, hook_history_bound((extract(epoch from now() + interval '1 day') * 1000)::bigint));
   end
-  $$;
+  $make$;
 
   -- a previous-version relay's statement calls this for each keyed event it is about to
   -- store (019): it claims the key here for that event (null: its event is found by the
@@ -85,6 +104,50 @@ const HOLDER_FUNCTIONS = `
     if holder is not null then return holder; end if;
     update event_dedupe_key set event_id = null where endpoint_id = endpoint and dedupe_key = key;
     return null;
+  end
+  $$;`;
+
+/** hook_ensure_history_partitions (021) without the leaves' own dedupe index (see above). */
+const ENSURE_WITHOUT_DEDUPE_INDEX = `
+  create or replace function hook_ensure_history_partitions(class int, from_at timestamptz, to_at timestamptz) returns int
+  language plpgsql as $$
+  declare
+    tables text[] := array['event', 'attempt', 'delivery'];
+    t text;
+    period int := hook_history_period_days(class);
+    first_day bigint := floor(extract(epoch from from_at) / 86400)::bigint;
+    last_day bigint := floor(extract(epoch from to_at) / 86400)::bigint;
+    day bigint;
+    leaf text;
+    made int := 0;
+  begin
+    if class <= 0 then raise exception 'retention class % has no partitions of its own', class; end if;
+    perform pg_advisory_xact_lock(hashtext('hook_history_partitions'));
+    foreach t in array tables loop
+      if to_regclass(format('%I', t || '_r' || class)) is null then
+        execute format('create table %I (like %I including defaults including constraints) partition by range (%I)',
+                       t || '_r' || class, t, case when t = 'event' then 'id' else 'event_id' end);
+        -- delivery's classes are under delivery_done (migration 021)
+        execute format('alter table %I attach partition %I for values in (%s)',
+                       case when t = 'delivery' then 'delivery_done' else t end, t || '_r' || class, class);
+        perform hook_name_history_indexes(t || '_r' || class);
+      end if;
+    end loop;
+    day := first_day - (first_day % period);
+    while day <= last_day loop
+      foreach t in array tables loop
+        leaf := t || '_r' || class || '_' || to_char(to_timestamp(day * 86400) at time zone 'UTC', 'YYYYMMDD');
+        if to_regclass(format('%I', leaf)) is null then
+          execute format('create table %I (like %I including defaults including constraints)', leaf, t || '_r' || class);
+          execute format('alter table %I attach partition %I for values from (%L) to (%L)', t || '_r' || class, leaf,
+                         hook_history_bound(day * 86400000), hook_history_bound((day + period) * 86400000));
+          perform hook_name_history_indexes(leaf);
+          made := made + 1;
+        end if;
+      end loop;
+      day := day + period;
+    end loop;
+    return made;
   end
   $$;`;
 
