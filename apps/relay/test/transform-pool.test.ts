@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoredDelivery } from '../src/delivery/prepare.ts';
-import { INLINE_FILTER_MAX_BODY_BYTES, TransformPool, type TransformPoolOptions } from '../src/transformations/index.ts';
+import { INLINE_FILTER_MAX_BODY_BYTES, preparationOf } from '../src/delivery/prepare.ts';
+import { TransformPool, type TransformPoolOptions } from '../src/transformations/index.ts';
 import type { TransformContext, TransformRequest } from '../src/transformations/index.ts';
 import { ownBytes } from '../src/transformations/thread-protocol.ts';
 
@@ -186,10 +187,13 @@ describe('TransformPool', () => {
     const threads = pool({ onCpuUsed: () => (threadTasks += 1) });
     const filter = { body: { type: 'order.paid' } };
     const small = delivery({ body: Buffer.from('{"type": "order.refunded"}'), filter });
-    expect(await threads.prepare(small, true, 'acct_a')).toEqual({ kind: 'filtered' });
-    expect(threadTasks).toBe(0);
+    // The attempt decides where (preparationOf); the pool only runs what goes to a thread.
+    expect(preparationOf(small, true)).toBe('inline');
+    expect(preparationOf(small, false)).toBe('untouched'); // a replay skips the filter
     const large = delivery({ body: Buffer.from(JSON.stringify({ type: 'order.paid', pad: 'x'.repeat(INLINE_FILTER_MAX_BODY_BYTES) })), filter });
+    expect(preparationOf(large, true)).toBe('sandbox');
     expect(await threads.prepare(large, true, 'acct_a')).toEqual({ kind: 'send', request: null });
     expect(threadTasks).toBe(1);
+    expect(preparationOf(delivery({ transformationCode: 'return request' }), false)).toBe('sandbox');
   });
 });

@@ -8,8 +8,8 @@
  */
 import { forwardableHeaders, newId, signPayloadWithSecrets, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt, type StreamAttemptDestination } from '@hook/core';
 import { releaseLease, type AttemptRecorder, type ClaimedDelivery, type DestinationHealth, type Orm } from '@hook/db';
-import { prepareWith, type TransformPool } from '../transformations/pool.ts';
-import { transformedUrl, type PreparedDelivery, type TransformedRequest } from './prepare.ts';
+import type { TransformPool } from '../transformations/pool.ts';
+import { prepareDelivery, preparationOf, transformedUrl, type PreparedDelivery, type TransformedRequest } from './prepare.ts';
 import type { DeliverySender, SendResult } from './sender.ts';
 import type { DeliveryTracing } from '../tracing.ts';
 
@@ -194,10 +194,17 @@ function announce(context: AttemptContext, delivery: ClaimedDelivery, made: { id
   });
 }
 
+/**
+ * Prepares the attempt where its preparation, decided here once (preparationOf), says: not
+ * at all, on the event loop, or on a transformation thread. Without a pool (a process with
+ * no sandbox) the sandbox's work runs here, and a transformation fails with
+ * transformation_failed (prepareDelivery).
+ */
 function prepare(context: AttemptContext, delivery: ClaimedDelivery, applyFilter: boolean): Promise<PreparedDelivery> {
-  return delivery.transformationCode === null && delivery.filter === null
-    ? Promise.resolve(UNTOUCHED)
-    : prepareWith(context.transformRunner, delivery, applyFilter, delivery.accountId);
+  const how = preparationOf(delivery, applyFilter);
+  if (how === 'untouched') return Promise.resolve(UNTOUCHED);
+  if (how === 'sandbox' && context.transformRunner) return context.transformRunner.prepare(delivery, applyFilter, delivery.accountId);
+  return prepareDelivery(undefined, delivery, applyFilter);
 }
 
 /** The prepared request with its signature headers. */

@@ -37,6 +37,28 @@ export type PreparedDelivery =
 
 const UNTOUCHED: PreparedDelivery = { kind: 'send', request: null };
 
+/** Filter-only deliveries with a body up to this size are prepared on the event loop: parsing them costs less than the trip to a thread. */
+export const INLINE_FILTER_MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Where a delivery is prepared, decided once for each attempt (preparationOf) and
+ * carried to where it runs:
+ * - `untouched`: no transformation and no filter to apply: the stored bytes go as they are;
+ * - `inline`: a filter alone, over a small body: on the event loop (prepareDelivery);
+ * - `sandbox`: a transformation, or a filter over a large body (parsing it would hold the
+ *   event loop): on a transformation thread (TransformPool.prepare, which runs
+ *   prepareDelivery there).
+ */
+export type Preparation = 'untouched' | 'inline' | 'sandbox';
+
+/** How this attempt of a delivery is prepared (see Preparation); `applyFilter` is false for replays. */
+export function preparationOf(delivery: Pick<StoredDelivery, 'transformationCode' | 'filter' | 'body'>, applyFilter: boolean): Preparation {
+  const filter = applyFilter ? delivery.filter : null;
+  if (delivery.transformationCode !== null) return 'sandbox';
+  if (filter === null) return 'untouched';
+  return delivery.body.length <= INLINE_FILTER_MAX_BODY_BYTES ? 'inline' : 'sandbox';
+}
+
 /** The stored body as a transformation or filter sees it: parsed when the content is JSON, else a UTF-8 string. */
 export function requestBody(body: Buffer, contentType: string | null): unknown {
   const text = body.toString('utf8');

@@ -27,12 +27,10 @@
  *   so its lease never runs out while it waits.
  */
 import { Worker } from 'node:worker_threads';
-import { transformationFailedError, prepareDelivery, type PreparedDelivery, type StoredDelivery } from '../delivery/prepare.ts';
+import { transformationFailedError, type PreparedDelivery, type StoredDelivery } from '../delivery/prepare.ts';
 import { ownBytes, type ThreadReply, type ThreadSettings, type ThreadTask } from './thread-protocol.ts';
 import type { TransformContext, TransformError, TransformLimits, TransformOutcome, TransformRequest, TransformRunner } from './types.ts';
 
-/** Filter-only deliveries with a body up to this size are prepared on the event loop: parsing them costs less than the trip to a thread. */
-export const INLINE_FILTER_MAX_BODY_BYTES = 64 * 1024;
 /** How long the allowance of an account is remembered before it is read again (a plan change takes effect within this). */
 const ALLOWANCE_TTL_MS = 60_000;
 const MINUTE_MS = 60_000;
@@ -155,16 +153,11 @@ export class TransformPool implements TransformRunner {
   }
 
   /**
-   * What to do with one delivery (see prepareDelivery): on a thread when the endpoint has
-   * a transformation, or a filter over a large body; on the event loop when it has
-   * neither, or only a filter over a small body. `deferred`: no thread was free in time,
-   * try the delivery again later.
+   * Prepares one delivery on a thread (prepareDelivery there): a delivery whose
+   * preparation is `sandbox` (delivery/prepare.ts preparationOf decides, once, in the
+   * attempt). `deferred`: no thread was free in time, try the delivery again later.
    */
   async prepare(delivery: StoredDelivery, applyFilter: boolean, accountId: string): Promise<PreparedDelivery> {
-    const filter = applyFilter ? delivery.filter : null;
-    if (delivery.transformationCode === null && (filter === null || delivery.body.length <= INLINE_FILTER_MAX_BODY_BYTES)) {
-      return prepareDelivery(undefined, delivery, applyFilter);
-    }
     const { id, type, method, path, query, headers, body, contentType, endpointId, endpointName, transformationCode } = delivery;
     const end = await this.#submit(accountId, {
       kind: 'prepare',
@@ -475,11 +468,3 @@ export class TransformPool implements TransformRunner {
   }
 }
 
-/**
- * prepareDelivery, wherever it is cheapest to run: through the pool when there is one;
- * without one, on the event loop (an endpoint with a transformation then fails with
- * transformation_failed, see prepareDelivery).
- */
-export function prepareWith(pool: TransformPool | undefined, delivery: StoredDelivery, applyFilter: boolean, accountId: string): Promise<PreparedDelivery> {
-  return pool ? pool.prepare(delivery, applyFilter, accountId) : prepareDelivery(undefined, delivery, applyFilter);
-}
