@@ -115,7 +115,7 @@ const MOVE_OPEN_ROWS = `
   $move$;`;
 
 /** hook_ensure_history_partitions (019) with `delivery` leaves: under delivery_done, ranged on event_id. */
-const ENSURE_WITH_DELIVERIES = `
+export const ENSURE_WITH_DELIVERIES = `
   create or replace function hook_ensure_history_partitions(class int, from_at timestamptz, to_at timestamptz) returns int
   language plpgsql as $$
   declare

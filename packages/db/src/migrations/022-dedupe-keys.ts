@@ -1,4 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
+import { ENSURE_WITH_DELIVERIES } from './021-partitioned-deliveries.ts';
 
 /**
  * Dedupe keys in a table of their own, `event_dedupe_key` (docs/sources.md, Duplicates),
@@ -20,8 +21,8 @@ import { Migration } from '@mikro-orm/migrations';
  * this version's relays see their events, and they see this version's in the table.
  *
  * Leaves made from now on have no (endpoint_id, dedupe_key) index of their own
- * (hook_ensure_history_partitions as 021 made it, less that index): the table's key is
- * the one a keyed event pays for. Leaves made before keep theirs, which is what finds a
+ * (hook_ensure_history_partitions as 021 made it, less that index), nor do any on a
+ * database that has stored no event yet: the table's key is the one a keyed event pays for. Leaves made before keep theirs, which is what finds a
  * previous-version relay's claim (event_id null): hook_dedupe_holder looks those up only
  * among events from before a day after this migration, a range those leaves cover (they
  * are made three days ahead). A BRIN index on event_id lets retention remove a dropped
@@ -41,7 +42,17 @@ export class DedupeKeys extends Migration {
     return false;
   }
 
-  override up(): void {
+  override async up(): Promise<void> {
+    // A database that has stored no event yet (a new deployment) keeps no leaf's own dedupe
+    // index either: no claim can be looked up through them. Elsewhere leaves that hold
+    // events keep theirs until retention drops them.
+    const [history] = await this.execute('select not exists (select 1 from event) as empty');
+    if (history?.empty === true) {
+      const indexes = await this.execute(`
+        select i.relname as name from pg_index x join pg_class i on i.oid = x.indexrelid join pg_class t on t.oid = x.indrelid
+        where t.relname ~ '^event_r[0-9]+(_[0-9]{8})?$' and i.relname ~ '_dedupe_key(_idx)?$' and t.relkind = 'r'`);
+      for (const { name } of indexes) this.addSql(`drop index if exists ${name as string};`);
+    }
     this.addSql(`
       create table if not exists event_dedupe_key (
         endpoint_id text not null,
@@ -107,49 +118,17 @@ const HOLDER_FUNCTIONS = `
   end
   $$;`;
 
-/** hook_ensure_history_partitions (021) without the leaves' own dedupe index (see above). */
-const ENSURE_WITHOUT_DEDUPE_INDEX = `
-  create or replace function hook_ensure_history_partitions(class int, from_at timestamptz, to_at timestamptz) returns int
-  language plpgsql as $$
-  declare
-    tables text[] := array['event', 'attempt', 'delivery'];
-    t text;
-    period int := hook_history_period_days(class);
-    first_day bigint := floor(extract(epoch from from_at) / 86400)::bigint;
-    last_day bigint := floor(extract(epoch from to_at) / 86400)::bigint;
-    day bigint;
-    leaf text;
-    made int := 0;
-  begin
-    if class <= 0 then raise exception 'retention class % has no partitions of its own', class; end if;
-    perform pg_advisory_xact_lock(hashtext('hook_history_partitions'));
-    foreach t in array tables loop
-      if to_regclass(format('%I', t || '_r' || class)) is null then
-        execute format('create table %I (like %I including defaults including constraints) partition by range (%I)',
-                       t || '_r' || class, t, case when t = 'event' then 'id' else 'event_id' end);
-        -- delivery's classes are under delivery_done (migration 021)
-        execute format('alter table %I attach partition %I for values in (%s)',
-                       case when t = 'delivery' then 'delivery_done' else t end, t || '_r' || class, class);
-        perform hook_name_history_indexes(t || '_r' || class);
-      end if;
-    end loop;
-    day := first_day - (first_day % period);
-    while day <= last_day loop
-      foreach t in array tables loop
-        leaf := t || '_r' || class || '_' || to_char(to_timestamp(day * 86400) at time zone 'UTC', 'YYYYMMDD');
-        if to_regclass(format('%I', leaf)) is null then
-          execute format('create table %I (like %I including defaults including constraints)', leaf, t || '_r' || class);
-          execute format('alter table %I attach partition %I for values from (%L) to (%L)', t || '_r' || class, leaf,
-                         hook_history_bound(day * 86400000), hook_history_bound((day + period) * 86400000));
-          perform hook_name_history_indexes(leaf);
-          made := made + 1;
-        end if;
-      end loop;
-      day := day + period;
-    end loop;
-    return made;
-  end
-  $$;`;
+/** The step of hook_ensure_history_partitions (019, 021) that gives an event leaf its own dedupe index. */
+const LEAF_DEDUPE_INDEX = `
+          if t = 'event' then
+            execute format('create unique index %I on %I (endpoint_id, dedupe_key) where dedupe_key is not null', leaf || '_dedupe_key_idx', leaf);
+          end if;`;
+
+/** hook_ensure_history_partitions as 021 made it, less that step (see above). */
+const ENSURE_WITHOUT_DEDUPE_INDEX = (() => {
+  if (!ENSURE_WITH_DELIVERIES.includes(LEAF_DEDUPE_INDEX)) throw new Error('021\'s hook_ensure_history_partitions no longer has the step 022 leaves out');
+  return ENSURE_WITH_DELIVERIES.replace(LEAF_DEDUPE_INDEX, '');
+})();
 
 /** The keys stored before this migration (`also`: a further condition on `e`), read through every partition's `(endpoint_id, dedupe_key)` index. */
 function copyKeys(also: string): string {
