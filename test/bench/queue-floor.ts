@@ -48,6 +48,7 @@ async function main(): Promise<number> {
     `with updated as (
        update delivery l set status = 'delivered', attempt_count = 1, auto_attempts = 1, next_attempt_at = null, lease_id = null, locked_until = null
        where l.destination_id = 'dst_floor' and l.event_id = any($1::text[]) and l.lease_id = 'lease.' || l.event_id
+         and l.layout = 1 and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay') is true -- the queue's partition alone (DELIVERY_OPEN)
        returning l.event_id
      )
      insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body)
