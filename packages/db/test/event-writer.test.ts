@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@hook/core';
-import { createOrm, EventWriter, retentionClassSql, type NewEvent, type Orm } from '../src/index.ts';
+import { createOrm, EventWriter, insertEvents, retentionClassSql, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
 import { insertEndpoint } from './rows.ts';
@@ -49,6 +49,17 @@ describe('EventWriter', () => {
     expect(await storedCount()).toBe(before + 300);
     expect(writer.stats.events).toBe(300);
     expect(writer.stats.batches).toBeLessThan(300 / 5);
+  });
+
+  it('a batch of any size stores exactly its events, bodies and headers in their places (statements bind bodies padded to a few sizes)', async () => {
+    for (const size of [3, 5, 9, 17]) {
+      const batch = Array.from({ length: size }, (_, i) => event(`size ${size} #${i}`, { headers: { 'x-n': String(i) } }));
+      const outcomes = await insertEvents(orm, batch);
+      expect(outcomes.every((outcome) => outcome.stored)).toBe(true);
+      const rows = await orm.em.fork().getConnection().execute('select id, body, headers from event where id = any(?::text[]) order by id', [`{${batch.map((e) => e.id).join(',')}}`]);
+      expect(rows.map((row: { id: string; body: Buffer; headers: Record<string, string> }) => [row.id, row.body.toString(), row.headers['x-n']]))
+        .toEqual(batch.map((e, i) => [e.id, `size ${size} #${i}`, String(i)]));
+    }
   });
 
   it('writes a lone event at once, in its own statement', async () => {

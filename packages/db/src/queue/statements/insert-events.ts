@@ -118,6 +118,9 @@ async function ensureUsageRows(orm: Orm, account: string | null, events: readonl
   for (const key of missing.keys()) known.add(key);
 }
 
+/** The numbers of bodies a statement binds (see insertMetered); a batch larger than the last binds its own number. */
+const BOUND_BODIES = [1, 2, 4, 8, 16, 32, 64, 128, 200];
+
 /** Times a duplicate whose original was removed meanwhile (retention) is tried again as new, at the most. */
 const STALE_KEY_RETRIES = 3;
 
@@ -294,7 +297,11 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
   const pinned = account === null ? null : sql`${account}::text`;
   const pin = (alias: string) => (pinned ? sql` and ${sql.raw(alias)}.account_id = ${pinned}` : sql``);
   const accountOf = (name: string) => pinned ?? sql.raw(name);
-  const bodies = sql.join(events.map((event) => sql`${event.body}`));
+  // The statement's text depends on how many bodies it binds: padded with nulls to the next
+  // of a few sizes, so a connection prepares (and PostgreSQL plans) a handful of texts, not
+  // one per batch size (unnest pads the shorter arrays with nulls; those rows are left out).
+  const bound = BOUND_BODIES.find((size) => size >= events.length) ?? events.length;
+  const bodies = sql.join([...events.map((event) => sql`${event.body}`), ...Array.from({ length: bound - events.length }, () => sql`${null}`)]);
   // Each event's month and its rank among its account's events of that month in this
   // batch (arrival order), worked out here rather than by a window function over wide rows.
   const months = events.map((event) => usageMonth(event.receivedAt));
@@ -352,8 +359,8 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     union all
     select 'held', h.id, null, null, null, null, null, null, null, null, null, null, null, null, h.holder from held h`
     : sql``;
-  // The text depends only on the batch size, whether it is one account's (distributed), has keys and is traced, so each is prepared once per connection.
-  const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${pinned ? 'account_' : ''}${keyed ? 'keyed_' : ''}${traced ? 'traced_' : ''}${events.length}`, sql<InsertResultRow>`
+  // The text depends only on the bodies bound (above), whether it is one account's (distributed), has keys and is traced, so each is prepared once per connection.
+  const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${pinned ? 'account_' : ''}${keyed ? 'keyed_' : ''}${traced ? 'traced_' : ''}${bound}`, sql<InsertResultRow>`
     with received as materialized (
       -- every event's headers in one JSON array: one JSON.stringify here, where a text[]
       -- of JSON strings cost node-postgres a regex escape of each (a tenth of ingest's JavaScript)
@@ -374,6 +381,7 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
       ) with ordinality as b(id, account_id, endpoint_id, type, method, path, query, body,
              content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn, verification, handshake, dedupe_key, ord)
       cross join received r
+      where b.id is not null
     ),
     usage as (
       select u.account_id, u.month, u.events_accepted, a.plan, l.events_limit, ${sql.raw(retentionClassSql('a'))} as retention_class
