@@ -248,7 +248,7 @@ describe('account notifications', () => {
     const { key, accountId } = await signUp(relay.baseUrl);
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'cli' });
     const eventId = await sendEvent(endpoint.url, '{}');
-    const [claimed] = await claimForListener(relay.orm, { destinationId: endpoint.destinations[0].id, accountId, fromEventId: '', limit: 1, leaseMs: 60_000 });
+    const [claimed] = (await claimForListener(relay.orm, { destinationId: endpoint.destinations[0].id, accountId, fromEventId: '', limit: 1, leaseMs: 60_000 })).deliveries;
     expect(claimed!.id).toBe(eventId);
     const answer = () => ({
       delivery: { ...claimed!, autoAttempts: 6 },

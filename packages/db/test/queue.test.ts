@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DESTINATION_FAILURE_LIMIT, firstIdAt, newId } from '@hook/core';
 import pg from 'pg';
 import {
-  AttemptRecorder, CLAIM_DUE, QUEUE_SESSION_SETTINGS, queueExecutor, RECORD_RESULTS, claimDue, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, replayEvent, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
+  AttemptRecorder, CLAIM_DUE, CLAIM_LISTEN, CLAIM_LISTEN_AFTER, QUEUE_SESSION_SETTINGS, releaseLease, queueExecutor, RECORD_RESULTS, claimDue, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, replayEvent, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
 } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
@@ -161,7 +161,7 @@ describe('fan-out', () => {
     expect([recordedA.held, recordedB.held]).toEqual([true, true]);
     // The listener's delivery is still pending, one retries: retrying wins.
     expect((await summarizeEvents(orm, accountId, [id!])).get(id!)).toMatchObject({ status: 'retrying', attemptCount: 2 });
-    const [listened] = await claimForListener(orm, { destinationId: fan.destinationIds[2]!, accountId, fromEventId: '', limit: 10, leaseMs: 60_000 });
+    const [listened] = (await claimForListener(orm, { destinationId: fan.destinationIds[2]!, accountId, fromEventId: '', limit: 10, leaseMs: 60_000 })).deliveries;
     expect(listened).toMatchObject({ id, destinationType: 'cli', trigger: 'listen', destinationUrl: null });
     expect(await recorder.record(result(listened!, 200, { status: 'delivered' }))).toEqual({ held: true, eventStatus: 'retrying' });
     await sql('delete from destination where endpoint_id = ?', [fan.endpointId]);
@@ -175,11 +175,29 @@ describe('claimForListener', () => {
     // Workers never take a cli destination's deliveries.
     expect((await claimDue(orm, claimOptions)).filter((delivery) => ids.includes(delivery.id))).toEqual([]);
     const skipping = await claimForListener(orm, { destinationId: cli.destinationIds[0]!, accountId, fromEventId: firstIdAt('event', Date.now() + 60_000), limit: 10, leaseMs: 60_000 });
-    expect(skipping).toEqual([]);
-    const [one, two] = await Promise.all([1, 2].map(() => claimForListener(orm, { destinationId: cli.destinationIds[0]!, accountId, fromEventId: '', limit: 3, leaseMs: 60_000 })));
+    expect(skipping).toEqual({ deliveries: [], cursor: null });
+    const [one, two] = (await Promise.all([1, 2].map(() => claimForListener(orm, { destinationId: cli.destinationIds[0]!, accountId, fromEventId: '', limit: 3, leaseMs: 60_000 })))).map((claim) => claim.deliveries);
     const claimed = [...one!, ...two!].map((delivery) => delivery.id);
     expect(claimed.sort()).toEqual([...ids].sort());
     expect(one!.map((delivery) => delivery.id)).toEqual([...one!.map((delivery) => delivery.id)].sort());
+    await sql('delete from destination where endpoint_id = ?', [cli.endpointId]);
+  });
+
+  it('walks on from where its last claim ended, and from the start without a cursor (what was given back behind it)', async () => {
+    const cli = await insertEndpoint(sql, accountId, [{ type: 'cli' }]);
+    const ids = await due(5, cli.endpointId);
+    const options = { destinationId: cli.destinationIds[0]!, accountId, fromEventId: '', limit: 2, leaseMs: 60_000 };
+    const first = await claimForListener(orm, options);
+    expect(first.deliveries.map((delivery) => delivery.id)).toEqual(ids.slice(0, 2));
+    expect(first.cursor?.eventId).toBe(ids[1]);
+    // The first is given back (its listener went away): due again, behind the cursor.
+    await releaseLease(orm, first.deliveries[0]!);
+    const next = await claimForListener(orm, { ...options, after: first.cursor });
+    expect(next.deliveries.map((delivery) => delivery.id)).toEqual(ids.slice(2, 4));
+    expect(next.cursor?.eventId).toBe(ids[3]);
+    // Without a cursor (the session's poll) the walk starts over and finds it.
+    const over = await claimForListener(orm, options);
+    expect(over.deliveries.map((delivery) => delivery.id)).toEqual([ids[0], ids[4]]);
     await sql('delete from destination where endpoint_id = ?', [cli.endpointId]);
   });
 });
@@ -325,6 +343,49 @@ describe('the claim statement plan', () => {
       const probes = onQueue.filter((node) => String(node['Node Type']).startsWith('Index') && !/_(leased|due)_idx$/.test(node['Index Name']));
       expect(probes.length).toBeGreaterThanOrEqual(2);
       for (const probe of probes) expect(probe['Index Name']).toMatch(new RegExp(`${historyKey('delivery').source}|${historyKey('event').source}`));
+    } finally {
+      await client.query('rollback');
+      await client.end();
+    }
+  });
+});
+
+describe('the listen claim plan', () => {
+  it('on the queue\'s connections (one plan for every value): walks its destination\'s due index in order, past a history of moved rows, and stops at the limit', async () => {
+    const cli = await insertEndpoint(sql, accountId, [{ type: 'cli' }]);
+    const destination = cli.destinationIds[0]!;
+    const insertDeliveries = (prefix: string, count: number, columns: string, values: string) => sql(
+      `with e as (
+         insert into event (id, account_id, endpoint_id, method, path, query, headers, body, size, received_at)
+         select 'evt_${prefix}' || lpad(g::text, 8, '0'), ?, ?, 'POST', '', '', '{}', '\\x00', 1, now() from generate_series(1, ?) g
+         returning id
+       )
+       insert into delivery (event_id, destination_id, account_id, endpoint_id, status${columns}) select id, ?, ?, ?, 'pending'${values} from e`,
+      [accountId, cli.endpointId, count, destination, accountId, cli.endpointId],
+    );
+    // delivered ones, moved out of the queue (their entries in its indexes are dead), then a backlog
+    await insertDeliveries('lh', 3000, ', next_attempt_at', ", now() - interval '2 min'");
+    await sql(`update delivery set status = 'delivered', next_attempt_at = null where destination_id = ?`, [destination]);
+    await insertDeliveries('lw', 3000, ', next_attempt_at', ", now() - interval '1 min'");
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const settings = Object.entries(QUEUE_SESSION_SETTINGS).map(([setting, value]) => `set local ${setting} = ${value}`).join('; ');
+      await client.query(`begin; ${settings}`);
+      await client.query(`prepare listen_plan as ${CLAIM_LISTEN.text}`);
+      const explained = await client.query(`explain (analyze, format json) execute listen_plan('${destination}', '', 32, 30000, 'lease', null, '${accountId}')`);
+      const nodes = planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
+      const onDelivery = nodes.filter((node) => historyRelation('delivery').test(node['Relation Name']) && String(node['Node Type']).includes('Scan'));
+      expect(nodes.filter((node) => node['Node Type'] === 'Sort' || String(node['Node Type']).startsWith('Bitmap') || node['Node Type'] === 'Seq Scan')).toEqual([]);
+      const walk = onDelivery.filter((node) => historyIndex('delivery', 'due_idx').test(node['Index Name']));
+      expect(walk).toHaveLength(1);
+      // it stops at the limit: no more rows read from the walk than it returns (32 claimed of 3,000 due)
+      expect(walk[0]!['Actual Rows']).toBeLessThanOrEqual(32);
+      // from a cursor, the walk starts at it: the place is in the index condition, not a filter after it
+      await client.query(`prepare listen_after_plan as ${CLAIM_LISTEN_AFTER.text}`);
+      const after = await client.query(`explain (format json) execute listen_after_plan('${destination}', '', 32, 30000, 'lease', null, '${accountId}', now() - interval '90 s', '')`);
+      const [afterWalk] = planNodes(after.rows[0]['QUERY PLAN'][0].Plan).filter((node) => historyIndex('delivery', 'due_idx').test(node['Index Name']));
+      expect(String(afterWalk!['Index Cond'])).toMatch(/ROW\(next_attempt_at, event_id\) > ROW\(/);
     } finally {
       await client.query('rollback');
       await client.end();

@@ -3,7 +3,7 @@ import {
   ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, randomToken, parseClientMessages, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
   type AttemptTrigger, type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
-import { claimForListener, Destination, Endpoint, makeDestinationsDue, readDeliveries, type ClaimedDelivery, type Orm } from '@hook/db';
+import { claimForListener, Destination, Endpoint, makeDestinationsDue, readDeliveries, type ClaimedDelivery, type ListenClaimCursor, type Orm } from '@hook/db';
 import { attemptDelivery, recordLateAnswer, type AttemptContext, type AttemptOutcome, type OutgoingDelivery } from '../delivery/attempt.ts';
 import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
 import { Claimer, type ReservedSlot } from '../delivery/claimer.ts';
@@ -79,6 +79,8 @@ export class ListenSession {
   readonly #fromEventId: string;
   /** Claims this destination's deliveries for this session (the one claimer, as a worker's). */
   readonly #claimer: Claimer;
+  /** Where the last claim's walk of the due index ended (#claim); null: from the start. */
+  #cursor: ListenClaimCursor | null = null;
   readonly #outbox: StreamOutbox;
   readonly #waiting = new Map<string, Waiting>();
   readonly #mirrorQueue: DeliveryMessage[] = [];
@@ -104,14 +106,7 @@ export class ListenSession {
     this.#claimer = new Claimer({
       slots: options.maxInFlight,
       perDestinationLimit: options.maxInFlight,
-      claim: (limit) => claimForListener(options.orm, {
-        destinationId: destinationId!,
-        accountId: this.#endpoint.accountId,
-        fromEventId: this.#fromEventId,
-        limit,
-        leaseMs: options.leaseMs,
-        eventTypes: options.eventTypes,
-      }),
+      claim: (limit) => this.#claim(limit),
       start: (delivery, free) => this.#deliver(delivery, free),
       lease: (eventId) => ({ id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: options.leaseMs, destinationType: 'cli' }),
       onError: options.onError,
@@ -193,6 +188,7 @@ export class ListenSession {
   #schedulePoll(): void {
     if (this.#closed) return;
     this.#pollTimer = setTimeout(() => {
+      this.#cursor = null; // the walk starts over (see #claim)
       this.#stillThere()
         .then((open) => open && this.#fill())
         .catch((error: unknown) => this.#options.onError(error))
@@ -222,6 +218,26 @@ export class ListenSession {
       unregister();
       unwatch();
     };
+  }
+
+  /**
+   * One claim for the claimer: it walks on from where the previous one ended (the
+   * cursor), so that a backlog's claims do not step over the finished deliveries before it
+   * again and again (claim-listen.ts); the poll starts the walk over, for deliveries given
+   * back or whose lease ran out behind the cursor.
+   */
+  async #claim(limit: number): Promise<ClaimedDelivery[]> {
+    const { deliveries, cursor } = await claimForListener(this.#options.orm, {
+      destinationId: this.#endpoint.destinationId!,
+      accountId: this.#endpoint.accountId,
+      fromEventId: this.#fromEventId,
+      limit,
+      leaseMs: this.#options.leaseMs,
+      eventTypes: this.#options.eventTypes,
+      after: this.#cursor,
+    });
+    if (cursor) this.#cursor = cursor;
+    return deliveries;
   }
 
   /** Claims due deliveries while there is room (calls coalesce: Claimer.wake). */

@@ -43,15 +43,31 @@ export interface ListenClaimOptions {
   leaseMs: number;
   /** Only deliveries of events of these types (the stored type); null or absent takes every type. */
   eventTypes?: readonly string[] | null;
+  /**
+   * Start the walk after this place (the cursor the session's previous claim returned):
+   * what lies before it in the due index is mostly the entries of deliveries finished and
+   * moved out of the queue, which every walk from the start would step over again (dead
+   * index entries stay until vacuum, and while any transaction may still see them each
+   * costs a visit to the table). Absent: from the start (the session's poll does that,
+   * for deliveries given back or whose lease ran out).
+   */
+  after?: ListenClaimCursor | null;
 }
 
-const CLAIM_LISTEN: NamedStatement = {
+/**
+ * The statement ($1 destination, $2 first event id, $3 limit, $4 lease ms, $5 lease
+ * token, $6 types, $7 account; `after`: $8 and $9, the due time and event id the walk
+ * starts after), exported for the test that checks its plan.
+ */
+function claimListen(after: boolean): NamedStatement {
+  return {
   movesDeliveries: true,
-  name: 'hook_claim_listen',
+  name: after ? 'hook_claim_listen_after' : 'hook_claim_listen',
   text: `
     with due as materialized (
       select l.event_id, l.destination_id from delivery l
       where l.destination_id = $1 and l.account_id = $7 and l.next_attempt_at <= now() and l.event_id >= $2
+        ${after ? 'and (l.next_attempt_at, l.event_id) > ($8::timestamptz, $9::text)' : ''}
         and ${DELIVERY_OPEN}
         and (l.lease_id is null or l.locked_until < now())
         and ($6::text[] is null or exists (select 1 from event t where t.id = l.event_id and t.account_id = $7 and t.type = any($6::text[])))
@@ -59,11 +75,29 @@ const CLAIM_LISTEN: NamedStatement = {
       order by l.destination_id, l.next_attempt_at, l.event_id
       limit $3
       for update of l skip locked
-    )${leaseDue({ token: '$5', leaseMs: '$4' }, ' and l.account_id = $7 and e.account_id = $7 and d.account_id = $7 and p.account_id = $7')}`,
-};
+    )${leaseDue({ token: '$5', leaseMs: '$4' }, ' and l.account_id = $7 and e.account_id = $7 and d.account_id = $7 and p.account_id = $7', ', l.next_attempt_at::text as due_at, (extract(epoch from l.next_attempt_at) * 1000000)::bigint::text as due_us')}`,
+  };
+}
 
-/** Claims due deliveries of one `cli` destination for a listen session (see above), oldest first. */
-export async function claimForListener(orm: Orm, options: ListenClaimOptions): Promise<ClaimedDelivery[]> {
-  const rows = await runStatement<ClaimedRow>(orm, CLAIM_LISTEN, [options.destinationId, options.fromEventId, options.limit, options.leaseMs, randomToken(9), options.eventTypes ?? null, options.accountId]);
-  return oldestFirst(orm, rows);
+export const CLAIM_LISTEN = claimListen(false);
+/** CLAIM_LISTEN from a place in the walk (ListenClaimOptions.after). */
+export const CLAIM_LISTEN_AFTER = claimListen(true);
+
+/** Where a listen claim's walk of the due index ended: the due time (as PostgreSQL wrote it) and event id of the last delivery it took. */
+export interface ListenClaimCursor {
+  dueAt: string;
+  eventId: string;
+}
+
+/** Claims due deliveries of one `cli` destination for a listen session (see above), oldest first, with where the walk ended (null: nothing claimed). */
+export async function claimForListener(orm: Orm, options: ListenClaimOptions): Promise<{ deliveries: ClaimedDelivery[]; cursor: ListenClaimCursor | null }> {
+  const params = [options.destinationId, options.fromEventId, options.limit, options.leaseMs, randomToken(9), options.eventTypes ?? null, options.accountId];
+  const rows = await runStatement<ClaimedRow & { due_at: string; due_us: string }>(orm, options.after ? CLAIM_LISTEN_AFTER : CLAIM_LISTEN, options.after ? [...params, options.after.dueAt, options.after.eventId] : params);
+  // The last in the walk's order (due time, then event id); the due time goes back as PostgreSQL wrote it, exact to the microsecond.
+  let last: (ClaimedRow & { due_at: string; due_us: string }) | undefined;
+  for (const row of rows) {
+    const later = !last || BigInt(row.due_us) > BigInt(last.due_us) || (row.due_us === last.due_us && row.event_id > last.event_id);
+    if (later) last = row;
+  }
+  return { deliveries: oldestFirst(orm, rows), cursor: last ? { dueAt: last.due_at, eventId: last.event_id } : null };
 }

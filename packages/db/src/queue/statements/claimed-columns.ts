@@ -40,7 +40,7 @@ export const CLAIMED_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.en
  * attempt needs (CLAIMED_COLUMNS). `pin`: more conditions on `l`, `e`, `d` and `p` (a
  * session's claim names its account on each, so it stays routable to one shard).
  */
-export function leaseDue(params: { token: string; leaseMs: string }, pin = ''): string {
+export function leaseDue(params: { token: string; leaseMs: string }, pin = '', extraColumns = ''): string {
   return `
     update delivery l
     set lease_id = ${params.token} || '.' || l.event_id || '.' || l.destination_id,
@@ -48,7 +48,7 @@ export function leaseDue(params: { token: string; leaseMs: string }, pin = ''): 
     from due, event e, destination d, endpoint p
     where l.event_id = due.event_id and l.destination_id = due.destination_id and ${DELIVERY_OPEN}
       and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id${pin}
-    returning ${CLAIMED_COLUMNS}`;
+    returning ${CLAIMED_COLUMNS}${extraColumns}`;
 }
 
 export interface ClaimedRow {
