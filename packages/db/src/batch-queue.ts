@@ -42,6 +42,20 @@ export interface BatchQueueOptions<Item> {
   gatherItems?: number;
 }
 
+/**
+ * A flush's result for an item it could not write while others in the same statements
+ * were written (and committed): only that item fails, with `error`; the others are done.
+ * A flush that throws instead says nothing was written, and its items are written again,
+ * each alone (see #writeGroup): right only when nothing of the batch committed.
+ */
+export class ItemFailure {
+  readonly error: Error;
+
+  constructor(error: Error) {
+    this.error = error;
+  }
+}
+
 interface Waiting<Item> {
   item: Item;
   done: (result: unknown) => void;
@@ -158,7 +172,11 @@ export class BatchQueue<Item, Result> {
       const results = await this.#flush(batch.map(({ item }) => item));
       this.stats.batches++;
       this.stats.items += batch.length;
-      batch.forEach((waiting, i) => waiting.done(results[i]));
+      batch.forEach((waiting, i) => {
+        const result = results[i];
+        if (result instanceof ItemFailure) waiting.fail(result.error);
+        else waiting.done(result);
+      });
     } catch (error) {
       if (batch.length === 1) {
         batch[0]!.fail(error);

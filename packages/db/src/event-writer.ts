@@ -1,6 +1,6 @@
 import { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';
 import type { Orm } from './orm.ts';
-import { insertEvents, type InsertOptions, type InsertOutcome, type KnownUsageRows, type NewEvent } from './queue/index.ts';
+import { insertEventsOrFail, type InsertOptions, type InsertOutcome, type KnownUsageRows, type NewEvent } from './queue/index.ts';
 
 export type { InsertOutcome, NewEvent } from './queue/index.ts';
 
@@ -33,7 +33,7 @@ export class EventWriter {
       ...options,
       sizeOf: (event) => event.size,
       ...(distributed ? { groupOf: (event: NewEvent) => event.accountId } : {}),
-      flush: (events) => insertEvents(orm, events, this.#knownUsageRows, { onMissingPartition, distributed }),
+      flush: (events) => insertEventsOrFail(orm, events, this.#knownUsageRows, { onMissingPartition, distributed }),
     });
   }
 

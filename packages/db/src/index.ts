@@ -17,7 +17,7 @@ export {
   type NotificationEndpointRow, type NotificationInput,
 } from './notifications.ts';
 export { AttemptRecorder, type RecordedDelivery } from './attempt-recorder.ts';
-export { BatchQueue, type BatchQueueOptions } from './batch-queue.ts';
+export { BatchQueue, ItemFailure, type BatchQueueOptions } from './batch-queue.ts';
 export {
   claimPlaygroundSession, findPlaygroundSession, insertPlaygroundSession, PLAYGROUND_REMOVAL_GRACE_MS, removeExpiredPlaygrounds, type PlaygroundSession,
 } from './playground.ts';

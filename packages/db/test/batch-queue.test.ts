@@ -3,7 +3,7 @@
  * at rest an item goes at once.
  */
 import { describe, expect, it } from 'vitest';
-import { BatchQueue } from '../src/batch-queue.ts';
+import { BatchQueue, ItemFailure } from '../src/batch-queue.ts';
 
 function recordingQueue(options: { gatherMs: number; gatherItems?: number }) {
   const batches: number[][] = [];
@@ -50,5 +50,25 @@ describe('BatchQueue gathering', () => {
     await queue.add(4);
     expect(batches).toEqual([[1], [2, 3], [4]]);
     await queue.drain();
+  });
+});
+
+describe('BatchQueue item failures', () => {
+  it('fails only the item a flush gave an ItemFailure, and writes nothing again (the rest of its statement committed)', async () => {
+    const flushed: number[][] = [];
+    const queue = new BatchQueue<number, string>({
+      flush: async (items) => {
+        flushed.push([...items]);
+        return items.map((item) => (item === 2 ? new ItemFailure(new Error('two could not be stored')) : `stored ${item}`));
+      },
+    });
+    const outcomes = await Promise.allSettled([queue.add(1), queue.add(2), queue.add(3)]);
+    expect(outcomes).toEqual([
+      { status: 'fulfilled', value: 'stored 1' },
+      { status: 'rejected', reason: new Error('two could not be stored') },
+      { status: 'fulfilled', value: 'stored 3' },
+    ]);
+    // 1 alone, then 2 and 3 together; neither written again one by one (as after a flush that throws)
+    expect(flushed).toEqual([[1], [2, 3]]);
   });
 });

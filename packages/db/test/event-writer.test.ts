@@ -56,8 +56,9 @@ describe('EventWriter', () => {
       const batch = Array.from({ length: size }, (_, i) => event(`size ${size} #${i}`, { headers: { 'x-n': String(i) } }));
       const outcomes = await insertEvents(orm, batch);
       expect(outcomes.every((outcome) => outcome.stored)).toBe(true);
-      const rows = await orm.em.fork().getConnection().execute('select id, body, headers from event where id = any(?::text[]) order by id', [`{${batch.map((e) => e.id).join(',')}}`]);
-      expect(rows.map((row: { id: string; body: Buffer; headers: Record<string, string> }) => [row.id, row.body.toString(), row.headers['x-n']]))
+      const rows: { id: string; body: Buffer; headers: Record<string, string> }[] = await orm.em.fork().getConnection()
+        .execute('select id, body, headers from event where id = any(?::text[]) order by id', [`{${batch.map((e) => e.id).join(',')}}`]);
+      expect(rows.map((row) => [row.id, row.body.toString(), row.headers['x-n']]))
         .toEqual(batch.map((e, i) => [e.id, `size ${size} #${i}`, String(i)]));
     }
   });

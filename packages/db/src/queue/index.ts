@@ -6,7 +6,7 @@
  */
 export { queueExecutor, QueueExecutor, runStatement, type NamedStatement, QUEUE_SESSION_SETTINGS } from './executor.ts';
 export { DUE_CHANNEL, type ClaimedDelivery, type DeliveryResult, type ReceivedEvent } from './types.ts';
-export { insertEvents, type InsertOptions, type InsertOutcome, type KnownUsageRows, type NewEvent } from './statements/insert-events.ts';
+export { insertEvents, insertEventsOrFail, type InsertOptions, type InsertOutcome, type KnownUsageRows, type NewEvent } from './statements/insert-events.ts';
 export { CLAIM_DUE, claimDue, type ClaimOptions } from './statements/claim-due.ts';
 export { CLAIM_LISTEN, CLAIM_LISTEN_AFTER, claimForListener, type ListenClaimCursor, type ListenClaimOptions } from './statements/claim-listen.ts';
 export { RECORD_RESULTS, RECORD_TYPED_RESULTS, recordResults, type DestinationHealth, type RecordInput, type RecordOutcome } from './statements/record-results.ts';

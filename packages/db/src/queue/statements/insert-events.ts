@@ -60,6 +60,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type EndpointFilter, type Plan } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { ensureHistoryPartitions, retentionClassSql } from '../../partitions.ts';
+import { ItemFailure } from '../../batch-queue.ts';
 import { openSigningSecrets } from '../../signing-secrets.ts';
 import { queueExecutor } from '../executor.ts';
 import { findOriginals } from './dedupe-keys.ts';
@@ -129,10 +130,22 @@ const STALE_KEY_RETRIES = 3;
  * its claimed delivery when it was stored under its lease.
  */
 export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: KnownUsageRows = new Set(), options: InsertOptions = {}): Promise<InsertOutcome[]> {
+  const outcomes = await insertEventsOrFail(orm, batch, known, options);
+  const failed = outcomes.find((outcome) => outcome instanceof ItemFailure);
+  if (failed) throw failed.error;
+  return outcomes as InsertOutcome[];
+}
+
+/**
+ * insertEvents for a group commit (EventWriter's BatchQueue): an event that could not be
+ * stored after others of its batch were comes back as an ItemFailure, so that it alone
+ * fails and the batch is not written again.
+ */
+export async function insertEventsOrFail(orm: Orm, batch: readonly NewEvent[], known: KnownUsageRows = new Set(), options: InsertOptions = {}): Promise<(InsertOutcome | ItemFailure)[]> {
   if (!options.distributed) return insertBatch(orm, null, batch, known, options, STALE_KEY_RETRIES);
   // Each account's events a statement and a commit of their own: if one fails, others may be
   // stored (EventWriter hands one account's events at a time when distributed).
-  const outcomes = new Map<NewEvent, InsertOutcome>();
+  const outcomes = new Map<NewEvent, InsertOutcome | ItemFailure>();
   await Promise.all([...Map.groupBy(batch, (event) => event.accountId)].map(async ([accountId, events]) => {
     (await insertBatch(orm, accountId, events, known, options, STALE_KEY_RETRIES)).forEach((outcome, i) => outcomes.set(events[i]!, outcome));
   }));
@@ -140,8 +153,11 @@ export async function insertEvents(orm: Orm, batch: readonly NewEvent[], known: 
 }
 
 /** insertEvents of a batch all of `account` (distributed, see above), or of any accounts (null). */
-async function insertBatch(orm: Orm, account: string | null, batch: readonly NewEvent[], known: KnownUsageRows, options: InsertOptions, retries: number): Promise<InsertOutcome[]> {
-  const settled = new Map<string, InsertOutcome>();
+async function insertBatch(orm: Orm, account: string | null, batch: readonly NewEvent[], known: KnownUsageRows, options: InsertOptions, retries: number): Promise<(InsertOutcome | ItemFailure)[]> {
+  // Once a statement of the batch committed, an event that then cannot be stored fails
+  // alone (ItemFailure): throwing would have the batch written again, each event alone,
+  // and those already stored would be stored twice or answered as their own duplicates.
+  const settled = new Map<string, InsertOutcome | ItemFailure>();
   // A second copy of a key within the batch waits for the first's outcome (below).
   const keyOf = (event: NewEvent) => `${event.endpointId}\u0000${event.dedupeKey}`;
   const firstCopies = new Map<string, NewEvent>();
@@ -165,7 +181,8 @@ async function insertBatch(orm: Orm, account: string | null, batch: readonly New
     for (const id of again.duplicates) result.duplicates.add(id);
     for (const [id, originalId] of again.held) result.held.set(id, originalId);
     result = { ...result, unmetered: again.unmetered };
-    if (result.unmetered.size > 0) throw new Error('usage rows for this batch could not be created');
+    const failure = new ItemFailure(new Error('usage rows for this batch could not be created'));
+    for (const id of result.unmetered) settled.set(id, failure);
   }
   // Keys held already: duplicates, neither metered nor stored.
   for (const [id, originalId] of result.held) settled.set(id, { stored: false, reason: 'duplicate', originalId });
@@ -182,13 +199,17 @@ async function insertBatch(orm: Orm, account: string | null, batch: readonly New
   // stores them as new if retention removed it meanwhile.
   const raced = [...events.filter((event) => result.duplicates.has(event.id)), ...waiting];
   if (raced.length > 0) {
-    if (retries === 0) throw new Error('dedupe keys kept disappearing while this batch was stored');
-    const again = await insertBatch(orm, account, raced, known, options, retries - 1);
-    raced.forEach((event, i) => settled.set(event.id, again[i]!));
+    if (retries === 0) {
+      const failure = new ItemFailure(new Error('dedupe keys kept disappearing while this batch was stored'));
+      for (const event of raced) settled.set(event.id, failure);
+    } else {
+      const again = await insertBatch(orm, account, raced, known, options, retries - 1);
+      raced.forEach((event, i) => settled.set(event.id, again[i]!));
+    }
   }
   // A keyed event refused over the allowance while its key was being stored is a duplicate of that.
   for (const [id, outcome] of await duplicatesAmong(orm, account, events.filter((event) => result.rejected.has(event.id)))) settled.set(id, outcome);
-  return batch.map((event): InsertOutcome => {
+  return batch.map((event): InsertOutcome | ItemFailure => {
     const duplicate = settled.get(event.id);
     if (duplicate) return duplicate;
     const rejected = result.rejected.get(event.id);
