@@ -297,6 +297,20 @@ function planNodes(node: Record<string, any>): Record<string, any>[] {
   return [node, ...((node.Plans as Record<string, any>[] | undefined) ?? []).flatMap(planNodes)];
 }
 
+/** Runs `work` in a transaction on a connection set up as the queue's are (QUEUE_SESSION_SETTINGS), rolled back after. */
+async function onQueueSession<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    const settings = Object.entries(QUEUE_SESSION_SETTINGS).map(([setting, value]) => `set local ${setting} = ${value}`).join('; ');
+    await client.query(`begin; ${settings}`);
+    return await work(client);
+  } finally {
+    await client.query('rollback');
+    await client.end();
+  }
+}
+
 describe('the claim statement plan', () => {
   it('with statistics a backlog outgrew: counts live leases in their index, walks the due index once, in order, and finds every other row by primary key', async () => {
     // Statistics taken while the table held 5,000 deliveries of another destination and
@@ -318,11 +332,7 @@ describe('the claim statement plan', () => {
     await insertDeliveries('h', endpointId, destinationId, ', next_attempt_at, lease_id, locked_until', ", now(), 'l' || id, now() + interval '30 s'");
     await sql(`update delivery set status = 'delivered', next_attempt_at = null, lease_id = null, locked_until = null where destination_id = ?`, [destinationId]);
     await insertDeliveries('w', endpointId, destinationId, ', next_attempt_at', ", now() - interval '1 min'");
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      const settings = Object.entries(QUEUE_SESSION_SETTINGS).map(([setting, value]) => `set local ${setting} = ${value}`).join('; ');
-      await client.query(`begin; ${settings}`);
+    await onQueueSession(async (client) => {
       await client.query(`prepare claim_plan as ${CLAIM_DUE.text}`);
       const explained = await client.query(`explain (format json) execute claim_plan(16, 30000, 32, 'lease')`);
       const nodes = planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
@@ -343,10 +353,7 @@ describe('the claim statement plan', () => {
       const probes = onQueue.filter((node) => String(node['Node Type']).startsWith('Index') && !/_(leased|due)_idx$/.test(node['Index Name']));
       expect(probes.length).toBeGreaterThanOrEqual(2);
       for (const probe of probes) expect(probe['Index Name']).toMatch(new RegExp(`${historyKey('delivery').source}|${historyKey('event').source}`));
-    } finally {
-      await client.query('rollback');
-      await client.end();
-    }
+    });
   });
 });
 
@@ -367,11 +374,7 @@ describe('the listen claim plan', () => {
     await insertDeliveries('lh', 3000, ', next_attempt_at', ", now() - interval '2 min'");
     await sql(`update delivery set status = 'delivered', next_attempt_at = null where destination_id = ?`, [destination]);
     await insertDeliveries('lw', 3000, ', next_attempt_at', ", now() - interval '1 min'");
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      const settings = Object.entries(QUEUE_SESSION_SETTINGS).map(([setting, value]) => `set local ${setting} = ${value}`).join('; ');
-      await client.query(`begin; ${settings}`);
+    await onQueueSession(async (client) => {
       await client.query(`prepare listen_plan as ${CLAIM_LISTEN.text}`);
       const explained = await client.query(`explain (analyze, format json) execute listen_plan('${destination}', '', 32, 30000, 'lease', null, '${accountId}')`);
       const nodes = planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
@@ -386,10 +389,7 @@ describe('the listen claim plan', () => {
       const after = await client.query(`explain (format json) execute listen_after_plan('${destination}', '', 32, 30000, 'lease', null, '${accountId}', now() - interval '90 s', '')`);
       const [afterWalk] = planNodes(after.rows[0]['QUERY PLAN'][0].Plan).filter((node) => historyIndex('delivery', 'due_idx').test(node['Index Name']));
       expect(String(afterWalk!['Index Cond'])).toMatch(/ROW\(next_attempt_at, event_id\) > ROW\(/);
-    } finally {
-      await client.query('rollback');
-      await client.end();
-    }
+    });
   });
 });
 
