@@ -66,6 +66,8 @@ export class Claimer {
    */
   #unrecorded = 0;
   #claimWhenRecorded = false;
+  /** Results recorded so far (of deliveries freed before): a claim that came back short while one was recorded may have been held back by its lease. */
+  #recorded = 0;
   /**
    * Whether due deliveries may be waiting in the queue (see above). True at first: what
    * was waiting before this claimer began is claimed before anything is reserved.
@@ -163,6 +165,7 @@ export class Claimer {
           break;
         }
         this.#freedSinceClaim = 0;
+        const recordedBefore = this.#recorded;
         const claimed = await this.#options.claim(free);
         for (const delivery of claimed) {
           this.#hold(delivery.destinationId, 1);
@@ -171,9 +174,12 @@ export class Claimer {
         // More may be due: every free slot was filled, or a destination has its share in
         // flight (its next deliveries wait for one of those to finish).
         this.#backlogged = claimed.length === free || [...this.#perDestination.values()].some((count) => count >= this.#options.perDestinationLimit);
-        // Filled: claim again at once. Short while answered deliveries still hold leases: again once one is recorded.
+        // Filled: claim again at once. Short while answered deliveries still hold leases:
+        // again once one is recorded, or at once if one was recorded while it ran (its
+        // lease may have held this claim back, and nobody would wake it after).
         if (claimed.length === free) this.#wakeAgain = true;
         else if (this.#unrecorded > 0) this.#claimWhenRecorded = true;
+        else if (this.#recorded !== recordedBefore) this.#wakeAgain = true;
       } while (this.#wakeAgain && this.#running);
     } catch (error) {
       this.#options.onError(error);
@@ -209,6 +215,7 @@ export class Claimer {
         this.#work.delete(work);
         if (freed) {
           this.#unrecorded -= 1;
+          this.#recorded += 1;
           // Its lease is gone now: a claim it held back can take more.
           if (this.#claimWhenRecorded) {
             this.#claimWhenRecorded = false;
