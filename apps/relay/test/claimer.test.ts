@@ -5,10 +5,24 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ClaimedDelivery } from '@hook/db';
-import { Claimer } from '../src/delivery/claimer.ts';
+import { Claimer, type ClaimerOptions } from '../src/delivery/claimer.ts';
 
 function delivery(id: string): ClaimedDelivery {
   return { id, destinationId: 'dst_1' } as ClaimedDelivery;
+}
+
+/** A claimer of two slots, one a destination, with the claim and start given. */
+function claimerWith(claim: ClaimerOptions['claim'], start: ClaimerOptions['start']): Claimer {
+  return new Claimer({
+    slots: 2,
+    perDestinationLimit: 1,
+    lease: () => ({ id: 'lease', ms: 60_000, destinationType: 'url' }),
+    onError: (error) => {
+      throw error;
+    },
+    claim,
+    start,
+  });
 }
 
 /** A promise and the function that settles it. */
@@ -26,14 +40,8 @@ describe('Claimer', () => {
     const secondClaimAnswer = gate();
     const claims: number[] = [];
     const started: string[] = [];
-    const claimer = new Claimer({
-      slots: 2,
-      perDestinationLimit: 1,
-      lease: () => ({ id: 'lease', ms: 60_000, destinationType: 'url' }),
-      onError: (error) => {
-        throw error;
-      },
-      claim: async (limit) => {
+    const claimer = claimerWith(
+      async (limit) => {
         claims.push(limit);
         if (claims.length === 1) return [delivery('evt_1')];
         if (claims.length === 2) {
@@ -44,14 +52,14 @@ describe('Claimer', () => {
         }
         return claims.length === 3 ? [delivery('evt_2')] : [];
       },
-      start: async (claimed, free) => {
+      async (claimed, free) => {
         started.push(claimed.id);
         if (claimed.id !== 'evt_1') return;
         await answered.promise;
         free(); // answered: the slot is free, the result not recorded yet
         await recorded.promise;
       },
-    });
+    );
     claimer.wake();
     await expect.poll(() => started).toEqual(['evt_1']);
     answered.open(); // after the first claim is done with: its slot frees, and a second claim starts
@@ -69,26 +77,20 @@ describe('Claimer', () => {
     const recorded = gate();
     const claims: number[] = [];
     const started: string[] = [];
-    const claimer = new Claimer({
-      slots: 2,
-      perDestinationLimit: 1,
-      lease: () => ({ id: 'lease', ms: 60_000, destinationType: 'url' }),
-      onError: (error) => {
-        throw error;
-      },
-      claim: async () => {
+    const claimer = claimerWith(
+      async () => {
         claims.push(claims.length);
         if (claims.length === 1) return [delivery('evt_1')];
         if (claims.length === 2) return []; // held back by evt_1's lease
         return claims.length === 3 ? [delivery('evt_2')] : [];
       },
-      start: async (claimed, free) => {
+      async (claimed, free) => {
         started.push(claimed.id);
         if (claimed.id !== 'evt_1') return;
         free();
         await recorded.promise;
       },
-    });
+    );
     claimer.wake();
     await expect.poll(() => claims.length).toBe(2);
     expect(started).toEqual(['evt_1']);

@@ -91,11 +91,6 @@ export class Claimer {
     return this.#options.slots - this.#held;
   }
 
-  /** Slots held now (deliveries in flight and reserved slots). */
-  get held(): number {
-    return this.#held;
-  }
-
   /**
    * A slot for an event ingest is about to store, so that it is stored claimed and
    * delivered at once. None under a backlog, with every slot held, or with the
