@@ -1,0 +1,522 @@
+/**
+ * `npm run bench:listen-prototype` (issue 30): the measured prototype of the best
+ * alternative design for the `hook listen` path, beside smee and the real `hook listen`
+ * with and without its memory flags, in one run, with bench:listen's load generator and
+ * local receiving server.
+ *
+ * Systems, one after another:
+ *   A. smee: the real smee-client behind a smee.io-shaped server (smee-server.ts), as in
+ *      bench:listen: nothing stored.
+ *   B. the relay (HOOK_ROLE=all, its embedded PostgreSQL) and the real `hook listen` as
+ *      built (apps/cli/bin/hook.js, which re-executes itself with LONG_RUNNING_FLAGS:
+ *      `--max-semi-space-size=2 --optimize-for-size` and its malloc settings).
+ *   C. the same relay and the same CLI build started WITHOUT the V8 flags (its entry run
+ *      directly, so hook.js adds none; the malloc settings kept, so only the flags differ),
+ *      on an endpoint of its own.
+ *   D. the prototype (listen-prototype-server.ts and listen-prototype-client.ts): ingest
+ *      that group-commits events with their deliveries already leased to the connected
+ *      session, answers after the commit, pushes binary frames over ws; a client that POSTs
+ *      through an undici Pool and acks in batches; results recorded in one statement a
+ *      batch. On a fresh database of the same embedded PostgreSQL, migrated to the real
+ *      schema, with the relay stopped.
+ *
+ * For each: saturation (autocannon, 50 connections, 1 KiB JSON bodies, BENCH_DURATION_S,
+ * then a wait until every acknowledged event arrived: forwarded/s = events ÷ (first
+ * ingest → last arrival), as bench:listen), CPU per event over that phase (user + system
+ * from /proc) of the server process, of the bench's own PostgreSQL and of the client
+ * process, the client's peak RSS (VmHWM, and VmRSS sampled), and latency at a steady
+ * BENCH_LATENCY_RATE (default 200/s) for BENCH_LATENCY_EVENTS (default 2,000) events
+ * (runPaced, send → arrival at the local server, as bench:listen's phase 3). For the
+ * relay and the prototype also a store-only phase (the same load to an endpoint nobody
+ * listens to): what forwarding adds to storing.
+ *
+ * Environment (optional): BENCH_DURATION_S (default 6), BENCH_WARMUP_S (default 2),
+ * BENCH_LATENCY_EVENTS (2000), BENCH_LATENCY_RATE (200), BENCH_DELIVERY_TIMEOUT_S (60),
+ * BENCH_PROTO_WINDOW (the prototype's events in flight to the client, default 1024),
+ * BENCH_PROTO_CONNECTIONS (its client's connections to the local server, default 32),
+ * BENCH_COST (pg_stat_statements is not loaded unless BENCH_COST=1: no cost model here),
+ * BENCH_JSON=1 (one JSON line at the end). Exit 0 measured, 1 an acknowledged event never
+ * arrived or a body differed, 2 bad settings.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import pg from 'pg';
+import { createOrm, migrateToLatest } from '@hook/db';
+import { PLAN_LIMITS } from '@hook/core';
+
+import {
+  acknowledgedIds, codeVersion, createAccount, createBenchDatabase, createEndpoint, databaseServerUrl, isInterrupted, jsonBody,
+  listenOnLoopback, log, machineLine, ms, onCleanup, percentile, positiveNumber, REPO_ROOT, resultLines, round, runBench, runLoad,
+  runPaced, sampleCpu, seconds, startRelay, startServer, writeReport,
+} from './support.ts';
+
+const CONNECTIONS = 50;
+const LATENCY_CONNECTIONS = 10;
+const BODY_SIZE_BYTES = 1024;
+const HOOK_ENTRY = join(REPO_ROOT, 'apps/cli/bin/hook.js');
+const CLI_BUNDLE = join(REPO_ROOT, 'apps/cli/dist/main.js');
+const CLI_SOURCE = join(REPO_ROOT, 'apps/cli/src/main.ts');
+const SMEE_SERVER_ENTRY = join(REPO_ROOT, 'test/bench/smee-server.ts');
+const SMEE_CLIENT_ENTRY = join(REPO_ROOT, 'node_modules/smee-client/bin/smee.js');
+const PROTO_SERVER_ENTRY = join(REPO_ROOT, 'test/bench/listen-prototype-server.ts');
+const PROTO_CLIENT_ENTRY = join(REPO_ROOT, 'test/bench/listen-prototype-client.ts');
+const RSS_SAMPLE_EVERY_MS = 200;
+const READY_TIMEOUT_MS = 30_000;
+
+// ---------------------------------------------------------------------------------
+// The local server and memory sampling: as bench:listen's (listen.ts runs its bench on import, so they are repeated here)
+
+interface LocalServer {
+  port: number;
+  arrivals: Map<string, number>;
+  requests: number;
+  badBodies: number;
+}
+
+async function startLocalServer(label: string, bodyIsExpected: (body: Buffer) => boolean): Promise<LocalServer> {
+  const local: LocalServer = { port: 0, arrivals: new Map(), requests: 0, badBodies: 0 };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const atMs = performance.now();
+      local.requests++;
+      const id = req.headers['webhook-id'];
+      if (!bodyIsExpected(Buffer.concat(chunks))) local.badBodies++;
+      if (typeof id === 'string' && !local.arrivals.has(id)) local.arrivals.set(id, atMs);
+      res.writeHead(200, { 'content-length': '0' }).end();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  local.port = await listenOnLoopback(label, server);
+  return local;
+}
+
+async function waitForArrivals(label: string, local: LocalServer, ids: Iterable<string>, timeoutMs: number): Promise<string[]> {
+  const pending = new Set([...ids].filter((id) => !local.arrivals.has(id)));
+  const startedMs = performance.now();
+  let lastLogMs = startedMs;
+  while (pending.size > 0 && performance.now() - startedMs < timeoutMs && !isInterrupted()) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const id of pending) if (local.arrivals.has(id)) pending.delete(id);
+    if (performance.now() - lastLogMs > 5000) {
+      lastLogMs = performance.now();
+      log(`${label}: ${pending.size} events still to arrive`);
+    }
+  }
+  return [...pending];
+}
+
+function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function sampleMemory(pid: number): { sample(): void; stop(): void; peakKb(): number } {
+  let peak = 0;
+  const sample = (): void => {
+    peak = Math.max(peak, procStatusKb(pid, 'VmRSS'), procStatusKb(pid, 'VmHWM'));
+  };
+  const timer = setInterval(sample, RSS_SAMPLE_EVERY_MS);
+  return { sample, stop: () => clearInterval(timer), peakKb: () => peak };
+}
+
+/** A JSON body as senders write it (a space after the first brace), as bench:listen's phase 3 sends. */
+function nonCanonical(body: Buffer): Buffer {
+  return Buffer.from(`{ ${body.toString('utf8').slice(1)}`);
+}
+
+/** A child process (a client), drained and stopped by the clean-up registry at the latest. */
+interface Client {
+  pid: number;
+  memory: ReturnType<typeof sampleMemory>;
+  stop(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+async function startClient(label: string, args: string[], env: NodeJS.ProcessEnv, isReady: (line: string) => boolean): Promise<Client> {
+  const child: ChildProcess = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const memory = sampleMemory(child.pid!);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  let stopping: ReturnType<Client['stop']> | undefined;
+  const stop = (signal: NodeJS.Signals): ReturnType<Client['stop']> => {
+    stopping ??= (async () => {
+      memory.sample();
+      memory.stop();
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    })();
+    return stopping;
+  };
+  onCleanup(label, async () => void (await stop('SIGTERM')));
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (!line.includes('"state":"connecting"') && !line.includes('"state":"open"')) process.stderr.write(`[${label}] ${line}\n`);
+  });
+  await new Promise<void>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`${label} was not ready within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+    void exited.then(({ code, signal }) => fail(new Error(`${label} exited during start-up (code ${code}, signal ${signal})`)));
+    let ready = false;
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (!ready && isReady(line)) {
+        ready = true;
+        clearTimeout(timer);
+        done();
+      }
+    });
+  });
+  return { pid: child.pid!, memory, stop };
+}
+
+// ---------------------------------------------------------------------------------
+// One system's measurement
+
+interface Figures {
+  name: string;
+  forwardedPerS: number;
+  ingestPerS: number;
+  acknowledged: number;
+  missing: number;
+  /** CPU ms per event over the saturation phase (load and drain). */
+  serverMs: number;
+  postgresMs: number;
+  clientMs: number;
+  /** The same per event when the same load only stores (relay and prototype). */
+  storeOnly: { serverMs: number; postgresMs: number; ingestPerS: number } | null;
+  clientPeakRssMb: number;
+  p50: number;
+  p99: number;
+  latencyEvents: number;
+  latencyMissing: number;
+  note: string;
+}
+
+interface Settings {
+  durationS: number;
+  warmupS: number;
+  latencyRate: number;
+  latencyS: number;
+  deliveryTimeoutMs: number;
+  body: Buffer;
+}
+
+interface Target {
+  name: string;
+  serverPid: number;
+  clientPid: () => number;
+  listenUrl: string;
+  storeUrl: string | null;
+  local: LocalServer;
+  pacedBodies: Set<string>;
+}
+
+/** Store-only phase (when `storeUrl`), saturation and latency for one system. */
+async function measure(target: Target, settings: Settings, peakRssKb: () => number): Promise<Omit<Figures, 'note'>> {
+  const { durationS, warmupS, body, deliveryTimeoutMs } = settings;
+  // Warm-up: the store-only path (if any), then 1 s of the listened one.
+  if (warmupS > 0 && target.storeUrl) await runLoad({ url: target.storeUrl, connections: CONNECTIONS, durationS: warmupS, body });
+  const warm = await runLoad({ url: target.listenUrl, connections: CONNECTIONS, durationS: 1, body });
+  await waitForArrivals(`${target.name} warm-up`, target.local, acknowledgedIds([warm]).ids, deliveryTimeoutMs);
+
+  let storeOnly: Figures['storeOnly'] = null;
+  if (target.storeUrl) {
+    log(`${target.name}: ${durationS} s store only`);
+    const before = sampleCpu([target.serverPid]);
+    const run = await runLoad({ url: target.storeUrl, connections: CONNECTIONS, durationS, body });
+    const after = sampleCpu([target.serverPid]);
+    const events = acknowledgedIds([run]).ids.size;
+    if (before && after && events > 0) {
+      storeOnly = {
+        serverMs: (after.byPid.get(target.serverPid)! - before.byPid.get(target.serverPid)!) / events,
+        postgresMs: (after.postgresMs - before.postgresMs) / events,
+        ingestPerS: run.result.requests.mean,
+      };
+    }
+  }
+
+  log(`${target.name}: ${durationS} s saturation`);
+  const pids = [target.serverPid, target.clientPid()];
+  const before = sampleCpu(pids);
+  const firstMs = performance.now();
+  const run = await runLoad({ url: target.listenUrl, connections: CONNECTIONS, durationS, body });
+  const ids = acknowledgedIds([run]).ids;
+  const missing = await waitForArrivals(target.name, target.local, ids, deliveryTimeoutMs);
+  const after = sampleCpu(pids);
+  const lastMs = [...ids].reduce((latest, id) => Math.max(latest, target.local.arrivals.get(id) ?? 0), 0);
+  const forwardedPerS = (ids.size - missing.length) / ((lastMs - firstMs) / 1000);
+  const per = (pid: number): number => (before && after && ids.size > 0 ? (after.byPid.get(pid)! - before.byPid.get(pid)!) / ids.size : Number.NaN);
+
+  log(`${target.name}: ${settings.latencyRate} events/s for ${settings.latencyS} s`);
+  const paced = await runPaced({
+    url: target.listenUrl,
+    ratePerS: settings.latencyRate,
+    durationS: settings.latencyS,
+    connections: LATENCY_CONNECTIONS,
+    prepare: (seq) => {
+      const pacedBody = nonCanonical(jsonBody(BODY_SIZE_BYTES, { seq }));
+      target.pacedBodies.add(pacedBody.toString('utf8'));
+      return { body: pacedBody, sentAtMs: performance.now() };
+    },
+  });
+  const latencyMissing = await waitForArrivals(`${target.name} latency`, target.local, paced.acknowledged.keys(), deliveryTimeoutMs);
+  const latencies = [...paced.acknowledged].flatMap(([id, { sentAtMs }]) => {
+    const at = target.local.arrivals.get(id);
+    return at === undefined ? [] : [at - sentAtMs];
+  }).sort((a, b) => a - b);
+  return {
+    name: target.name,
+    forwardedPerS,
+    ingestPerS: run.result.requests.mean,
+    acknowledged: ids.size + paced.acknowledged.size,
+    missing: missing.length + latencyMissing.length + paced.non2xx + paced.errors + run.result.non2xx + run.result.errors,
+    serverMs: per(target.serverPid),
+    postgresMs: before && after && ids.size > 0 ? (after.postgresMs - before.postgresMs) / ids.size : Number.NaN,
+    clientMs: per(target.clientPid()),
+    storeOnly,
+    clientPeakRssMb: peakRssKb() / 1024,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    latencyEvents: paced.acknowledged.size,
+    latencyMissing: latencyMissing.length,
+  };
+}
+
+function expectedBodies(body: Buffer): { pacedBodies: Set<string>; check: (b: Buffer) => boolean; lenient: (b: Buffer) => boolean } {
+  const text = body.toString('utf8');
+  const pacedBodies = new Set<string>();
+  return {
+    pacedBodies,
+    check: (b) => {
+      const t = b.toString('utf8');
+      return t === text || pacedBodies.has(t);
+    },
+    lenient: () => true, // smee-client re-serialises JSON (bench:listen counts that, not as a failure)
+  };
+}
+
+// ---------------------------------------------------------------------------------
+// A. smee
+
+async function runSmee(settings: Settings): Promise<Figures> {
+  const expected = expectedBodies(settings.body);
+  const local = await startLocalServer('local server (smee)', expected.lenient);
+  const server = await startServer('smee server', SMEE_SERVER_ENTRY, { PATH: process.env.PATH ?? '/usr/bin:/bin' }, /^smee listening on (\S+)$/, 10_000);
+  const channel = `${server.url}/bench`;
+  const client = await startClient('smee-client', [SMEE_CLIENT_ENTRY, '--url', channel, '--target', `http://127.0.0.1:${local.port}/`],
+    { PATH: process.env.PATH ?? '/usr/bin:/bin' }, (line) => line.includes('Connected'));
+  const figures = await measure({ name: 'smee', serverPid: server.pid, clientPid: () => client.pid, listenUrl: channel, storeUrl: null, local, pacedBodies: expected.pacedBodies },
+    { ...settings, warmupS: 0 }, () => client.memory.peakKb());
+  await client.stop('SIGTERM');
+  await server.stop();
+  return { ...figures, clientPeakRssMb: client.memory.peakKb() / 1024, note: 'smee-client + smee.io-shaped server (Fastify, SSE), nothing stored' };
+}
+
+// ---------------------------------------------------------------------------------
+// B and C. The relay and the real hook listen
+
+/** hook.js's malloc settings for the long-running commands, read from it (as listen.ts does). */
+function mallocSettings(): Record<string, string> {
+  const launcher = readFileSync(HOOK_ENTRY, 'utf8');
+  const settings = /\{ (MALLOC_[^}]*), \.\.\.process\.env \}/.exec(launcher)?.[1];
+  if (!settings) throw new Error(`cannot read the malloc settings from ${HOOK_ENTRY}: update test/bench/listen-prototype.ts`);
+  return Object.fromEntries([...settings.matchAll(/(\w+): '([^']*)'/g)].map(([, name, value]) => [name!, value!]));
+}
+
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).map((arg) => arg.replace(REPO_ROOT + '/', '')).join(' ').replace(/^\S*\/node /, 'node ');
+  } catch {
+    return '?';
+  }
+}
+
+async function runHook(settings: Settings): Promise<{ results: Figures[]; databaseUrl: string }> {
+  const database = await createBenchDatabase(databaseServerUrl());
+  const relay = await startRelay(database.url, { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' });
+  const apiKey = await createAccount(relay.url);
+  const storeOnly = await createEndpoint(relay.url, apiKey, { name: 'bench-store-only' });
+  const results: Figures[] = [];
+  const cliEntry = existsSync(CLI_BUNDLE) ? CLI_BUNDLE : CLI_SOURCE;
+  let storeFigures: Figures['storeOnly'] = null;
+  for (const flags of [true, false]) {
+    const name = flags ? 'hook listen (flags)' : 'hook listen (no flags)';
+    const expected = expectedBodies(settings.body);
+    const local = await startLocalServer(`local server (${name})`, expected.check);
+    const listened = await createEndpoint(relay.url, apiKey, { name: `bench-listen-${flags ? 'flags' : 'plain'}` });
+    const home = mkdtempSync(join(tmpdir(), 'hook-bench-cli-'));
+    onCleanup(`temporary directory ${home}`, async () => rmSync(home, { recursive: true, force: true }));
+    const env = {
+      ...(flags ? {} : mallocSettings()),
+      PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), HOOK_API_URL: relay.url, HOOK_API_KEY: apiKey,
+    };
+    const args = [flags ? HOOK_ENTRY : cliEntry, 'listen', String(local.port), '--endpoint', listened.id, '--json'];
+    const cli = await startClient(name, args, env, (line) => line.includes('"type":"ready"'));
+    const launched = cmdline(cli.pid);
+    log(`${name}: ${launched}`);
+    // The store-only phase once, with the first CLI (it does not listen to that endpoint).
+    const figures = await measure({ name, serverPid: relay.pid, clientPid: () => cli.pid, listenUrl: listened.url, storeUrl: storeFigures ? null : storeOnly.url, local, pacedBodies: expected.pacedBodies },
+      { ...settings, warmupS: storeFigures ? 0 : settings.warmupS }, () => cli.memory.peakKb());
+    storeFigures ??= figures.storeOnly;
+    const exit = await cli.stop('SIGINT');
+    if (local.badBodies > 0) figures.missing += local.badBodies;
+    results.push({
+      ...figures,
+      storeOnly: storeFigures,
+      clientPeakRssMb: cli.memory.peakKb() / 1024,
+      note: `${launched}; exit ${exit.code ?? exit.signal} on SIGINT`,
+    });
+  }
+  await relay.stop();
+  return { results, databaseUrl: database.url };
+}
+
+// ---------------------------------------------------------------------------------
+// D. The prototype
+
+async function runPrototype(settings: Settings, serverUrl: string): Promise<Figures & { stats: Record<string, number> }> {
+  // A fresh database on the same PostgreSQL server, migrated to the real schema.
+  const name = `hook_proto_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  onCleanup(`database ${name}`, async () => {
+    const drop = new pg.Client({ connectionString: serverUrl });
+    await drop.connect();
+    await drop.query(`drop database if exists ${name} with (force)`);
+    await drop.end();
+  });
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  const orm = await createOrm({ databaseUrl, poolMax: 1 });
+  await migrateToLatest(orm);
+  await orm.close();
+  const retentionClass = PLAN_LIMITS.enterprise.retentionDays;
+  const setup = new pg.Client({ connectionString: databaseUrl });
+  await setup.connect();
+  const month = new Date().toISOString().slice(0, 7) + '-01';
+  await setup.query(`insert into account (id, plan, created_at) values ('acct_proto', 'enterprise', now())`);
+  await setup.query(`insert into account_usage (account_id, month) values ('acct_proto', $1::date)`, [month]);
+  await setup.query(`insert into endpoint (id, account_id, name, ingest_id, status, created_at, updated_at) values
+                     ('ep_proto_listen', 'acct_proto', 'listen', 'proto_listen', 'active', now(), now()),
+                     ('ep_proto_store', 'acct_proto', 'store', 'proto_store', 'active', now(), now())`);
+  await setup.query(`insert into destination (id, account_id, endpoint_id, position, type, url, secret, status, created_at, updated_at)
+                     values ('dst_proto_cli', 'acct_proto', 'ep_proto_listen', 0, 'cli', null, 'whsec_proto', 'active', now(), now())`);
+  await setup.query(`select hook_ensure_history_partitions($1, now() - interval '1 day', now() + interval '1 day')`, [retentionClass]);
+
+  const expected = expectedBodies(settings.body);
+  const local = await startLocalServer('local server (prototype)', expected.check);
+  const server = await startServer('prototype server', PROTO_SERVER_ENTRY, {
+    PATH: process.env.PATH ?? '/usr/bin:/bin', PROTO_DATABASE_URL: databaseUrl, PROTO_ACCOUNT: 'acct_proto', PROTO_LISTEN_ENDPOINT: 'ep_proto_listen',
+    PROTO_STORE_ENDPOINT: 'ep_proto_store', PROTO_DESTINATION: 'dst_proto_cli', PROTO_SECRET: 'whsec_proto', PROTO_RETENTION_CLASS: String(retentionClass),
+    ...(process.env.BENCH_PROTO_WINDOW ? { PROTO_WINDOW: process.env.BENCH_PROTO_WINDOW } : {}),
+  }, /^prototype listening on (\S+)$/, 30_000);
+  const client = await startClient('prototype client', [PROTO_CLIENT_ENTRY], {
+    PATH: process.env.PATH ?? '/usr/bin:/bin', PROTO_SESSION_URL: `${server.url.replace(/^http/, 'ws')}/session`, PROTO_TARGET: `http://127.0.0.1:${local.port}`,
+    ...(process.env.BENCH_PROTO_CONNECTIONS ? { PROTO_CONNECTIONS: process.env.BENCH_PROTO_CONNECTIONS } : {}),
+  }, (line) => line === 'ready');
+  const figures = await measure({ name: 'prototype', serverPid: server.pid, clientPid: () => client.pid, listenUrl: `${server.url}/listen`, storeUrl: `${server.url}/store`, local, pacedBodies: expected.pacedBodies },
+    settings, () => client.memory.peakKb());
+  const stats = (await (await fetch(`${server.url}/stats`)).json()) as Record<string, number>;
+  // Every attempt recorded? (the record is asynchronous: give it a moment)
+  let counts = { attempts: 0, open: 0 };
+  for (let tries = 0; tries < 50; tries++) {
+    const { rows } = await setup.query<{ attempts: string; open: string }>(`select (select count(*) from attempt) as attempts,
+      (select count(*) from delivery where layout = 1 and status in ('pending', 'retrying')) as open`);
+    counts = { attempts: Number(rows[0]!.attempts), open: Number(rows[0]!.open) };
+    if (counts.open === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await setup.end();
+  await client.stop('SIGTERM');
+  await server.stop();
+  if (local.badBodies > 0) figures.missing += local.badBodies;
+  return {
+    ...figures,
+    clientPeakRssMb: client.memory.peakKb() / 1024,
+    note: `shortcut ${stats.shortcut}, via claims ${stats.claimed} (${stats.claims} claims), ${stats.storeStatements} store statements for ${stats.stored} events, ` +
+      `${stats.recordStatements} record statements for ${stats.recorded} results; attempts in the database ${counts.attempts}, deliveries still open ${counts.open}`,
+    stats: { ...stats, attempts_in_database: counts.attempts, open_deliveries: counts.open },
+  };
+}
+
+// ---------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  process.env.BENCH_COST ??= '0'; // read by createBenchDatabase: no pg_stat_statements (no cost model here)
+  const durationS = seconds('BENCH_DURATION_S', 6, false);
+  const warmupS = seconds('BENCH_WARMUP_S', 2, true);
+  const latencyRate = positiveNumber('BENCH_LATENCY_RATE', 200);
+  const latencyEvents = positiveNumber('BENCH_LATENCY_EVENTS', 2000);
+  const deliveryTimeoutMs = seconds('BENCH_DELIVERY_TIMEOUT_S', 60, false) * 1000;
+  const settings: Settings = { durationS, warmupS, latencyRate, latencyS: latencyEvents / latencyRate, deliveryTimeoutMs, body: jsonBody(BODY_SIZE_BYTES) };
+  const loadBefore = loadavg();
+  const code = codeVersion();
+
+  const smee = await runSmee(settings);
+  const { results: hook, databaseUrl } = await runHook(settings);
+  // The prototype on a database of its own on the same PostgreSQL server (created over the relay's database's connection).
+  const prototype = await runPrototype(settings, databaseUrl);
+  const all: Figures[] = [smee, ...hook, prototype];
+
+  const widths = [24, 9, 7, 10, 9, 9, 9, 10, 8, 8];
+  const row = (cells: (string | number)[]): string => cells.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]!) : String(cell).padStart(widths[i]!))).join(' ');
+  const f3 = (value: number): string => (Number.isFinite(value) ? value.toFixed(3) : '-');
+  const out = [
+    '',
+    `Listen prototype benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${durationS} s saturation, ${latencyEvents} events at ${latencyRate}/s for latency`,
+    machineLine(loadBefore),
+    ...(code ? [`Code: ${code}`] : []),
+    'CPU: ms per event over saturation (load and drain), user + system from /proc; PostgreSQL: the bench\'s own server; RSS: the client\'s peak',
+    '',
+    row(['system', 'fwd/s', '÷ smee', 'ingest/s', 'server', 'postgres', 'client', 'client MB', 'p50 ms', 'p99 ms']),
+    ...all.map((f) => row([f.name, f.forwardedPerS.toFixed(0), (f.forwardedPerS / smee.forwardedPerS).toFixed(2), f.ingestPerS.toFixed(0), f3(f.serverMs), f3(f.postgresMs), f3(f.clientMs),
+      f.clientPeakRssMb.toFixed(1), ms(f.p50), ms(f.p99)])),
+    '',
+    ...all.filter((f) => f.storeOnly).map((f) => `${f.name}: store only ${f.storeOnly!.ingestPerS.toFixed(0)} req/s, server ${f3(f.storeOnly!.serverMs)} ms, PostgreSQL ${f3(f.storeOnly!.postgresMs)} ms an event → forwarding adds server ${f3(f.serverMs - f.storeOnly!.serverMs)}, PostgreSQL ${f3(f.postgresMs - f.storeOnly!.postgresMs)} ms an event`),
+    ...all.map((f) => `${f.name}: ${f.acknowledged} acknowledged, ${f.missing} missing or failed; ${f.note}`),
+  ];
+  const problems: string[] = [];
+  for (const f of all) if (f.missing > 0 && f.name !== 'smee') problems.push(`${f.name}: ${f.missing} acknowledged event(s) missing, failed or with another body`);
+  if (prototype.stats.open_deliveries !== 0) problems.push(`prototype: ${prototype.stats.open_deliveries} deliveries still open after the run`);
+  out.push(...resultLines(problems, 'every acknowledged event forwarded'));
+  const json = (f: Figures): Record<string, unknown> => ({
+    forwarded_per_second: round(f.forwardedPerS, 1),
+    ratio_to_smee: round(f.forwardedPerS / smee.forwardedPerS, 2),
+    ingest_per_second: round(f.ingestPerS, 1),
+    cpu_ms_per_event: { server: round(f.serverMs, 4), postgres: round(f.postgresMs, 4), client: round(f.clientMs, 4) },
+    store_only: f.storeOnly ? { ingest_per_second: round(f.storeOnly.ingestPerS, 1), server: round(f.storeOnly.serverMs, 4), postgres: round(f.storeOnly.postgresMs, 4) } : null,
+    client_peak_rss_mb: round(f.clientPeakRssMb, 1),
+    latency_p50_ms: round(f.p50, 2),
+    latency_p99_ms: round(f.p99, 2),
+    acknowledged: f.acknowledged,
+    missing: f.missing,
+    note: f.note,
+  });
+  writeReport(out, () => ({
+    bench: 'listen-prototype',
+    code: code ?? null,
+    duration_s: durationS,
+    latency_rate: latencyRate,
+    latency_events: latencyEvents,
+    load: loadBefore.map((value) => round(value, 2)),
+    smee: json(smee),
+    hook_listen_flags: json(hook[0]!),
+    hook_listen_no_flags: json(hook[1]!),
+    prototype: { ...json(prototype), stats: prototype.stats },
+    problems,
+  }));
+  return problems.length === 0 ? 0 : 1;
+}
+
+await runBench(main);
