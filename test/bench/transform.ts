@@ -25,6 +25,8 @@
  *   dropped field and with the renamed header.
  *
  * BENCH_RELAY_CPU_PROF=<dir> runs the relay with --cpu-prof (a profile per thread, written on stop).
+ * HOOK_TRANSFORM_THREADS is passed on to the relay (the relay gets no other HOOK_ variable
+ * of this environment; its default otherwise: one fewer than the cores, at least 1).
  *
  * Targets (issue 7): transformed deliveries/s ≥ 0.70 × plain; added p50 < 2 ms.
  * Exit codes: 0 measured (a target missed is reported, not failed); 1 an acknowledged
@@ -196,7 +198,8 @@ async function main(): Promise<number> {
   const receiverUrl = await startReceiver(byPath);
   const database = await createBenchDatabase(serverUrl);
   const cpuProfileDir = process.env.BENCH_RELAY_CPU_PROF?.trim() || undefined;
-  const relay = await startRelay(database.url, { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' }, cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(cpuProfileDir)] : []);
+  const transformThreads = process.env.HOOK_TRANSFORM_THREADS?.trim() || undefined;
+  const relay = await startRelay(database.url, { HOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', ...(transformThreads ? { HOOK_TRANSFORM_THREADS: transformThreads } : {}) }, cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(cpuProfileDir)] : []);
   const apiKey = await createAccount(relay.url);
   const endpoint = (name: string, track: Track, transformed: boolean) =>
     createEndpoint(relay.url, apiKey, {
@@ -307,6 +310,7 @@ async function main(): Promise<number> {
     `Relay database: ${database.description}`,
     ...(code ? [`Relay code: ${code}`] : []),
     'Transformation: rename a header (content-type → x-original-content-type), drop a field (created_at)',
+    `Relay: HOOK_TRANSFORM_THREADS=${transformThreads ?? 'default'}`,
     '',
     ...rounds.map((r) => `  ${r.name} (${r.round}): ${r.delivered} delivered in ${r.spanS.toFixed(2)} s (backlog drained in ${r.drainS.toFixed(2)} s) → ${r.rate.toFixed(1)}/s; CPU per delivery: relay event loop ${r.cpuMsPerDelivery.main.toFixed(3)} ms, transformation threads ${r.cpuMsPerDelivery.transform.toFixed(3)} ms, other relay threads ${r.cpuMsPerDelivery.other.toFixed(3)} ms, PostgreSQL ${r.cpuMsPerDelivery.postgres.toFixed(3)} ms`),
     `sustained delivery: plain ${plainRate.toFixed(1)} deliveries/s, transformed ${transformedRate.toFixed(1)} deliveries/s → ratio ${ratio.toFixed(2)}`,
@@ -323,6 +327,7 @@ async function main(): Promise<number> {
     group_ratios: groupRatios.map((r) => round(r, 3)),
     rounds: rounds.map((r) => ({ name: r.name, round: r.round, delivered: r.delivered, span_s: round(r.spanS, 3), drain_s: round(r.drainS, 3), rate: round(r.rate, 1), cpu_ms_per_delivery: Object.fromEntries(Object.entries(r.cpuMsPerDelivery).map(([k, v]) => [k, round(v, 4)])) })),
     ratio_pass: ratioPass,
+    transform_threads: transformThreads ?? 'default',
     cpu_ms_per_delivery: { plain: { relay: round(plainCpu.relay, 4), postgres: round(plainCpu.postgres, 4) }, transformed: { relay: round(transformedCpu.relay, 4), transform_threads: round(transformedCpu.transform, 4), postgres: round(transformedCpu.postgres, 4) } },
     plain_latency: { p50_ms: round(plainLatency.p50, 2), p99_ms: round(plainLatency.p99, 2) },
     transformed_latency: { p50_ms: round(transformedLatency.p50, 2), p99_ms: round(transformedLatency.p99, 2) },
