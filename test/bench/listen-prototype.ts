@@ -18,7 +18,11 @@
  *      session, answers after the commit, pushes binary frames over ws; a client that POSTs
  *      through an undici Pool and acks in batches; results recorded in one statement a
  *      batch. On a fresh database of the same embedded PostgreSQL, migrated to the real
- *      schema, with the relay stopped.
+ *      schema, with the relay stopped. Then the same with the client started with hook.js's
+ *      V8 flags and malloc settings ("client flags"; BENCH_PROTO_FLAGS=0 leaves it out),
+ *      and with a window of 32 events in flight, so that the client falls behind and events
+ *      take the queue path (stored due, claimed): what the shortcut saves (BENCH_PROTO_QUEUE=0
+ *      leaves it out; BENCH_PROTO_QUEUE_WINDOW sets the window).
  *
  * For each: saturation (autocannon, 50 connections, 1 KiB JSON bodies, BENCH_DURATION_S,
  * then a wait until every acknowledged event arrived: forwarded/s = events ÷ (first
@@ -34,6 +38,9 @@
  * BENCH_LATENCY_EVENTS (2000), BENCH_LATENCY_RATE (200), BENCH_DELIVERY_TIMEOUT_S (60),
  * BENCH_PROTO_WINDOW (the prototype's events in flight to the client, default 1024),
  * BENCH_PROTO_CONNECTIONS (its client's connections to the local server, default 32),
+ * BENCH_PROTO_SERVER_NODE_OPTIONS / BENCH_PROTO_CLIENT_NODE_OPTIONS (NODE_OPTIONS for the
+ * prototype's processes: `--cpu-prof --cpu-prof-dir=<dir>` to see where their time goes),
+ * BENCH_PROTO_ONLY=1 (the prototype alone),
  * BENCH_COST (pg_stat_statements is not loaded unless BENCH_COST=1: no cost model here),
  * BENCH_JSON=1 (one JSON line at the end). Exit 0 measured, 1 an acknowledged event never
  * arrived or a body differed, 2 bad settings.
@@ -323,6 +330,13 @@ async function runSmee(settings: Settings): Promise<Figures> {
 // ---------------------------------------------------------------------------------
 // B and C. The relay and the real hook listen
 
+/** hook.js's V8 flags for the long-running commands (LONG_RUNNING_FLAGS), read from it. */
+const LONG_RUNNING_FLAGS: string[] = (() => {
+  const flags = /const LONG_RUNNING_FLAGS = \[([^\]]*)\]/.exec(readFileSync(HOOK_ENTRY, 'utf8'))?.[1]?.match(/'[^']*'/g)?.map((flag) => flag.slice(1, -1));
+  if (!flags) throw new Error(`cannot read LONG_RUNNING_FLAGS from ${HOOK_ENTRY}: update test/bench/listen-prototype.ts`);
+  return flags;
+})();
+
 /** hook.js's malloc settings for the long-running commands, read from it (as listen.ts does). */
 function mallocSettings(): Record<string, string> {
   const launcher = readFileSync(HOOK_ENTRY, 'utf8');
@@ -382,7 +396,7 @@ async function runHook(settings: Settings): Promise<{ results: Figures[]; databa
 // ---------------------------------------------------------------------------------
 // D. The prototype
 
-async function runPrototype(settings: Settings, serverUrl: string): Promise<Figures & { stats: Record<string, number> }> {
+async function runPrototype(settings: Settings, serverUrl: string): Promise<(Figures & { stats: Record<string, number> })[]> {
   // A fresh database on the same PostgreSQL server, migrated to the real schema.
   const name = `hook_proto_${Date.now().toString(36)}`;
   const admin = new pg.Client({ connectionString: serverUrl });
@@ -420,34 +434,56 @@ async function runPrototype(settings: Settings, serverUrl: string): Promise<Figu
     PATH: process.env.PATH ?? '/usr/bin:/bin', PROTO_DATABASE_URL: databaseUrl, PROTO_ACCOUNT: 'acct_proto', PROTO_LISTEN_ENDPOINT: 'ep_proto_listen',
     PROTO_STORE_ENDPOINT: 'ep_proto_store', PROTO_DESTINATION: 'dst_proto_cli', PROTO_SECRET: 'whsec_proto', PROTO_RETENTION_CLASS: String(retentionClass),
     ...(process.env.BENCH_PROTO_WINDOW ? { PROTO_WINDOW: process.env.BENCH_PROTO_WINDOW } : {}),
+    ...(process.env.BENCH_PROTO_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PROTO_SERVER_NODE_OPTIONS } : {}),
   }, /^prototype listening on (\S+)$/, 30_000);
-  const client = await startClient('prototype client', [PROTO_CLIENT_ENTRY], {
-    PATH: process.env.PATH ?? '/usr/bin:/bin', PROTO_SESSION_URL: `${server.url.replace(/^http/, 'ws')}/session`, PROTO_TARGET: `http://127.0.0.1:${local.port}`,
-    ...(process.env.BENCH_PROTO_CONNECTIONS ? { PROTO_CONNECTIONS: process.env.BENCH_PROTO_CONNECTIONS } : {}),
-  }, (line) => line === 'ready');
-  const figures = await measure({ name: 'prototype', serverPid: server.pid, clientPid: () => client.pid, listenUrl: `${server.url}/listen`, storeUrl: `${server.url}/store`, local, pacedBodies: expected.pacedBodies },
-    settings, () => client.memory.peakKb());
-  const stats = (await (await fetch(`${server.url}/stats`)).json()) as Record<string, number>;
-  // Every attempt recorded? (the record is asynchronous: give it a moment)
-  let counts = { attempts: 0, open: 0 };
-  for (let tries = 0; tries < 50; tries++) {
-    const { rows } = await setup.query<{ attempts: string; open: string }>(`select (select count(*) from attempt) as attempts,
-      (select count(*) from delivery where layout = 1 and status in ('pending', 'retrying')) as open`);
-    counts = { attempts: Number(rows[0]!.attempts), open: Number(rows[0]!.open) };
-    if (counts.open === 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  // The client as it is (V8's defaults), then, unless BENCH_PROTO_FLAGS=0, with hook.js's V8 flags and malloc settings: what they do to a lean client.
+  // And, unless BENCH_PROTO_QUEUE=0, with a window of BENCH_PROTO_QUEUE_WINDOW (default 32) events: the client
+  // falls behind, so events go through the queue (stored due, then claimed): what the shortcut saves.
+  const queueWindow = positiveNumber('BENCH_PROTO_QUEUE_WINDOW', 32);
+  const variants = [
+    { name: 'prototype', flags: false, window: null },
+    ...(process.env.BENCH_PROTO_FLAGS === '0' ? [] : [{ name: 'prototype (client flags)', flags: true, window: null }]),
+    ...(process.env.BENCH_PROTO_QUEUE === '0' ? [] : [{ name: `prototype (claims, window ${queueWindow})`, flags: false, window: queueWindow }]),
+  ];
+  const results: (Figures & { stats: Record<string, number> })[] = [];
+  let before: Record<string, number> = {};
+  for (const { name, flags, window } of variants) {
+    if (window !== null) await fetch(`${server.url}/window?size=${window}`, { method: 'POST' });
+    const client = await startClient(name, [...(flags ? LONG_RUNNING_FLAGS : []), PROTO_CLIENT_ENTRY], {
+      ...(flags ? mallocSettings() : {}),
+      PATH: process.env.PATH ?? '/usr/bin:/bin', PROTO_SESSION_URL: `${server.url.replace(/^http/, 'ws')}/session`, PROTO_TARGET: `http://127.0.0.1:${local.port}`,
+      ...(process.env.BENCH_PROTO_CONNECTIONS ? { PROTO_CONNECTIONS: process.env.BENCH_PROTO_CONNECTIONS } : {}),
+      ...(process.env.BENCH_PROTO_CLIENT_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PROTO_CLIENT_NODE_OPTIONS } : {}),
+    }, (line) => line === 'ready');
+    const figures = await measure({ name, serverPid: server.pid, clientPid: () => client.pid, listenUrl: `${server.url}/listen`, storeUrl: results.length > 0 ? null : `${server.url}/store`, local, pacedBodies: expected.pacedBodies },
+      { ...settings, warmupS: results.length > 0 ? 0 : settings.warmupS }, () => client.memory.peakKb());
+    // Every attempt recorded? (the record is asynchronous: give it a moment)
+    let counts = { attempts: 0, open: 0 };
+    for (let tries = 0; tries < 50; tries++) {
+      const { rows } = await setup.query<{ attempts: string; open: string }>(`select (select count(*) from attempt) as attempts,
+        (select count(*) from delivery where layout = 1 and status in ('pending', 'retrying')) as open`);
+      counts = { attempts: Number(rows[0]!.attempts), open: Number(rows[0]!.open) };
+      if (counts.open === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const total = (await (await fetch(`${server.url}/stats`)).json()) as Record<string, number>;
+    const stats = Object.fromEntries(Object.entries(total).map(([key, value]) => [key, key === 'backlog' || key === 'inFlight' ? value : value - (before[key] ?? 0)]));
+    before = total;
+    await client.stop('SIGTERM');
+    const launched = `node ${flags ? `${LONG_RUNNING_FLAGS.join(' ')} ` : ''}test/bench/listen-prototype-client.ts`;
+    results.push({
+      ...figures,
+      storeOnly: figures.storeOnly ?? results[0]?.storeOnly ?? null,
+      clientPeakRssMb: client.memory.peakKb() / 1024,
+      note: `${launched}; shortcut ${stats.shortcut}, via claims ${stats.claimed} (${stats.claims} claims), ${stats.storeStatements} store statements for ${stats.stored} events, ` +
+        `${stats.recordStatements} record statements for ${stats.recorded} results; attempts in the database ${counts.attempts}, deliveries still open ${counts.open}`,
+      stats: { ...stats, attempts_in_database: counts.attempts, open_deliveries: counts.open },
+    });
   }
   await setup.end();
-  await client.stop('SIGTERM');
   await server.stop();
-  if (local.badBodies > 0) figures.missing += local.badBodies;
-  return {
-    ...figures,
-    clientPeakRssMb: client.memory.peakKb() / 1024,
-    note: `shortcut ${stats.shortcut}, via claims ${stats.claimed} (${stats.claims} claims), ${stats.storeStatements} store statements for ${stats.stored} events, ` +
-      `${stats.recordStatements} record statements for ${stats.recorded} results; attempts in the database ${counts.attempts}, deliveries still open ${counts.open}`,
-    stats: { ...stats, attempts_in_database: counts.attempts, open_deliveries: counts.open },
-  };
+  if (local.badBodies > 0) results[0]!.missing += local.badBodies;
+  return results;
 }
 
 // ---------------------------------------------------------------------------------
@@ -463,13 +499,17 @@ async function main(): Promise<number> {
   const loadBefore = loadavg();
   const code = codeVersion();
 
-  const smee = await runSmee(settings);
-  const { results: hook, databaseUrl } = await runHook(settings);
+  // BENCH_PROTO_ONLY=1: the prototype alone (trying it out; no ratios).
+  const only = process.env.BENCH_PROTO_ONLY === '1';
+  const smee = only ? undefined : await runSmee(settings);
+  const { results: hook, databaseUrl } = only ? { results: [], databaseUrl: (await createBenchDatabase(databaseServerUrl())).url } : await runHook(settings);
   // The prototype on a database of its own on the same PostgreSQL server (created over the relay's database's connection).
-  const prototype = await runPrototype(settings, databaseUrl);
-  const all: Figures[] = [smee, ...hook, prototype];
+  const prototypes = await runPrototype(settings, databaseUrl);
+  const prototype = prototypes[0]!;
+  const all: Figures[] = [...(smee ? [smee] : []), ...hook, ...prototypes];
+  const toSmee = (f: Figures): number => (smee ? f.forwardedPerS / smee.forwardedPerS : Number.NaN);
 
-  const widths = [24, 9, 7, 10, 9, 9, 9, 10, 8, 8];
+  const widths = [31, 7, 7, 9, 8, 9, 8, 10, 7, 7];
   const row = (cells: (string | number)[]): string => cells.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]!) : String(cell).padStart(widths[i]!))).join(' ');
   const f3 = (value: number): string => (Number.isFinite(value) ? value.toFixed(3) : '-');
   const out = [
@@ -480,7 +520,7 @@ async function main(): Promise<number> {
     'CPU: ms per event over saturation (load and drain), user + system from /proc; PostgreSQL: the bench\'s own server; RSS: the client\'s peak',
     '',
     row(['system', 'fwd/s', '÷ smee', 'ingest/s', 'server', 'postgres', 'client', 'client MB', 'p50 ms', 'p99 ms']),
-    ...all.map((f) => row([f.name, f.forwardedPerS.toFixed(0), (f.forwardedPerS / smee.forwardedPerS).toFixed(2), f.ingestPerS.toFixed(0), f3(f.serverMs), f3(f.postgresMs), f3(f.clientMs),
+    ...all.map((f) => row([f.name, f.forwardedPerS.toFixed(0), toSmee(f).toFixed(2), f.ingestPerS.toFixed(0), f3(f.serverMs), f3(f.postgresMs), f3(f.clientMs),
       f.clientPeakRssMb.toFixed(1), ms(f.p50), ms(f.p99)])),
     '',
     ...all.filter((f) => f.storeOnly).map((f) => `${f.name}: store only ${f.storeOnly!.ingestPerS.toFixed(0)} req/s, server ${f3(f.storeOnly!.serverMs)} ms, PostgreSQL ${f3(f.storeOnly!.postgresMs)} ms an event → forwarding adds server ${f3(f.serverMs - f.storeOnly!.serverMs)}, PostgreSQL ${f3(f.postgresMs - f.storeOnly!.postgresMs)} ms an event`),
@@ -488,11 +528,11 @@ async function main(): Promise<number> {
   ];
   const problems: string[] = [];
   for (const f of all) if (f.missing > 0 && f.name !== 'smee') problems.push(`${f.name}: ${f.missing} acknowledged event(s) missing, failed or with another body`);
-  if (prototype.stats.open_deliveries !== 0) problems.push(`prototype: ${prototype.stats.open_deliveries} deliveries still open after the run`);
+  for (const p of prototypes) if (p.stats.open_deliveries !== 0) problems.push(`${p.name}: ${p.stats.open_deliveries} deliveries still open after the run`);
   out.push(...resultLines(problems, 'every acknowledged event forwarded'));
   const json = (f: Figures): Record<string, unknown> => ({
     forwarded_per_second: round(f.forwardedPerS, 1),
-    ratio_to_smee: round(f.forwardedPerS / smee.forwardedPerS, 2),
+    ratio_to_smee: smee ? round(toSmee(f), 2) : null,
     ingest_per_second: round(f.ingestPerS, 1),
     cpu_ms_per_event: { server: round(f.serverMs, 4), postgres: round(f.postgresMs, 4), client: round(f.clientMs, 4) },
     store_only: f.storeOnly ? { ingest_per_second: round(f.storeOnly.ingestPerS, 1), server: round(f.storeOnly.serverMs, 4), postgres: round(f.storeOnly.postgresMs, 4) } : null,
@@ -510,10 +550,11 @@ async function main(): Promise<number> {
     latency_rate: latencyRate,
     latency_events: latencyEvents,
     load: loadBefore.map((value) => round(value, 2)),
-    smee: json(smee),
-    hook_listen_flags: json(hook[0]!),
-    hook_listen_no_flags: json(hook[1]!),
+    smee: smee ? json(smee) : null,
+    hook_listen_flags: hook[0] ? json(hook[0]) : null,
+    hook_listen_no_flags: hook[1] ? json(hook[1]) : null,
     prototype: { ...json(prototype), stats: prototype.stats },
+    prototype_variants: prototypes.slice(1).map((p) => ({ name: p.name, ...json(p), stats: p.stats })),
     problems,
   }));
   return problems.length === 0 ? 0 : 1;
