@@ -722,12 +722,14 @@ export function machineLine(loadBefore: number[]): string {
 }
 
 /**
- * The code under test: the commit, and whether apps/ or packages/ have uncommitted
- * changes (a shared working tree can change between runs). Undefined without git.
+ * The code under test (the relay's checkout: BENCH_RELAY_ROOT's when set): the commit,
+ * and whether apps/ or packages/ have uncommitted changes (a shared working tree can
+ * change between runs). Undefined without git.
  */
 export function codeVersion(): string | undefined {
   try {
-    const git = (...args: string[]): string => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const root = process.env.BENCH_RELAY_ROOT?.trim() || REPO_ROOT;
+    const git = (...args: string[]): string => execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const commit = git('rev-parse', '--short', 'HEAD');
     const changed = git('status', '--porcelain', '--', 'apps', 'packages').split('\n').filter(Boolean).length;
     return changed > 0 ? `${commit} with ${changed} uncommitted change(s) in apps/ and packages/` : commit;
