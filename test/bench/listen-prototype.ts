@@ -34,7 +34,7 @@
  * relay and the prototype also a store-only phase (the same load to an endpoint nobody
  * listens to): what forwarding adds to storing.
  *
- * Environment (optional): BENCH_DURATION_S (default 6), BENCH_WARMUP_S (default 2),
+ * Environment (optional): BENCH_DURATION_S (default 5; the claims variant half of it), BENCH_WARMUP_S (default 2),
  * BENCH_LATENCY_EVENTS (2000), BENCH_LATENCY_RATE (200), BENCH_DELIVERY_TIMEOUT_S (60),
  * BENCH_PROTO_WINDOW (the prototype's events in flight to the client, default 1024),
  * BENCH_PROTO_CONNECTIONS (its client's connections to the local server, default 32),
@@ -46,7 +46,8 @@
  * arrived or a body differed, 2 bad settings.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { stripTypeScriptTypes } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -197,6 +198,8 @@ interface Figures {
   serverMs: number;
   postgresMs: number;
   clientMs: number;
+  /** This process: the load generator and the local server. */
+  benchMs: number;
   /** The same per event when the same load only stores (relay and prototype). */
   storeOnly: { serverMs: number; postgresMs: number; ingestPerS: number } | null;
   clientPeakRssMb: number;
@@ -251,7 +254,7 @@ async function measure(target: Target, settings: Settings, peakRssKb: () => numb
   }
 
   log(`${target.name}: ${durationS} s saturation`);
-  const pids = [target.serverPid, target.clientPid()];
+  const pids = [target.serverPid, target.clientPid(), process.pid];
   const before = sampleCpu(pids);
   const firstMs = performance.now();
   const run = await runLoad({ url: target.listenUrl, connections: CONNECTIONS, durationS, body });
@@ -288,6 +291,7 @@ async function measure(target: Target, settings: Settings, peakRssKb: () => numb
     serverMs: per(target.serverPid),
     postgresMs: before && after && ids.size > 0 ? (after.postgresMs - before.postgresMs) / ids.size : Number.NaN,
     clientMs: per(target.clientPid()),
+    benchMs: per(process.pid),
     storeOnly,
     clientPeakRssMb: peakRssKb() / 1024,
     p50: percentile(latencies, 50),
@@ -428,6 +432,13 @@ async function runPrototype(settings: Settings, serverUrl: string): Promise<(Fig
                      values ('dst_proto_cli', 'acct_proto', 'ep_proto_listen', 0, 'cli', null, 'whsec_proto', 'active', now(), now())`);
   await setup.query(`select hook_ensure_history_partitions($1, now() - interval '1 day', now() + interval '1 day')`, [retentionClass]);
 
+  // The client runs as plain JavaScript, as the real CLI runs its bundle: Node's type stripping
+  // (amaro) alone adds ~18 MB to a process's RSS.
+  const clientDir = mkdtempSync(join(tmpdir(), 'hook-bench-proto-'));
+  onCleanup(`temporary directory ${clientDir}`, async () => rmSync(clientDir, { recursive: true, force: true }));
+  const clientEntry = join(clientDir, 'listen-prototype-client.mjs');
+  writeFileSync(clientEntry, stripTypeScriptTypes(readFileSync(PROTO_CLIENT_ENTRY, 'utf8'))
+    .replace(/from '(undici|ws)'/g, (_, name: string) => `from '${import.meta.resolve(name)}'`));
   const expected = expectedBodies(settings.body);
   const local = await startLocalServer('local server (prototype)', expected.check);
   const server = await startServer('prototype server', PROTO_SERVER_ENTRY, {
@@ -449,14 +460,14 @@ async function runPrototype(settings: Settings, serverUrl: string): Promise<(Fig
   let before: Record<string, number> = {};
   for (const { name, flags, window } of variants) {
     if (window !== null) await fetch(`${server.url}/window?size=${window}`, { method: 'POST' });
-    const client = await startClient(name, [...(flags ? LONG_RUNNING_FLAGS : []), PROTO_CLIENT_ENTRY], {
+    const client = await startClient(name, [...(flags ? LONG_RUNNING_FLAGS : []), clientEntry], {
       ...(flags ? mallocSettings() : {}),
       PATH: process.env.PATH ?? '/usr/bin:/bin', PROTO_SESSION_URL: `${server.url.replace(/^http/, 'ws')}/session`, PROTO_TARGET: `http://127.0.0.1:${local.port}`,
       ...(process.env.BENCH_PROTO_CONNECTIONS ? { PROTO_CONNECTIONS: process.env.BENCH_PROTO_CONNECTIONS } : {}),
       ...(process.env.BENCH_PROTO_CLIENT_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PROTO_CLIENT_NODE_OPTIONS } : {}),
     }, (line) => line === 'ready');
     const figures = await measure({ name, serverPid: server.pid, clientPid: () => client.pid, listenUrl: `${server.url}/listen`, storeUrl: results.length > 0 ? null : `${server.url}/store`, local, pacedBodies: expected.pacedBodies },
-      { ...settings, warmupS: results.length > 0 ? 0 : settings.warmupS }, () => client.memory.peakKb());
+      { ...settings, warmupS: results.length > 0 ? 0 : settings.warmupS, durationS: window !== null ? Math.ceil(settings.durationS / 2) : settings.durationS }, () => client.memory.peakKb());
     // Every attempt recorded? (the record is asynchronous: give it a moment)
     let counts = { attempts: 0, open: 0 };
     for (let tries = 0; tries < 50; tries++) {
@@ -470,7 +481,7 @@ async function runPrototype(settings: Settings, serverUrl: string): Promise<(Fig
     const stats = Object.fromEntries(Object.entries(total).map(([key, value]) => [key, key === 'backlog' || key === 'inFlight' ? value : value - (before[key] ?? 0)]));
     before = total;
     await client.stop('SIGTERM');
-    const launched = `node ${flags ? `${LONG_RUNNING_FLAGS.join(' ')} ` : ''}test/bench/listen-prototype-client.ts`;
+    const launched = `node ${flags ? `${LONG_RUNNING_FLAGS.join(' ')} ` : ''}listen-prototype-client.ts (types stripped)${window !== null ? `, window ${window}` : ''}`;
     results.push({
       ...figures,
       storeOnly: figures.storeOnly ?? results[0]?.storeOnly ?? null,
@@ -490,7 +501,7 @@ async function runPrototype(settings: Settings, serverUrl: string): Promise<(Fig
 
 async function main(): Promise<number> {
   process.env.BENCH_COST ??= '0'; // read by createBenchDatabase: no pg_stat_statements (no cost model here)
-  const durationS = seconds('BENCH_DURATION_S', 6, false);
+  const durationS = seconds('BENCH_DURATION_S', 5, false);
   const warmupS = seconds('BENCH_WARMUP_S', 2, true);
   const latencyRate = positiveNumber('BENCH_LATENCY_RATE', 200);
   const latencyEvents = positiveNumber('BENCH_LATENCY_EVENTS', 2000);
@@ -509,7 +520,7 @@ async function main(): Promise<number> {
   const all: Figures[] = [...(smee ? [smee] : []), ...hook, ...prototypes];
   const toSmee = (f: Figures): number => (smee ? f.forwardedPerS / smee.forwardedPerS : Number.NaN);
 
-  const widths = [31, 7, 7, 9, 8, 9, 8, 10, 7, 7];
+  const widths = [31, 7, 7, 9, 8, 9, 8, 8, 10, 7, 7];
   const row = (cells: (string | number)[]): string => cells.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]!) : String(cell).padStart(widths[i]!))).join(' ');
   const f3 = (value: number): string => (Number.isFinite(value) ? value.toFixed(3) : '-');
   const out = [
@@ -517,10 +528,10 @@ async function main(): Promise<number> {
     `Listen prototype benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${durationS} s saturation, ${latencyEvents} events at ${latencyRate}/s for latency`,
     machineLine(loadBefore),
     ...(code ? [`Code: ${code}`] : []),
-    'CPU: ms per event over saturation (load and drain), user + system from /proc; PostgreSQL: the bench\'s own server; RSS: the client\'s peak',
+    'CPU: ms per event over saturation (load and drain), user + system from /proc; PostgreSQL: the bench\'s own server; bench: this process (autocannon and the local server); client MB: its peak RSS',
     '',
-    row(['system', 'fwd/s', '÷ smee', 'ingest/s', 'server', 'postgres', 'client', 'client MB', 'p50 ms', 'p99 ms']),
-    ...all.map((f) => row([f.name, f.forwardedPerS.toFixed(0), toSmee(f).toFixed(2), f.ingestPerS.toFixed(0), f3(f.serverMs), f3(f.postgresMs), f3(f.clientMs),
+    row(['system', 'fwd/s', '÷ smee', 'ingest/s', 'server', 'postgres', 'client', 'bench', 'client MB', 'p50 ms', 'p99 ms']),
+    ...all.map((f) => row([f.name, f.forwardedPerS.toFixed(0), toSmee(f).toFixed(2), f.ingestPerS.toFixed(0), f3(f.serverMs), f3(f.postgresMs), f3(f.clientMs), f3(f.benchMs),
       f.clientPeakRssMb.toFixed(1), ms(f.p50), ms(f.p99)])),
     '',
     ...all.filter((f) => f.storeOnly).map((f) => `${f.name}: store only ${f.storeOnly!.ingestPerS.toFixed(0)} req/s, server ${f3(f.storeOnly!.serverMs)} ms, PostgreSQL ${f3(f.storeOnly!.postgresMs)} ms an event → forwarding adds server ${f3(f.serverMs - f.storeOnly!.serverMs)}, PostgreSQL ${f3(f.postgresMs - f.storeOnly!.postgresMs)} ms an event`),
@@ -534,7 +545,7 @@ async function main(): Promise<number> {
     forwarded_per_second: round(f.forwardedPerS, 1),
     ratio_to_smee: smee ? round(toSmee(f), 2) : null,
     ingest_per_second: round(f.ingestPerS, 1),
-    cpu_ms_per_event: { server: round(f.serverMs, 4), postgres: round(f.postgresMs, 4), client: round(f.clientMs, 4) },
+    cpu_ms_per_event: { server: round(f.serverMs, 4), postgres: round(f.postgresMs, 4), client: round(f.clientMs, 4), bench: round(f.benchMs, 4) },
     store_only: f.storeOnly ? { ingest_per_second: round(f.storeOnly.ingestPerS, 1), server: round(f.storeOnly.serverMs, 4), postgres: round(f.storeOnly.postgresMs, 4) } : null,
     client_peak_rss_mb: round(f.clientPeakRssMb, 1),
     latency_p50_ms: round(f.p50, 2),
