@@ -205,6 +205,8 @@ interface Figures {
   clientPeakRssMb: number;
   p50: number;
   p99: number;
+  /** At the steady rate, send → the ingest's 2xx answer (for Hook and the prototype: after the commit). */
+  answerP50: number;
   latencyEvents: number;
   latencyMissing: number;
   note: string;
@@ -282,8 +284,10 @@ async function measure(target: Target, settings: Settings, peakRssKb: () => numb
     const at = target.local.arrivals.get(id);
     return at === undefined ? [] : [at - sentAtMs];
   }).sort((a, b) => a - b);
+  const answers = [...paced.acknowledged.values()].map(({ sentAtMs, answeredAtMs }) => answeredAtMs - sentAtMs).sort((a, b) => a - b);
   return {
     name: target.name,
+    answerP50: percentile(answers, 50),
     forwardedPerS,
     ingestPerS: run.result.requests.mean,
     acknowledged: ids.size + paced.acknowledged.size,
@@ -520,7 +524,7 @@ async function main(): Promise<number> {
   const all: Figures[] = [...(smee ? [smee] : []), ...hook, ...prototypes];
   const toSmee = (f: Figures): number => (smee ? f.forwardedPerS / smee.forwardedPerS : Number.NaN);
 
-  const widths = [31, 7, 7, 9, 8, 9, 8, 8, 10, 7, 7];
+  const widths = [31, 7, 7, 9, 8, 9, 8, 8, 10, 7, 7, 11];
   const row = (cells: (string | number)[]): string => cells.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]!) : String(cell).padStart(widths[i]!))).join(' ');
   const f3 = (value: number): string => (Number.isFinite(value) ? value.toFixed(3) : '-');
   const out = [
@@ -528,11 +532,11 @@ async function main(): Promise<number> {
     `Listen prototype benchmark: ${CONNECTIONS} connections, ${BODY_SIZE_BYTES}-byte JSON bodies, ${durationS} s saturation, ${latencyEvents} events at ${latencyRate}/s for latency`,
     machineLine(loadBefore),
     ...(code ? [`Code: ${code}`] : []),
-    'CPU: ms per event over saturation (load and drain), user + system from /proc; PostgreSQL: the bench\'s own server; bench: this process (autocannon and the local server); client MB: its peak RSS',
+    'CPU: ms per event over saturation (load and drain), user + system from /proc; PostgreSQL: the bench\'s own server; bench: this process (autocannon and the local server); client MB: its peak RSS; p50/p99: send → arrival at the local server; answer p50: send → the ingest\'s 2xx',
     '',
-    row(['system', 'fwd/s', '÷ smee', 'ingest/s', 'server', 'postgres', 'client', 'bench', 'client MB', 'p50 ms', 'p99 ms']),
+    row(['system', 'fwd/s', '÷ smee', 'ingest/s', 'server', 'postgres', 'client', 'bench', 'client MB', 'p50 ms', 'p99 ms', 'answer p50']),
     ...all.map((f) => row([f.name, f.forwardedPerS.toFixed(0), toSmee(f).toFixed(2), f.ingestPerS.toFixed(0), f3(f.serverMs), f3(f.postgresMs), f3(f.clientMs), f3(f.benchMs),
-      f.clientPeakRssMb.toFixed(1), ms(f.p50), ms(f.p99)])),
+      f.clientPeakRssMb.toFixed(1), ms(f.p50), ms(f.p99), ms(f.answerP50)])),
     '',
     ...all.filter((f) => f.storeOnly).map((f) => `${f.name}: store only ${f.storeOnly!.ingestPerS.toFixed(0)} req/s, server ${f3(f.storeOnly!.serverMs)} ms, PostgreSQL ${f3(f.storeOnly!.postgresMs)} ms an event → forwarding adds server ${f3(f.serverMs - f.storeOnly!.serverMs)}, PostgreSQL ${f3(f.postgresMs - f.storeOnly!.postgresMs)} ms an event`),
     ...all.map((f) => `${f.name}: ${f.acknowledged} acknowledged, ${f.missing} missing or failed; ${f.note}`),
@@ -550,6 +554,7 @@ async function main(): Promise<number> {
     client_peak_rss_mb: round(f.clientPeakRssMb, 1),
     latency_p50_ms: round(f.p50, 2),
     latency_p99_ms: round(f.p99, 2),
+    answer_p50_ms: round(f.answerP50, 2),
     acknowledged: f.acknowledged,
     missing: f.missing,
     note: f.note,
