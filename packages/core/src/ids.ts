@@ -21,7 +21,11 @@ const RANDOM_CHARS = 16; // 80 random bits
 const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 let lastTimeMs = -1;
-let lastRandom: number[] = [];
+/** encodeTime(lastTimeMs), kept: every id of a millisecond shares it. */
+let lastTimeText = '';
+/** The random part of the last id, one base32 digit a byte, and its text but the last digit. */
+const lastRandom = new Uint8Array(RANDOM_CHARS);
+let lastRandomHead = '';
 
 // Random bytes are drawn in blocks: one crypto call per id was a visible cost at
 // thousands of ids a second.
@@ -39,28 +43,34 @@ function encodeTime(timeMs: number): string {
   return out;
 }
 
-function freshRandom(): number[] {
+function freshRandom(): void {
   if (randomPoolOffset + RANDOM_CHARS > randomPool.length) {
     randomPool = randomBytes(RANDOM_POOL_BYTES);
     randomPoolOffset = 0;
   }
-  const digits = new Array<number>(RANDOM_CHARS);
-  for (let i = 0; i < RANDOM_CHARS; i++) digits[i] = randomPool[randomPoolOffset + i]! & 31;
+  for (let i = 0; i < RANDOM_CHARS; i++) lastRandom[i] = randomPool[randomPoolOffset + i]! & 31;
   randomPoolOffset += RANDOM_CHARS;
-  return digits;
+  randomHeadChanged();
+}
+
+function randomHeadChanged(): void {
+  let head = '';
+  for (let i = 0; i < RANDOM_CHARS - 1; i++) head += BASE32[lastRandom[i]!];
+  lastRandomHead = head;
 }
 
 /** Adds one to the random part so ids made in the same millisecond still sort in creation order. */
-function incrementRandom(digits: number[]): number[] {
-  const next = digits.slice();
-  for (let i = next.length - 1; i >= 0; i--) {
-    if (next[i]! < 31) {
-      next[i]! += 1;
-      return next;
+function incrementRandom(): void {
+  for (let i = RANDOM_CHARS - 1; i >= 0; i--) {
+    if (lastRandom[i]! < 31) {
+      lastRandom[i]! += 1;
+      // only the last digit moved (31 times in 32): the head's text stands
+      if (i < RANDOM_CHARS - 1) randomHeadChanged();
+      return;
     }
-    next[i] = 0;
+    lastRandom[i] = 0;
   }
-  return freshRandom(); // 80 bits overflowed within one millisecond: practically unreachable
+  freshRandom(); // 80 bits overflowed within one millisecond: practically unreachable
 }
 
 /**
@@ -69,14 +79,13 @@ function incrementRandom(digits: number[]): number[] {
  */
 export function newUlid(nowMs: number = Date.now()): string {
   if (nowMs <= lastTimeMs) {
-    lastRandom = incrementRandom(lastRandom);
+    incrementRandom();
   } else {
     lastTimeMs = nowMs;
-    lastRandom = freshRandom();
+    lastTimeText = encodeTime(nowMs);
+    freshRandom();
   }
-  let random = '';
-  for (const digit of lastRandom) random += BASE32[digit];
-  return encodeTime(lastTimeMs) + random;
+  return lastTimeText + lastRandomHead + BASE32[lastRandom[RANDOM_CHARS - 1]!];
 }
 
 /** A new id for a resource: its prefix, an underscore and a time-sortable ULID, e.g. `evt_01JD…`. */
