@@ -48,7 +48,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { stripTypeScriptTypes } from 'node:module';
-import { createServer, type Server } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -57,95 +56,32 @@ import { createOrm, migrateToLatest } from '@hook/db';
 import { PLAN_LIMITS } from '@hook/core';
 
 import {
-  acknowledgedIds, codeVersion, createAccount, createBenchDatabase, createEndpoint, databaseServerUrl, isInterrupted, jsonBody,
-  listenOnLoopback, log, machineLine, ms, onCleanup, percentile, positiveNumber, REPO_ROOT, resultLines, round, runBench, runLoad,
-  runPaced, sampleCpu, seconds, startRelay, startServer, writeReport,
+  acknowledgedIds, codeVersion, createAccount, createBenchDatabase, createEndpoint, databaseServerUrl, jsonBody, log, machineLine, ms, onCleanup,
+  percentile, positiveNumber, REPO_ROOT, resultLines, round, runBench, runLoad, runPaced, sampleCpu, seconds, startRelay, startServer, writeReport,
 } from './support.ts';
+// The local server, the wait for arrivals and memory sampling: bench:listen's (listen.ts runs its bench on import).
+import {
+  HOOK_ENTRY, longRunningLaunch, nonCanonical, sampleMemory, startLocalServer, waitForArrivals, type LocalServer, type MemorySampler,
+} from './listen-receiver.ts';
 
 const CONNECTIONS = 50;
 const LATENCY_CONNECTIONS = 10;
 const BODY_SIZE_BYTES = 1024;
-const HOOK_ENTRY = join(REPO_ROOT, 'apps/cli/bin/hook.js');
 const CLI_BUNDLE = join(REPO_ROOT, 'apps/cli/dist/main.js');
 const CLI_SOURCE = join(REPO_ROOT, 'apps/cli/src/main.ts');
 const SMEE_SERVER_ENTRY = join(REPO_ROOT, 'test/bench/smee-server.ts');
 const SMEE_CLIENT_ENTRY = join(REPO_ROOT, 'node_modules/smee-client/bin/smee.js');
 const PROTO_SERVER_ENTRY = join(REPO_ROOT, 'test/bench/listen-prototype-server.ts');
 const PROTO_CLIENT_ENTRY = join(REPO_ROOT, 'test/bench/listen-prototype-client.ts');
-const RSS_SAMPLE_EVERY_MS = 200;
 const READY_TIMEOUT_MS = 30_000;
 
 // ---------------------------------------------------------------------------------
-// The local server and memory sampling: as bench:listen's (listen.ts runs its bench on import, so they are repeated here)
-
-interface LocalServer {
-  port: number;
-  arrivals: Map<string, number>;
-  requests: number;
-  badBodies: number;
-}
-
-async function startLocalServer(label: string, bodyIsExpected: (body: Buffer) => boolean): Promise<LocalServer> {
-  const local: LocalServer = { port: 0, arrivals: new Map(), requests: 0, badBodies: 0 };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const atMs = performance.now();
-      local.requests++;
-      const id = req.headers['webhook-id'];
-      if (!bodyIsExpected(Buffer.concat(chunks))) local.badBodies++;
-      if (typeof id === 'string' && !local.arrivals.has(id)) local.arrivals.set(id, atMs);
-      res.writeHead(200, { 'content-length': '0' }).end();
-    });
-  });
-  server.keepAliveTimeout = 65_000;
-  local.port = await listenOnLoopback(label, server);
-  return local;
-}
-
-async function waitForArrivals(label: string, local: LocalServer, ids: Iterable<string>, timeoutMs: number): Promise<string[]> {
-  const pending = new Set([...ids].filter((id) => !local.arrivals.has(id)));
-  const startedMs = performance.now();
-  let lastLogMs = startedMs;
-  while (pending.size > 0 && performance.now() - startedMs < timeoutMs && !isInterrupted()) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    for (const id of pending) if (local.arrivals.has(id)) pending.delete(id);
-    if (performance.now() - lastLogMs > 5000) {
-      lastLogMs = performance.now();
-      log(`${label}: ${pending.size} events still to arrive`);
-    }
-  }
-  return [...pending];
-}
-
-function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function sampleMemory(pid: number): { sample(): void; stop(): void; peakKb(): number } {
-  let peak = 0;
-  const sample = (): void => {
-    peak = Math.max(peak, procStatusKb(pid, 'VmRSS'), procStatusKb(pid, 'VmHWM'));
-  };
-  const timer = setInterval(sample, RSS_SAMPLE_EVERY_MS);
-  return { sample, stop: () => clearInterval(timer), peakKb: () => peak };
-}
-
-/** A JSON body as senders write it (a space after the first brace), as bench:listen's phase 3 sends. */
-function nonCanonical(body: Buffer): Buffer {
-  return Buffer.from(`{ ${body.toString('utf8').slice(1)}`);
-}
+// Clients as child processes
 
 /** A child process (a client), drained and stopped by the clean-up registry at the latest. */
 interface Client {
   pid: number;
-  memory: ReturnType<typeof sampleMemory>;
+  memory: MemorySampler;
   stop(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -323,7 +259,7 @@ function expectedBodies(body: Buffer): { pacedBodies: Set<string>; check: (b: Bu
 
 async function runSmee(settings: Settings): Promise<Figures> {
   const expected = expectedBodies(settings.body);
-  const local = await startLocalServer('local server (smee)', expected.lenient);
+  const local = await startLocalServer(expected.lenient, 'local server (smee)');
   const server = await startServer('smee server', SMEE_SERVER_ENTRY, { PATH: process.env.PATH ?? '/usr/bin:/bin' }, /^smee listening on (\S+)$/, 10_000);
   const channel = `${server.url}/bench`;
   const client = await startClient('smee-client', [SMEE_CLIENT_ENTRY, '--url', channel, '--target', `http://127.0.0.1:${local.port}/`],
@@ -337,21 +273,6 @@ async function runSmee(settings: Settings): Promise<Figures> {
 
 // ---------------------------------------------------------------------------------
 // B and C. The relay and the real hook listen
-
-/** hook.js's V8 flags for the long-running commands (LONG_RUNNING_FLAGS), read from it. */
-const LONG_RUNNING_FLAGS: string[] = (() => {
-  const flags = /const LONG_RUNNING_FLAGS = \[([^\]]*)\]/.exec(readFileSync(HOOK_ENTRY, 'utf8'))?.[1]?.match(/'[^']*'/g)?.map((flag) => flag.slice(1, -1));
-  if (!flags) throw new Error(`cannot read LONG_RUNNING_FLAGS from ${HOOK_ENTRY}: update test/bench/listen-prototype.ts`);
-  return flags;
-})();
-
-/** hook.js's malloc settings for the long-running commands, read from it (as listen.ts does). */
-function mallocSettings(): Record<string, string> {
-  const launcher = readFileSync(HOOK_ENTRY, 'utf8');
-  const settings = /\{ (MALLOC_[^}]*), \.\.\.process\.env \}/.exec(launcher)?.[1];
-  if (!settings) throw new Error(`cannot read the malloc settings from ${HOOK_ENTRY}: update test/bench/listen-prototype.ts`);
-  return Object.fromEntries([...settings.matchAll(/(\w+): '([^']*)'/g)].map(([, name, value]) => [name!, value!]));
-}
 
 function cmdline(pid: number): string {
   try {
@@ -369,15 +290,16 @@ async function runHook(settings: Settings): Promise<{ results: Figures[]; databa
   const results: Figures[] = [];
   const cliEntry = existsSync(CLI_BUNDLE) ? CLI_BUNDLE : CLI_SOURCE;
   let storeFigures: Figures['storeOnly'] = null;
+  const launch = longRunningLaunch();
   for (const flags of [true, false]) {
     const name = flags ? 'hook listen (flags)' : 'hook listen (no flags)';
     const expected = expectedBodies(settings.body);
-    const local = await startLocalServer(`local server (${name})`, expected.check);
+    const local = await startLocalServer(expected.check, `local server (${name})`);
     const listened = await createEndpoint(relay.url, apiKey, { name: `bench-listen-${flags ? 'flags' : 'plain'}` });
     const home = mkdtempSync(join(tmpdir(), 'hook-bench-cli-'));
     onCleanup(`temporary directory ${home}`, async () => rmSync(home, { recursive: true, force: true }));
     const env = {
-      ...(flags ? {} : mallocSettings()),
+      ...(flags ? {} : launch.env),
       PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), HOOK_API_URL: relay.url, HOOK_API_KEY: apiKey,
     };
     const args = [flags ? HOOK_ENTRY : cliEntry, 'listen', String(local.port), '--endpoint', listened.id, '--json'];
@@ -444,7 +366,7 @@ async function runPrototype(settings: Settings, serverUrl: string): Promise<(Fig
   writeFileSync(clientEntry, stripTypeScriptTypes(readFileSync(PROTO_CLIENT_ENTRY, 'utf8'))
     .replace(/from '(undici|ws)'/g, (_, name: string) => `from '${import.meta.resolve(name)}'`));
   const expected = expectedBodies(settings.body);
-  const local = await startLocalServer('local server (prototype)', expected.check);
+  const local = await startLocalServer(expected.check, 'local server (prototype)');
   const server = await startServer('prototype server', PROTO_SERVER_ENTRY, {
     PATH: process.env.PATH ?? '/usr/bin:/bin', PROTO_DATABASE_URL: databaseUrl, PROTO_ACCOUNT: 'acct_proto', PROTO_LISTEN_ENDPOINT: 'ep_proto_listen',
     PROTO_STORE_ENDPOINT: 'ep_proto_store', PROTO_DESTINATION: 'dst_proto_cli', PROTO_SECRET: 'whsec_proto', PROTO_RETENTION_CLASS: String(retentionClass),
@@ -460,12 +382,13 @@ async function runPrototype(settings: Settings, serverUrl: string): Promise<(Fig
     ...(process.env.BENCH_PROTO_FLAGS === '0' ? [] : [{ name: 'prototype (client flags)', flags: true, window: null }]),
     ...(process.env.BENCH_PROTO_QUEUE === '0' ? [] : [{ name: `prototype (claims, window ${queueWindow})`, flags: false, window: queueWindow }]),
   ];
+  const launch = longRunningLaunch();
   const results: (Figures & { stats: Record<string, number> })[] = [];
   let before: Record<string, number> = {};
   for (const { name, flags, window } of variants) {
     if (window !== null) await fetch(`${server.url}/window?size=${window}`, { method: 'POST' });
-    const client = await startClient(name, [...(flags ? LONG_RUNNING_FLAGS : []), clientEntry], {
-      ...(flags ? mallocSettings() : {}),
+    const client = await startClient(name, [...(flags ? launch.flags : []), clientEntry], {
+      ...(flags ? launch.env : {}),
       PATH: process.env.PATH ?? '/usr/bin:/bin', PROTO_SESSION_URL: `${server.url.replace(/^http/, 'ws')}/session`, PROTO_TARGET: `http://127.0.0.1:${local.port}`,
       ...(process.env.BENCH_PROTO_CONNECTIONS ? { PROTO_CONNECTIONS: process.env.BENCH_PROTO_CONNECTIONS } : {}),
       ...(process.env.BENCH_PROTO_CLIENT_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PROTO_CLIENT_NODE_OPTIONS } : {}),
@@ -485,7 +408,7 @@ async function runPrototype(settings: Settings, serverUrl: string): Promise<(Fig
     const stats = Object.fromEntries(Object.entries(total).map(([key, value]) => [key, key === 'backlog' || key === 'inFlight' ? value : value - (before[key] ?? 0)]));
     before = total;
     await client.stop('SIGTERM');
-    const launched = `node ${flags ? `${LONG_RUNNING_FLAGS.join(' ')} ` : ''}listen-prototype-client.ts (types stripped)${window !== null ? `, window ${window}` : ''}`;
+    const launched = `node ${flags ? `${launch.flags.join(' ')} ` : ''}listen-prototype-client.ts (types stripped)${window !== null ? `, window ${window}` : ''}`;
     results.push({
       ...figures,
       storeOnly: figures.storeOnly ?? results[0]?.storeOnly ?? null,

@@ -55,7 +55,6 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -71,9 +70,7 @@ import {
   figuresHeader,
   figuresJson,
   figuresRow,
-  isInterrupted,
   jsonBody,
-  listenOnLoopback,
   log,
   machineLine,
   ms,
@@ -94,11 +91,11 @@ import {
   writeReport,
   type CpuSample,
 } from './support.ts';
+import { HOOK_ENTRY, longRunningLaunch, nonCanonical, sampleMemory, startLocalServer, waitForArrivals } from './listen-receiver.ts';
 import { CostProbe, costDifference, costJson, costLines, costProfiles, costTable, type CostPhase } from './cost-model.ts';
 
 const CONNECTIONS = 50;
 const BODY_SIZE_BYTES = 1024;
-const HOOK_ENTRY = join(REPO_ROOT, 'apps/cli/bin/hook.js');
 /** The CLI's sources, run directly when its CPU is profiled: the bundle in dist/ that hook.js runs names no file or package a stage could be told by. */
 const HOOK_SOURCE_ENTRY = join(REPO_ROOT, 'apps/cli/src/main.ts');
 const SMEE_SERVER_ENTRY = join(REPO_ROOT, 'test/bench/smee-server.ts');
@@ -116,60 +113,7 @@ const DEFAULT_LATENCY_RATE = 200;
 const DEFAULT_DELIVERY_TIMEOUT_S = 120;
 const LATENCY_CONNECTIONS = 10;
 const HOOK_READY_TIMEOUT_MS = 30_000;
-const RSS_SAMPLE_EVERY_MS = 200;
-const PROGRESS_EVERY_MS = 5000;
 const EXAMPLES = 3;
-
-// ---------------------------------------------------------------------------------
-// Local server: where hook listen forwards
-
-interface LocalServer {
-  port: number;
-  /** webhook-id → performance.now() of its first arrival. */
-  arrivals: Map<string, number>;
-  requests: number;
-  badBodies: number;
-  lastArrivalMs: number;
-}
-
-async function startLocalServer(bodyIsExpected: (body: Buffer) => boolean): Promise<LocalServer> {
-  const local: LocalServer = { port: 0, arrivals: new Map(), requests: 0, badBodies: 0, lastArrivalMs: 0 };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const atMs = performance.now();
-      local.requests++;
-      const id = req.headers['webhook-id'];
-      if (!bodyIsExpected(Buffer.concat(chunks))) local.badBodies++;
-      if (typeof id === 'string' && !local.arrivals.has(id)) {
-        local.arrivals.set(id, atMs);
-        local.lastArrivalMs = atMs;
-      }
-      res.writeHead(200, { 'content-length': '0' }).end();
-    });
-  });
-  server.keepAliveTimeout = 65_000;
-  local.port = await listenOnLoopback('local server', server);
-  return local;
-}
-
-/** Waits until every id has arrived or the timeout passes; returns the ids still missing. */
-async function waitForArrivals(label: string, local: LocalServer, ids: Iterable<string>, timeoutMs: number): Promise<string[]> {
-  const pending = new Set([...ids].filter((id) => !local.arrivals.has(id)));
-  const total = pending.size;
-  const startedMs = performance.now();
-  let lastProgressMs = startedMs;
-  while (pending.size > 0 && performance.now() - startedMs < timeoutMs && !isInterrupted()) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    for (const id of pending) if (local.arrivals.has(id)) pending.delete(id);
-    if (performance.now() - lastProgressMs >= PROGRESS_EVERY_MS) {
-      lastProgressMs = performance.now();
-      log(`${label}: ${total - pending.size} of ${total} outstanding events forwarded after ${((lastProgressMs - startedMs) / 1000).toFixed(0)} s`);
-    }
-  }
-  return [...pending];
-}
 
 // ---------------------------------------------------------------------------------
 // hook listen as a child process
@@ -183,39 +127,6 @@ interface ListenProcess {
   /** The highest VmRSS seen by sampling, and VmHWM at the last sample (kB). */
   memory(): { peakRssKb: number; hwmKb: number };
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Samples a process's VmRSS and VmHWM every RSS_SAMPLE_EVERY_MS until stopped. */
-function sampleMemory(pid: number): { sample(): void; stop(): void; memory(): { peakRssKb: number; hwmKb: number } } {
-  let peakRssKb = 0;
-  let hwmKb = 0;
-  const sample = (): void => {
-    peakRssKb = Math.max(peakRssKb, procStatusKb(pid, 'VmRSS'));
-    hwmKb = Math.max(hwmKb, procStatusKb(pid, 'VmHWM'));
-  };
-  const sampler = setInterval(sample, RSS_SAMPLE_EVERY_MS);
-  return { sample, stop: () => clearInterval(sampler), memory: () => ({ peakRssKb, hwmKb }) };
-}
-
-/**
- * How hook.js runs the long-running commands: its V8 flags (LONG_RUNNING_FLAGS) and malloc
- * settings, read from it so that the CLI run from its sources (profiled) runs as it would.
- */
-function longRunningLaunch(): { flags: string[]; env: Record<string, string> } {
-  const launcher = readFileSync(HOOK_ENTRY, 'utf8');
-  const flags = /const LONG_RUNNING_FLAGS = \[([^\]]*)\]/.exec(launcher)?.[1]?.match(/'[^']*'/g)?.map((flag) => flag.slice(1, -1));
-  const env = /\{ (MALLOC_[^}]*), \.\.\.process\.env \}/.exec(launcher)?.[1];
-  if (!flags || !env) throw new Error(`cannot read LONG_RUNNING_FLAGS and the malloc settings from ${HOOK_ENTRY}: update test/bench/listen.ts`);
-  return { flags, env: Object.fromEntries([...env.matchAll(/(\w+): '([^']*)'/g)].map(([, name, value]) => [name!, value!])) };
 }
 
 /** Starts `hook listen`: through bin/hook.js (the build), or, with `profileArgs`, from its sources with the same flags and the profiler on. */
@@ -366,7 +277,6 @@ async function runSmee(options: { durationS: number; latencyS: number; latencyRa
   }).sort((a, b) => a - b);
   await stopClient();
   await server.stop();
-  const { peakRssKb, hwmKb } = memory.memory();
   return {
     ingest: figures(run.result),
     forwardedPerS,
@@ -374,7 +284,7 @@ async function runSmee(options: { durationS: number; latencyS: number; latencyRa
     acknowledged: ids.size + paced.acknowledged.size,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
-    peakRssMb: Math.max(peakRssKb, hwmKb) / 1024,
+    peakRssMb: memory.peakKb() / 1024,
     exactBodies,
     forwardedBodies,
   };
@@ -382,14 +292,6 @@ async function runSmee(options: { durationS: number; latencyS: number; latencyRa
 
 // ---------------------------------------------------------------------------------
 // Figures
-
-/**
- * A JSON body as senders write it, not as JSON.stringify would (a space after the first
- * brace): a relay that re-serialises changes its bytes, and with them the sender's signature.
- */
-function nonCanonical(body: Buffer): Buffer {
-  return Buffer.from(`{ ${body.toString('utf8').slice(1)}`);
-}
 
 interface CpuPerEvent { relay: number; postgres: number; hook: number; bench: number }
 
