@@ -102,21 +102,34 @@ export const DEFERRED_DELIVERY_DELAY_MS = 5_000;
  * filter that does not match marks it filtered with no attempt; replays skip the filter.
  * A 410 disables the destination (record-results.ts).
  */
-export function attemptDelivery(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport = urlTransport(context.sender), onAnswered?: () => void): Promise<AttemptOutcome> {
+export function attemptDelivery(
+  context: AttemptContext,
+  delivery: ClaimedDelivery,
+  transport: Transport = urlTransport(context.sender),
+  onAnswered?: () => void,
+  onThreadWait?: (waiting: boolean) => void,
+): Promise<AttemptOutcome> {
   return context.tracing
-    ? context.tracing.traceAttempt(delivery, transport, (traced) => makeAttempt(context, delivery, traced, onAnswered))
-    : makeAttempt(context, delivery, transport, onAnswered);
+    ? context.tracing.traceAttempt(delivery, transport, (traced) => makeAttempt(context, delivery, traced, onAnswered, onThreadWait))
+    : makeAttempt(context, delivery, transport, onAnswered, onThreadWait);
 }
 
 /**
  * One attempt (see attemptDelivery), through the transport given. `onAnswered`: the
  * destination has answered and the result is about to be recorded (the caller's slot is
- * free: recording needs none).
+ * free: recording needs none). `onThreadWait`: it waits for a transformation thread (true),
+ * or no longer (false): the caller may lend its slot out meanwhile (claimer.ts).
  */
-async function makeAttempt(context: AttemptContext, delivery: ClaimedDelivery, transport: Transport, onAnswered: (() => void) | undefined): Promise<AttemptOutcome> {
+async function makeAttempt(
+  context: AttemptContext,
+  delivery: ClaimedDelivery,
+  transport: Transport,
+  onAnswered: (() => void) | undefined,
+  onThreadWait: ((waiting: boolean) => void) | undefined,
+): Promise<AttemptOutcome> {
   const now = context.now ?? Date.now;
   const startedAt = new Date(now());
-  const prepared = await prepare(context, delivery, delivery.trigger !== 'replay');
+  const prepared = await prepare(context, delivery, delivery.trigger !== 'replay', onThreadWait);
   const unchanged = { status: delivery.status, autoAttempts: delivery.autoAttempts, nextAttemptAtMs: null };
   if (prepared.kind === 'deferred') {
     // Its account's transformations are backed up (or past their CPU allowance): the
@@ -200,10 +213,14 @@ function announce(context: AttemptContext, delivery: ClaimedDelivery, made: { id
  * no sandbox) the sandbox's work runs here, and a transformation fails with
  * transformation_failed (prepareDelivery).
  */
-function prepare(context: AttemptContext, delivery: ClaimedDelivery, applyFilter: boolean): Promise<PreparedDelivery> {
+function prepare(context: AttemptContext, delivery: ClaimedDelivery, applyFilter: boolean, onThreadWait?: (waiting: boolean) => void): Promise<PreparedDelivery> {
   const how = preparationOf(delivery, applyFilter);
   if (how === 'untouched') return Promise.resolve(UNTOUCHED);
-  if (how === 'sandbox' && context.transformRunner) return context.transformRunner.prepare(delivery, applyFilter, delivery.accountId);
+  if (how === 'sandbox' && context.transformRunner) {
+    if (!onThreadWait) return context.transformRunner.prepare(delivery, applyFilter, delivery.accountId);
+    onThreadWait(true);
+    return context.transformRunner.prepare(delivery, applyFilter, delivery.accountId).finally(() => onThreadWait(false));
+  }
   return prepareDelivery(undefined, delivery, applyFilter);
 }
 

@@ -13,6 +13,12 @@
  *   same for 1 row as for 8. New events then go through the queue, behind the backlog,
  *   so they never overtake it.
  * - Claims never overlap: a wake during one makes one more after it.
+ * - A delivery waiting for a transformation thread (`wait(true)` … `wait(false)`) gives
+ *   its slot back for the wait, into a second bound (`waitSlots`): a thread that other
+ *   work deschedules for a moment then leaves ingest's shortcut its slots, instead of
+ *   sending every new event through the queue and its claims. Memory stays bounded (at
+ *   most slots + waitSlots deliveries held); a delivery whose wait ends takes its slot
+ *   back at once, even past `slots` (by at most the waits), since it goes out next.
  *
  * What a claim is (the statement: claim-due.ts for workers, claim-listen.ts for a
  * session) and what happens to a delivery (the attempt, attempt.ts) are the owner's.
@@ -37,14 +43,18 @@ export interface ClaimerOptions {
   slots: number;
   /** Most in flight to one destination (a session serves one: `slots`). */
   perDestinationLimit: number;
+  /** Most deliveries waiting for a transformation thread without a slot (see above). Default: `slots`; 0: waits hold their slots. */
+  waitSlots?: number;
   /** Claims up to `limit` due deliveries (the owner's statement). */
   claim: (limit: number) => Promise<ClaimedDelivery[]>;
   /**
    * Starts a delivery that holds a slot (claimed or reserved). `free` gives the slot back
-   * (once the destination answered: recording the result needs no slot); the promise
-   * settles when everything about it is done (stop waits for it).
+   * (once the destination answered: recording the result needs no slot); `wait(true)`
+   * says it now waits for a transformation thread (its slot is lent out if a wait slot is
+   * free), `wait(false)` that the wait is over; the promise settles when everything
+   * about it is done (stop waits for it).
    */
-  start: (delivery: ClaimedDelivery, free: () => void) => Promise<void>;
+  start: (delivery: ClaimedDelivery, free: () => void, wait: (waiting: boolean) => void) => Promise<void>;
   /** The lease of a reserved slot: its id (unique per event and destination) and how long it holds. */
   lease: (eventId: string, destinationId: string) => ReservedSlot['lease'];
   onError: (error: unknown) => void;
@@ -56,6 +66,15 @@ export class Claimer {
   #held = 0;
   /** Slots held per destination. */
   readonly #perDestination = new Map<string, number>();
+  /** Deliveries waiting for a transformation thread that gave their slot back for it (at most #waitSlots). */
+  #waiting = 0;
+  /**
+   * Those per destination: their leases still count against the destination's capacity
+   * in a claim (claim-due.ts), so a claim that came back short while a destination has
+   * its share leased leaves the backlog in place (new events must not overtake it).
+   */
+  readonly #waitingPerDestination = new Map<string, number>();
+  readonly #waitSlots: number;
   /** Deliveries started and not done (stop waits for them). */
   readonly #work = new Set<Promise<void>>();
   /**
@@ -85,6 +104,7 @@ export class Claimer {
   constructor(options: ClaimerOptions) {
     this.#options = options;
     this.#minClaim = Math.max(1, Math.floor(options.perDestinationLimit / 4));
+    this.#waitSlots = options.waitSlots ?? options.slots;
   }
 
   get #free(): number {
@@ -168,7 +188,7 @@ export class Claimer {
         }
         // More may be due: every free slot was filled, or a destination has its share in
         // flight (its next deliveries wait for one of those to finish).
-        this.#backlogged = claimed.length === free || [...this.#perDestination.values()].some((count) => count >= this.#options.perDestinationLimit);
+        this.#backlogged = claimed.length === free || this.#someDestinationFull();
         // Filled: claim again at once. Short while answered deliveries still hold leases:
         // again once one is recorded, or at once if one was recorded while it ran (its
         // lease may have held this claim back, and nobody would wake it after).
@@ -183,6 +203,21 @@ export class Claimer {
     }
   }
 
+  /** Whether a destination has its share leased: in flight, or lent out while it waits for a thread. */
+  #someDestinationFull(): boolean {
+    for (const [destinationId, count] of this.#perDestination) if (count + (this.#waitingPerDestination.get(destinationId) ?? 0) >= this.#options.perDestinationLimit) return true;
+    for (const [destinationId, count] of this.#waitingPerDestination) if (count + (this.#perDestination.get(destinationId) ?? 0) >= this.#options.perDestinationLimit) return true;
+    return false;
+  }
+
+  /** Counts a delivery's wait for a thread with its slot lent out (+1) or its end (−1). */
+  #lend(destinationId: string, change: number): void {
+    this.#waiting += change;
+    const count = (this.#waitingPerDestination.get(destinationId) ?? 0) + change;
+    if (count > 0) this.#waitingPerDestination.set(destinationId, count);
+    else this.#waitingPerDestination.delete(destinationId);
+  }
+
   #hold(destinationId: string, change: number): void {
     this.#held += change;
     const count = (this.#perDestination.get(destinationId) ?? 0) + change;
@@ -194,16 +229,37 @@ export class Claimer {
   #run(delivery: ClaimedDelivery): void {
     let freed = false;
     let done = false;
+    /** Its slot is lent out while it waits for a thread. */
+    let lent = false;
     const free = (): void => {
       if (freed) return;
       freed = true;
       if (!done) this.#unrecorded += 1;
-      this.#hold(delivery.destinationId, -1);
-      this.#freedSinceClaim += 1;
+      if (lent) {
+        lent = false;
+        this.#lend(delivery.destinationId, -1);
+      } else {
+        this.#hold(delivery.destinationId, -1);
+        this.#freedSinceClaim += 1;
+      }
       // Under a backlog, claim for it; otherwise nothing waits (see above).
       if (this.#backlogged) this.wake();
     };
-    const work: Promise<void> = this.#options.start(delivery, free)
+    const wait = (waiting: boolean): void => {
+      if (freed) return;
+      if (waiting && !lent && this.#waiting < this.#waitSlots) {
+        lent = true;
+        this.#lend(delivery.destinationId, 1);
+        this.#hold(delivery.destinationId, -1);
+        this.#freedSinceClaim += 1;
+        if (this.#backlogged) this.wake();
+      } else if (!waiting && lent) {
+        lent = false;
+        this.#lend(delivery.destinationId, -1);
+        this.#hold(delivery.destinationId, 1);
+      }
+    };
+    const work: Promise<void> = this.#options.start(delivery, free, wait)
       .catch((error: unknown) => this.#options.onError(error))
       .finally(() => {
         done = true;

@@ -76,7 +76,7 @@ export class DeliveryWorker {
       slots: options.concurrency,
       perDestinationLimit,
       claim: (limit) => claimDue(this.orm, { limit, leaseMs: options.leaseMs, perDestinationLimit }),
-      start: (delivery, free) => this.#attempt(delivery, free),
+      start: (delivery, free, wait) => this.#attempt(delivery, free, wait),
       lease: (eventId, destinationId) => ({ id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: options.leaseMs, destinationType: 'url' }),
       onError,
     });
@@ -117,12 +117,13 @@ export class DeliveryWorker {
   }
 
   /** One attempt; a shutting-down worker gives the delivery back untried. Its slot is free once the destination answered. */
-  async #attempt(delivery: ClaimedDelivery, free: () => void): Promise<void> {
+  async #attempt(delivery: ClaimedDelivery, free: () => void, wait: (waiting: boolean) => void): Promise<void> {
     if (!this.#running) {
       await releaseLease(this.orm, delivery);
       return;
     }
-    const { next } = await attemptDelivery(this.#options.context, delivery, this.#transport, free);
+    // Its wait for a transformation thread holds no slot (claimer.ts): ingest's shortcut keeps them.
+    const { next } = await attemptDelivery(this.#options.context, delivery, this.#transport, free, wait);
     // A retry due before the next poll: wake for it rather than make it wait.
     if (next.nextAttemptAtMs !== null) this.#claimer.wakeIn(next.nextAttemptAtMs - Date.now() + 1);
   }
