@@ -32,10 +32,15 @@ afterAll(async () => {
   await database.drop();
 });
 
+/** Events made so far: the random part of the next id, so ids sort in the order they were made. */
+let made = 0;
+
 function keyed(key: string | null, endpoint = endpointId, receivedAtMs = Date.now()): NewEvent {
   return {
-    // an id of exactly this time (newId never goes back in time within a process)
-    id: firstIdAt('event', receivedAtMs).slice(0, -16) + newId('event').slice(-16), accountId, endpointId: endpoint, type: null, method: 'POST', path: '', query: '', headers: { 'x-delivery': key ?? '' }, body: Buffer.from(key ?? 'none'),
+    // an id of exactly this time that sorts after every one made before at that time (the
+    // random part of a newId made a millisecond later can be smaller, which reordered two
+    // events of one millisecond here)
+    id: firstIdAt('event', receivedAtMs).slice(0, -16) + String(++made).padStart(16, '0'), accountId, endpointId: endpoint, type: null, method: 'POST', path: '', query: '', headers: { 'x-delivery': key ?? '' }, body: Buffer.from(key ?? 'none'),
     contentType: null, size: 1, receivedAt: new Date(receivedAtMs), status: 'pending', dedupeKey: key,
   };
 }
