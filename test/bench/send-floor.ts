@@ -35,19 +35,39 @@ const signed = () => {
   return deliveryHeaders({ id, headers: { 'content-type': 'application/json' }, body, secrets, attemptCount: 0 }, Math.floor(Date.now() / 1000));
 };
 
-/** One POST at a time on its own keep-alive socket, the answer parsed by hand. */
+/**
+ * One POST at a time on its own keep-alive socket, the answer parsed by hand. A socket
+ * the receiver closed (its keep-alive timeout while this lane sat out a phase) is opened
+ * again, and a request it closed under is written again on the new one.
+ */
 class RawLane {
-  readonly #socket: Socket;
+  readonly #port: number;
+  #socket: Socket;
   #buffered: Buffer = Buffer.alloc(0);
   #answered: ((status: number) => void) | null = null;
+  #request: Buffer | null = null;
+  #closing = false;
 
   constructor(port: number) {
-    this.#socket = connect(port, '127.0.0.1');
-    this.#socket.setNoDelay(true);
-    this.#socket.on('data', (chunk: Buffer) => {
+    this.#port = port;
+    this.#socket = this.#open();
+  }
+
+  #open(): Socket {
+    const socket = connect(this.#port, '127.0.0.1');
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => {
       this.#buffered = this.#buffered.length === 0 ? chunk : Buffer.concat([this.#buffered, chunk]);
       this.#parse();
     });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      if (this.#closing || socket !== this.#socket) return;
+      this.#buffered = Buffer.alloc(0);
+      this.#socket = this.#open();
+      if (this.#answered) this.#socket.write(this.#request!);
+    });
+    return socket;
   }
 
   #parse(): void {
@@ -66,13 +86,15 @@ class RawLane {
   send(headers: Record<string, string>): Promise<number> {
     let head = `POST /hook HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${body.length}\r\n`;
     for (const name in headers) head += `${name}: ${headers[name]}\r\n`;
+    this.#request = Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), body]);
     return new Promise((resolve) => {
       this.#answered = resolve;
-      this.#socket.write(Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), body]));
+      this.#socket.write(this.#request!);
     });
   }
 
   close(): void {
+    this.#closing = true;
     this.#socket.destroy();
   }
 }
