@@ -397,12 +397,12 @@ async function runPrototype(settings: Settings, serverUrl: string): Promise<(Fig
       { ...settings, warmupS: results.length > 0 ? 0 : settings.warmupS, durationS: window !== null ? Math.ceil(settings.durationS / 2) : settings.durationS }, () => client.memory.peakKb());
     // Every attempt recorded? (the record is asynchronous: give it a moment)
     let counts = { attempts: 0, open: 0 };
-    for (let tries = 0; tries < 50; tries++) {
+    for (let tries = 0; tries < 250; tries++) {
       const { rows } = await setup.query<{ attempts: string; open: string }>(`select (select count(*) from attempt) as attempts,
         (select count(*) from delivery where layout = 1 and status in ('pending', 'retrying')) as open`);
       counts = { attempts: Number(rows[0]!.attempts), open: Number(rows[0]!.open) };
       if (counts.open === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const total = (await (await fetch(`${server.url}/stats`)).json()) as Record<string, number>;
     const stats = Object.fromEntries(Object.entries(total).map(([key, value]) => [key, key === 'backlog' || key === 'inFlight' ? value : value - (before[key] ?? 0)]));

@@ -205,24 +205,21 @@ export class Claimer {
 
   /** Whether a destination has its share leased: in flight, or lent out while it waits for a thread. */
   #someDestinationFull(): boolean {
-    for (const [destinationId, count] of this.#perDestination) if (count + (this.#waitingPerDestination.get(destinationId) ?? 0) >= this.#options.perDestinationLimit) return true;
-    for (const [destinationId, count] of this.#waitingPerDestination) if (count + (this.#perDestination.get(destinationId) ?? 0) >= this.#options.perDestinationLimit) return true;
+    const leased = (destinationId: string) => (this.#perDestination.get(destinationId) ?? 0) + (this.#waitingPerDestination.get(destinationId) ?? 0);
+    for (const destinationId of this.#perDestination.keys()) if (leased(destinationId) >= this.#options.perDestinationLimit) return true;
+    for (const destinationId of this.#waitingPerDestination.keys()) if (leased(destinationId) >= this.#options.perDestinationLimit) return true;
     return false;
   }
 
   /** Counts a delivery's wait for a thread with its slot lent out (+1) or its end (−1). */
   #lend(destinationId: string, change: number): void {
     this.#waiting += change;
-    const count = (this.#waitingPerDestination.get(destinationId) ?? 0) + change;
-    if (count > 0) this.#waitingPerDestination.set(destinationId, count);
-    else this.#waitingPerDestination.delete(destinationId);
+    addCount(this.#waitingPerDestination, destinationId, change);
   }
 
   #hold(destinationId: string, change: number): void {
     this.#held += change;
-    const count = (this.#perDestination.get(destinationId) ?? 0) + change;
-    if (count > 0) this.#perDestination.set(destinationId, count);
-    else this.#perDestination.delete(destinationId);
+    addCount(this.#perDestination, destinationId, change);
   }
 
   /** Starts a delivery whose slot is held; frees the slot once (when the owner says, at the latest when it is done). */
@@ -293,4 +290,11 @@ export class Claimer {
     this.#running = false;
     if (this.#timer) clearTimeout(this.#timer);
   }
+}
+
+/** Adds `change` to `key`'s count, leaving no entry at zero. */
+function addCount(counts: Map<string, number>, key: string, change: number): void {
+  const count = (counts.get(key) ?? 0) + change;
+  if (count > 0) counts.set(key, count);
+  else counts.delete(key);
 }
