@@ -20,8 +20,11 @@ export function parseEventStatusList(text: string): EventStatus[] {
 export const ENDPOINT_STATUSES = ['active', 'paused', 'disabled'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 
-/** Where a destination sends: a URL, or `cli` (a `hook listen` session). */
-export const DESTINATION_TYPES = ['url', 'cli'] as const;
+/**
+ * Where a destination sends: a URL, `cli` (a `hook listen` session), or a message broker
+ * (QUEUE_DESTINATION_TYPES, docs/delivery.md#queue-destinations).
+ */
+export const DESTINATION_TYPES = ['url', 'cli', 'amqp', 'nats', 'redis', 'mqtt'] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
 
 /**

@@ -16,3 +16,4 @@ export * from './responses.ts';
 export * from './handshakes.ts';
 export * from './dedupe.ts';
 export * from './custom-domains.ts';
+export * from './destination-options.ts';

@@ -11,8 +11,10 @@ const KEEP_ALIVE_TIMEOUT_MS = 30_000;
 const CONNECTIONS_PER_ORIGIN = 64;
 
 export interface SendResult {
-  /** The HTTP status, or null when none came (network error, timeout, refused destination). */
+  /** The HTTP status, or null when none came (network error, timeout, refused destination, a broker's answer). */
   status: number | null;
+  /** Whether the attempt succeeded, when the status does not say: a broker's acknowledgement (queue destinations). Absent: a 2xx status. */
+  ok?: boolean;
   /** The first RESPONSE_BODY_MAX_BYTES of the answer, as text. */
   body: string | null;
   error: string | null;
