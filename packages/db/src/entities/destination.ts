@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import type { DestinationType, EndpointStatus } from '@hook/core';
+import type { DestinationType, EndpointStatus, OrderingSettings, QueueTarget, SignatureScheme } from '@hook/core';
 
 /**
  * Where an endpoint's events go: a URL, or `cli` (served by `hook listen`). An endpoint
@@ -40,10 +40,42 @@ export const Destination = defineEntity({
     disabledReason: p.string().nullable(),
     /** When a `hook listen` session serving it last said it was there (docs/listen.md); null: none lately. */
     listenerSeenAt: p.datetime().nullable(),
+    /** A queue destination's target on its broker (its URL is `url`); null for url and cli. */
+    target: p.json<QueueTarget>().nullable(),
+    /** How it signs in, as shown (no secret): `{type, username?, header_names?, token_url?, client_id?, scope?, audience?}`. */
+    auth: p.json<StoredAuth>().nullable(),
+    /** Its TLS settings as shown: the client certificate and CA (PEM); the key is in `credentials`. */
+    tls: p.json<StoredTls>().nullable(),
+    /** The secret parts of auth and tls (password, token, header values, client secret, client key) as sealed JSON (destination-credentials.ts). */
+    credentials: p.text().nullable(),
+    /** v1 (HMAC, whsec_ secrets) or v1a (ed25519, whsk_ keys). */
+    signatureScheme: p.string().$type<SignatureScheme>().default('v1'),
+    /** Ordered delivery (docs/delivery.md#ordered-delivery); null: unordered. */
+    ordering: p.json<OrderingSettings>().nullable(),
+    /** Seconds each event waits before its first attempt; null: none. */
+    delaySeconds: p.integer().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     deletedAt: p.datetime().nullable(),
   },
 });
+
+/** A destination's auth as stored in the clear: everything but its secret. */
+export interface StoredAuth {
+  type: 'basic' | 'bearer' | 'headers' | 'oauth2';
+  username?: string;
+  header_names?: string[];
+  token_url?: string;
+  client_id?: string;
+  scope?: string | null;
+  audience?: string | null;
+}
+
+/** A destination's TLS settings as stored in the clear: the certificates, not the key. */
+export interface StoredTls {
+  client_certificate: string | null;
+  ca: string | null;
+  client_key_set: boolean;
+}
 
 export type DestinationEntity = InferEntity<typeof Destination>;

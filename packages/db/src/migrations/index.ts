@@ -20,6 +20,7 @@ import { PartitionedHistory } from './019-partitioned-history.ts';
 import { ListIndexes } from './020-list-indexes.ts';
 import { PartitionedDeliveries } from './021-partitioned-deliveries.ts';
 import { DedupeKeys } from './022-dedupe-keys.ts';
+import { DeliveryOptions } from './023-delivery-options.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   { name: '020-list-indexes', class: ListIndexes },
   { name: '021-partitioned-deliveries', class: PartitionedDeliveries },
   { name: '022-dedupe-keys', class: DedupeKeys },
+  { name: '023-delivery-options', class: DeliveryOptions },
 ];

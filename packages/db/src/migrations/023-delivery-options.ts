@@ -1,0 +1,45 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/**
+ * The delivery options of issue 31 (docs/delivery.md):
+ * - `destination.target`: a queue destination's target on its broker (exchange and routing
+ *   key, subject, stream, topic); its broker URL is `url`.
+ * - `destination.auth` and `destination.tls`: how it signs in and the client certificate it
+ *   presents, as shown; their secret parts (password, token, header values, client secret,
+ *   client key) are in `destination.credentials`, sealed like signing secrets.
+ * - `destination.signature_scheme`: `v1` (HMAC, whsec_ secrets) or `v1a` (ed25519, whsk_).
+ * - `destination.ordering` and `delivery.ordering_key`: an ordered destination's settings
+ *   and each of its deliveries' key, read from the event when it was stored; the index
+ *   finds each key's oldest open delivery (claim-due.ts). `ordering_block`: the keys held
+ *   by an event that gave up, until a person replays or unblocks it.
+ * - `destination.delay_seconds`: how long each event waits before its first attempt.
+ *
+ * Nullable columns (and one with a constant default) rewrite nothing; the index is on the
+ * open deliveries only (delivery_open), built before any destination is ordered.
+ */
+export class DeliveryOptions extends Migration {
+  override name = '023-delivery-options';
+
+  override up(): void {
+    this.addSql(`
+      alter table destination
+        add column target jsonb,
+        add column auth jsonb,
+        add column tls jsonb,
+        add column credentials text,
+        add column signature_scheme text not null default 'v1',
+        add column ordering jsonb,
+        add column delay_seconds integer;`);
+    this.addSql('alter table delivery add column ordering_key text;');
+    this.addSql(`create index delivery_ordered_idx on delivery_open (destination_id, ordering_key, event_id) where ordering_key is not null;`);
+    this.addSql(`
+      create table ordering_block (
+        destination_id text not null,
+        ordering_key text not null,
+        account_id text not null,
+        event_id text not null,
+        blocked_at timestamptz not null default now(),
+        primary key (destination_id, ordering_key)
+      );`);
+  }
+}
