@@ -1,5 +1,5 @@
-import { timingSafeEqual } from 'node:crypto';
-import { signPayload } from '@hook/core';
+import { timingSafeEqual, verify, type KeyObject } from 'node:crypto';
+import { importSigningPublicKey, signPayload } from '@hook/core';
 
 /** How far a delivery's `webhook-timestamp` may be from the receiver's clock, in seconds (Standard Webhooks default). */
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -49,13 +49,20 @@ export type WebhookHeaders = Headers | Record<string, string | string[] | undefi
  * order or escaping and will not verify. A string is taken as its UTF-8 bytes, which
  * is only right if the body was UTF-8 text and decoded without changes.
  *
- * `secret` is the endpoint's `whsec_…` secret (a string without the prefix is taken
- * as bare base64). During a secret rotation pass both `[secret, previous_secret]`:
- * a delivery verifies if any of its signatures matches any of the secrets.
+ * `secret` is the destination's `whsec_…` secret (a string without the prefix is taken
+ * as bare base64) for the `v1` scheme (HMAC-SHA256), or its `whpk_…` public key for
+ * `v1a` (ed25519: `whpk_` and the base64 of the 32 raw public key bytes). During a
+ * rotation pass both, e.g. `[secret, previous_secret]`, `[public_key, previous public key]`
+ * or one of each while the scheme changes: a delivery verifies if any `v1,` signature
+ * matches any `whsec_` secret or any `v1a,` signature verifies under any `whpk_` key.
+ *
+ * A `whsk_…` private key is refused with a TypeError rather than turned into its public
+ * key: the point of `v1a` is that a receiver never holds what can sign, so a receiver
+ * holding one should be told so, not quietly served.
  *
  * Throws `WebhookVerificationError` when the delivery does not verify, and
- * `TypeError` when called wrongly (no secret, a parsed body), which is a bug in the
- * receiver rather than a bad delivery.
+ * `TypeError` when called wrongly (no secret, a private or malformed key, a parsed
+ * body), which is a bug in the receiver rather than a bad delivery.
  */
 export function verifyWebhook(
   rawBody: Buffer | Uint8Array | string,
@@ -64,13 +71,21 @@ export function verifyWebhook(
   options: VerifyWebhookOptions = {},
 ): VerifiedWebhook {
   const body = rawBodyBytes(rawBody);
-  const secrets = typeof secret === 'string' ? [secret] : secret;
-  if (secrets.length === 0 || secrets.some((candidate) => typeof candidate !== 'string' || candidate === '' || candidate === 'whsec_')) {
+  const candidates = typeof secret === 'string' ? [secret] : secret;
+  if (candidates.length === 0 || candidates.some((candidate) => typeof candidate !== 'string' || candidate === '' || candidate === 'whsec_' || candidate === 'whpk_')) {
     throw new TypeError(
       "verifyWebhook needs the endpoint's signing secret (whsec_…), or an array of secrets during a rotation; got an empty secret. " +
-        'Get it with GET /v1/endpoints/{id}/secret.',
+        'Get it with GET /v1/endpoints/{id}/secret; for a v1a destination pass its whpk_… key (GET /v1/destinations/{id}/secret, public_key).',
     );
   }
+  if (candidates.some((candidate) => candidate.startsWith('whsk_'))) {
+    throw new TypeError(
+      'verifyWebhook takes the public key (whpk_…) of a v1a destination, not its private signing key (whsk_…): a receiver ' +
+        'should never hold the key that signs. Get the public key with GET /v1/destinations/{id}/secret (public_key).',
+    );
+  }
+  const secrets = candidates.filter((candidate) => !candidate.startsWith('whpk_'));
+  const publicKeys = candidates.filter((candidate) => candidate.startsWith('whpk_')).map(publicKeyOf);
 
   const id = headerValue(headers, 'webhook-id');
   const timestampHeader = headerValue(headers, 'webhook-timestamp');
@@ -109,22 +124,65 @@ export function verifyWebhook(
   }
 
   // Several space-separated signatures arrive while a secret rotation's grace period lasts.
-  const givenSignatures = signatureHeader.split(' ').filter((candidate) => candidate !== '').map((candidate) => Buffer.from(candidate));
-  for (const candidateSecret of secrets) {
-    const expected = Buffer.from(signPayload(candidateSecret, id, timestampSeconds, body));
-    for (const given of givenSignatures) {
-      if (given.length === expected.length && timingSafeEqual(given, expected)) {
-        return { id, timestamp: new Date(timestampSeconds * 1000) };
+  const givenSignatures = signatureHeader.split(' ').filter((candidate) => candidate !== '');
+  const verified = { id, timestamp: new Date(timestampSeconds * 1000) };
+  if (secrets.length > 0) {
+    const givenBytes = givenSignatures.map((candidate) => Buffer.from(candidate));
+    for (const candidateSecret of secrets) {
+      const expected = Buffer.from(signPayload(candidateSecret, id, timestampSeconds, body));
+      for (const given of givenBytes) {
+        if (given.length === expected.length && timingSafeEqual(given, expected)) return verified;
       }
     }
   }
+  if (publicKeys.length > 0) {
+    const ed25519Signatures = givenSignatures.flatMap(v1aSignatureBytes);
+    if (ed25519Signatures.length > 0) {
+      const signed = Buffer.concat([Buffer.from(`${id}.${timestampSeconds}.`), body]);
+      for (const publicKey of publicKeys) {
+        for (const signature of ed25519Signatures) {
+          if (verify(null, signed, publicKey, signature)) return verified;
+        }
+      }
+    }
+  }
+  if (publicKeys.length === 0) {
+    throw new WebhookVerificationError(
+      'no_matching_signature',
+      `No signature in the webhook-signature header matches ${secrets.length === 1 ? 'the signing secret' : `any of the ${secrets.length} signing secrets`}. ` +
+        "Pass the endpoint's current secret from GET /v1/endpoints/{id}/secret (during a rotation, both secret and previous_secret), " +
+        'and pass the request body exactly as received (a Buffer of the raw bytes, e.g. express.raw()); a body that was parsed ' +
+        'and serialised again as JSON does not match.',
+    );
+  }
+  const keyCount = candidates.length;
   throw new WebhookVerificationError(
     'no_matching_signature',
-    `No signature in the webhook-signature header matches ${secrets.length === 1 ? 'the signing secret' : `any of the ${secrets.length} signing secrets`}. ` +
-      "Pass the endpoint's current secret from GET /v1/endpoints/{id}/secret (during a rotation, both secret and previous_secret), " +
-      'and pass the request body exactly as received (a Buffer of the raw bytes, e.g. express.raw()); a body that was parsed ' +
-      'and serialised again as JSON does not match.',
+    `No signature in the webhook-signature header verifies under ${keyCount === 1 ? 'the public key' : `any of the ${keyCount} keys and secrets`}. ` +
+      "Pass the destination's current key from GET /v1/destinations/{id}/secret (public_key for v1a, whpk_…; secret for v1, whsec_…; " +
+      'during a rotation the previous one too), and pass the request body exactly as received (a Buffer of the raw bytes, e.g. ' +
+      'express.raw()); a body that was parsed and serialised again as JSON does not match.',
   );
+}
+
+/** A `whpk_` key, imported; a TypeError that names the problem when it is not 32 bytes of base64. */
+function publicKeyOf(publicKey: string): KeyObject {
+  try {
+    return importSigningPublicKey(publicKey);
+  } catch (error) {
+    throw new TypeError(
+      `verifyWebhook got a malformed public key '${publicKey.slice(0, 12)}…' (${(error as Error).message}). ` +
+        'Copy public_key from GET /v1/destinations/{id}/secret whole.',
+    );
+  }
+}
+
+/** The 64 bytes of a `v1a,<base64>` signature; none for another version or a signature that is not canonical base64 of 64 bytes. */
+function v1aSignatureBytes(candidate: string): Buffer[] {
+  if (!candidate.startsWith('v1a,')) return [];
+  const encoded = candidate.slice('v1a,'.length);
+  const bytes = Buffer.from(encoded, 'base64');
+  return bytes.length === 64 && bytes.toString('base64') === encoded ? [bytes] : [];
 }
 
 /** The body as bytes, refusing what is clearly an already-parsed body. */

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 
 /** Bytes of randomness in an API key. */
 const API_KEY_BYTES = 32;
@@ -31,6 +31,17 @@ const SIGNING_SECRET_BYTES = 32;
 /** A new endpoint signing secret: `whsec_` and base64 key material (Standard Webhooks). */
 export function generateSigningSecret(): string {
   return `whsec_${randomBytes(SIGNING_SECRET_BYTES).toString('base64')}`;
+}
+
+/**
+ * A new ed25519 signing key for the Standard Webhooks `v1a` scheme: `whsk_` and the base64 of the
+ * 32-byte seed followed by its 32-byte public key (the 64-byte secret key of libsodium, which Svix,
+ * the specification's origin, writes the same way). Receivers verify with `signingPublicKey(key)`.
+ */
+export function generateSigningKey(): string {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const jwk = privateKey.export({ format: 'jwk' });
+  return `whsk_${Buffer.concat([Buffer.from(jwk.d!, 'base64url'), Buffer.from(jwk.x!, 'base64url')]).toString('base64')}`;
 }
 
 /** How long a rotated-out signing secret keeps signing beside the new one. */
