@@ -85,6 +85,24 @@ export type DestinationHealth = Static<typeof S.DestinationHealthSchema>;
 export type DestinationCreate = Static<typeof S.DestinationCreateSchema>;
 /** `PATCH /v1/destinations/{id}`: any of these fields; the others stay as they are. null removes a rule or limit. */
 export type DestinationUpdate = Static<typeof S.DestinationUpdateSchema>;
+/** How a destination signs in to its receiver, as set (secrets write-only); null removes it. */
+export type DestinationAuthInput = NonNullable<Static<typeof S.AuthInput>>;
+/** A destination's auth as shown: its type and names, never the secret (`secret_set: true`). */
+export type DestinationAuth = NonNullable<Static<typeof S.AuthSchema>>;
+/** A destination's TLS settings as set: client certificate and key (mTLS), a CA to trust; PEM. */
+export type DestinationTlsInput = NonNullable<Static<typeof S.TlsInput>>;
+/** A destination's TLS settings as shown: the certificates, never the key (`client_key_set`). */
+export type DestinationTls = NonNullable<Static<typeof S.TlsSchema>>;
+/** Ordered delivery as set (docs/delivery.md#ordered-delivery); null: unordered. */
+export type DestinationOrderingInput = NonNullable<Static<typeof S.OrderingInput>>;
+/** Ordered delivery as shown: where the key is (null: one order for every event) and what a give-up does. */
+export type DestinationOrdering = NonNullable<Static<typeof S.OrderingSchema>>;
+/** v1: HMAC-SHA256 (whsec_); v1a: ed25519, verified with the destination's `public_key`. */
+export type SignatureScheme = Static<typeof S.SignatureSchemeSchema>;
+/** A key of an ordered destination held by an event that gave up (on_give_up `block`). */
+export type BlockedKey = Static<typeof S.BlockedKeySchema>;
+/** `GET /v1/destinations/{id}/blocked-keys`. */
+export type BlockedKeyList = Static<typeof S.BlockedKeyListSchema>;
 export type EndpointTransformation = NonNullable<Static<typeof S.TransformationSchema>>;
 /** `{body?, headers?, query?, path?}`: match schemas (docs/filters.md). */
 export type EndpointFilter = NonNullable<Static<typeof S.FilterInput>>;

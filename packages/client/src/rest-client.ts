@@ -11,7 +11,7 @@ import type {
   EventGetQuery, EventListQuery, EventSummary, IngestAccepted, IngestSent, Page, PageQuery, Plan, Problem, SigningSecret, Signup, SignupRequest,
 } from './api-types.ts';
 import type { ApiKeyCreate, CreatedMember, Member, MemberCreate, MemberRole } from './api-types.ts';
-import type { Destination, DestinationCreate, DestinationList, DestinationUpdate, ReplayedEvent, ReplayRequest } from './api-types.ts';
+import type { BlockedKeyList, Destination, DestinationCreate, DestinationList, DestinationUpdate, ReplayedEvent, ReplayRequest } from './api-types.ts';
 import type { NotificationEventQuery, NotificationSettings } from './api-types.ts';
 import type { TransformationTestRequest, TransformationTestResult } from './api-types.ts';
 
@@ -131,6 +131,10 @@ export interface HookClient {
     /** `GET /v1/destinations/{id}/secret`. */
     secret(id: string): Promise<SigningSecret>;
     rotateSecret(id: string): Promise<SigningSecret>;
+    /** `GET /v1/destinations/{id}/blocked-keys`: the keys of an ordered destination held by an event that gave up (on_give_up `block`). */
+    blockedKeys(id: string): Promise<BlockedKeyList>;
+    /** `POST /v1/destinations/{id}/unblock`: release a blocked key; the events waiting behind it are delivered in order. Resolves to the destination. */
+    unblock(id: string, key: string): Promise<Destination>;
   };
   events: {
     list(query?: EventListQuery): Promise<Page<EventSummary>>;
@@ -350,6 +354,8 @@ export function createHookClient(options: HookClientOptions): HookClient {
     delete: (destinationId) => call('DELETE', `/v1/destinations/${id(destinationId)}`),
     secret: (destinationId) => call('GET', `/v1/destinations/${id(destinationId)}/secret`),
     rotateSecret: (destinationId) => call('POST', `/v1/destinations/${id(destinationId)}/rotate-secret`, { json: {} }),
+    blockedKeys: (destinationId) => call('GET', `/v1/destinations/${id(destinationId)}/blocked-keys`),
+    unblock: (destinationId, key) => call('POST', `/v1/destinations/${id(destinationId)}/unblock`, { json: { key } }),
   };
 
   const events: HookClient['events'] = {
