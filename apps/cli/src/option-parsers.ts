@@ -3,7 +3,7 @@
  * InvalidArgumentError, which ends the run as a usage error (exit 2).
  */
 import { InvalidArgumentError } from 'commander';
-import { EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES, isId, LIST_LIMIT_MAX, parseDuration } from '@hook/core';
+import { DEDUPE_FIELD_PATTERN, DEDUPE_HEADER_PATTERN, DEDUPE_SOURCE_MAX_CHARS, DELIVERY_DELAY_MAX_SECONDS, EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES, isId, LIST_LIMIT_MAX, parseDuration } from '@hook/core';
 
 /** `--limit`: a page size the API accepts. */
 export function parseLimit(value: string): number {
@@ -46,6 +46,52 @@ export function parseHttpUrl(value: string): string {
   const url = URL.canParse(value) ? new URL(value) : undefined;
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new InvalidArgumentError('must be an http:// or https:// URL.');
   return value;
+}
+
+/**
+ * A broker URL of a queue destination (`--amqp`, `--nats`, `--redis`, `--mqtt`): one of
+ * the schemes that broker takes, the TLS one included.
+ */
+export function parseBrokerUrl(schemes: readonly string[], example: string): (value: string) => string {
+  return (value) => {
+    const url = URL.canParse(value) ? new URL(value) : undefined;
+    if (!url || !schemes.includes(url.protocol.slice(0, -1))) throw new InvalidArgumentError(`must be a ${schemes.map((scheme) => `${scheme}://`).join(' or ')} URL, e.g. ${example}.`);
+    return value;
+  };
+}
+
+/**
+ * `--delay` of `hook destinations add|update`: whole seconds (`90`) or a duration (`90s`,
+ * `5m`, `2h`, `1h30m`, `1d`), from 1 second to 24 hours. Returned in seconds, as the API takes it.
+ */
+export function parseDelaySeconds(value: string): number {
+  const trimmed = value.trim();
+  const ms = /^\d+$/.test(trimmed) ? Number(trimmed) * 1000 : parseDuration(trimmed);
+  const usage = `must be a delay of whole seconds from 1s to 24h: a number of seconds (90) or a duration (90s, 5m, 2h, 1h30m).`;
+  if (ms === null || ms % 1000 !== 0) throw new InvalidArgumentError(usage);
+  if (ms < 1000 || ms > DELIVERY_DELAY_MAX_SECONDS * 1000) throw new InvalidArgumentError(`${usage.replace(/\.$/, '')}; ${value} is ${ms < 1000 ? 'under 1s' : 'over 24h'}.`);
+  return ms / 1000;
+}
+
+const HEADER_NAME = new RegExp(DEDUPE_HEADER_PATTERN);
+const FIELD_PATH = new RegExp(DEDUPE_FIELD_PATTERN);
+
+/** `--order-key-header`: a header name, as dedupe takes its key from one. */
+export function parseKeyHeader(value: string): string {
+  const name = value.trim();
+  if (name.length === 0 || name.length > DEDUPE_SOURCE_MAX_CHARS || !HEADER_NAME.test(name)) {
+    throw new InvalidArgumentError(`must be a header name (at most ${DEDUPE_SOURCE_MAX_CHARS} characters, no spaces or colons), e.g. X-Customer-Id.`);
+  }
+  return name;
+}
+
+/** `--order-key-field`: a field of the JSON body, dotted for a nested one. */
+export function parseKeyField(value: string): string {
+  const path = value.trim();
+  if (path.length === 0 || path.length > DEDUPE_SOURCE_MAX_CHARS || !FIELD_PATH.test(path)) {
+    throw new InvalidArgumentError(`must be a field of the JSON body, dotted for a nested one (at most 8 names of letters, digits, _ or -), e.g. customer_id or data.object.customer.`);
+  }
+  return path;
 }
 
 /**

@@ -1,5 +1,5 @@
 /** How the API's resources read for a person: the views commands hand to the output module. */
-import type { AccountDetails, Attempt, Delivery, Destination, DestinationTarget, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
+import type { AccountDetails, Attempt, BlockedKey, Delivery, Destination, DestinationAuth, DestinationOrdering, DestinationTarget, DestinationTls, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
 import type { ApiKey, Member } from '@hook/client';
 import type { NotificationSettings } from '@hook/client';
 import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus, StreamAttemptDestination } from '@hook/core';
@@ -16,12 +16,54 @@ export function time(iso: string | null): string {
 }
 
 export function destinationText(endpoint: Endpoint): string {
-  return endpoint.destination.type === 'url' ? endpoint.destination.url : 'cli (events wait for `hook listen`)';
+  return endpoint.destination.type === 'cli' ? 'cli (events wait for `hook listen`)' : targetText(endpoint.destination);
 }
 
-/** Where a destination sends, in one short cell: its URL, or `cli`. */
+/**
+ * Where a destination sends, in one short cell: its URL, `cli`, or a broker's URL and
+ * where on it (`amqp://rabbit:5672 exchange orders, routing key order.created`).
+ */
 export function targetText(target: DestinationTarget): string {
-  return target.type === 'url' ? target.url : 'cli';
+  switch (target.type) {
+    case 'cli': return 'cli';
+    case 'url': return target.url;
+    case 'amqp': return `${target.url} exchange ${target.exchange === '' ? "'' (default)" : target.exchange}, routing key ${target.routing_key}`;
+    case 'nats': return `${target.url} subject ${target.subject}`;
+    case 'redis': return `${target.url} stream ${target.stream}${target.max_len == null ? '' : ` (about ${target.max_len} entries)`}`;
+    case 'mqtt': return `${target.url} topic ${target.topic}`;
+  }
+}
+
+/** How a destination signs in, never its secret: `bearer token`, `basic (user hook)`, `headers x-api-key`, `oauth2 (client hook, https://auth…)`. */
+export function authText(auth: DestinationAuth | null | undefined): string {
+  if (!auth) return 'none';
+  switch (auth.type) {
+    case 'basic': return `basic (user ${auth.username ?? '?'})`;
+    case 'bearer': return 'bearer token';
+    case 'headers': return `headers ${(auth.header_names ?? []).join(', ')}`;
+    case 'oauth2': return `oauth2 (client ${auth.client_id ?? '?'}, ${auth.token_url ?? '?'}${auth.scope ? `, scope ${auth.scope}` : ''}${auth.audience ? `, audience ${auth.audience}` : ''})`;
+  }
+}
+
+/** A destination's TLS settings: whether it presents a client certificate (mTLS), and whether it trusts its own CA. */
+export function tlsText(tls: DestinationTls | null | undefined): string {
+  if (!tls) return 'mTLS off';
+  const mtls = tls.client_certificate !== null && tls.client_key_set ? 'mTLS on' : tls.client_certificate !== null ? 'mTLS on (no key set)' : 'mTLS off';
+  return tls.ca === null ? mtls : `${mtls}, own CA`;
+}
+
+/** How an ordered destination orders: `by header x-customer-id, on give up block`; `no` when unordered. */
+export function orderingText(ordering: DestinationOrdering | null | undefined): string {
+  if (!ordering) return 'no';
+  const key = ordering.key === null ? 'one order for every event' : 'header' in ordering.key ? `by header ${ordering.key.header}` : `by JSON field ${ordering.key.json_field}`;
+  return `${key}, on give up ${ordering.on_give_up}`;
+}
+
+/** A delay in seconds as the flag takes it: `90s`, `5m`, `2h`, `1h30m`; `none`. */
+export function delayText(seconds: number | null | undefined): string {
+  if (!seconds) return 'none';
+  const parts = [[Math.floor(seconds / 3600), 'h'], [Math.floor((seconds % 3600) / 60), 'm'], [seconds % 60, 's']] as const;
+  return parts.filter(([amount]) => amount > 0).map(([amount, unit]) => `${amount}${unit}`).join('');
 }
 
 /** A destination's status, with why when it is disabled. */
@@ -62,17 +104,33 @@ export function destinationView(destination: Destination): View {
     rows: [
       ['Id', destination.id],
       ['Endpoint', destination.endpoint_id],
-      ['Destination', destination.destination.type === 'url' ? destination.destination.url : 'cli (events wait for `hook listen`)'],
+      ['Destination', destination.destination.type === 'cli' ? 'cli (events wait for `hook listen`)' : targetText(destination.destination)],
       ['Status', destinationStatusCell(destination)],
       ['Health', healthCell(destination)],
       ['Rate', destination.rate_per_second === null ? 'no limit' : `${destination.rate_per_second} per second`],
       ['Max in flight', destination.max_in_flight === null ? "the relay's share" : String(destination.max_in_flight)],
       ['Transformation', destination.transformation ? `${Buffer.byteLength(destination.transformation.code, 'utf8')} bytes of JavaScript` : 'none'],
       ['Filter', destination.filter ? JSON.stringify(destination.filter) : 'none'],
+      ['Auth', authText(destination.auth)],
+      ['TLS', tlsText(destination.tls)],
+      ['Signature', destination.signature_scheme === 'v1a' ? 'v1a (ed25519)' : 'v1 (HMAC-SHA256)'],
+      ...(destination.public_key ? [['Public key', destination.public_key] as const] : []),
+      ['Ordered', orderingText(destination.ordering)],
+      ['Delay', delayText(destination.delay_seconds)],
       ['Created', time(destination.created_at)],
       ['Updated', time(destination.updated_at)],
     ],
   }];
+}
+
+/** `hook destinations blocked`: the keys held by an event that gave up. */
+export function blockedKeyTable(keys: readonly BlockedKey[]): Block {
+  return {
+    kind: 'table',
+    columns: [{ header: 'Key' }, { header: 'Held by' }, { header: 'Blocked since' }, { header: 'Waiting', align: 'right' }],
+    rows: keys.map((blocked) => [blocked.key === '' ? "'' (no key)" : blocked.key, blocked.event_id, time(blocked.blocked_at), String(blocked.waiting)]),
+    empty: 'No blocked keys: every key is delivering.',
+  };
 }
 
 export function endpointView(endpoint: Endpoint): View {
@@ -104,7 +162,7 @@ export function endpointTable(endpoints: readonly Endpoint[]): Block {
   return {
     kind: 'table',
     columns: [{ header: 'Id' }, { header: 'Name' }, { header: 'Status' }, { header: 'URL' }, { header: 'Destination' }],
-    rows: endpoints.map((endpoint) => [endpoint.id, endpoint.name, statusCell(endpoint.status), endpoint.url, endpoint.destination.type === 'url' ? endpoint.destination.url : 'cli']),
+    rows: endpoints.map((endpoint) => [endpoint.id, endpoint.name, statusCell(endpoint.status), endpoint.url, targetText(endpoint.destination)]),
     empty: 'No endpoints yet. Create one with: hook endpoints create <name>',
   };
 }

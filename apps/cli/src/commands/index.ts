@@ -14,10 +14,12 @@ import apiKeysCreate from './api-keys/create.ts';
 import apiKeysList from './api-keys/list.ts';
 import apiKeysRevoke from './api-keys/revoke.ts';
 import destinationsAdd from './destinations/add.ts';
+import destinationsBlocked from './destinations/blocked.ts';
 import destinationsDelete from './destinations/delete.ts';
 import destinationsList from './destinations/list.ts';
 import destinationsRotateSecret from './destinations/rotate-secret.ts';
 import destinationsSecret from './destinations/secret.ts';
+import destinationsUnblock from './destinations/unblock.ts';
 import destinationsUpdate from './destinations/update.ts';
 import endpointsCreate from './endpoints/create.ts';
 import endpointsDelete from './endpoints/delete.ts';
@@ -55,7 +57,7 @@ import whoami from './whoami.ts';
 export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
   account: 'Show the account, change its plan and its settings, or delete it',
   endpoints: 'Create and manage endpoints (receiving URLs and where their events go)',
-  destinations: 'Where an endpoint\'s events go: add, pause, limit and remove destinations (URLs or `hook listen`)',
+  destinations: 'Where an endpoint\'s events go: add, pause, limit and remove destinations (URLs, brokers or `hook listen`), and unblock ordered ones',
   events: 'Inspect, replay and export received events, or wait for one (scripts, CI)',
   notifications: 'Where the account\'s own notifications go (usage, plan, disabled endpoints, failed events), and those sent',
   members: 'Manage the team: who has access and with which role',
@@ -87,6 +89,8 @@ export const COMMANDS: readonly CommandModule[] = [
   destinationsDelete,
   destinationsSecret,
   destinationsRotateSecret,
+  destinationsBlocked,
+  destinationsUnblock,
   eventsList,
   eventsGet,
   eventsReplay,
