@@ -1,7 +1,11 @@
+import { createHash, X509Certificate } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { Agent, request } from 'undici';
-import { DELIVERY_TIMEOUT_MARKER, isPrivateAddress, isPrivateHostname, parseRetryAfter } from '@hook/core';
+import { createSecureContext } from 'node:tls';
+import { Agent, buildConnector, request } from 'undici';
+import { DELIVERY_TIMEOUT_MARKER, isPrivateAddress, isPrivateHostname, parseRetryAfter, type DestinationAuth, type DestinationTls } from '@hook/core';
+import { bearerAuthorization, destinationAuthHeaders, withDestinationHeaders } from './http-auth.ts';
+import { OAuth2Tokens } from './oauth2.ts';
 
 /** Bytes of a receiver's answer kept with the attempt. */
 export const RESPONSE_BODY_MAX_BYTES = 4096;
@@ -9,6 +13,10 @@ export const RESPONSE_BODY_MAX_BYTES = 4096;
 const KEEP_ALIVE_TIMEOUT_MS = 30_000;
 /** Most connections to one destination origin. */
 const CONNECTIONS_PER_ORIGIN = 64;
+/** Bytes of a token endpoint's answer read (a JWT access token can be several KB). */
+const TOKEN_RESPONSE_MAX_BYTES = 65_536;
+/** Most agents for destinations with their own TLS settings; beyond, the least recently used is closed. */
+const TLS_AGENTS_MAX = 1_000;
 
 export interface SendResult {
   /** The HTTP status, or null when none came (network error, timeout, refused destination, a broker's answer). */
@@ -48,7 +56,15 @@ function publicOnlyLookup(resolve: typeof dnsLookup): LookupFunction {
   };
 }
 
-function describeError(error: unknown, timeoutMs: number): string {
+/** OpenSSL's reason in its error text ("…:SSL routines:ssl3_read_bytes:tlsv13 alert certificate required:…"). */
+function tlsReason(message: string): string {
+  return /SSL routines:[^:]*:([^:]+):/.exec(message)?.[1] ?? message.trim();
+}
+
+/** Node's codes for a server certificate that no trusted CA signed. */
+const UNTRUSTED_SERVER_CERTIFICATE_CODES = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY']);
+
+function describeError(error: unknown, timeoutMs: number, destinationId: string | null): string {
   const err = error as NodeJS.ErrnoException & { cause?: unknown };
   if (err.name === 'TimeoutError' || err.name === 'AbortError') return `no answer within ${timeoutMs} ms ${DELIVERY_TIMEOUT_MARKER}`;
   if (err.cause instanceof PrivateDestinationError) return err.cause.message;
@@ -56,7 +72,76 @@ function describeError(error: unknown, timeoutMs: number): string {
   const cause = err.cause as NodeJS.ErrnoException | undefined;
   const code = err.code ?? cause?.code;
   const message = cause?.message ?? err.message;
+  if (code === 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED') {
+    return `${code}: the destination asks for a client certificate (mTLS) and none was presented; set one with hook destinations update ${destinationId ?? '<id>'} --client-cert <file> --client-key <file>`;
+  }
+  if (code !== undefined && UNTRUSTED_SERVER_CERTIFICATE_CODES.has(code)) {
+    return `${code}: ${message}; the destination's server certificate is not trusted: if a private CA signed it, set that CA with hook destinations update ${destinationId ?? '<id>'} --ca <file>`;
+  }
+  if (code?.startsWith('ERR_SSL_')) return `${code}: TLS with the destination failed: ${tlsReason(message)}`;
   return code && !message.includes(code) ? `${code}: ${message}` : message;
+}
+
+/**
+ * undici's connector, changed in one way: a TLS alert that arrives after the handshake
+ * (TLS 1.3 servers refuse a missing client certificate there) ends the socket with that
+ * error at once. Otherwise undici handles the close that follows first and reports only
+ * "other side closed", and the reason is lost.
+ */
+function connectorKeepingTlsAlerts(options: buildConnector.BuildOptions): buildConnector.connector {
+  const connect = buildConnector(options);
+  return (target, callback) =>
+    connect(target, (...args) => {
+      const socket = args[1];
+      socket?.once('error', (error: NodeJS.ErrnoException) => {
+        if (error.code?.startsWith('ERR_SSL_')) socket.destroy(error);
+      });
+      callback(...args);
+    });
+}
+
+/**
+ * Why a destination's TLS settings cannot make a connection (bad PEM, a key that is not the
+ * certificate's), found before any connection is tried; null when they can.
+ */
+function unusableTlsSettings(settings: { cert?: string; key?: string; ca?: string }, destinationId: string): string | null {
+  try {
+    if (settings.ca !== undefined) {
+      // createSecureContext takes text without a certificate in it as no CA at all.
+      const certificates = settings.ca.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g);
+      if (certificates === null) throw new Error('no PEM certificate (-----BEGIN CERTIFICATE-----) in it');
+      for (const certificate of certificates) new X509Certificate(certificate);
+      createSecureContext({ ca: settings.ca });
+    }
+  } catch (error) {
+    return `the destination's CA certificate could not be used: ${(error as Error).message}; set it again with hook destinations update ${destinationId} --ca <file>`;
+  }
+  if (settings.cert === undefined && settings.key === undefined) return null;
+  try {
+    if (settings.cert === undefined || settings.key === undefined) throw new Error(settings.cert === undefined ? 'a client key without its certificate' : 'a client certificate without its key');
+    createSecureContext({ cert: settings.cert, key: settings.key });
+    return null;
+  } catch (error) {
+    return `the destination's client certificate or key could not be used: ${(error as Error).message}; set it again with hook destinations update ${destinationId} --client-cert <file> --client-key <file>`;
+  }
+}
+
+/** What a URL destination adds to its POST: how it signs in, and its TLS settings. */
+export interface DestinationSendOptions {
+  /** The destination's id: its OAuth2 token is kept under it, and errors name it in their fix. */
+  destinationId: string;
+  auth: DestinationAuth | null;
+  tls: DestinationTls | null;
+}
+
+/** How one POST goes: through which connections, by when, and how much of the answer is kept. */
+interface PostPlan {
+  /** Named in an error's fix; null for a token request. */
+  destinationId: string | null;
+  dispatcher: Agent;
+  deadline: AbortSignal;
+  startedMs: number;
+  keepBytes: number;
 }
 
 /** Sends deliveries over pooled keep-alive connections, with a hard time limit per attempt. */
@@ -64,6 +149,10 @@ export class DeliverySender {
   readonly #agent: Agent;
   readonly #timeoutMs: number;
   readonly #allowPrivate: boolean;
+  readonly #connect: { timeout: number; lookup?: LookupFunction };
+  /** Agents of destinations with their own TLS settings, by a hash of those; least recently used first. */
+  readonly #tlsAgents = new Map<string, Agent>();
+  readonly #tokens: OAuth2Tokens;
 
   /**
    * `resolve` replaces the system resolver (dns.lookup) for destination names: for tests
@@ -73,33 +162,107 @@ export class DeliverySender {
     this.#timeoutMs = options.timeoutMs;
     this.#allowPrivate = options.allowPrivateDestinations;
     const resolve = options.resolve ?? dnsLookup;
-    this.#agent = new Agent({
-      connections: CONNECTIONS_PER_ORIGIN,
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      // No redirects: undici's request never follows them, so a 3xx is the attempt's answer.
-      connect: {
-        timeout: options.timeoutMs,
-        ...(options.allowPrivateDestinations ? (options.resolve ? { lookup: options.resolve as unknown as LookupFunction } : {}) : { lookup: publicOnlyLookup(resolve) }),
-      },
+    this.#connect = {
+      timeout: options.timeoutMs,
+      ...(options.allowPrivateDestinations ? (options.resolve ? { lookup: options.resolve as unknown as LookupFunction } : {}) : { lookup: publicOnlyLookup(resolve) }),
+    };
+    this.#agent = this.#newAgent({});
+    // The token endpoint is reached as a destination is: the same private-address rule and time limit.
+    this.#tokens = new OAuth2Tokens({
+      timeoutMs: options.timeoutMs,
+      post: (url, headers, body) =>
+        this.#post(url, headers, body, { destinationId: null, dispatcher: this.#agent, deadline: AbortSignal.timeout(this.#timeoutMs), startedMs: performance.now(), keepBytes: TOKEN_RESPONSE_MAX_BYTES }),
     });
   }
 
-  async send(url: string, headers: Record<string, string>, body: Buffer): Promise<SendResult> {
-    const started = performance.now();
-    const elapsed = (): number => performance.now() - started;
+  /**
+   * POSTs a delivery. `options` (URL destinations that have them): its auth headers go on
+   * top of `headers` (never over the signature headers), and its client certificate or CA
+   * picks its connections. One time limit covers the whole attempt, token requests included,
+   * so an attempt never outlasts its lease. With OAuth2, a 401 gets one new token and one
+   * more try. Never throws: what went wrong is the result's error.
+   */
+  async send(url: string, headers: Record<string, string>, body: Buffer, options?: DestinationSendOptions): Promise<SendResult> {
+    const startedMs = performance.now();
+    const deadline = AbortSignal.timeout(this.#timeoutMs);
+    const failed = (error: string): SendResult => ({ status: null, body: null, error, retryAfterMs: null, durationMs: performance.now() - startedMs });
+    const dispatcher = this.#dispatcherFor(options);
+    if (typeof dispatcher === 'string') return failed(dispatcher);
+    const plan: PostPlan = { destinationId: options?.destinationId ?? null, dispatcher, deadline, startedMs, keepBytes: RESPONSE_BODY_MAX_BYTES };
+    const auth = options?.auth ?? null;
+    if (auth === null) return this.#post(url, headers, body, plan);
+    if (auth.type !== 'oauth2') return this.#post(url, withDestinationHeaders(headers, destinationAuthHeaders(auth)), body, plan);
+
+    const destinationId = options!.destinationId;
+    const first = await this.#tokens.token(destinationId, auth, deadline);
+    if ('error' in first) return failed(first.error);
+    const result = await this.#post(url, withDestinationHeaders(headers, bearerAuthorization(first.token)), body, plan);
+    if (result.status !== 401) return result;
+    const renewed = await this.#tokens.renew(destinationId, auth, first.token, deadline);
+    if ('error' in renewed) return { ...result, error: `the receiver refused the token (401) and a new one could not be had: ${renewed.error}`, durationMs: performance.now() - startedMs };
+    return this.#post(url, withDestinationHeaders(headers, bearerAuthorization(renewed.token)), body, plan);
+  }
+
+  async close(): Promise<void> {
+    const agents = [this.#agent, ...this.#tlsAgents.values()];
+    this.#tlsAgents.clear();
+    await Promise.all(agents.map((agent) => agent.close()));
+  }
+
+  #newAgent(tls: { cert?: string; key?: string; ca?: string }): Agent {
+    return new Agent({
+      connections: CONNECTIONS_PER_ORIGIN,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      // No redirects: undici's request never follows them, so a 3xx is the attempt's answer.
+      connect: connectorKeepingTlsAlerts({ ...this.#connect, ...tls }),
+    });
+  }
+
+  /**
+   * The connections a destination's POST goes over: the shared agent, or for a destination
+   * with a client certificate or CA, an agent of its own (TLS settings are per connection),
+   * shared by destinations with the same settings. A CA given replaces the system's trusted
+   * CAs for that destination (Node's `ca`). A string: why its settings cannot be used.
+   */
+  #dispatcherFor(options: DestinationSendOptions | undefined): Agent | string {
+    const tls = options?.tls;
+    const settings = { cert: tls?.client_certificate ?? undefined, key: tls?.client_key ?? undefined, ca: tls?.ca ?? undefined };
+    if (settings.cert === undefined && settings.key === undefined && settings.ca === undefined) return this.#agent;
+    const hash = createHash('sha256').update(JSON.stringify([settings.cert ?? null, settings.key ?? null, settings.ca ?? null])).digest('base64url');
+    const cached = this.#tlsAgents.get(hash);
+    if (cached) {
+      this.#tlsAgents.delete(hash);
+      this.#tlsAgents.set(hash, cached);
+      return cached;
+    }
+    const unusable = unusableTlsSettings(settings, options!.destinationId);
+    if (unusable !== null) return unusable;
+    const agent = this.#newAgent(settings);
+    this.#tlsAgents.set(hash, agent);
+    if (this.#tlsAgents.size > TLS_AGENTS_MAX) {
+      const [leastRecent, evicted] = this.#tlsAgents.entries().next().value!;
+      this.#tlsAgents.delete(leastRecent);
+      // close() lets requests under way finish.
+      void evicted.close();
+    }
+    return agent;
+  }
+
+  /** One POST: the answer's status, first `keepBytes` and Retry-After, or what went wrong. Never throws. */
+  async #post(url: string, headers: Record<string, string>, body: Buffer, plan: PostPlan): Promise<SendResult> {
+    const elapsed = (): number => performance.now() - plan.startedMs;
     // A URL stored before the relay checked that it parses fails its attempts, not the worker.
     const hostname = URL.parse(url)?.hostname;
     if (hostname === undefined) return { status: null, body: null, error: `the destination URL ${JSON.stringify(url)} cannot be parsed; change it`, retryAfterMs: null, durationMs: elapsed() };
     if (!this.#allowPrivate && isPrivateHostname(hostname)) {
       return { status: null, body: null, error: new PrivateDestinationError(hostname, hostname).message, retryAfterMs: null, durationMs: elapsed() };
     }
-    const signal = AbortSignal.timeout(this.#timeoutMs);
     try {
-      const response = await request(url, { method: 'POST', headers, body, dispatcher: this.#agent, signal });
+      const response = await request(url, { method: 'POST', headers, body, dispatcher: plan.dispatcher, signal: plan.deadline });
       const kept: Buffer[] = [];
       let keptBytes = 0;
       for await (const chunk of response.body) {
-        if (keptBytes < RESPONSE_BODY_MAX_BYTES) {
+        if (keptBytes < plan.keepBytes) {
           kept.push(chunk as Buffer);
           keptBytes += (chunk as Buffer).length;
         }
@@ -108,17 +271,13 @@ export class DeliverySender {
       return {
         status: response.statusCode,
         // NUL cannot be stored in PostgreSQL text; a receiver may send anything.
-        body: Buffer.concat(kept).subarray(0, RESPONSE_BODY_MAX_BYTES).toString('utf8').replaceAll('\u0000', '\uFFFD'),
+        body: Buffer.concat(kept).subarray(0, plan.keepBytes).toString('utf8').replaceAll('\u0000', '\uFFFD'),
         error: null,
         retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
         durationMs: elapsed(),
       };
     } catch (error) {
-      return { status: null, body: null, error: describeError(error, this.#timeoutMs).replaceAll('\u0000', ''), retryAfterMs: null, durationMs: elapsed() };
+      return { status: null, body: null, error: describeError(error, this.#timeoutMs, plan.destinationId).replaceAll('\u0000', ''), retryAfterMs: null, durationMs: elapsed() };
     }
-  }
-
-  async close(): Promise<void> {
-    await this.#agent.close();
   }
 }
