@@ -43,6 +43,8 @@ export const REST_ROUTE_COVERAGE: Readonly<Record<string, RouteCoverage>> = {
   'DELETE /v1/destinations/{id}': { tool: 'delete_destination' },
   'GET /v1/destinations/{id}/secret': { none: 'signing secrets stay out of model context: read one with `hook destinations secret` or REST' },
   'POST /v1/destinations/{id}/rotate-secret': { none: 'rotating a secret breaks receivers until they are updated: a person does it (`hook destinations rotate-secret`)' },
+  'GET /v1/destinations/{id}/blocked-keys': { tool: 'list_blocked_keys' },
+  'POST /v1/destinations/{id}/unblock': { tool: 'unblock_key' },
   'POST /v1/ingest/{ingest_id}': { tool: 'send_test_event' },
   'GET /v1/events': { tool: 'list_events' },
   'GET /v1/events/{id}': { tool: 'get_event' },

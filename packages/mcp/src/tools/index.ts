@@ -12,6 +12,7 @@ import getAccount from './get-account.ts';
 import getEndpoint from './get-endpoint.ts';
 import getEvent from './get-event.ts';
 import getNotifications from './get-notifications.ts';
+import listBlockedKeys from './list-blocked-keys.ts';
 import listDestinations from './list-destinations.ts';
 import listEndpoints from './list-endpoints.ts';
 import listEvents from './list-events.ts';
@@ -24,6 +25,7 @@ import setMemberRole from './set-member-role.ts';
 import setNotificationUrl from './set-notification-url.ts';
 import signUp from './sign-up.ts';
 import testTransformation from './test-transformation.ts';
+import unblockKey from './unblock-key.ts';
 import updateAccount from './update-account.ts';
 import verifyCustomDomain from './verify-custom-domain.ts';
 import updateDestination from './update-destination.ts';
@@ -46,6 +48,8 @@ export const HOOK_TOOLS: readonly HookTool<any, any>[] = [
   addDestination,
   updateDestination,
   deleteDestination,
+  listBlockedKeys,
+  unblockKey,
   listEvents,
   getEvent,
   replayEvent,
