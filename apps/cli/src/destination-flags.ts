@@ -222,8 +222,12 @@ async function readPem(path: string, flag: string): Promise<string> {
   return text;
 }
 
-/** The `tls` field the flags give (null removes it), or undefined when no TLS flag was given. */
-async function tlsFromFlags(flags: OptionFlags): Promise<DestinationTlsInput | null | undefined> {
+/**
+ * The `tls` field the flags give (null removes it), or undefined when no TLS flag was given.
+ * A new destination takes a client certificate and its key together; an update may replace
+ * one alone (a renewed certificate for the same key), the relay keeping the other.
+ */
+async function tlsFromFlags(flags: OptionFlags, clearable: boolean): Promise<DestinationTlsInput | null | undefined> {
   const given = [flags.clientCert !== undefined && '--client-cert', flags.clientKey !== undefined && '--client-key', flags.ca !== undefined && '--ca']
     .filter((flag): flag is string => typeof flag === 'string');
   if (flags.tls === false) {
@@ -231,7 +235,7 @@ async function tlsFromFlags(flags: OptionFlags): Promise<DestinationTlsInput | n
     return null;
   }
   if (given.length === 0) return undefined;
-  if ((flags.clientCert === undefined) !== (flags.clientKey === undefined)) {
+  if (!clearable && (flags.clientCert === undefined) !== (flags.clientKey === undefined)) {
     throw new UsageError(`${flags.clientCert === undefined ? '--client-key needs --client-cert <file>' : '--client-cert needs --client-key <file>'}`, 'mTLS takes the certificate and its key together: --client-cert client.pem --client-key client-key.pem.');
   }
   return {
@@ -271,7 +275,7 @@ function orderingFromFlags(flags: OptionFlags, clearable: boolean): DestinationO
 /** The option fields the flags give (auth, tls, signature_scheme, ordering, delay_seconds); fields not given are left out. */
 export async function optionsFromFlags(flags: OptionFlags, readSecret: SecretReader, clearable: boolean): Promise<Pick<DestinationUpdate, 'auth' | 'tls' | 'signature_scheme' | 'ordering' | 'delay_seconds'>> {
   const ordering = orderingFromFlags(flags, clearable);
-  const tls = await tlsFromFlags(flags);
+  const tls = await tlsFromFlags(flags, clearable);
   const auth = await authFromFlags(flags, readSecret);
   return {
     ...(auth !== undefined ? { auth } : {}),
