@@ -7,6 +7,7 @@ import { Account, AttemptRecorder, EventWriter, ReadReplicas, recordTransformati
 import type { RelayConfig } from './config.ts';
 import { type AttemptContext } from './delivery/attempt.ts';
 import { DeliverySender } from './delivery/sender.ts';
+import { QueuePublisher } from './delivery/queues/index.ts';
 import { LocalDelivery } from './delivery/worker.ts';
 import { requireApiKey } from './plugins/auth.ts';
 import { CallerAddresses, fastifyTrustProxy, requireAllowedAddress } from './plugins/ip-allowlist.ts';
@@ -43,6 +44,7 @@ import { landingRoutes } from './routes/landing/index.ts';
 import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { startRetention } from './jobs/retention.ts';
 import { registerNotifier } from './jobs/notifier.ts';
+import { startOrderingSweep } from './jobs/ordering-sweep.ts';
 import { streamRoutes } from './routes/stream/index.ts';
 import { copyUrlDelivery } from './stream/copies.ts';
 import { ListenerRegistry } from './stream/listeners.ts';
@@ -139,6 +141,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   const domains = new CustomDomainCache(orm, { ownHosts });
   const callerAddresses = new CallerAddresses();
   const sender = new DeliverySender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateDestinations: config.allowPrivateDestinations, resolve: resolveDestination });
+  const queues = new QueuePublisher({ timeoutMs: config.deliveryTimeoutMs, allowPrivateDestinations: config.allowPrivateDestinations, ...(resolveDestination ? { resolve: resolveDestination } : {}) });
   // An endpoint whose every destination was disabled (410, failing) refuses events from now on.
   const recorder = new AttemptRecorder(orm, { distributed, onEndpointsDisabled: (endpointIds) => endpointIds.forEach((id) => targets.invalidateEndpoint(id)) });
   const hub = new StreamHub();
@@ -165,6 +168,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   const delivery = {
     orm,
     sender,
+    queues,
     recorder,
     retryScheduleMs: config.retryScheduleMs,
     // Read when used: the transformation sandbox is decorated as `transformRunner` (transformations/runner.ts).
@@ -227,6 +231,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await writer.drain();
     await recorder.drain();
     await sender.close();
+    await queues.close();
     await transformRunner.close();
     await transformMeter.close();
   });
@@ -263,6 +268,16 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     });
   }
   if (config.role !== 'api') registerNotifier(app, orm); // account notifications: outbox rows become events (workers deliver them)
+  if (config.role !== 'api') {
+    // Ordered keys that nothing moved on (a relay died in between): docs/delivery.md#ordered-delivery.
+    let stopSweep: (() => Promise<void>) | undefined;
+    app.addHook('onReady', async () => {
+      stopSweep = startOrderingSweep({ orm, onError: (error) => app.log.error({ err: error }, 'ordering sweep failed') });
+    });
+    app.addHook('onClose', async () => {
+      await stopSweep?.();
+    });
+  }
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz, /readyz and /metrics alone
   await app.register(accountSignupRoutes, { signupsPerAddressPerHour: config.signupsPerAddressPerHour });
   const receiver = new IngestReceiver({ writer, targets, domains, local: localDelivery, listeners, hub, ingestUrl: config.ingestUrl });

@@ -38,6 +38,12 @@ describe('endpoints', () => {
         filter: null,
         rate_per_second: null,
         max_in_flight: null,
+        auth: null,
+        tls: null,
+        signature_scheme: 'v1',
+        public_key: null,
+        ordering: null,
+        delay_seconds: null,
         health: { consecutive_failures: 0, failing_since: null },
         created_at: endpoint.created_at,
         updated_at: endpoint.created_at,
@@ -71,7 +77,7 @@ describe('endpoints', () => {
     const stray = expectProblem(await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, json: { name: 'x', destination: { type: 'cli', url: 'https://a.example' } } }), 400, 'validation_failed');
     expect(stray.errors[0].field).toBe('body.destination.url');
     const kind = expectProblem(await api(relay.baseUrl, 'POST', '/v1/endpoints', { key, json: { name: 'x', destination: { type: 'email' } } }), 400, 'validation_failed');
-    expect(kind.errors[0]).toEqual({ field: 'body.destination.type', message: 'must be one of: cli, url' });
+    expect(kind.errors[0]).toEqual({ field: 'body.destination.type', message: 'must be one of: cli, url, amqp, nats, redis, mqtt' });
   });
 
   it('says when the name is missing or empty', async () => {
@@ -145,7 +151,7 @@ describe('endpoints', () => {
   it('shows and rotates the signing secret, keeping the old one for the grace period', async () => {
     const endpoint = await createEndpoint(relay.baseUrl, key);
     const first = await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}/secret`, { key });
-    expect(first.body).toEqual({ secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), previous_secret: null, previous_secret_expires_at: null });
+    expect(first.body).toEqual({ secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), previous_secret: null, previous_secret_expires_at: null, public_key: null, previous_public_key: null });
     const rotated = await api(relay.baseUrl, 'POST', `/v1/endpoints/${endpoint.id}/rotate-secret`, { key });
     expect(rotated.status).toBe(200);
     expect(rotated.body.secret).not.toBe(first.body.secret);

@@ -36,7 +36,14 @@ describe('client API types', () => {
 
   it('say what the schemas say where Static alone would be wider', () => {
     // Destination's schema is one object with if/then (one precise error); its static type is the union it means.
-    expectTypeOf<DestinationTarget>().toEqualTypeOf<{ type: 'cli' } | { type: 'url'; url: string }>();
+    expectTypeOf<DestinationTarget>().toEqualTypeOf<
+      | { type: 'cli' }
+      | { type: 'url'; url: string }
+      | { type: 'amqp'; url: string; exchange: string; routing_key: string }
+      | { type: 'nats'; url: string; subject: string }
+      | { type: 'redis'; url: string; stream: string; max_len?: number | null }
+      | { type: 'mqtt'; url: string; topic: string }
+    >();
     expectTypeOf<EndpointVerification['secret_set']>().toEqualTypeOf<true>();
   });
 
@@ -46,6 +53,8 @@ describe('client API types', () => {
       id: 'dst_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', endpoint_id: 'ep_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', position: 0,
       destination: { type: 'url', url: 'https://example.com/hook' }, status: 'active', disabled_reason: null,
       transformation: null, filter: { body: { type: 'invoice.paid' } }, rate_per_second: null, max_in_flight: 5,
+      auth: { type: 'basic', username: 'hook', secret_set: true }, tls: null, signature_scheme: 'v1', public_key: null,
+      ordering: { key: { header: 'x-customer' }, on_give_up: 'block' }, delay_seconds: null,
       health: { consecutive_failures: 0, failing_since: null }, created_at: at, updated_at: at,
     };
     const endpoint: Endpoint = {
@@ -58,5 +67,11 @@ describe('client API types', () => {
     const { updated_at: _dropped, ...missing } = endpoint;
     expect(Value.Check(S.EndpointSchema, missing)).toBe(false);
     expect(Value.Check(S.Destination, { type: 'url' })).toBe(false);
+    // Each queue type requires its own fields and its own URL scheme.
+    expect(Value.Check(S.Destination, { type: 'amqp', url: 'amqp://127.0.0.1:5672', exchange: 'hook', routing_key: 'orders' })).toBe(true);
+    expect(Value.Check(S.Destination, { type: 'amqp', url: 'amqp://127.0.0.1:5672', routing_key: 'orders' })).toBe(false);
+    expect(Value.Check(S.Destination, { type: 'nats', url: 'https://127.0.0.1:4222', subject: 'orders' })).toBe(false);
+    expect(Value.Check(S.Destination, { type: 'mqtt', url: 'mqtt://127.0.0.1:1883', topic: 'orders/#' })).toBe(false);
+    expect(Value.Check(S.Destination, { type: 'cli', url: 'https://example.com' })).toBe(false);
   });
 });

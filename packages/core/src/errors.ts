@@ -144,6 +144,11 @@ export const LAST_DESTINATION = defineError(
   "Destination '%s' is the only destination of endpoint '%s'",
   'Add another destination first (POST /v1/endpoints/{id}/destinations), change this one (PATCH /v1/destinations/{id}), or delete the endpoint.',
 );
+export const KEY_NOT_BLOCKED = defineError(
+  'key_not_blocked', 404, 'Key not blocked',
+  'The ordering key %s of destination \'%s\' is not blocked',
+  'List the blocked keys with GET /v1/destinations/{id}/blocked-keys (hook destinations blocked <destination>) and pass one of their keys exactly.',
+);
 export const DESTINATION_LIMIT_REACHED = defineError(
   'destination_limit_reached', 409, 'Too many destinations',
   "Endpoint '%s' already has %s destinations, the most one endpoint can have",

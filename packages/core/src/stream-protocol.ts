@@ -1,3 +1,4 @@
+import type { QueueDestinationType } from './destination-options.ts';
 /**
  * The live stream's message protocol (`GET /v1/stream`, a WebSocket): JSON text
  * messages, each with a `type` and the protocol `version`. Shared by the relay, which
@@ -120,7 +121,8 @@ export interface EventReceivedMessage {
 }
 
 /** Where an attempt went: one of the endpoint's destinations, as REST shows it (destinations have no names). */
-export type StreamAttemptDestination = { id: string } & ({ type: 'url'; url: string } | { type: 'cli' });
+/** Where an attempt went: a URL, a broker (a queue destination's URL) or `hook listen`. */
+export type StreamAttemptDestination = { id: string } & ({ type: 'url' | QueueDestinationType; url: string } | { type: 'cli' });
 
 export interface AttemptFinishedMessage {
   type: 'attempt.finished';

@@ -36,3 +36,4 @@ export {
   chooseReplica, parseLsn, ReadReplicas, replicaCheckIntervalMs, replicaName, replicaProgress,
   type PrimaryPosition, type PrimaryReadReason, type ReadReplicasOptions, type ReadTarget, type ReplicaProgress, type ReplicaStatus,
 } from './read-replicas.ts';
+export { destinationAuthOf, destinationTlsOf, openCredentials, sealCredentials, splitAuth, type DestinationSecrets } from './destination-credentials.ts';

@@ -48,6 +48,7 @@ import {
   claimDue, createOrm, insertEvents, pruneExpiredEvents, recordResults, replayEvent, type ClaimedDelivery, type NewEvent, type Orm, type RecordInput,
 } from '../src/index.ts';
 import { adminQuery, withDatabase } from '../src/testing.ts';
+import { DELIVERY_OPTIONS_COLUMNS } from '../src/migrations/023-delivery-options.ts';
 import { createLegacyAccounts, fillLegacyHistory, legacyIngest, PREVIOUS_RELEASE_MIGRATION, type LegacyAccount } from '../../../test/support/legacy-history.ts';
 
 const EVENTS = 20_000;
@@ -202,6 +203,10 @@ describe('migration 019-partitioned-history online, on a history the previous re
     orm = await createOrm({ databaseUrl: url, poolMax: 4 });
     expect((await orm.migrator.up({ to: PREVIOUS_RELEASE_MIGRATION })).at(-1)?.name).toBe(PREVIOUS_RELEASE_MIGRATION);
     const client = await connect();
+    // The current ingest (used below as the release before 021's, whose unkeyed statement it
+    // was until 023) reads 023's destination options: the older schema gets those columns
+    // ahead. Nullable columns and an empty table: nothing these migrations copy or check.
+    await client.query(DELIVERY_OPTIONS_COLUMNS);
     const accounts = await createLegacyAccounts(client, ['free', 'pro', 'enterprise']);
     const nowMs = Date.now();
     const fillEndMs = nowMs - 60_000;

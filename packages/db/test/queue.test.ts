@@ -349,8 +349,10 @@ describe('the claim statement plan', () => {
         expect(scans.length).toBeGreaterThanOrEqual(1);
         expect(new Set(scans.map((node) => node['Relation Name'])).size).toBe(scans.length);
       }
+      // an ordered delivery's turn is one probe of the ordered index (delivery_ordered_idx, with its condition: checked above)
+      expect(onQueue.filter((node) => /_ordered_idx$/.test(node['Index Name'])).map((node) => node['Relation Name'])).toEqual(['delivery_open']);
       // every other row is found by its key
-      const probes = onQueue.filter((node) => String(node['Node Type']).startsWith('Index') && !/_(leased|due)_idx$/.test(node['Index Name']));
+      const probes = onQueue.filter((node) => String(node['Node Type']).startsWith('Index') && !/_(leased|due|ordered)_idx$/.test(node['Index Name']));
       expect(probes.length).toBeGreaterThanOrEqual(2);
       for (const probe of probes) expect(probe['Index Name']).toMatch(new RegExp(`${historyKey('delivery').source}|${historyKey('event').source}`));
     });

@@ -7,7 +7,8 @@
  * (AttemptRecorder, record-results.ts).
  */
 import { forwardableHeaders, newId, signPayloadWithSecrets, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt, type StreamAttemptDestination } from '@hook/core';
-import { releaseLease, type AttemptRecorder, type ClaimedDelivery, type DestinationHealth, type Orm } from '@hook/db';
+import { afterOrderedResult, releaseLease, type AttemptRecorder, type ClaimedDelivery, type DestinationHealth, type OrderedOutcome, type Orm } from '@hook/db';
+import type { QueuePublisher } from './queues/index.ts';
 import type { TransformPool } from '../transformations/pool.ts';
 import { prepareDelivery, preparationOf, transformedUrl, type PreparedDelivery, type TransformedRequest } from './prepare.ts';
 import type { DeliverySender, SendResult } from './sender.ts';
@@ -33,6 +34,8 @@ export type Transport = (outgoing: OutgoingDelivery) => Promise<SendResult | nul
 export interface AttemptContext {
   orm: Orm;
   sender: DeliverySender;
+  /** Publishes to queue destinations' brokers (absent: their attempts fail, saying so). */
+  queues?: QueuePublisher | undefined;
   recorder: AttemptRecorder;
   retryScheduleMs: readonly number[];
   /** Runs destinations' transformations off the event loop (absent: a destination with one fails its deliveries with transformation_failed). */
@@ -86,10 +89,24 @@ export function deliveryHeaders(delivery: Pick<ClaimedDelivery, 'id' | 'headers'
   };
 }
 
-/** The transport of URL destinations: a signed POST (to the URL a transformation may have extended). */
-export function urlTransport(sender: DeliverySender): Transport {
-  return ({ delivery, headers, body, request }) =>
-    sender.send(request === null ? delivery.destinationUrl! : transformedUrl(delivery.destinationUrl!, request), headers, body);
+/**
+ * The transport of the destinations the workers deliver to: a signed POST to a URL (the
+ * one a transformation may have extended), signed in and over TLS as the destination
+ * says; or, to a queue destination, a message to its broker (queues/index.ts).
+ */
+export function destinationTransport(context: Pick<AttemptContext, 'sender' | 'queues'>): Transport {
+  const { sender, queues } = context;
+  return async ({ delivery, headers, body, request }) => {
+    if (delivery.destinationType === 'url') {
+      const url = request === null ? delivery.destinationUrl! : transformedUrl(delivery.destinationUrl!, request);
+      return sender.send(url, headers, body, { destinationId: delivery.destinationId, auth: delivery.auth, tls: delivery.tls });
+    }
+    if (!queues || delivery.destinationTarget === null) {
+      return { status: null, ok: false, body: null, error: `this relay process cannot publish to ${delivery.destinationType} destinations`, retryAfterMs: null, durationMs: 0 };
+    }
+    const auth = delivery.auth?.type === 'basic' ? delivery.auth : null;
+    return queues.publish({ url: delivery.destinationUrl!, target: delivery.destinationTarget, auth, tls: delivery.tls }, { body, headers });
+  };
 }
 
 const UNTOUCHED: PreparedDelivery = { kind: 'send', request: null };
@@ -105,7 +122,7 @@ export const DEFERRED_DELIVERY_DELAY_MS = 5_000;
 export function attemptDelivery(
   context: AttemptContext,
   delivery: ClaimedDelivery,
-  transport: Transport = urlTransport(context.sender),
+  transport: Transport = destinationTransport(context),
   onAnswered?: () => void,
   onThreadWait?: (waiting: boolean) => void,
 ): Promise<AttemptOutcome> {
@@ -141,7 +158,8 @@ async function makeAttempt(
   }
   if (prepared.kind === 'filtered') {
     const next: NextState = { status: 'filtered', autoAttempts: delivery.autoAttempts, nextAttemptAtMs: null };
-    await record(context, delivery, { attempt: null, next, health: null, ...(prepared.newType ? { newType: prepared.newType } : {}) });
+    const recorded = await record(context, delivery, { attempt: null, next, health: null, ...(prepared.newType ? { newType: prepared.newType } : {}) });
+    if (recorded.held) await moveKeyOn(context, delivery, next);
     context.onDeliveryFiltered?.(now() - startedAt.getTime());
     return { result: null, next };
   }
@@ -163,7 +181,7 @@ async function makeAttempt(
     }
     onAnswered?.();
     result = answer;
-    const ok = result.status !== null && result.status >= 200 && result.status < 300;
+    const ok = succeeded(result);
     health = ok ? 'ok' : 'failed';
     next = stateAfterAttempt(
       { status: delivery.status, autoAttempts: delivery.autoAttempts },
@@ -181,8 +199,31 @@ async function makeAttempt(
     next,
     health,
   });
-  if (recorded.held) announce(context, delivery, { id: attemptId, startedAt, result, next, eventStatus: recorded.eventStatus! });
+  if (recorded.held) {
+    await moveKeyOn(context, delivery, next);
+    announce(context, delivery, { id: attemptId, startedAt, result, next, eventStatus: recorded.eventStatus! });
+  }
   return { result, next, recorded: { held: recorded.held, eventStatus: recorded.eventStatus } };
+}
+
+/** Whether an answer is a success: a 2xx, or a broker's acknowledgement. */
+function succeeded(result: SendResult): boolean {
+  return result.ok ?? (result.status !== null && result.status >= 200 && result.status < 300);
+}
+
+/**
+ * An ordered destination's key after one of its deliveries moved on (ordering.ts):
+ * delivered or filtered, the next of its key goes; given up by its automatic attempts,
+ * it holds the key (on_give_up block) or the next goes (skip). A replay that failed again
+ * changes nothing: a key it held stays held.
+ */
+async function moveKeyOn(context: AttemptContext, delivery: ClaimedDelivery, next: NextState): Promise<void> {
+  if (delivery.orderingKey === null) return;
+  const gaveUp = next.status === 'failed' && delivery.trigger !== 'replay';
+  const outcome: OrderedOutcome = next.status === 'delivered' || next.status === 'filtered' ? 'done'
+    : gaveUp ? (delivery.onGiveUp === 'block' ? 'blocked' : 'done')
+    : 'open';
+  await afterOrderedResult(context.orm, { id: delivery.id, destinationId: delivery.destinationId, accountId: delivery.accountId, orderingKey: delivery.orderingKey }, outcome);
 }
 
 /** Tells the live stream (and metrics) about an attempt that moved its delivery on. */
@@ -192,7 +233,7 @@ function announce(context: AttemptContext, delivery: ClaimedDelivery, made: { id
     endpointId: delivery.endpointId,
     eventId: delivery.id,
     destinationId: delivery.destinationId,
-    destination: delivery.destinationType === 'url' ? { id: delivery.destinationId, type: 'url', url: delivery.destinationUrl! } : { id: delivery.destinationId, type: 'cli' },
+    destination: delivery.destinationType === 'cli' ? { id: delivery.destinationId, type: 'cli' } : { id: delivery.destinationId, type: delivery.destinationType, url: delivery.destinationUrl! },
     deliveryStatus: made.next.status,
     eventStatus: made.eventStatus,
     attempt: {
@@ -260,7 +301,7 @@ const NO_LEASE = 'late';
  */
 export async function recordLateAnswer(context: AttemptContext, current: ClaimedDelivery, answer: SendResult, attempt: number, startedAt: Date): Promise<AttemptOutcome> {
   const now = context.now ?? Date.now;
-  const ok = answer.status !== null && answer.status >= 200 && answer.status < 300;
+  const ok = succeeded(answer);
   const open = current.status === 'pending' || current.status === 'retrying' || current.trigger === 'replay';
   const decides = !current.leaseId && current.attemptCount === attempt - 1 && open;
   const next: NextState = decides

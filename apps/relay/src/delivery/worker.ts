@@ -1,6 +1,6 @@
 import { randomToken } from '@hook/core';
 import { claimDue, listenForDueEvents, refreshQueueStatistics, releaseLease, type ClaimedDelivery, type DueListener, type Orm } from '@hook/db';
-import { attemptDelivery, urlTransport, type AttemptContext, type Transport } from './attempt.ts';
+import { attemptDelivery, destinationTransport, type AttemptContext, type Transport } from './attempt.ts';
 import { Claimer, type ReservedSlot } from './claimer.ts';
 
 export interface DeliveryWorkerOptions {
@@ -69,7 +69,7 @@ export class DeliveryWorker {
   constructor(options: DeliveryWorkerOptions) {
     this.#options = options;
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
-    this.#transport = urlTransport(options.context.sender);
+    this.#transport = destinationTransport(options.context);
     const perDestinationLimit = options.perDestinationLimit ?? Math.max(1, Math.ceil(options.concurrency / 2));
     const onError = (error: unknown): void => this.#options.onError?.(error);
     this.#claimer = new Claimer({

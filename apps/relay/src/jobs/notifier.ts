@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { drainNotificationOutbox, type Orm } from '@hook/db';
+import { startPeriodic } from './periodic.ts';
 
 /** How often the notification outbox is looked at: every 500 ms (an empty look is one index probe). */
 export const NOTIFIER_INTERVAL_MS = 500;
@@ -23,25 +24,9 @@ export interface NotifierOptions {
  * pass in progress.
  */
 export function startNotifier({ orm, intervalMs = NOTIFIER_INTERVAL_MS, onError }: NotifierOptions): () => Promise<void> {
-  let stopped = false;
-  let running: Promise<void> | undefined;
-  const drain = async (): Promise<void> => {
-    while (!stopped && (await drainNotificationOutbox(orm, NOTIFIER_BATCH_SIZE)) === NOTIFIER_BATCH_SIZE);
-  };
-  const pass = (): void => {
-    if (running) return; // a slow pass is not queued behind by more passes
-    running = drain().catch((error: unknown) => onError?.(error)).finally(() => {
-      running = undefined;
-    });
-  };
-  pass();
-  const timer = setInterval(pass, intervalMs);
-  timer.unref();
-  return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await running;
-  };
+  return startPeriodic(async (stopped) => {
+    while (!stopped() && (await drainNotificationOutbox(orm, NOTIFIER_BATCH_SIZE)) === NOTIFIER_BATCH_SIZE);
+  }, intervalMs, onError);
 }
 
 /** Runs the notifier while `app` is up: from onReady until close. */

@@ -1,4 +1,5 @@
 import { removeExpiredPlaygrounds, type Orm } from '@hook/db';
+import { startPeriodic } from './periodic.ts';
 
 /** How often expired playground accounts are looked for: every 10 minutes. */
 export const PLAYGROUND_EXPIRY_INTERVAL_MS = 10 * 60 * 1000;
@@ -15,15 +16,5 @@ export interface PlaygroundExpiryOptions {
  * run it). Returns the function that stops it, waiting for a pass in progress.
  */
 export function startPlaygroundExpiry({ orm, intervalMs = PLAYGROUND_EXPIRY_INTERVAL_MS, onError }: PlaygroundExpiryOptions): () => Promise<void> {
-  let running: Promise<void> = Promise.resolve();
-  const pass = (): void => {
-    running = running.then(() => removeExpiredPlaygrounds(orm)).then(() => undefined, (error: unknown) => onError?.(error));
-  };
-  pass();
-  const timer = setInterval(pass, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  return startPeriodic(() => removeExpiredPlaygrounds(orm), intervalMs, onError);
 }

@@ -392,7 +392,9 @@ export const DestinationUpdateSchema = Type.Object(
 );
 
 export const SecretSchema = Type.Object({
-  secret: Type.String({ description: 'Current signing secret, whsec_…' }),
+  secret: Type.String({ description: 'Current signing secret: whsec_… (v1), or the whsk_… private key (v1a)' }),
   previous_secret: Type.Union([Type.String(), Type.Null()], { description: 'The secret rotated out, still signing until previous_secret_expires_at' }),
   previous_secret_expires_at: Type.Union([Timestamp, Type.Null()]),
+  public_key: Type.Union([Type.String(), Type.Null()], { description: 'v1a: the whpk_… public key receivers verify with (they need nothing else); null for v1' }),
+  previous_public_key: Type.Union([Type.String(), Type.Null()], { description: 'v1a: the public key of the previous secret, while it still signs' }),
 });

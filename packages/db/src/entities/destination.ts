@@ -50,6 +50,8 @@ export const Destination = defineEntity({
     credentials: p.text().nullable(),
     /** v1 (HMAC, whsec_ secrets) or v1a (ed25519, whsk_ keys). */
     signatureScheme: p.string().$type<SignatureScheme>().default('v1'),
+    /** v1a: the whpk_ public key of `secret`; null for v1. */
+    publicKey: p.string().nullable(),
     /** Ordered delivery (docs/delivery.md#ordered-delivery); null: unordered. */
     ordering: p.json<OrderingSettings>().nullable(),
     /** Seconds each event waits before its first attempt; null: none. */

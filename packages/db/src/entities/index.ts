@@ -12,7 +12,7 @@ export { Account, type AccountEntity } from './account.ts';
 export { ApiKey, type ApiKeyEntity } from './api-key.ts';
 export { Endpoint, type EndpointEntity } from './endpoint.ts';
 export { Event, type EventEntity } from './event.ts';
-export { Destination, type DestinationEntity } from './destination.ts';
+export { Destination, type DestinationEntity, type StoredAuth, type StoredTls } from './destination.ts';
 export { Delivery, type DeliveryEntity } from './delivery.ts';
 export { Attempt, type AttemptEntity } from './attempt.ts';
 export { PlanChange, type PlanChangeEntity } from './plan-change.ts';

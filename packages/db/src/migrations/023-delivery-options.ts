@@ -7,7 +7,8 @@ import { Migration } from '@mikro-orm/migrations';
  * - `destination.auth` and `destination.tls`: how it signs in and the client certificate it
  *   presents, as shown; their secret parts (password, token, header values, client secret,
  *   client key) are in `destination.credentials`, sealed like signing secrets.
- * - `destination.signature_scheme`: `v1` (HMAC, whsec_ secrets) or `v1a` (ed25519, whsk_).
+ * - `destination.signature_scheme`: `v1` (HMAC, whsec_ secrets) or `v1a` (ed25519, whsk_),
+ *   and `public_key`, the whpk_ key receivers verify v1a with (shown without opening the secret).
  * - `destination.ordering` and `delivery.ordering_key`: an ordered destination's settings
  *   and each of its deliveries' key, read from the event when it was stored; the index
  *   finds each key's oldest open delivery (claim-due.ts). `ordering_block`: the keys held
@@ -17,29 +18,37 @@ import { Migration } from '@mikro-orm/migrations';
  * Nullable columns (and one with a constant default) rewrite nothing; the index is on the
  * open deliveries only (delivery_open), built before any destination is ordered.
  */
+/**
+ * The columns and table the statements of this release read (all but the index, which
+ * needs 021's delivery_open). Idempotent, so that a test of an older migration whose
+ * ingest is this release's statement can give the older schema them ahead
+ * (online-upgrade.test.ts); here they are simply added.
+ */
+export const DELIVERY_OPTIONS_COLUMNS = `
+  alter table destination
+    add column if not exists target jsonb,
+    add column if not exists auth jsonb,
+    add column if not exists tls jsonb,
+    add column if not exists credentials text,
+    add column if not exists signature_scheme text not null default 'v1',
+    add column if not exists public_key text,
+    add column if not exists ordering jsonb,
+    add column if not exists delay_seconds integer;
+  alter table delivery add column if not exists ordering_key text;
+  create table if not exists ordering_block (
+    destination_id text not null,
+    ordering_key text not null,
+    account_id text not null,
+    event_id text not null,
+    blocked_at timestamptz not null default now(),
+    primary key (destination_id, ordering_key)
+  );`;
+
 export class DeliveryOptions extends Migration {
   override name = '023-delivery-options';
 
   override up(): void {
-    this.addSql(`
-      alter table destination
-        add column target jsonb,
-        add column auth jsonb,
-        add column tls jsonb,
-        add column credentials text,
-        add column signature_scheme text not null default 'v1',
-        add column ordering jsonb,
-        add column delay_seconds integer;`);
-    this.addSql('alter table delivery add column ordering_key text;');
-    this.addSql(`create index delivery_ordered_idx on delivery_open (destination_id, ordering_key, event_id) where ordering_key is not null;`);
-    this.addSql(`
-      create table ordering_block (
-        destination_id text not null,
-        ordering_key text not null,
-        account_id text not null,
-        event_id text not null,
-        blocked_at timestamptz not null default now(),
-        primary key (destination_id, ordering_key)
-      );`);
+    this.addSql(DELIVERY_OPTIONS_COLUMNS);
+    this.addSql('create index if not exists delivery_ordered_idx on delivery_open (destination_id, ordering_key, event_id) where ordering_key is not null;');
   }
 }

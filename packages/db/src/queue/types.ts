@@ -1,4 +1,4 @@
-import type { AttemptTrigger, DestinationType, EndpointFilter, EventStatus, VerificationResult } from '@hook/core';
+import type { AttemptTrigger, DestinationAuth, DestinationTls, DestinationType, EndpointFilter, EventStatus, OrderingOnGiveUp, QueueTarget, VerificationResult } from '@hook/core';
 
 /** The channel that tells idle workers a URL delivery may be due. */
 export const DUE_CHANNEL = 'hook_events_due';
@@ -23,6 +23,8 @@ export interface ReceivedEvent {
   handshake?: string | null;
   /** The key it is stored under when its endpoint drops duplicates (docs/sources.md, Duplicates); null (or absent) otherwise. */
   dedupeKey?: string | null;
+  /** Its ordering key for each ordered destination of its endpoint, by destination id (docs/delivery.md#ordered-delivery); null (or absent): none is ordered, as far as ingest knew. */
+  orderingKeys?: Readonly<Record<string, string>> | null;
   /** The W3C traceparent of the ingest span that stored it, when the relay traces (docs/deployment.md#tracing): its delivery attempts are child spans of it. */
   traceParent?: string | null;
 }
@@ -32,7 +34,21 @@ export interface ReceivedEvent {
  * the lease that fences it. The same shape whatever claimed it: a worker (URL
  * destinations), ingest's shortcut, a replay, or a `hook listen` session (`cli`).
  */
-export interface ClaimedDelivery extends ReceivedEvent {
+/** What a delivery's destination is set to beyond its URL (docs/delivery.md): read with every claim, so a change applies to the next attempt. */
+export interface DeliveryOptions {
+  /** A queue destination's target on its broker (its URL is destinationUrl); null for url and cli. */
+  destinationTarget: QueueTarget | null;
+  /** How it signs in to the receiver (secrets opened); null: it does not. */
+  auth: DestinationAuth | null;
+  /** Its client certificate and CA; null: none. */
+  tls: DestinationTls | null;
+  /** The delivery's ordering key when its destination is ordered (ordering.ts); null: unordered. */
+  orderingKey: string | null;
+  /** What its ordered destination does when an event gives up; null: unordered. */
+  onGiveUp: OrderingOnGiveUp | null;
+}
+
+export interface ClaimedDelivery extends ReceivedEvent, DeliveryOptions {
   destinationId: string;
   destinationType: DestinationType;
   /** The URL of a URL destination; null for `cli`. */

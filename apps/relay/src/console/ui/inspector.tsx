@@ -102,7 +102,7 @@ function AttemptRow({ attempt }: { attempt: Attempt }) {
 function destinationLabel(delivery: Delivery): string {
   const destination = delivery.destination;
   if (!destination) return 'a deleted destination';
-  const target = destination.type === 'url' ? destination.url : 'hook listen';
+  const target = destination.type === 'cli' ? 'hook listen' : destination.type === 'url' ? destination.url : `${destination.type} ${destination.url}`;
   return delivery.destination_deleted_at ? `${target} (deleted)` : target;
 }
 

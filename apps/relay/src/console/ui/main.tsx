@@ -162,7 +162,7 @@ function EndpointsPage() {
               {endpoint.destinations?.map((destination) => (
                 <li key={destination.id} class="destination-row">
                   <StatusBadge status={destination.status} />{' '}
-                  <span class="mono">{destination.destination.type === 'url' ? destination.destination.url : 'hook listen'}</span>{' '}
+                  <span class="mono">{destination.destination.type === 'cli' ? 'hook listen' : destination.destination.type === 'url' ? destination.destination.url : `${destination.destination.type} ${destination.destination.url}`}</span>{' '}
                   <span class="quiet health">{destination.health && destination.health.consecutive_failures > 0
                     ? `${destination.health.consecutive_failures} failures in a row since ${new Date(destination.health.failing_since!).toLocaleString()}`
                     : 'healthy'}{destination.disabled_reason ? ` (disabled: ${destination.disabled_reason})` : ''}</span>

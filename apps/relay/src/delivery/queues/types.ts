@@ -6,7 +6,6 @@
  * type's driver.
  */
 import type { DestinationAuth, DestinationTls, QueueTarget } from '@hook/core';
-import type { SendResult } from '../sender.ts';
 
 /** Where one message goes: the broker (its URL and sign-in) and the target on it. */
 export interface QueueDestination {

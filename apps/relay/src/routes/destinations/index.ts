@@ -2,11 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LockMode } from '@mikro-orm/core';
-import { DESTINATION_LIMIT_REACHED, DESTINATION_NOT_FOUND, HookError, LAST_DESTINATION } from '@hook/core';
-import { Destination, Endpoint } from '@hook/db';
+import { DESTINATION_LIMIT_REACHED, DESTINATION_NOT_FOUND, HookError, KEY_NOT_BLOCKED, LAST_DESTINATION } from '@hook/core';
+import { blockedKeys, Destination, Endpoint, releaseOrdering, unblockKey } from '@hook/db';
 import {
-  DestinationCreateSchema, DestinationListSchema, DestinationSchema, DestinationUpdateSchema, errorResponses, IdParams, SecretSchema,
+  BlockedKeyListSchema, DestinationCreateSchema, DestinationListSchema, DestinationSchema, DestinationUpdateSchema, errorResponses, IdParams, SecretSchema, UnblockSchema,
 } from '../../schemas.ts';
+import { applyDestinationOptions, type DestinationOptionsInput } from './options.ts';
 import { checkDestination, checkRules, presentSecret } from '../endpoints/checks.ts';
 import { findEndpoint, rotateSecret } from '../endpoints/index.ts';
 import { createDestination, destinationColumns } from '../endpoints/new-endpoint.ts';
@@ -55,22 +56,26 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
       response: { 201: DestinationSchema, ...errorResponses },
     },
   }, async (request, reply) => {
-    const { destination, transformation, filter, rate_per_second: ratePerSecond, max_in_flight: maxInFlight } = request.body;
+    const { destination, transformation, filter, rate_per_second: ratePerSecond, max_in_flight: maxInFlight, signature_scheme: signatureScheme } = request.body;
     await checkDestination(destination, options.allowPrivateDestinations);
     await checkRules(app, request.body);
+    const now = new Date();
     const created = await request.em.transactional(async (em) => {
       // The endpoint row is locked so concurrent additions take distinct positions and the cap holds.
       const endpoint = await em.findOne(Endpoint, { id: request.params.id, accountId: request.accountId, kind: 'user', deletedAt: null }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!endpoint) return null;
       const existing = await em.find(Destination, { endpointId: endpoint.id, deletedAt: null }, { orderBy: { position: 'desc' } });
       if (existing.length >= DESTINATIONS_PER_ENDPOINT_MAX) throw new HookError(DESTINATION_LIMIT_REACHED, [endpoint.id, existing.length]);
-      return createDestination(em, endpoint, (existing[0]?.position ?? -1) + 1, {
+      const row = createDestination(em, endpoint, (existing[0]?.position ?? -1) + 1, {
         destination,
         transformationCode: transformation?.code ?? null,
         filter: (filter ?? null) as Record<string, unknown> | null,
         ratePerSecond: ratePerSecond ?? null,
         maxInFlight: maxInFlight ?? null,
-      }, new Date());
+        ...(signatureScheme ? { signatureScheme } : {}),
+      }, now);
+      await applyDestinationOptions(em, row, optionsOf(request.body), now, options.allowPrivateDestinations);
+      return row;
     });
     if (!created) await findEndpoint(request, request.params.id); // answers endpoint_not_found
     // Ingest delivers an endpoint's only URL destination at once; with another, the queue does.
@@ -100,6 +105,7 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
     const now = new Date();
     const comesBack = (status === 'active' && row.status !== 'active') || (destination !== undefined && destinationColumns(destination).type !== row.type);
     if (destination !== undefined) Object.assign(row, destinationColumns(destination));
+    const change = await applyDestinationOptions(request.em, row, { ...optionsOf(request.body), signature_scheme: request.body.signature_scheme }, now, options.allowPrivateDestinations);
     if (status !== undefined && status !== row.status) {
       Object.assign(row, { status, disabledReason: status === 'disabled' ? 'user' : null });
       if (status === 'active') Object.assign(row, { consecutiveFailures: 0, failingSince: null });
@@ -113,8 +119,41 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
     if (status === 'active' && endpoint.status === 'disabled') Object.assign(endpoint, { status: 'active', updatedAt: now });
     await request.em.flush();
     options.targets.invalidate(endpoint.ingestId);
+    if (change.releaseOrdering) await releaseOrdering(app.orm, row.id, request.accountId);
+    if (change.freeBlockedKeys) for (const blocked of await blockedKeys(app.orm, row.id, 10_000)) await unblockKey(app.orm, row.id, blocked.key);
     if (comesBack) await options.listeners.makeDue(app.orm, request.accountId, [row.id]);
     return presentDestination(row);
+  });
+
+  api.get('/v1/destinations/:id/blocked-keys', {
+    schema: {
+      tags: ['destinations'],
+      summary: 'The keys of an ordered destination held by an event that gave up (on_give_up block), oldest first: each waits until its event is replayed and delivered, or the key is unblocked',
+      security,
+      params: DestinationParams,
+      response: { 200: BlockedKeyListSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    const { destination } = await findDestination(request, request.params.id);
+    const keys = await blockedKeys(app.orm, destination.id);
+    return { data: keys.map((key) => ({ key: key.key, event_id: key.eventId, blocked_at: key.blockedAt.toISOString(), waiting: key.waiting })) };
+  });
+
+  api.post('/v1/destinations/:id/unblock', {
+    schema: {
+      tags: ['destinations'],
+      summary: 'Free a blocked key of an ordered destination: the event that gave up stays failed (replay it any time) and the next event of the key is delivered',
+      security,
+      params: DestinationParams,
+      body: UnblockSchema,
+      response: { 200: DestinationSchema, ...errorResponses },
+    },
+  }, async (request) => {
+    const { destination } = await findDestination(request, request.params.id);
+    if (!(await unblockKey(app.orm, destination.id, request.body.key))) {
+      throw new HookError(KEY_NOT_BLOCKED, [JSON.stringify(request.body.key), destination.id]);
+    }
+    return presentDestination(destination);
   });
 
   api.delete('/v1/destinations/:id', {
@@ -152,4 +191,9 @@ export async function destinationRoutes(app: FastifyInstance, options: { targets
       response: { 200: SecretSchema, ...errorResponses },
     },
   }, async (request) => rotateSecret(request.em, (await findDestination(request, request.params.id)).destination));
+}
+
+/** The options of a create or update body (options.ts). */
+function optionsOf(body: DestinationOptionsInput): DestinationOptionsInput {
+  return { auth: body.auth, tls: body.tls, ordering: body.ordering, delay_seconds: body.delay_seconds };
 }

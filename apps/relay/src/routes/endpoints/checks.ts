@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
-import { HookError, validateFilter, VALIDATION_FAILED, type FieldError } from '@hook/core';
+import { HookError, signingPublicKey, validateFilter, VALIDATION_FAILED, type FieldError } from '@hook/core';
 import { openSigningSecret, type SecretBoxOwner } from '@hook/db';
-import { checkDestinationUrl } from '../../delivery/destinations.ts';
+import { checkDestinationTarget } from '../destinations/options.ts';
 import { TRANSFORMATION_CODE_MAX_BYTES, type Destination, type FilterInput, type TransformationInput } from '../../schemas.ts';
 import type { TransformRunner } from '../../transformations/types.ts';
 
-/** Refuses a URL destination that cannot be parsed, or at a private address (unless this relay allows them). */
+/** Refuses a destination whose fields are not its type's, or whose URL cannot be parsed or is at a private address (unless this relay allows them). */
 export async function checkDestination(destination: Static<typeof Destination> | undefined, allowPrivate: boolean): Promise<void> {
-  if (destination?.type === 'url') await checkDestinationUrl(destination.url!, 'body.destination.url', { allowPrivate });
+  await checkDestinationTarget(destination, allowPrivate);
 }
 
 /**
@@ -36,9 +36,13 @@ type SecretRow = { secret: string; previousSecret?: string | null; previousSecre
 /** The secrets that sign deliveries now, decrypted: the rotated-out one only until its grace period ends. */
 export function presentSecret(em: SecretBoxOwner, destination: SecretRow, now: Date) {
   const previousLive = Boolean(destination.previousSecret && destination.previousSecretExpiresAt && destination.previousSecretExpiresAt > now);
+  const secret = openSigningSecret(em, destination.secret);
+  const previous = previousLive ? openSigningSecret(em, destination.previousSecret!) : null;
   return {
-    secret: openSigningSecret(em, destination.secret),
-    previous_secret: previousLive ? openSigningSecret(em, destination.previousSecret!) : null,
+    secret,
+    previous_secret: previous,
     previous_secret_expires_at: previousLive ? destination.previousSecretExpiresAt!.toISOString() : null,
+    public_key: signingPublicKey(secret),
+    previous_public_key: previous === null ? null : signingPublicKey(previous),
   };
 }

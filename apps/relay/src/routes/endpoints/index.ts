@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ENDPOINT_NOT_FOUND, generateSigningSecret, HookError, normaliseDedupe, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS } from '@hook/core';
+import { ENDPOINT_NOT_FOUND, HookError, normaliseDedupe, PLAN_LIMIT_REACHED, PLAN_LIMITS, SECRET_ROTATION_GRACE_MS } from '@hook/core';
 import { Account, Endpoint, sealSigningSecret, type DestinationEntity } from '@hook/db';
 import {
   EndpointCreateSchema, EndpointSchema, EndpointUpdateSchema, errorResponses, IdParams, Page, PageQuery, SecretSchema,
@@ -13,6 +13,7 @@ import type { IngestTargetCache } from '../ingest/target-cache.ts';
 import type { ListenerRegistry } from '../../stream/listeners.ts';
 import { checkDestination, checkRules, presentSecret } from './checks.ts';
 import { createEndpoint, destinationColumns } from './new-endpoint.ts';
+import { newSigningSecret } from '../destinations/options.ts';
 import { destinationsOf, presentEndpoint, publicBaseUrl } from './present.ts';
 import { verificationColumns } from './verification.ts';
 import { responseColumn } from './response.ts';
@@ -189,7 +190,10 @@ export async function rotateSecret(em: EntityManager, destination: DestinationEn
   const now = new Date();
   destination.previousSecret = destination.secret; // stays sealed as it was
   destination.previousSecretExpiresAt = new Date(now.getTime() + SECRET_ROTATION_GRACE_MS);
-  destination.secret = sealSigningSecret(em, generateSigningSecret());
+  // A new secret of the destination's scheme: a v1a destination gets a new key pair.
+  const fresh = newSigningSecret(destination.signatureScheme);
+  destination.secret = sealSigningSecret(em, fresh.secret);
+  destination.publicKey = fresh.publicKey;
   destination.updatedAt = now;
   await em.flush();
   return presentSecret(em, destination, now);

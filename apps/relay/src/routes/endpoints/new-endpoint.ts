@@ -1,13 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { generateSigningSecret, newId, newIngestId, type DestinationType, type VerificationSettings, type EndpointResponse, type HandshakeSettings, type DedupeSettings } from '@hook/core';
+import { newId, newIngestId, type VerificationSettings, type EndpointResponse, type HandshakeSettings, type DedupeSettings, type SignatureScheme } from '@hook/core';
 import { Destination, Endpoint, sealSigningSecret, type DestinationEntity, type EndpointEntity } from '@hook/db';
+import { destinationColumns, newSigningSecret, type DestinationInput } from '../destinations/options.ts';
 
-/** Where events go, as the API takes it. */
-export type DestinationInput = { type: 'url'; url?: string } | { type: 'cli'; url?: string } | { type: string; url?: string };
-
-export function destinationColumns(destination: DestinationInput): { type: DestinationType; url: string | null } {
-  return destination.type === 'url' ? { type: 'url', url: destination.url! } : { type: 'cli', url: null };
-}
+export { destinationColumns, type DestinationInput };
 
 /** What a new destination can be given. */
 export interface NewDestinationFields {
@@ -16,6 +12,8 @@ export interface NewDestinationFields {
   filter?: Record<string, unknown> | null;
   ratePerSecond?: number | null;
   maxInFlight?: number | null;
+  /** v1 (the default) or v1a: the kind of secret it is made with. */
+  signatureScheme?: SignatureScheme;
 }
 
 /**
@@ -24,13 +22,21 @@ export interface NewDestinationFields {
  * the endpoint's ULID under `dst_`, as migrated ones do.
  */
 export function createDestination(em: EntityManager, endpoint: Pick<EndpointEntity, 'id' | 'accountId'>, position: number, fields: NewDestinationFields, now: Date): DestinationEntity {
+  const signing = newSigningSecret(fields.signatureScheme ?? 'v1');
   return em.create(Destination, {
     id: position === 0 ? `dst_${endpoint.id.slice('ep_'.length)}` : newId('destination'),
     accountId: endpoint.accountId,
     endpointId: endpoint.id,
     position,
     ...destinationColumns(fields.destination),
-    secret: sealSigningSecret(em, generateSigningSecret()),
+    secret: sealSigningSecret(em, signing.secret),
+    signatureScheme: fields.signatureScheme ?? 'v1',
+    publicKey: signing.publicKey,
+    auth: null,
+    tls: null,
+    credentials: null,
+    ordering: null,
+    delaySeconds: null,
     previousSecret: null,
     previousSecretExpiresAt: null,
     status: 'active',

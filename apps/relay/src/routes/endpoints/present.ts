@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Destination, type DestinationEntity, type EndpointEntity } from '@hook/db';
 import { presentVerification } from './verification.ts';
 import { presentHandshake } from './handshake.ts';
+import { presentDestinationOptions, presentDestinationTarget } from '../destinations/options.ts';
 
 /**
  * The base URL clients reach the relay at: HOOK_PUBLIC_URL when set, else what this
@@ -31,9 +32,7 @@ export async function destinationsOf(em: EntityManager, endpointIds: readonly st
   return byEndpoint;
 }
 
-export function presentDestinationTarget(destination: Pick<DestinationEntity, 'type' | 'url'>) {
-  return destination.type === 'url' ? { type: 'url' as const, url: destination.url! } : { type: 'cli' as const };
-}
+export { presentDestinationTarget };
 
 export function presentDestination(destination: DestinationEntity) {
   return {
@@ -47,6 +46,7 @@ export function presentDestination(destination: DestinationEntity) {
     filter: destination.filter ?? null,
     rate_per_second: destination.ratePerSecond ?? null,
     max_in_flight: destination.maxInFlight ?? null,
+    ...presentDestinationOptions(destination),
     health: { consecutive_failures: destination.consecutiveFailures, failing_since: destination.failingSince?.toISOString() ?? null },
     created_at: destination.createdAt.toISOString(),
     updated_at: destination.updatedAt.toISOString(),

@@ -155,6 +155,9 @@ export class IngestReceiver {
     // An unverified request (mode flag) takes no part in dedupe: a forged one must not claim a genuine delivery's key.
     const dedupeKey = target.dedupe && (verification === null || verification.verified) ? dedupeKeyOf(target.dedupe, headers, json) : null;
     const id = newId('event', receivedAt.getTime());
+    // Each ordered destination's key for this event: read as a dedupe key is; none found is the key "".
+    const orderingKeys = target.ordered.length === 0 ? null
+      : Object.fromEntries(target.ordered.map(({ destinationId, key }) => [destinationId, key === null ? '' : (dedupeKeyOf(key, headers, json) ?? '')]));
     // Every delivery is due now (a paused destination's wait until it resumes, then go in
     // arrival order; `cli` ones go to the next listener's claim). For an endpoint with one
     // destination, this process's worker (URL) or a listen session here (`cli`), if it has
@@ -177,6 +180,7 @@ export class IngestReceiver {
       lease: slot?.lease ?? null,
       verification,
       dedupeKey,
+      orderingKeys,
       traceParent: request.span?.receivedAs(id) ?? null,
     } satisfies NewEvent;
     const write = writer.write(event);

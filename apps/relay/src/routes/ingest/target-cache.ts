@@ -1,4 +1,4 @@
-import { createHandshakeResponder, createVerifier, servableResponseHeaders, type DedupeSettings, type EndpointResponse, type HandshakeProvider, type HandshakeResponder, type VerificationMode, type Verifier } from '@hook/core';
+import { createHandshakeResponder, createVerifier, servableResponseHeaders, type DedupeSettings, type EndpointResponse, type DestinationType, type HandshakeProvider, type HandshakeResponder, type VerificationMode, type Verifier } from '@hook/core';
 import { Destination, Endpoint, openSigningSecret, type Orm } from '@hook/db';
 
 /** What ingest needs to know about the endpoint behind an ingest id. */
@@ -12,7 +12,7 @@ export interface IngestTarget {
    * process's worker (worker.ts LocalDelivery) or one of its listen sessions
    * (stream/listeners.ts), and deliver it at once.
    */
-  soleDestination: { id: string; type: 'url' | 'cli' } | null;
+  soleDestination: { id: string; type: DestinationType } | null;
   /**
    * The endpoint's signature check, made once per load (secret opened, key imported) so a
    * request costs one HMAC; null when the endpoint verifies nothing.
@@ -24,6 +24,8 @@ export interface IngestTarget {
   handshake: { provider: HandshakeProvider; respond: HandshakeResponder } | null;
   /** Where a request's dedupe key is; null when every request is stored. */
   dedupe: DedupeSettings | null;
+  /** The endpoint's ordered destinations and where each reads an event's ordering key (null: one key for all), so ingest stores each delivery with its key. */
+  ordered: { destinationId: string; key: DedupeSettings | null }[];
 }
 
 export interface IngestTargetCacheOptions {
@@ -87,10 +89,13 @@ export class IngestTargetCache {
       { fields: ['id', 'accountId', 'status', 'verification', 'verificationSecret', 'response', 'handshake', 'handshakeSecret', 'dedupe'] },
     );
     const destinations = endpoint
-      ? await em.find(Destination, { endpointId: endpoint.id, accountId: endpoint.accountId, deletedAt: null }, { fields: ['id', 'type', 'status', 'ratePerSecond', 'maxInFlight'], limit: 2 })
+      ? await em.find(Destination, { endpointId: endpoint.id, accountId: endpoint.accountId, deletedAt: null }, { fields: ['id', 'type', 'status', 'ratePerSecond', 'maxInFlight', 'ordering', 'delaySeconds'] })
       : [];
     const only = destinations.length === 1 ? destinations[0]! : undefined;
-    const sole = only && only.status === 'active' && (only.type === 'cli' || (only.ratePerSecond === null && only.maxInFlight === null)) ? { id: only.id, type: only.type } : null;
+    // Ordered and delayed deliveries wait for their turn or time; queue destinations are claimed by the workers.
+    const sole = only && only.status === 'active' && only.ordering === null && only.delaySeconds === null
+      && (only.type === 'cli' || (only.type === 'url' && only.ratePerSecond === null && only.maxInFlight === null)) ? { id: only.id, type: only.type } : null;
+    const ordered = destinations.flatMap((destination) => (destination.ordering ? [{ destinationId: destination.id, key: destination.ordering.key }] : []));
     const settings = endpoint?.verification;
     const verification = settings && endpoint.verificationSecret
       ? { mode: settings.mode, verify: createVerifier(settings, openSigningSecret(this.#orm, endpoint.verificationSecret)) }
@@ -100,7 +105,7 @@ export class IngestTargetCache {
       : null;
     // A response stored before the header allow list keeps only what may be served now.
     const response = endpoint?.response ? { ...endpoint.response, headers: servableResponseHeaders(endpoint.response.headers) } : null;
-    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification, response, handshake, dedupe: endpoint.dedupe ?? null } : null;
+    const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification, response, handshake, dedupe: endpoint.dedupe ?? null, ordered } : null;
     // Unknown ids are not cached: an attacker's random ids must not evict real ones.
     if (target) {
       this.#entries.delete(ingestId);

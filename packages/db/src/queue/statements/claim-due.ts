@@ -1,5 +1,5 @@
 /**
- * The workers' claim: due deliveries to URL destinations.
+ * The workers' claim: due deliveries to URL and queue destinations (all but `cli`).
  *
  * One statement: for each open URL destination (DESTINATION_OPEN) with spare
  * in-flight capacity, its oldest due deliveries (an index probe each, so a slow
@@ -39,6 +39,18 @@ export interface ClaimOptions {
   perDestinationLimit: number;
 }
 
+/**
+ * An ordered destination's delivery (one with a key, ordering.ts) is taken only in its
+ * turn: no older delivery of its key is open, and no other event holds the key (gave up
+ * on a destination that blocks). Two index probes, for keyed deliveries only.
+ */
+const ORDERED_TURN = `
+          and (l.ordering_key is null or (
+            not exists (select 1 from delivery o where o.destination_id = l.destination_id and o.ordering_key = l.ordering_key
+                          and o.event_id < l.event_id and ${DELIVERY_OPEN.replaceAll('l.', 'o.')})
+            and not exists (select 1 from ordering_block k where k.destination_id = l.destination_id and k.ordering_key = l.ordering_key
+                              and k.event_id <> l.event_id)))`;
+
 /** The statement ($1 limit, $2 lease ms, $3 per-destination share, $4 lease token), exported for the test that checks its plan. */
 export const CLAIM_DUE: NamedStatement = {
   movesDeliveries: true,
@@ -48,7 +60,7 @@ export const CLAIM_DUE: NamedStatement = {
       -- destinations with a rate: what is left of the current window (locked, see above)
       select d.id, d.rate_per_second - case when d.rate_window_start > now() - interval '1 second' then d.rate_window_count else 0 end as left_now
       from destination d
-      where d.rate_per_second is not null and d.status = 'active' and d.type = 'url' and d.deleted_at is null
+      where d.rate_per_second is not null and d.status = 'active' and d.type <> 'cli' and d.deleted_at is null
       for update of d skip locked
     ),
     open_destinations as materialized (
@@ -61,7 +73,7 @@ export const CLAIM_DUE: NamedStatement = {
       from destination d
       join endpoint p on p.id = d.endpoint_id
       cross join lateral (select least($3::int, coalesce(d.max_in_flight, $3::int)) as capacity) c
-      where d.type = 'url' and ${DESTINATION_OPEN}
+      where d.type <> 'cli' and ${DESTINATION_OPEN}
     ),
     candidates as (
       -- each destination's oldest due deliveries, up to its spare capacity (an ORDER BY …
@@ -73,7 +85,7 @@ export const CLAIM_DUE: NamedStatement = {
         select l.event_id, l.destination_id, l.next_attempt_at
         from delivery l
         where l.destination_id = o.id and l.next_attempt_at <= now() and ${DELIVERY_OPEN}
-          and (l.lease_id is null or l.locked_until < now())
+          and (l.lease_id is null or l.locked_until < now())${ORDERED_TURN}
         order by l.destination_id, l.next_attempt_at, l.event_id
         limit greatest(o.spare, 0)
       ) x

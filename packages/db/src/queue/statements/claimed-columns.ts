@@ -4,10 +4,12 @@
  * null columns cost next to nothing for destinations without them, and a claim never
  * runs stale code.
  */
-import type { AttemptTrigger, DestinationType, EndpointFilter, EventStatus } from '@hook/core';
+import type { AttemptTrigger, DestinationType, EndpointFilter, EventStatus, OrderingSettings, QueueTarget } from '@hook/core';
+import { destinationAuthOf, destinationTlsOf, openCredentials } from '../../destination-credentials.ts';
+import type { StoredAuth, StoredTls } from '../../entities/destination.ts';
 import type { Orm } from '../../orm.ts';
 import { openSigningSecrets } from '../../signing-secrets.ts';
-import type { ClaimedDelivery } from '../types.ts';
+import type { ClaimedDelivery, DeliveryOptions } from '../types.ts';
 
 /**
  * Whether destination `d` (of endpoint `p`) takes deliveries now: it and its endpoint
@@ -30,6 +32,7 @@ export const CLAIMED_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.en
   l.next_trigger, l.lease_id, l.retention_class, d.type as destination_type, d.url as destination_url, d.secret,
   case when d.previous_secret_expires_at > now() then d.previous_secret end as previous_secret,
   d.transformation_code, d.filter, p.name as endpoint_name,
+  d.target as destination_target, d.auth, d.tls, d.credentials, d.ordering, l.ordering_key,
   e.headers, e.body, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, e.delivery_count,
   e.trace_parent`;
 
@@ -80,6 +83,12 @@ export interface ClaimedRow {
   received_at: string | Date;
   delivery_count: number;
   trace_parent: string | null;
+  destination_target: QueueTarget | null;
+  auth: StoredAuth | null;
+  tls: StoredTls | null;
+  credentials: string | null;
+  ordering: OrderingSettings | null;
+  ordering_key: string | null;
 }
 
 /** A claimed row as a delivery. An automatic attempt for a `cli` destination is a `listen` attempt. */
@@ -114,6 +123,7 @@ export function toClaimed(orm: Orm, row: ClaimedRow): ClaimedDelivery {
     deliveryCount: row.delivery_count,
     retentionClass: row.retention_class,
     traceParent: row.trace_parent,
+    ...destinationOptionsOf(orm, row),
   };
 }
 
@@ -121,4 +131,19 @@ export function toClaimed(orm: Orm, row: ClaimedRow): ClaimedDelivery {
 export function oldestFirst(orm: Orm, rows: ClaimedRow[]): ClaimedDelivery[] {
   rows.sort((a, b) => (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : a.destination_id < b.destination_id ? -1 : 1));
   return rows.map((row) => toClaimed(orm, row));
+}
+
+/** A claimed row's destination options: its broker target, its auth and TLS settings opened, its ordering. */
+export function destinationOptionsOf(
+  orm: Orm,
+  row: Pick<ClaimedRow, 'destination_target' | 'auth' | 'tls' | 'credentials' | 'ordering' | 'ordering_key'>,
+): DeliveryOptions {
+  const secrets = row.auth === null && row.tls === null ? {} : openCredentials(orm, row.credentials);
+  return {
+    destinationTarget: row.destination_target,
+    auth: destinationAuthOf(row.auth, secrets),
+    tls: destinationTlsOf(row.tls, secrets),
+    orderingKey: row.ordering_key,
+    onGiveUp: row.ordering?.on_give_up ?? null,
+  };
 }

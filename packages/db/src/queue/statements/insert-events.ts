@@ -64,6 +64,8 @@ import { ItemFailure } from '../../batch-queue.ts';
 import { openSigningSecrets } from '../../signing-secrets.ts';
 import { queueExecutor } from '../executor.ts';
 import { findOriginals } from './dedupe-keys.ts';
+import { DELIVERY_OPEN, destinationOptionsOf } from './claimed-columns.ts';
+import type { StoredAuth, StoredTls } from '../../entities/destination.ts';
 import { DUE_CHANNEL, type ClaimedDelivery, type ReceivedEvent } from '../types.ts';
 
 /** One received request, ready to store. */
@@ -236,6 +238,8 @@ async function insertBatch(orm: Orm, account: string | null, batch: readonly New
         filter: row.filter,
         deliveryCount: row.delivery_count!,
         retentionClass: row.retention_class!,
+        // The shortcut takes only an unordered URL or cli destination: no broker target, no key.
+        ...destinationOptionsOf(orm, { destination_target: null, auth: row.options?.auth ?? null, tls: row.options?.tls ?? null, credentials: row.options?.credentials ?? null, ordering: null, ordering_key: null }),
       },
     };
   });
@@ -303,6 +307,8 @@ interface InsertResultRow {
   retention_class: number | null;
   /** For `held`: the event holding the key. */
   original_id: string | null;
+  /** For `granted`: the destination's auth and TLS settings (null: it has none). */
+  options: { auth: StoredAuth | null; tls: StoredTls | null; credentials: string | null } | null;
 }
 
 /** Runs a statement built with kysely as a named prepared statement (its text must depend only on `name`). */
@@ -372,23 +378,26 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
       select * from unnest(${column((e) => e.id)}::text[], ${column((e) => e.traceParent ?? null)}::text[]) as t(id, trace_parent)
     ),`
     : sql``;
+  // Events of an endpoint with ordered destinations carry each one's ordering key (docs/delivery.md#ordered-delivery).
+  const ordered = events.some((event) => event.orderingKeys);
   const duplicateRows = keyed
     ? sql`
     union all
-    select 'duplicate', a.id, null, null, null, null, null, null, null, null, null, null, null, null, null
+    select 'duplicate', a.id, null, null, null, null, null, null, null, null, null, null, null, null, null, null
     from accepted a where a.dedupe_key is not null and not exists (select 1 from inserted i where i.id = a.id)
     union all
-    select 'held', h.id, null, null, null, null, null, null, null, null, null, null, null, null, h.holder from held h`
+    select 'held', h.id, null, null, null, null, null, null, null, null, null, null, null, null, h.holder, null from held h`
     : sql``;
   // The text depends only on the bodies bound (above), whether it is one account's (distributed), has keys and is traced, so each is prepared once per connection.
-  const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${pinned ? 'account_' : ''}${keyed ? 'keyed_' : ''}${traced ? 'traced_' : ''}${bound}`, sql<InsertResultRow>`
+  const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${pinned ? 'account_' : ''}${keyed ? 'keyed_' : ''}${traced ? 'traced_' : ''}${ordered ? 'ordered_' : ''}${bound}`, sql<InsertResultRow>`
     with received as materialized (
       -- every event's headers in one JSON array: one JSON.stringify here, where a text[]
       -- of JSON strings cost node-postgres a regex escape of each (a tenth of ingest's JavaScript)
-      select ${JSON.stringify(events.map((event) => event.headers))}::jsonb as headers
+      select ${JSON.stringify(events.map((event) => event.headers))}::jsonb as headers${ordered ? sql`,
+             ${JSON.stringify(events.map((event) => event.orderingKeys ?? null))}::jsonb as ordering_keys` : sql``}
     ),
     batch as (
-      select b.*, r.headers -> (b.ord - 1)::int as headers,
+      select b.*, r.headers -> (b.ord - 1)::int as headers, ${ordered ? sql`r.ordering_keys -> (b.ord - 1)::int` : sql`null::jsonb`} as ordering_keys,
              case when b.handshake is not null then 0 -- a handshake is answered at ingest, never delivered
                   else (select count(*) from destination d where d.endpoint_id = b.endpoint_id and d.deleted_at is null${pin('d')}) end::int as delivery_count
       from unnest(
@@ -446,9 +455,14 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     ),
     targets as (
       -- every live destination of each stored event's endpoint; an endpoint's only
-      -- destination takes the event's lease when it can be delivered at once
-      select a.id as event_id, a.account_id, a.endpoint_id, a.received_at, a.retention_class, d.id as destination_id, d.type,
+      -- destination takes the event's lease when it can be delivered at once. An ordered
+      -- destination's delivery has its key ("" when ingest did not read one); a delayed
+      -- one is due after its delay
+      select a.id as event_id, a.account_id, a.endpoint_id, a.received_at + make_interval(secs => coalesce(d.delay_seconds, 0)) as due_at,
+             a.retention_class, d.id as destination_id, d.type,
+             case when d.ordering is not null then coalesce(a.ordering_keys ->> d.id, '') end as ordering_key,
              case when a.delivery_count = 1 and a.lease_id is not null and d.status = 'active' and d.type = a.lease_type
+                       and d.ordering is null and d.delay_seconds is null
                        and (d.type = 'cli' or (d.rate_per_second is null and d.max_in_flight is null)) -- limits are kept by the claim
                        and p.status = 'active' and p.deleted_at is null
                   then a.lease_id end as lease_id,
@@ -459,32 +473,45 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
       where a.handshake is null
     ),
     deliveries as (
-      insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, lease_id, locked_until, retention_class)
-      select event_id, destination_id, ${accountOf('account_id')}, endpoint_id, 'pending', received_at, lease_id,
-             case when lease_id is not null then now() + make_interval(secs => lease_ms::double precision / 1000) end, retention_class
-      from targets
+      -- An ordered delivery behind another of its key (stored before, or earlier in this
+      -- batch), or whose key an event that gave up holds, waits with no due time until the
+      -- one before it is done (ordering.ts makes it due). Only events ingest read keys for
+      -- take this step: one whose destination was ordered since is due, and the claim takes
+      -- it in its turn all the same (claim-due.ts)
+      insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, lease_id, locked_until, retention_class, ordering_key)
+      select event_id, destination_id, ${accountOf('account_id')}, endpoint_id, 'pending',
+             ${ordered ? sql`case when ordering_key is not null and (
+                    row_number() over (partition by destination_id, ordering_key order by event_id) > 1
+                    or exists (select 1 from delivery o where o.destination_id = t.destination_id and o.ordering_key = t.ordering_key
+                                 and ${sql.raw(DELIVERY_OPEN.replaceAll('l.', 'o.'))}${pin('o')})
+                    or exists (select 1 from ordering_block k where k.destination_id = t.destination_id and k.ordering_key = t.ordering_key${pin('k')}))
+                  then null else due_at end` : sql`due_at`},
+             lease_id,
+             case when lease_id is not null then now() + make_interval(secs => lease_ms::double precision / 1000) end, retention_class, ordering_key
+      from targets t
       returning event_id, destination_id, lease_id
     ),
     woken as (
       select pg_notify(${DUE_CHANNEL}, '')
-      from (select 1 from targets where type = 'url' and lease_id is null limit 1) as due
+      from (select 1 from targets where type <> 'cli' and lease_id is null limit 1) as due
     )
     -- UNION ALL runs every branch, so the notification is sent even when nothing was
     -- claimed (data-modifying CTEs such as thresholds always run to completion)
     select 'woken' as outcome, null::text as id, null::text as destination_id, null::text as destination_type, null::text as destination_url, null::text as secret,
            null::text as previous_secret, null::text as plan, null::bigint as events_limit,
            null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter, null::int as delivery_count,
-           null::int as retention_class, null::text as original_id from woken
+           null::int as retention_class, null::text as original_id, null::jsonb as options from woken
     union all
     select 'granted', t.event_id, d.id, d.type, d.url, d.secret,
            case when d.previous_secret_expires_at > now() then d.previous_secret end, null, null,
-           p.name, d.transformation_code, d.filter, b.delivery_count, t.retention_class, null
+           p.name, d.transformation_code, d.filter, b.delivery_count, t.retention_class, null,
+           case when d.auth is not null or d.tls is not null then jsonb_build_object('auth', d.auth, 'tls', d.tls, 'credentials', d.credentials) end
     from targets t join destination d on d.id = t.destination_id${pin('d')} join endpoint p on p.id = t.endpoint_id${pin('p')}
     join batch b on b.id = t.event_id
     where t.lease_id is not null and exists (select 1 from deliveries x where x.event_id = t.event_id and x.lease_id is not null)
     union all
     select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, null, null, u.plan, u.events_limit,
-           null, null, null, null, null, null
+           null, null, null, null, null, null, null
     from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
     where not exists (select 1 from accepted a where a.id = b.id)${keyed ? sql` and not exists (select 1 from held h where h.id = b.id)` : sql``}${duplicateRows}
   `);

@@ -1,7 +1,8 @@
 /**
  * Makes a destination's waiting deliveries due now and wakes the workers: when a
  * listener connects (its `cli` destination's retrying deliveries), when a destination
- * is re-enabled or resumed, or its endpoint is. Deliveries in flight are left alone.
+ * is re-enabled or resumed, or its endpoint is. Deliveries in flight are left alone, and
+ * so are those waiting for their turn (ordered) or their first time (delayed).
  * The claim's per-destination capacity paces what this releases. The destinations are
  * one account's, and the statement says so (`account_id`), so it stays routable to that
  * account's shard (docs/scaling.md).
@@ -16,9 +17,14 @@ const MAKE_DUE = {
   text: `
     with due as (
       update delivery l set next_attempt_at = now()
+      from destination d
       where l.destination_id = any($1::text[]) and l.account_id = $3 and l.status in ('pending', 'retrying') and ${DELIVERY_OPEN}
         and (l.next_attempt_at is null or l.next_attempt_at > now())
         and (l.lease_id is null or l.locked_until < now())
+        and d.id = l.destination_id and d.account_id = $3
+        -- an ordered key's later deliveries wait for their turn, and a delayed first attempt for its time
+        and not (l.next_attempt_at is null and l.ordering_key is not null)
+        and not (l.attempt_count = 0 and d.delay_seconds is not null)
       returning 1
     )
     select count(*)::int as n, pg_notify($2, '') from due`,

@@ -1,0 +1,167 @@
+/**
+ * Ordered delivery (docs/delivery.md#ordered-delivery). Each delivery to an ordered
+ * destination has an ordering key (`delivery.ordering_key`, read from its event at
+ * ingest). Within a key, one delivery at a time is open for attempts, the oldest: the
+ * others are stored with no due time (insert-events.ts), so claims never walk past them,
+ * and the workers' claim takes a keyed delivery only while no older one of its key is
+ * open (claim-due.ts: the guard that keeps the order when two ingests stored the same
+ * key's events at once and both thought themselves first).
+ *
+ * When a keyed delivery is done (delivered, filtered, or given up on a destination that
+ * skips), the next of its key is made due here, right after its result was recorded. One
+ * that gave up on a destination that blocks holds its key (`ordering_block`) until a
+ * person replays it (it goes again in its place; delivered, it frees the key) or
+ * unblocks the key. A relay that died between recording a result and this step, or two
+ * ingests that raced, leave a key with no due delivery: the sweep (sweepOrdering, every
+ * few seconds in each relay) finds those and makes their head due, and frees keys whose
+ * blocking event was delivered since.
+ */
+import type { Orm } from '../../orm.ts';
+import { runStatement, type NamedStatement } from '../executor.ts';
+import { DUE_CHANNEL } from '../types.ts';
+import { DELIVERY_OPEN } from './claimed-columns.ts';
+
+const OPEN = (alias: string) => DELIVERY_OPEN.replaceAll('l.', `${alias}.`);
+
+/**
+ * Makes the oldest open delivery of (destination $1, key $2) due now, if it waits with no
+ * due time and no other event holds the key; wakes the workers when one moved.
+ */
+const PROMOTE_HEAD: NamedStatement = {
+  name: 'hook_ordering_promote',
+  text: `
+    with head as (
+      select o.event_id, o.destination_id from delivery o
+      where o.destination_id = $1 and o.ordering_key = $2 and ${OPEN('o')}
+      order by o.destination_id, o.ordering_key, o.event_id
+      limit 1
+    ),
+    moved as (
+      update delivery l set next_attempt_at = now()
+      from head h
+      where l.event_id = h.event_id and l.destination_id = h.destination_id and ${DELIVERY_OPEN} and l.next_attempt_at is null
+        and not exists (select 1 from ordering_block k where k.destination_id = $1 and k.ordering_key = $2 and k.event_id <> l.event_id)
+      returning 1
+    )
+    select count(*)::int as n, case when count(*) > 0 then pg_notify($3, '') end from moved`,
+};
+
+const BLOCK: NamedStatement = {
+  name: 'hook_ordering_block',
+  text: `
+    insert into ordering_block (destination_id, ordering_key, account_id, event_id)
+    values ($1, $2, $3, $4)
+    on conflict (destination_id, ordering_key) do nothing`,
+};
+
+const UNBLOCK_EVENT: NamedStatement = {
+  name: 'hook_ordering_unblock_event',
+  text: `delete from ordering_block where destination_id = $1 and ordering_key = $2 and event_id = $3`,
+};
+
+/** What became of a keyed delivery's attempt, for its key. */
+export type OrderedOutcome =
+  /** Delivered, filtered, or given up on a destination that skips: the next of its key goes. */
+  | 'done'
+  /** Given up on a destination that blocks: its key waits for a person. */
+  | 'blocked'
+  /** Still open (retrying), or a replay that failed again: nothing changes. */
+  | 'open';
+
+/** Moves a key on after one of its deliveries' results was recorded (see above). */
+export async function afterOrderedResult(
+  orm: Orm,
+  delivery: { id: string; destinationId: string; accountId: string; orderingKey: string },
+  outcome: OrderedOutcome,
+): Promise<void> {
+  if (outcome === 'open') return;
+  if (outcome === 'blocked') {
+    await runStatement(orm, BLOCK, [delivery.destinationId, delivery.orderingKey, delivery.accountId, delivery.id]);
+    return;
+  }
+  await runStatement(orm, UNBLOCK_EVENT, [delivery.destinationId, delivery.orderingKey, delivery.id]);
+  await runStatement(orm, PROMOTE_HEAD, [delivery.destinationId, delivery.orderingKey, DUE_CHANNEL]);
+}
+
+/** A key of an ordered destination held by an event that gave up. */
+export interface BlockedKey {
+  key: string;
+  eventId: string;
+  blockedAt: Date;
+  /** Deliveries of the key waiting behind it. */
+  waiting: number;
+}
+
+/** The destination's blocked keys, oldest block first (at most `limit`). */
+export async function blockedKeys(orm: Orm, destinationId: string, limit = 100): Promise<BlockedKey[]> {
+  const rows = await runStatement<{ ordering_key: string; event_id: string; blocked_at: string | Date; waiting: number }>(orm, {
+    name: 'hook_ordering_blocked_keys',
+    text: `
+      select k.ordering_key, k.event_id, k.blocked_at,
+             (select count(*)::int from delivery o where o.destination_id = k.destination_id and o.ordering_key = k.ordering_key and ${OPEN('o')}) as waiting
+      from ordering_block k where k.destination_id = $1
+      order by k.blocked_at, k.ordering_key limit $2`,
+  }, [destinationId, limit]);
+  return rows.map((row) => ({ key: row.ordering_key, eventId: row.event_id, blockedAt: new Date(row.blocked_at), waiting: row.waiting }));
+}
+
+/** Frees a blocked key: the event that held it stays failed, and the next of its key goes. Returns whether the key was blocked. */
+export async function unblockKey(orm: Orm, destinationId: string, key: string): Promise<boolean> {
+  const removed = await runStatement<{ event_id: string }>(orm, {
+    name: 'hook_ordering_unblock',
+    text: `delete from ordering_block where destination_id = $1 and ordering_key = $2 returning event_id`,
+  }, [destinationId, key]);
+  await runStatement(orm, PROMOTE_HEAD, [destinationId, key, DUE_CHANNEL]);
+  return removed.length > 0;
+}
+
+/**
+ * A destination's ordering was turned off, or changed: its waiting deliveries lose their
+ * keys and are due now, and its blocked keys are freed. (With ordering on again, events
+ * from then on are keyed.)
+ */
+export async function releaseOrdering(orm: Orm, destinationId: string, accountId: string): Promise<void> {
+  await runStatement(orm, {
+    name: 'hook_ordering_release',
+    text: `
+      with freed as (delete from ordering_block where destination_id = $1 and account_id = $2)
+      update delivery l set ordering_key = null, next_attempt_at = coalesce(l.next_attempt_at, now())
+      where l.destination_id = $1 and l.account_id = $2 and l.ordering_key is not null and ${DELIVERY_OPEN}`,
+  }, [destinationId, accountId]);
+}
+
+/**
+ * Frees blocked keys whose event was delivered (or whose destination is gone or no
+ * longer blocks), then makes due each key's head that waits with no due time and is not
+ * held (see above). Returns how many heads it moved.
+ */
+export async function sweepOrdering(orm: Orm): Promise<number> {
+  await runStatement(orm, {
+    name: 'hook_ordering_sweep_blocks',
+    text: `
+      delete from ordering_block k
+      where not exists (select 1 from destination d where d.id = k.destination_id and d.deleted_at is null
+                          and d.ordering is not null and d.ordering ->> 'on_give_up' = 'block')
+         or exists (select 1 from delivery l where l.event_id = k.event_id and l.destination_id = k.destination_id and l.status in ('delivered', 'filtered'))`,
+  }, []);
+  const [row] = await runStatement<{ n: number }>(orm, {
+    name: 'hook_ordering_sweep_heads',
+    text: `
+      with heads as (
+        select distinct on (l.destination_id, l.ordering_key) l.event_id, l.destination_id, l.ordering_key, l.next_attempt_at
+        from delivery l
+        where l.ordering_key is not null and ${DELIVERY_OPEN}
+        order by l.destination_id, l.ordering_key, l.event_id
+      ),
+      moved as (
+        update delivery l set next_attempt_at = now()
+        from heads h
+        where h.next_attempt_at is null and l.event_id = h.event_id and l.destination_id = h.destination_id and ${DELIVERY_OPEN}
+          and l.next_attempt_at is null
+          and not exists (select 1 from ordering_block k where k.destination_id = h.destination_id and k.ordering_key = h.ordering_key and k.event_id <> h.event_id)
+        returning 1
+      )
+      select count(*)::int as n, case when count(*) > 0 then pg_notify($1, '') end from moved`,
+  }, [DUE_CHANNEL]);
+  return row?.n ?? 0;
+}
