@@ -80,6 +80,9 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** How long a broker this test starts has to log that it is ready. */
+const STARTUP_TIMEOUT_MS = 10_000;
+
 /**
  * Starts a broker binary of the machine's (a second server, with sign-in required) and waits
  * for the line it logs once it takes connections.
@@ -87,7 +90,7 @@ export async function freePort(): Promise<number> {
 export async function startServer(command: string, args: string[], ready: RegExp): Promise<ChildProcess> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  await new Promise<void>((resolve, reject) => {
+  const started = new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
       if (ready.test(output)) resolve();
@@ -97,6 +100,16 @@ export async function startServer(command: string, args: string[], ready: RegExp
     child.once('error', (error) => reject(new Error(`${command} could not start (${error.message}); it comes with the machine's broker packages`)));
     child.once('exit', (code) => reject(new Error(`${command} exited with ${code} before it was ready: ${output.trim()}`)));
   });
+  // Never left running when it did not come up (or came up wrong): the test's afterAll has no handle on it.
+  const notReady = setTimeout(() => child.kill('SIGTERM'), STARTUP_TIMEOUT_MS);
+  try {
+    await started;
+  } catch (error) {
+    child.kill('SIGTERM');
+    throw error;
+  } finally {
+    clearTimeout(notReady);
+  }
   return child;
 }
 

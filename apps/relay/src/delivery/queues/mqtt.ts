@@ -60,6 +60,8 @@ function open(options: BrokerConnectOptions, protocolVersion: 4 | 5): Promise<Mq
   };
   return new Promise((resolve, reject) => {
     const client = connect(clientOptions);
+    // A socket may report more than one error while it closes; an 'error' with no listener would throw.
+    client.on('error', () => {});
     const fail = (error: Error & { code?: number }): void => {
       client.end(true);
       const refused = error.code !== undefined && /^Connection refused/.test(error.message);
