@@ -34,7 +34,7 @@ export interface Session { account_id: string; member_id: string; role: string; 
 
 export interface Destination {
   id: string; endpoint_id: string; position: number;
-  destination: { type: 'cli' } | { type: 'url'; url: string };
+  destination: { type: 'cli' } | { type: 'url' | 'amqp' | 'nats' | 'redis' | 'mqtt'; url: string };
   status: string; disabled_reason: string | null;
   health?: { consecutive_failures: number; failing_since: string | null };
 }
