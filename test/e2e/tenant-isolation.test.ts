@@ -190,6 +190,8 @@ const ROUTE_CHECKS: Record<string, RouteCheck> = {
   'DELETE /v1/destinations/{id}': { check: async () => { await refused('DELETE', `/v1/destinations/${a.failingEndpoint.destinations[0]!.id}`); } },
   'GET /v1/destinations/{id}/secret': { check: async () => { await refused('GET', `/v1/destinations/${a.deliveredEndpoint.destinations[0]!.id}/secret`); } },
   'POST /v1/destinations/{id}/rotate-secret': { check: async () => { await refused('POST', `/v1/destinations/${a.deliveredEndpoint.destinations[0]!.id}/rotate-secret`, {}); } },
+  'GET /v1/destinations/{id}/blocked-keys': { check: async () => { await refused('GET', `/v1/destinations/${a.deliveredEndpoint.destinations[0]!.id}/blocked-keys`); } },
+  'POST /v1/destinations/{id}/unblock': { check: async () => { await refused('POST', `/v1/destinations/${a.deliveredEndpoint.destinations[0]!.id}/unblock`, { key: '' }); } },
   'GET /v1/events': {
     check: async () => {
       await refused('GET', `/v1/events?endpoint_id=${a.deliveredEndpoint.id}`);
