@@ -73,6 +73,11 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   const second = (await use('add_destination', { endpoint_id: endpoint.id, destination: { type: 'cli' }, rate_per_second: 5 })).destination;
   expect(second).toMatchObject({ endpoint_id: endpoint.id, destination: { type: 'cli' }, rate_per_second: 5, status: 'active' });
   expect((await use('update_destination', { destination_id: second.id, status: 'paused', rate_per_second: null })).destination).toMatchObject({ status: 'paused', rate_per_second: null });
+  const ordered = (await use('update_destination', { destination_id: second.id, destination: { type: 'url', url: receiver.url }, ordering: { key: { header: 'x-customer' } } })).destination;
+  expect(ordered.ordering).toEqual({ key: { header: 'x-customer' }, on_give_up: 'block' });
+  expect(await use('list_blocked_keys', { destination_id: second.id })).toEqual({ data: [] });
+  expect(toolError(await client.callTool({ name: 'unblock_key', arguments: { destination_id: second.id, key: 'acme' } }))).toMatchObject({ code: 'key_not_blocked', status: 404 });
+  called.add('unblock_key');
   expect(await use('delete_destination', { destination_id: second.id })).toEqual({ deleted: true, destination_id: second.id });
   expect((await use('list_destinations', { endpoint_id: endpoint.id })).data.map((item: { id: string }) => item.id)).toEqual([first.id]);
 
