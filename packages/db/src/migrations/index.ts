@@ -21,6 +21,7 @@ import { ListIndexes } from './020-list-indexes.ts';
 import { PartitionedDeliveries } from './021-partitioned-deliveries.ts';
 import { DedupeKeys } from './022-dedupe-keys.ts';
 import { DeliveryOptions } from './023-delivery-options.ts';
+import { QueueDestinationTypes } from './024-queue-destination-types.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   { name: '021-partitioned-deliveries', class: PartitionedDeliveries },
   { name: '022-dedupe-keys', class: DedupeKeys },
   { name: '023-delivery-options', class: DeliveryOptions },
+  { name: '024-queue-destination-types', class: QueueDestinationTypes },
 ];

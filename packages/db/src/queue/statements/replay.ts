@@ -19,7 +19,7 @@ import { CLAIMED_COLUMNS, toClaimed, type ClaimedRow } from './claimed-columns.t
 
 /** What replaying one of an event's deliveries came to. */
 export type ReplayOutcome =
-  /** A URL delivery, claimed for an immediate attempt: the caller makes it. */
+  /** A delivery to a URL or a broker (a queue destination), claimed for an immediate attempt: the caller makes it. */
   | { kind: 'claimed'; destinationId: string; delivery: ClaimedDelivery }
   /** A `cli` delivery, due now for the next listener's claim. */
   | { kind: 'queued'; destinationId: string }
@@ -46,7 +46,7 @@ const REPLAY_ONE = {
       set lease_id = $5 || '.' || l.event_id || '.' || l.destination_id,
           locked_until = now() + make_interval(secs => $4::double precision / 1000), next_trigger = 'replay', layout = 1
       from target t, event e, destination d, endpoint p
-      where l.event_id = t.event_id and l.destination_id = t.destination_id and t.live and t.free and t.type = 'url'
+      where l.event_id = t.event_id and l.destination_id = t.destination_id and t.live and t.free and t.type <> 'cli'
         and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id
         and l.account_id = $2 and e.account_id = $2 and d.account_id = $2 and p.account_id = $2
       returning ${CLAIMED_COLUMNS}
@@ -68,8 +68,9 @@ const REPLAY_ONE = {
 
 /**
  * Replays one event's deliveries, or only its delivery to `destinationId`: claims the
- * URL ones for an attempt the caller makes now, queues the `cli` ones for the next
- * listener. Returns one outcome per delivery (none: no such event, or no such delivery).
+ * URL and queue ones (every type the workers deliver, all but `cli`) for an attempt the
+ * caller makes now, queues the `cli` ones for the next listener. Returns one outcome per
+ * delivery (none: no such event, or no such delivery).
  */
 export async function replayEvent(orm: Orm, options: { eventId: string; accountId: string; destinationId?: string | undefined; leaseMs: number }): Promise<ReplayOutcome[]> {
   const rows = await runStatement<ClaimedRow & { outcome: ReplayOutcome['kind'] }>(orm, REPLAY_ONE,
