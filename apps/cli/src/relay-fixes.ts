@@ -103,6 +103,10 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
     const endpoint = quotedId(problem, 'ep_', '<endpoint>');
     return `Add another destination first (\`hook destinations add ${endpoint} --url https://…\`), change this one (\`hook destinations update ${destination} --url https://…\`), or delete the endpoint (\`hook endpoints delete ${endpoint}\`).`;
   },
+  key_not_blocked: (problem) => {
+    const destination = quotedId(problem, 'dst_', '<destination>');
+    return `Run \`hook destinations blocked ${destination}\` to see its blocked keys, and pass one of them exactly to --key.`;
+  },
   destination_limit_reached: (problem) => {
     const endpoint = quotedId(problem, 'ep_', '<endpoint>');
     return `Delete a destination you no longer need (\`hook destinations list ${endpoint}\` shows them; \`hook destinations delete <destination>\`), or use another endpoint.`;

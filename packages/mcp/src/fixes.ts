@@ -28,6 +28,7 @@ export const MCP_ERROR_FIXES: Readonly<Record<string, string>> = {
   event_not_found: 'List your events with list_events; ids start with evt_.',
   ingest_not_found: 'Send to an endpoint the account has (list_endpoints).',
   ip_not_allowed: 'Call from an address in the account\'s allowed_ips, or have an admin widen it with update_account from an allowed address.',
+  key_not_blocked: 'List the blocked keys with list_blocked_keys and pass one of their keys exactly.',
   last_destination: 'Add another destination first (add_destination), change this one (update_destination), or delete the endpoint (delete_endpoint).',
   member_exists: 'List the members with list_members; remove the member first (remove_member) to add them again with a new key.',
   member_not_found: 'List the members with list_members.',

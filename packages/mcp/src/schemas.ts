@@ -51,6 +51,8 @@ function readable(node: unknown, output: boolean): unknown {
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) {
     if (key === 'if' || key === 'then' || key === 'else') continue;
+    // An allOf of if/then rules only (Destination's per-type rules) is nothing once they are dropped.
+    if (key === 'allOf' && Array.isArray(value) && value.every((rule) => Object.keys(rule as Json).every((name) => name === 'if' || name === 'then' || name === 'else'))) continue;
     if (VALUE_CHECKS.has(key)) continue;
     if (output && (RANGE.has(key) || PROSE.has(key))) continue;
     if (output && key === 'additionalProperties' && value === false) continue;
@@ -142,7 +144,7 @@ export const cursorInput = inputOf(S.PageQuery.cursor, '`next_cursor` of the pre
 /** Agent-facing words for the fields an endpoint and its destinations are made and changed with. */
 export const ENDPOINT_FIELD_DESCRIPTIONS = {
   name: 'A name to tell endpoints apart, e.g. "stripe-dev"',
-  destination: 'Where events go: {"type":"cli"} (they wait for `hook listen`) or {"type":"url","url":…} (signed POSTs to that http(s) URL)',
+  destination: 'Where events go: {"type":"cli"} (they wait for `hook listen`), {"type":"url","url":…} (signed POSTs to that http(s) URL), or a broker: {"type":"amqp","url","exchange","routing_key"}, {"type":"nats","url","subject"}, {"type":"redis","url","stream"}, {"type":"mqtt","url","topic"}',
   transformation: 'Reshapes each event before delivery (headers, body, path, query; context.setType sets the event type): {"code": "<JavaScript registering addHandler(\'transform\', (request, context) => request)>"}. null removes it',
   filter: 'Which events are delivered: {body?, headers?, query?, path?} with plain values (equality), nested objects, and $eq $neq $gt $gte $lt $lte $in $nin $startsWith $endsWith $exist $and $or $not. Others are stored as status filtered. null removes it',
   verification: 'Check senders\' signatures at the ingest URL (docs/sources.md): provider (\'hmac\' is a generic HMAC described by header, algorithm, encoding, prefix, signed, timestamp_header), secret (write-only), mode reject (default: a failing request gets 401 and is not stored) or flag. null turns it off',
