@@ -117,7 +117,7 @@ export const HEADERS_TOO_LARGE = defineError(
 export const DESTINATION_NOT_ALLOWED = defineError(
   'destination_not_allowed', 422, 'Destination not allowed',
   "The destination %s points at %s, a private, loopback, link-local or metadata address",
-  'Use a public http(s) URL; for local development use `hook listen`, or have the relay operator set HOOK_ALLOW_PRIVATE_DESTINATIONS=true.',
+  'Use a public http(s) URL (or a broker at a public address); for local development use `hook listen`, or have the relay operator set HOOK_ALLOW_PRIVATE_DESTINATIONS=true.',
 );
 export const DESTINATION_URL_INVALID = defineError(
   'destination_url_invalid', 422, 'Destination URL not usable',

@@ -114,7 +114,7 @@ export const EventPage = Type.Object({
 });
 
 export const ReplayOutcome = Type.Enum(['attempted', 'sent_to_listener', 'waiting_for_listener', 'in_flight'], {
-  description: 'attempted: a URL destination got its attempt (see attempts); sent_to_listener: a `hook listen` session has it now; waiting_for_listener: the next session that connects gets it; in_flight: an attempt was running, so none was queued',
+  description: 'attempted: a URL or broker destination got its attempt (see attempts); sent_to_listener: a `hook listen` session has it now; waiting_for_listener: the next session that connects gets it; in_flight: an attempt was running, so none was queued',
 });
 
 export const ReplayResultSchema = Type.Object({

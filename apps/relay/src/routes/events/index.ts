@@ -136,7 +136,7 @@ export async function eventRoutes(app: FastifyInstance, options: { delivery: Att
   api.post('/v1/events/replay/:id', {
     schema: {
       tags: ['events'],
-      summary: 'Replay one event now: a new attempt (trigger replay) for each of its deliveries, or the one to destination_id. URL destinations get it before the answer; `hook listen` destinations at once or when a listener connects (replay says which)',
+      summary: 'Replay one event now: a new attempt (trigger replay) for each of its deliveries, or the one to destination_id. URL and broker destinations get it before the answer; `hook listen` destinations at once or when a listener connects (replay says which)',
       security,
       params: IdParams('event', 'Event id'),
       body: ReplayRequestSchema,
