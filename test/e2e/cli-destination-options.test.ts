@@ -6,18 +6,16 @@
  * secret is ever printed; removing options on update; the usage errors, which say what
  * is wrong on stderr and print nothing on stdout.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HookUser, type HookRun } from '../support/cli.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 
 let relay: TestRelay;
 const user = new HookUser();
-let pemDirectory = '';
-/** PEM files made for this run: a client certificate and its key, and a CA certificate. */
+/** PEM files: a client certificate and its key, and a CA certificate. */
 const pem = { cert: '', key: '', ca: '' };
 
 beforeAll(async () => {
@@ -26,22 +24,16 @@ beforeAll(async () => {
   await user.json(['signup', '--api-url', relay.baseUrl]);
   await user.json(['endpoints', 'create', 'brokers']);
   await user.json(['endpoints', 'create', 'receivers', '--destination', 'https://example.com/first']);
-  pemDirectory = mkdtempSync(join(tmpdir(), 'hook-pem-'));
-  for (const name of ['client', 'ca']) {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', `/CN=hook-test-${name}`,
-      '-keyout', join(pemDirectory, `${name}.key`), '-out', join(pemDirectory, `${name}.crt`),
-    ], { stdio: 'ignore' });
-  }
-  pem.cert = join(pemDirectory, 'client.crt');
-  pem.key = join(pemDirectory, 'client.key');
-  pem.ca = join(pemDirectory, 'ca.crt');
+  // The relay tests' certificate fixtures (apps/relay/test/fixtures/tls/README.md): the tests need no openssl.
+  const fixtures = fileURLToPath(new URL('../../apps/relay/test/fixtures/tls/', import.meta.url));
+  pem.cert = join(fixtures, 'client.crt');
+  pem.key = join(fixtures, 'client.key');
+  pem.ca = join(fixtures, 'ca.crt');
 });
 
 afterAll(async () => {
   await relay?.close();
   user.remove();
-  if (pemDirectory) rmSync(pemDirectory, { recursive: true, force: true });
 });
 
 /** Runs with --json, expects exit 0 and that none of `secrets` is anywhere in stdout; returns stdout parsed. */
