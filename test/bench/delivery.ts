@@ -36,15 +36,32 @@
  *      statement, the statements run and the row versions written. The relay's CPU is
  *      split by stage with the CPU profile of a stand-in relay that repeats phases 1 and 2
  *      for 4 s each after phase 4 (the profiler would add a third to the measured CPU).
+ *   5. HTTP reference: with phase 5 or 6, phase 2's load again to a URL endpoint right
+ *      before them, the denominator of their ratios (phase 2 runs minutes earlier).
+ *      Queue destinations (issue 31; BENCH_QUEUES, after phase 3): for each broker type,
+ *      phase 2's load to an endpoint whose one destination is that broker on this machine
+ *      (RabbitMQ, NATS JetStream, Redis Streams, Mosquitto), consumed by the bench
+ *      (queue-consumers.ts: how each carries webhook-id) → deliveries/s as phase 2 counts
+ *      them, and their ratio to the HTTP reference's. A broker
+ *      that does not answer on its port is named on one line and its phase skipped.
+ *   6. Ordered delivery (issue 31; BENCH_ORDERED): the receiver as an ordered destination
+ *      (on_give_up skip), first with one key (`key: null`; BENCH_ORDERED_ONE_KEY_S of
+ *      load, since its events go one at a time) → deliveries/s, the receiver's mean round
+ *      trip (headers in → answer written) and the ideal 1/round trip, and the relay's
+ *      turnaround (answer → the key's next delivery); then phase 2's load with x-key going
+ *      round 1,000 keys (`key: {header: 'x-key'}`) → deliveries/s ÷ the reference's. Order is
+ *      checked at the receiver: within a key, event ids (ULIDs) by first arrival increase.
  *   4. Verification: every acknowledged event arrived at least once, with the exact
  *      bytes sent; ids delivered more than once are counted; after a graceful stop of
- *      the relay the `event` and `attempt` tables are read for the same endpoints.
+ *      the relay the `event` and `attempt` tables are read for the same endpoints
+ *      (phases 5 and 6 included).
  *
  * Exit codes: 0 measured (a target missed is reported, not failed); 1 an acknowledged
  * event was not delivered (within BENCH_DELIVERY_TIMEOUT_S, or before deliveries to its
  * endpoint stalled for BENCH_STALL_S), a delivered body differed
- * from the one sent, an ingest request was answered non-2xx or not at all, or the relay
- * did not stop cleanly; 2 bad settings.
+ * from the one sent, an ingest request was answered non-2xx or not at all, a broker's
+ * message carried no webhook-id, an ordered key's events arrived out of order, or the
+ * relay did not stop cleanly; 2 bad settings.
  *
  * Environment (all optional):
  *   BENCH_DURATION_S           seconds of load in phases 1 and 2 (default 8)
@@ -61,6 +78,10 @@
  *   BENCH_ACCOUNTS=n           phase 2's load goes round n accounts, one endpoint each to the same receiver (default 1),
  *                              so a flush of ingest or of results holds several accounts'
  *   BENCH_DISTRIBUTED=1        the relay runs with HOOK_DATABASE_DISTRIBUTED=citus (one statement per account of a flush)
+ *   BENCH_QUEUES=1             add phase 5 for every broker type (or a list: BENCH_QUEUES=amqp,redis); about 15 s a type
+ *   BENCH_ORDERED=1            add phase 6 (about 1 minute: the single key drains one event at a time)
+ *   BENCH_ORDERED_ONE_KEY_S    seconds of load to the single ordered key (default 1)
+ *   BENCH_ORDERED_HOLD_MS      the receiver holds each single-key delivery this long before answering (default 0: at once)
  *   HOOK_DELIVERY_CONCURRENCY  passed on to the relay (its default otherwise)
  *   HOOK_BENCH_DATABASE_URL / HOOK_TEST_DATABASE_URL   PostgreSQL server URL to create the bench database on
  */
@@ -99,9 +120,12 @@ import {
   sampleCpu,
   seconds,
   startRelay,
+  UsageError,
   writeReport,
+  type LoadOptions,
   type LoadRun,
 } from './support.ts';
+import { BROKER_NAMES, BROKER_URLS, brokerReachable, QUEUE_TYPES, startQueueConsumer, type QueueType } from './queue-consumers.ts';
 import { CostProbe, costDifference, costJson, costLines, costProfiles, costTable, monotonicUs, type CostPhase } from './cost-model.ts';
 
 const CONNECTIONS = 50;
@@ -114,6 +138,19 @@ const TARGET_EXTRA_CPU_MS = 0.1;
 const TARGET_FAN_OUT_SHARE = 0.9;
 /** Destinations of the fan-out endpoint. */
 const FAN_OUT = 3;
+/** Phase 5: each queue type's deliveries/s must reach this share of phase 2's, to a local HTTP receiver (issue 31). */
+const TARGET_QUEUE_SHARE = 1.0;
+/** Phase 6: ordered deliveries/s with ORDERING_KEYS keys must reach this share of unordered (phase 2's). */
+const TARGET_ORDERED_KEYS_SHARE = 0.8;
+/**
+ * Phase 6: one ordered key counts as "limited only by the receiver's round trip" when its
+ * deliveries/s reach this share of 1 / the receiver's mean round trip (the issue gives no number).
+ */
+const TARGET_ONE_KEY_IDEAL_SHARE = 0.8;
+/** Phase 6: the keys the sender's x-key goes round. */
+const ORDERING_KEYS = 1000;
+/** Phase 6: seconds of load to the single ordered key (its events are delivered one at a time, so a full phase's load would take minutes to drain). */
+const DEFAULT_ORDERED_ONE_KEY_S = 1;
 /** End-to-end p50 at DEFAULT_LATENCY_RATE must stay under this. */
 const TARGET_LATENCY_P50_MS = 10;
 const DEFAULT_DURATION_S = 8;
@@ -161,6 +198,7 @@ interface WaitLimits {
 /** What one endpoint's deliveries brought. */
 class Track {
   readonly path: string;
+  /** Ids in the order of their first arrival. */
   readonly arrivals = new Map<string, Arrival>();
   /** Delivery requests, duplicates included. */
   requests = 0;
@@ -168,6 +206,20 @@ class Track {
   badBodies = 0;
   lastFirstArrivalMs = 0;
   lastRequestMs = 0;
+  /** The ordering key (x-key) of each id, for tracks that record one. */
+  readonly keys = new Map<string, string>();
+  /** How long the receiver held this track's requests (headers in → answer written), and how many. */
+  heldMs = 0;
+  answered = 0;
+  /**
+   * From the receiver's answer to the next request of this track, when none was open in
+   * between: for a single ordered key, the relay's own time per event (the rest of the
+   * period is the receiver's round trip).
+   */
+  turnaroundMs = 0;
+  turnarounds = 0;
+  #open = 0;
+  #lastAnsweredMs = 0;
   readonly #bodyIsExpected: (body: Buffer) => boolean;
   #waiting: { pending: Set<string>; done: (outcome: WaitOutcome) => void } | undefined;
 
@@ -176,7 +228,24 @@ class Track {
     this.#bodyIsExpected = bodyIsExpected;
   }
 
-  record(id: string, body: Buffer, atMs: number): void {
+  /** A request of this track began (its headers are in). */
+  opened(atMs: number): void {
+    if (this.#open === 0 && this.#lastAnsweredMs > 0) {
+      this.turnaroundMs += atMs - this.#lastAnsweredMs;
+      this.turnarounds++;
+    }
+    this.#open++;
+  }
+
+  /** A request of this track that began at `openedAtMs` was answered at `atMs`. */
+  closed(openedAtMs: number, atMs: number): void {
+    this.#open--;
+    this.heldMs += atMs - openedAtMs;
+    this.answered++;
+    this.#lastAnsweredMs = atMs;
+  }
+
+  record(id: string, body: Buffer, atMs: number, key?: string): void {
     this.requests++;
     this.lastRequestMs = atMs;
     if (!this.#bodyIsExpected(body)) this.badBodies++;
@@ -186,6 +255,7 @@ class Track {
       return;
     }
     this.arrivals.set(id, { firstAtMs: atMs, count: 1 });
+    if (key !== undefined) this.keys.set(id, key);
     this.lastFirstArrivalMs = atMs;
     const waiting = this.#waiting;
     if (waiting?.pending.delete(id) && waiting.pending.size === 0) waiting.done({ missing: [], ending: 'complete', atMs, delivered: this.arrivals.size });
@@ -227,6 +297,23 @@ class Track {
     }
   }
 
+  /**
+   * Ids that arrived (first) after a later id of their key: event ids are ULIDs and the
+   * relay orders a key by them, so within a key they must arrive increasing. Keys are
+   * those recorded (x-key); ids without one share the key "".
+   */
+  orderViolations(): { key: string; id: string; after: string }[] {
+    const lastByKey = new Map<string, string>();
+    const violations: { key: string; id: string; after: string }[] = [];
+    for (const id of this.arrivals.keys()) {
+      const key = this.keys.get(id) ?? '';
+      const last = lastByKey.get(key);
+      if (last !== undefined && id < last) violations.push({ key, id, after: last });
+      else lastByKey.set(key, id);
+    }
+    return violations;
+  }
+
   /** Ids delivered more than once, and the extra deliveries. */
   duplicates(): { ids: string[]; extra: number } {
     const ids: string[] = [];
@@ -241,30 +328,44 @@ class Track {
   }
 }
 
+interface TrackOptions {
+  /** Hold each request this long before answering (a receiver's own work); 0: answer at once. */
+  holdMs?: number;
+}
+
 interface Receiver {
   url: string;
-  track(name: string, bodyIsExpected: (body: Buffer) => boolean): Track;
+  track(name: string, bodyIsExpected: (body: Buffer) => boolean, options?: TrackOptions): Track;
   /** Requests to an unknown path or without a webhook-id (answered 404). */
   stray(): number;
 }
 
 async function startReceiver(): Promise<Receiver> {
-  const tracks = new Map<string, Track>();
+  const tracks = new Map<string, { track: Track; holdMs: number }>();
   let stray = 0;
   const server: Server = createServer((req, res) => {
+    const openedAtMs = performance.now();
+    const entry = tracks.get(req.url ?? '');
+    entry?.track.opened(openedAtMs);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const atMs = performance.now();
-      const track = tracks.get(req.url ?? '');
       const id = req.headers['webhook-id'];
-      if (!track || typeof id !== 'string' || req.method !== 'POST') {
+      if (!entry || typeof id !== 'string' || req.method !== 'POST') {
         stray++;
         res.writeHead(404, { 'content-length': '0' }).end();
+        if (entry) entry.track.closed(openedAtMs, performance.now());
         return;
       }
-      track.record(id, Buffer.concat(chunks), atMs);
-      res.writeHead(200, { 'content-length': '0' }).end();
+      const key = req.headers['x-key'];
+      entry.track.record(id, Buffer.concat(chunks), atMs, typeof key === 'string' ? key : undefined);
+      const answer = (): void => {
+        res.writeHead(200, { 'content-length': '0' }).end();
+        entry.track.closed(openedAtMs, performance.now());
+      };
+      if (entry.holdMs > 0) setTimeout(answer, entry.holdMs);
+      else answer();
     });
   });
   // Idle keep-alive connections stay open longer than the relay keeps them, so a
@@ -275,9 +376,9 @@ async function startReceiver(): Promise<Receiver> {
   const url = `http://127.0.0.1:${port}`;
   return {
     url,
-    track(name, bodyIsExpected) {
+    track(name, bodyIsExpected, options = {}) {
       const track = new Track(`/deliveries/${name}`, bodyIsExpected);
-      tracks.set(track.path, track);
+      tracks.set(track.path, { track, holdMs: options.holdMs ?? 0 });
       return track;
     },
     stray: () => stray,
@@ -367,6 +468,19 @@ function distributionJson(d: Distribution): Record<string, number> {
   return { count: d.count, p50_ms: round(d.p50, 2), p90_ms: round(d.p90, 2), p99_ms: round(d.p99, 2), max_ms: round(d.max, 2) };
 }
 
+function deliveryRunJson(measured: DeliveryRun, share: number): Record<string, unknown> {
+  return {
+    ingest: figuresJson(figures(measured.run.result)),
+    acknowledged: measured.acks.size,
+    delivered: measured.wait.delivered,
+    missing: measured.wait.missing.length,
+    wait: measured.wait.ending,
+    span_s: round(measured.spanS, 3),
+    deliveries_per_second: round(measured.perSecond, 1),
+    share_of_http: round(share, 3), // of the HTTP reference's (the reference's own: of phase 2's)
+  };
+}
+
 // ---------------------------------------------------------------------------------
 // What PostgreSQL says about the delivery endpoints (read after the relay stopped)
 
@@ -379,20 +493,23 @@ interface StoredDeliveries {
   failureSamples: string[];
 }
 
+/** An attempt that failed: an error, or an HTTP answer other than 2xx (a broker's acknowledgement has no status and no error). */
+const FAILED_ATTEMPT = `(a.error is not null or a.response_status not between 200 and 299)`;
+
 async function storedDeliveries(databaseUrl: string, endpointIds: string[]): Promise<StoredDeliveries> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     const statuses = await client.query<{ status: string; n: number }>('select status, count(*)::int as n from delivery where endpoint_id = any($1) group by status', [endpointIds]);
     const attempts = await client.query<{ total: number; failed: number }>(
-      `select count(*)::int as total, count(*) filter (where response_status is null or response_status not between 200 and 299)::int as failed
+      `select count(*)::int as total, count(*) filter (where ${FAILED_ATTEMPT})::int as failed
        from attempt a join event e on e.id = a.event_id where e.endpoint_id = any($1)`,
       [endpointIds],
     );
     const samples = await client.query<{ sample: string }>(
       `select coalesce(a.error, 'HTTP ' || a.response_status) as sample
        from attempt a join event e on e.id = a.event_id
-       where e.endpoint_id = any($1) and (a.response_status is null or a.response_status not between 200 and 299)
+       where e.endpoint_id = any($1) and ${FAILED_ATTEMPT}
        group by 1 order by count(*) desc limit ${EXAMPLES}`,
       [endpointIds],
     );
@@ -461,6 +578,99 @@ async function profiledRepeat(databaseUrl: string, relayEnv: Record<string, stri
 }
 
 // ---------------------------------------------------------------------------------
+// Phases 5 and 6: queue destinations and ordered delivery (issue 31)
+
+/** One endpoint's load and the wait for its deliveries, counted as phase 2 counts. */
+interface DeliveryRun {
+  run: LoadRun;
+  acks: Set<string>;
+  wait: WaitOutcome;
+  /** From the first ingest to the last delivery. */
+  spanS: number;
+  perSecond: number;
+}
+
+/** Runs `load`, then waits until every acknowledged id arrived on `track` (a fresh one). */
+async function measureDelivery(label: string, track: Track, load: LoadOptions, limits: WaitLimits): Promise<DeliveryRun> {
+  const startMs = performance.now();
+  const run = await runLoad(load);
+  const acks = acknowledgedIds([run]).ids;
+  const wait = await track.waitForAll(label, acks, limits);
+  const spanS = (wait.atMs - startMs) / 1000;
+  return { run, acks, wait, spanS, perSecond: spanS > 0 ? wait.delivered / spanS : 0 };
+}
+
+type QueuePhase =
+  | { type: QueueType; skipped: string }
+  | { type: QueueType; skipped: null; endpointId: string; track: Track; measured: DeliveryRun; withoutId: number };
+
+/** BENCH_QUEUES: 1 or all for every broker type, else a comma-separated list of them; unset or 0: none. */
+function queueSelection(): QueueType[] {
+  const raw = process.env.BENCH_QUEUES?.trim();
+  if (!raw || raw === '0') return [];
+  if (raw === '1' || raw === 'all') return [...QUEUE_TYPES];
+  const types = raw.split(',').map((type) => type.trim());
+  const unknown = types.filter((type) => !(QUEUE_TYPES as readonly string[]).includes(type));
+  if (unknown.length > 0) throw new UsageError(`BENCH_QUEUES=${JSON.stringify(raw)} is not valid: expected 1, all, or a list of ${QUEUE_TYPES.join(', ')}.`);
+  return types as QueueType[];
+}
+
+/** POST /v1/endpoints/{id}/destinations with `settings` (a destination and its options). */
+async function addDestination(relayUrl: string, apiKey: string, endpointId: string, settings: Record<string, unknown>): Promise<void> {
+  const added = await fetch(`${relayUrl}/v1/endpoints/${endpointId}/destinations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(settings),
+  });
+  if (added.status !== 201) throw new Error(`adding a destination answered ${added.status}: ${await added.text()}`);
+}
+
+/** Phase 5: phase 2's load to an endpoint whose one destination is the broker of `type`, consumed by the bench. */
+async function measureQueue(type: QueueType, relayUrl: string, apiKey: string, body: Buffer, durationS: number, limits: WaitLimits): Promise<QueuePhase> {
+  if (!(await brokerReachable(type))) {
+    log(`queue ${type}: ${BROKER_NAMES[type]} is not reachable at ${BROKER_URLS[type]}; its phase is skipped`);
+    return { type, skipped: `${BROKER_NAMES[type]} not reachable at ${BROKER_URLS[type]}` };
+  }
+  const track = new Track(type, (delivered) => delivered.equals(body));
+  let withoutId = 0;
+  const consumer = await startQueueConsumer(type, (id, delivered, atMs) => (id === undefined ? void withoutId++ : track.record(id, delivered, atMs)));
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= consumer.close());
+  onCleanup(`${type} consumer`, close);
+  const endpoint = await createEndpoint(relayUrl, apiKey, { name: `bench-queue-${type}`, destination: consumer.destination });
+  log(`queue ${type}: ingesting ${durationS} s to an endpoint whose destination is ${BROKER_NAMES[type]}`);
+  const measured = await measureDelivery(`${type} destination`, track, { url: endpoint.url, connections: CONNECTIONS, durationS, body }, limits);
+  await close();
+  return { type, skipped: null, endpointId: endpoint.id, track, measured, withoutId };
+}
+
+interface OrderedPhase {
+  endpointId: string;
+  track: Track;
+  measured: DeliveryRun;
+  violations: ReturnType<Track['orderViolations']>;
+}
+
+/**
+ * Phase 6: `load` to an endpoint whose one destination is `track`, ordered by `key` (null:
+ * one key), skipping a key's give-ups. The endpoint is made with its URL destination and
+ * then ordered (PATCH), as phase 2's: an endpoint made without one would keep a `hook
+ * listen` destination beside it, a second delivery row for every event.
+ */
+async function measureOrdered(label: string, relayUrl: string, apiKey: string, receiver: Receiver, track: Track, key: { header: string } | null, load: Omit<LoadOptions, 'url'>, limits: WaitLimits): Promise<OrderedPhase> {
+  const endpoint = await createEndpoint(relayUrl, apiKey, { name: `bench-${track.path.split('/').at(-1)}`, destination: { type: 'url', url: `${receiver.url}${track.path}` } });
+  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  const listed = await fetch(`${relayUrl}/v1/endpoints/${endpoint.id}/destinations`, { headers });
+  const destinations = (await listed.json()) as { data?: { id: string }[] };
+  if (listed.status !== 200 || destinations.data?.length !== 1) throw new Error(`listing the destinations answered ${listed.status}: ${JSON.stringify(destinations)}`);
+  const ordered = await fetch(`${relayUrl}/v1/destinations/${destinations.data[0]!.id}`, { method: 'PATCH', headers, body: JSON.stringify({ ordering: { key, on_give_up: 'skip' } }) });
+  if (ordered.status !== 200) throw new Error(`ordering the destination answered ${ordered.status}: ${await ordered.text()}`);
+  log(`${label}: ingesting ${load.durationS} s`);
+  const measured = await measureDelivery(label, track, { ...load, url: endpoint.url }, limits);
+  return { endpointId: endpoint.id, track, measured, violations: track.orderViolations() };
+}
+
+// ---------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
   const durationS = seconds('BENCH_DURATION_S', DEFAULT_DURATION_S, false);
@@ -474,6 +684,10 @@ async function main(): Promise<number> {
   const separateWorker = process.env.BENCH_SEPARATE_WORKER?.trim() === '1';
   const concurrency = process.env.HOOK_DELIVERY_CONCURRENCY?.trim() || undefined;
   const accounts = Math.floor(positiveNumber('BENCH_ACCOUNTS', 1));
+  const queueTypes = queueSelection();
+  const ordered = process.env.BENCH_ORDERED?.trim() === '1';
+  const orderedOneKeyS = seconds('BENCH_ORDERED_ONE_KEY_S', DEFAULT_ORDERED_ONE_KEY_S, false);
+  const orderedHoldMs = seconds('BENCH_ORDERED_HOLD_MS', 0, true);
   const serverUrl = databaseServerUrl();
   const body = jsonBody(BODY_SIZE_BYTES);
   const loadBefore = loadavg();
@@ -591,14 +805,7 @@ async function main(): Promise<number> {
   // 2b. Fan-out: the same load to an endpoint with three URL destinations.
   const fanTracks = Array.from({ length: FAN_OUT }, (_, i) => receiver.track(`fan-${i}`, (delivered) => delivered.equals(body)));
   const fanEndpoint = await urlEndpoint('bench-fan-out', fanTracks[0]!);
-  for (const track of fanTracks.slice(1)) {
-    const added = await fetch(`${relay.url}/v1/endpoints/${fanEndpoint.id}/destinations`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ destination: { type: 'url', url: `${receiver.url}${track.path}` } }),
-    });
-    if (added.status !== 201) throw new Error(`adding a destination answered ${added.status}: ${await added.text()}`);
-  }
+  for (const track of fanTracks.slice(1)) await addDestination(relay.url, apiKey, fanEndpoint.id, { destination: { type: 'url', url: `${receiver.url}${track.path}` } });
   log(`fan-out: ingesting ${durationS} s to an endpoint with ${FAN_OUT} URL destinations`);
   const fanStartMs = performance.now();
   const fanRun = await runLoad({ url: fanEndpoint.url, connections: CONNECTIONS, durationS, body });
@@ -651,6 +858,37 @@ async function main(): Promise<number> {
   const answer = distribution(ingestAnswer);
   const achievedRate = paced.sendingMs > 0 ? paced.sent / (paced.sendingMs / 1000) : 0;
 
+  // The denominator of phases 5 and 6: phase 2's load again, right before them, to a URL
+  // endpoint (phase 2 ran minutes earlier, and on a shared machine that is another machine).
+  let reference: { endpointId: string; track: Track; measured: DeliveryRun } | undefined;
+  if (queueTypes.length > 0 || ordered) {
+    const track = receiver.track('reference', (delivered) => delivered.equals(body));
+    const endpoint = await urlEndpoint('bench-reference', track);
+    log(`HTTP reference: ingesting ${durationS} s to an endpoint with a URL destination`);
+    reference = { endpointId: endpoint.id, track, measured: await measureDelivery('HTTP reference', track, { url: endpoint.url, connections: CONNECTIONS, durationS, body }, waitLimits) };
+  }
+
+  // 5. Queue destinations (BENCH_QUEUES): phase 2's load to an endpoint whose one destination is a broker.
+  const queuePhases: QueuePhase[] = [];
+  for (const type of queueTypes) queuePhases.push(await measureQueue(type, relay.url, apiKey, body, durationS, waitLimits));
+  const measuredQueues = queuePhases.filter((phase) => phase.skipped === null);
+
+  // 6. Ordered delivery (BENCH_ORDERED): one key (a shorter load: its events go one at a
+  // time), then ORDERING_KEYS keys from the sender's x-key, round robin.
+  let orderedOne: OrderedPhase | undefined;
+  let orderedKeys: OrderedPhase | undefined;
+  if (ordered) {
+    const oneTrack = receiver.track('ordered-one-key', (delivered) => delivered.equals(body), { holdMs: orderedHoldMs });
+    orderedOne = await measureOrdered('ordered, one key', relay.url, apiKey, receiver, oneTrack, null, { connections: CONNECTIONS, durationS: orderedOneKeyS, body }, waitLimits);
+    const keysTrack = receiver.track('ordered-keys', (delivered) => delivered.equals(body));
+    let nextKey = 0;
+    const perRequestHeaders = (): Record<string, string> => ({ 'x-key': `key-${nextKey++ % ORDERING_KEYS}` });
+    orderedKeys = await measureOrdered(`ordered, ${ORDERING_KEYS} keys`, relay.url, apiKey, receiver, keysTrack, { header: 'x-key' }, { connections: CONNECTIONS, durationS, body, perRequestHeaders }, waitLimits);
+  }
+  const orderedPhases = [orderedOne, orderedKeys].filter((phase) => phase !== undefined);
+  const newPhases = [...(reference ? [reference] : []), ...measuredQueues, ...orderedPhases];
+  const newPhaseWaits = newPhases.map((phase) => phase.measured);
+
   const ending = (wait: WaitOutcome): string =>
     wait.ending === 'timeout' ? `after ${deliveryTimeoutMs / 1000} s (BENCH_DELIVERY_TIMEOUT_S)` : wait.ending === 'stalled' ? `after ${stallMs / 1000} s without any delivery to the endpoint (BENCH_STALL_S)` : 'complete';
 
@@ -667,14 +905,25 @@ async function main(): Promise<number> {
   const storeTable = costTable(storePhase, costProbe.processes, new Map(standIn ? [[relay.pid, standIn.store]] : []));
   const deliveryTable = costTable(deliveryPhase, costProbe.processes, new Map(standIn ? [[relay.pid, standIn.delivery]] : []));
   const deliveringAdds = costDifference('what delivering adds (2 − 1)', deliveryTable, storeTable);
-  const tracks = [warmupTrack, throughputTrack, latencyTrack, ...fanTracks];
-  const deliveryEndpointIds = [warmupEndpoint.id, ...throughputEndpoints.map((e) => e.id), latencyEndpoint.id, fanEndpoint.id];
+  const tracks = [warmupTrack, throughputTrack, latencyTrack, ...fanTracks, ...newPhases.map((phase) => phase.track)];
+  const deliveryEndpointIds = [
+    warmupEndpoint.id,
+    ...throughputEndpoints.map((e) => e.id),
+    latencyEndpoint.id,
+    fanEndpoint.id,
+    ...newPhases.map((phase) => phase.endpointId),
+  ];
   const stored = await storedDeliveries(database.url, deliveryEndpointIds);
+  const queueMissing = [...(reference?.measured.wait.missing ?? []), ...measuredQueues.flatMap((phase) => phase.measured.wait.missing)];
+  const orderedMissing = orderedPhases.flatMap((phase) => phase.measured.wait.missing);
   const missing = [...warmupMissing, ...throughputWait.missing, ...latencyWait.missing].filter((id) => !tracks.some((track) => track.arrivals.has(id)));
   if (fanMissing.length > 0) missing.push(...new Set(fanMissing));
+  // Each new phase's ids count only on its own track (a queue's consumer is not the receiver).
+  missing.push(...queueMissing, ...orderedMissing);
   const missingDescribed = missing.length > 0 ? await describeEvents(database.url, missing.slice(0, EXAMPLES)) : [];
   const acknowledgedCount =
-    (warmupRun ? acknowledgedIds([warmupRun]).ids.size : 0) + throughputAcks.ids.size + paced.acknowledged.size + fanAcks.ids.size;
+    (warmupRun ? acknowledgedIds([warmupRun]).ids.size : 0) + throughputAcks.ids.size + paced.acknowledged.size + fanAcks.ids.size +
+    newPhaseWaits.reduce((sum, measured) => sum + measured.acks.size, 0);
   const duplicates = tracks.map((track) => track.duplicates());
   const duplicateIds = duplicates.flatMap((d) => d.ids);
   const duplicateDeliveries = duplicates.reduce((sum, d) => sum + d.extra, 0);
@@ -684,19 +933,36 @@ async function main(): Promise<number> {
   const storedRows = Object.values(stored.byStatus).reduce((sum, n) => sum + n, 0);
   const storedUndelivered = storedRows - (stored.byStatus.delivered ?? 0);
 
-  const loadRuns = [...ingestRuns, ...(warmupRun ? [warmupRun] : []), throughputRun, fanRun];
+  const loadRuns = [...ingestRuns, ...(warmupRun ? [warmupRun] : []), throughputRun, fanRun, ...newPhaseWaits.map((measured) => measured.run)];
   const ingestNon2xx = loadRuns.reduce((sum, run) => sum + run.result.non2xx, 0) + paced.non2xx;
   const ingestErrors = loadRuns.reduce((sum, run) => sum + run.result.errors, 0) + paced.errors;
   const unreadable = acknowledgedIds(loadRuns).unreadable + paced.unreadable;
 
   const problems: string[] = [];
   if (missing.length > 0) {
-    const byPhase = [['warm-up', warmupMissing], ['throughput', throughputWait.missing], ['latency', latencyWait.missing], ['fan-out', fanMissing]] as const;
+    const byPhase: [string, string[]][] = [
+      ['warm-up', warmupMissing],
+      ['throughput', throughputWait.missing],
+      ['latency', latencyWait.missing],
+      ['fan-out', fanMissing],
+      ...(queueTypes.length > 0 ? [['queues', queueMissing] as [string, string[]]] : []),
+      ...(ordered ? [['ordered', orderedMissing] as [string, string[]]] : []),
+    ];
     const missingSet = new Set(missing);
     const phases = byPhase.map(([name, ids]) => `${name} ${ids.filter((id) => missingSet.has(id)).length}`).join(', ');
-    const endings = [warmupWait, throughputWait, latencyWait, ...fanWaits].filter((wait) => wait && wait.ending !== 'complete').map((wait) => ending(wait!));
+    const endings = [warmupWait, throughputWait, latencyWait, ...fanWaits, ...newPhaseWaits.map((measured) => measured.wait)]
+      .filter((wait) => wait && wait.ending !== 'complete')
+      .map((wait) => ending(wait!));
     problems.push(`${missing.length} acknowledged event(s) not delivered (${phases}); waits ended ${[...new Set(endings)].join(', ')}; e.g.`);
     problems.push(...missingDescribed.map((line) => `  ${line}`));
+  }
+  for (const phase of measuredQueues) {
+    if (phase.withoutId > 0) problems.push(`${phase.withoutId} message(s) from ${BROKER_NAMES[phase.type]} carried no webhook-id`);
+  }
+  for (const [name, phase] of [['one key', orderedOne], [`${ORDERING_KEYS} keys`, orderedKeys]] as const) {
+    if (!phase || phase.violations.length === 0) continue;
+    problems.push(`ordered (${name}): ${phase.violations.length} event(s) arrived after a later event of their key; e.g.`);
+    problems.push(...phase.violations.slice(0, EXAMPLES).map((v) => `  key ${JSON.stringify(v.key)}: ${v.id} arrived after ${v.after}`));
   }
   if (forwardFailures > 0) problems.push(`${forwardFailures} forwarded request(s) of the ceiling phase were not answered 2xx`);
   if (badBodies > 0) problems.push(`${badBodies} delivery(ies) carried a body other than the one sent`);
@@ -714,6 +980,20 @@ async function main(): Promise<number> {
   const fanPass = fanMissing.length === 0 && fanShare >= TARGET_FAN_OUT_SHARE;
   // Percentiles over part of the events (the rest never arrived) cannot pass.
   const latencyPass = latencyRate === DEFAULT_LATENCY_RATE && latency.count > 0 && latency.count === paced.acknowledged.size && latency.p50 < TARGET_LATENCY_P50_MS;
+  const httpPerSecond = reference?.measured.perSecond ?? 0;
+  const httpShare = (measured: DeliveryRun): number => (httpPerSecond > 0 ? measured.perSecond / httpPerSecond : 0);
+  const queuePass = (measured: DeliveryRun): boolean => measured.wait.missing.length === 0 && httpShare(measured) >= TARGET_QUEUE_SHARE;
+  const orderedKeysPass = orderedKeys !== undefined && orderedKeys.measured.wait.missing.length === 0 && orderedKeys.violations.length === 0 && httpShare(orderedKeys.measured) >= TARGET_ORDERED_KEYS_SHARE;
+  // One key: each event's period is the receiver's round trip plus the relay's turnaround.
+  const oneKeyRoundTripMs = orderedOne && orderedOne.track.answered > 0 ? orderedOne.track.heldMs / orderedOne.track.answered : Number.NaN;
+  const oneKeyTurnaroundMs = orderedOne && orderedOne.track.turnarounds > 0 ? orderedOne.track.turnaroundMs / orderedOne.track.turnarounds : Number.NaN;
+  const oneKeyIdealPerSecond = 1000 / oneKeyRoundTripMs;
+  const oneKeyIdealShare = orderedOne && Number.isFinite(oneKeyIdealPerSecond) ? orderedOne.measured.perSecond / oneKeyIdealPerSecond : 0;
+  const oneKeyPass = orderedOne !== undefined && orderedOne.measured.wait.missing.length === 0 && orderedOne.violations.length === 0 && oneKeyIdealShare >= TARGET_ONE_KEY_IDEAL_SHARE;
+  const deliveredLine = (measured: DeliveryRun): string =>
+    `${measured.wait.delivered} events delivered in ${measured.spanS.toFixed(2)} s from first ingest to last delivery → ${measured.perSecond.toFixed(1)} deliveries/s` +
+    (measured === reference?.measured ? ` (${deliveriesPerSecond > 0 ? (measured.perSecond / deliveriesPerSecond).toFixed(2) : '—'} of phase 2's)` : `, ${httpShare(measured).toFixed(2)} of the HTTP reference's`) +
+    (measured.wait.missing.length > 0 ? `; INCOMPLETE: the wait ended ${ending(measured.wait)} with ${measured.wait.missing.length} of ${measured.acks.size} acknowledged events undelivered` : '');
   const widths = [22, 13, 8, 8, 10, 8, 7, 9];
   const out = [
     '',
@@ -728,6 +1008,10 @@ async function main(): Promise<number> {
     figuresRow('1b. + forwarding', ceilingIngest, widths),
     figuresRow('2. URL destination', whileDelivering, widths),
     figuresRow(`2b. ${FAN_OUT} destinations`, figures(fanRun.result), widths),
+    ...(reference ? [figuresRow('5. HTTP reference', figures(reference.measured.run.result), widths)] : []),
+    ...measuredQueues.map((phase) => figuresRow(`5. ${phase.type} destination`, figures(phase.measured.run.result), widths)),
+    ...(orderedOne ? [figuresRow('6. ordered, 1 key', figures(orderedOne.measured.run.result), widths)] : []),
+    ...(orderedKeys ? [figuresRow(`6. ordered, ${ORDERING_KEYS} keys`, figures(orderedKeys.measured.run.result), widths)] : []),
     '',
     `1b. ceiling: the relay's send path (sign, pooled POST, answer read) with no database forwards ${forwardAloneRate.toFixed(1)}/s alone${sendCpuMs === null ? '' : `, at ${sendCpuMs.toFixed(3)} ms of its CPU a delivery`};`,
     `   store-only ingest with one such delivery per acknowledged event: ${forwardCredited.ok} delivered in ${ceilingSpanS.toFixed(2)} s → ${ceilingRate.toFixed(1)} deliveries/s,`,
@@ -753,7 +1037,25 @@ async function main(): Promise<number> {
     latency.count === 0
       ? `   end-to-end: no delivery arrived; the wait ended ${ending(latencyWait)} (ingest answer alone: p50 ${ms(answer.p50)} ms, p99 ${ms(answer.p99)} ms)`
       : `   end-to-end p50 ${ms(latency.p50)} ms, p90 ${ms(latency.p90)} ms, p99 ${ms(latency.p99)} ms, max ${ms(latency.max)} ms${latency.count < paced.acknowledged.size ? ` over the ${latency.count} delivered in time` : ''} (ingest answer alone: p50 ${ms(answer.p50)} ms, p99 ${ms(answer.p99)} ms)`,
-    `4. events acknowledged to URL endpoints: ${acknowledgedCount}, delivered at least once: ${acknowledgedCount - missing.length}, missing: ${missing.length}`,
+    ...(reference ? [`5. HTTP reference, phase 2's load again right before phases 5 and 6 (their ratios' denominator): ${deliveredLine(reference.measured)}`] : []),
+    ...(queuePhases.length > 0
+      ? [
+        `5. queue destinations: phase 2's load to an endpoint whose one destination is the broker, consumed by the bench (deliveries/s ÷ the HTTP reference's):`,
+        ...queuePhases.map((phase) =>
+          phase.skipped !== null ? `   ${phase.type}: skipped, ${phase.skipped}` : `   ${phase.type} (${BROKER_NAMES[phase.type]}): ${deliveredLine(phase.measured)}`),
+      ]
+      : []),
+    ...(orderedOne && orderedKeys
+      ? [
+        `6. ordered delivery to the receiver (on_give_up skip), deliveries/s ÷ the HTTP reference's (unordered):`,
+        `   one key (${orderedOneKeyS} s of load, BENCH_ORDERED_ONE_KEY_S): ${deliveredLine(orderedOne.measured)}`,
+        `     receiver's round trip (headers in → answer written${orderedHoldMs > 0 ? `, holding each request ${orderedHoldMs} ms` : ', answering at once'}): mean ${oneKeyRoundTripMs.toFixed(3)} ms → at most ${oneKeyIdealPerSecond.toFixed(1)} deliveries/s; reached ${oneKeyIdealShare.toFixed(3)} of that`,
+        `     the relay's turnaround (answer written → the key's next delivery in): mean ${oneKeyTurnaroundMs.toFixed(3)} ms, so a period of ${(oneKeyRoundTripMs + oneKeyTurnaroundMs).toFixed(3)} ms an event`,
+        `   ${ORDERING_KEYS} keys (x-key round robin): ${deliveredLine(orderedKeys.measured)}`,
+        `   order at the receiver (event ids by first arrival, increasing within each key): one key ${orderedOne.violations.length} violation(s), ${ORDERING_KEYS} keys ${orderedKeys.violations.length} (over ${new Set(orderedKeys.track.keys.values()).size} keys)`,
+      ]
+      : []),
+    `4. events acknowledged to delivering endpoints: ${acknowledgedCount}, delivered at least once: ${acknowledgedCount - missing.length}, missing: ${missing.length}`,
     `   delivery requests received: ${deliveryRequests} for ${deliveredDistinct} distinct ids; duplicates: ${duplicateIds.length} id(s) delivered more than once (${duplicateDeliveries} extra deliveries)${duplicateIds.length > 0 ? `, e.g. ${duplicateIds.slice(0, EXAMPLES).join(', ')}` : ''}`,
     `   PostgreSQL after stop: ${storedRows} events (${Object.entries(stored.byStatus).map(([status, n]) => `${status} ${n}`).join(', ') || 'none'}), ${stored.attempts} attempts recorded, ${stored.failedAttempts} failed${stored.failureSamples.length > 0 ? ` (${stored.failureSamples.join('; ')})` : ''}`,
     ...(storedUndelivered > 0 && missing.length === 0 ? [`   (${storedUndelivered} stored event(s) not delivered were still in flight when a load run ended, so their 2xx was never read: not losses)`] : []),
@@ -764,6 +1066,15 @@ async function main(): Promise<number> {
     latencyRate === DEFAULT_LATENCY_RATE
       ? `target: end-to-end p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → ${latencyPass ? 'PASS' : 'FAIL'}`
       : `target: end-to-end p50 < ${TARGET_LATENCY_P50_MS} ms at ${DEFAULT_LATENCY_RATE} events/s → not judged (BENCH_LATENCY_RATE=${latencyRate})`,
+    ...(measuredQueues.length > 0
+      ? [`target: each queue type's deliveries/s >= ${TARGET_QUEUE_SHARE.toFixed(2)} × the HTTP reference's → ${measuredQueues.map((phase) => `${phase.type} ${httpShare(phase.measured).toFixed(2)} ${queuePass(phase.measured) ? 'PASS' : 'FAIL'}`).join(', ')}`]
+      : []),
+    ...(orderedOne && orderedKeys
+      ? [
+        `target: ordered with ${ORDERING_KEYS} keys, deliveries/s >= ${TARGET_ORDERED_KEYS_SHARE.toFixed(2)} × unordered → ${httpShare(orderedKeys.measured).toFixed(2)} ${orderedKeysPass ? 'PASS' : 'FAIL'}`,
+        `target: one ordered key limited only by the receiver's round trip (deliveries/s >= ${TARGET_ONE_KEY_IDEAL_SHARE.toFixed(2)} × 1/round trip) → ${oneKeyIdealShare.toFixed(3)} ${oneKeyPass ? 'PASS' : 'FAIL'}`,
+      ]
+      : []),
     ...resultLines(problems, `every acknowledged event delivered${duplicateIds.length > 0 ? ' (some more than once)' : ''}, no failed requests`),
   ];
   writeReport(out, () => ({
@@ -812,6 +1123,32 @@ async function main(): Promise<number> {
     duplicate_ids: duplicateIds.length,
     duplicate_deliveries: duplicateDeliveries,
     failed_attempts: stored.failedAttempts,
+    http_reference: reference ? deliveryRunJson(reference.measured, deliveriesPerSecond > 0 ? reference.measured.perSecond / deliveriesPerSecond : 0) : null,
+    queues: Object.fromEntries(queuePhases.map((phase) => [
+      phase.type,
+      phase.skipped !== null
+        ? { skipped: phase.skipped }
+        : { ...deliveryRunJson(phase.measured, httpShare(phase.measured)), without_webhook_id: phase.withoutId, pass: queuePass(phase.measured) },
+    ])),
+    target_queue_share: TARGET_QUEUE_SHARE,
+    ordered: orderedOne && orderedKeys
+      ? {
+        one_key: {
+          ...deliveryRunJson(orderedOne.measured, httpShare(orderedOne.measured)),
+          load_s: orderedOneKeyS,
+          receiver_hold_ms: orderedHoldMs,
+          round_trip_ms: round(oneKeyRoundTripMs, 4),
+          turnaround_ms: round(oneKeyTurnaroundMs, 4),
+          ideal_per_second: round(oneKeyIdealPerSecond, 1),
+          ideal_share: round(oneKeyIdealShare, 4),
+          order_violations: orderedOne.violations.length,
+          pass: oneKeyPass,
+        },
+        keys: { ...deliveryRunJson(orderedKeys.measured, httpShare(orderedKeys.measured)), key_count: ORDERING_KEYS, order_violations: orderedKeys.violations.length, pass: orderedKeysPass },
+        target_keys_share: TARGET_ORDERED_KEYS_SHARE,
+        target_one_key_ideal_share: TARGET_ONE_KEY_IDEAL_SHARE,
+      }
+      : null,
     problems,
   }));
   return problems.length === 0 ? 0 : 1;
