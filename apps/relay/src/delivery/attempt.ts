@@ -50,6 +50,12 @@ export interface AttemptContext {
   random?: () => number;
   /** Traces each attempt (docs/deployment.md#tracing); absent when the relay does not trace. */
   tracing?: DeliveryTracing | undefined;
+  /**
+   * Takes the next delivery of a key whose delivery `done` was just done, and starts it
+   * (a worker with a free slot: worker.ts); false when it did not, and the next is then
+   * made due for any claim. Absent: always made due.
+   */
+  takeNextInKey?: ((done: ClaimedDelivery) => Promise<boolean>) | undefined;
 }
 
 /** A recorded attempt, as the live stream announces it. */
@@ -223,7 +229,13 @@ async function moveKeyOn(context: AttemptContext, delivery: ClaimedDelivery, nex
   const outcome: OrderedOutcome = next.status === 'delivered' || next.status === 'filtered' ? 'done'
     : gaveUp ? (delivery.onGiveUp === 'block' ? 'blocked' : 'done')
     : 'open';
-  await afterOrderedResult(context.orm, { id: delivery.id, destinationId: delivery.destinationId, accountId: delivery.accountId, orderingKey: delivery.orderingKey }, outcome);
+  const takeNext = context.takeNextInKey;
+  await afterOrderedResult(
+    context.orm,
+    { id: delivery.id, destinationId: delivery.destinationId, accountId: delivery.accountId, orderingKey: delivery.orderingKey },
+    outcome,
+    takeNext && (() => takeNext(delivery)),
+  );
 }
 
 /** Tells the live stream (and metrics) about an attempt that moved its delivery on. */

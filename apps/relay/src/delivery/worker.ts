@@ -1,5 +1,5 @@
 import { randomToken } from '@hook/core';
-import { claimDue, listenForDueEvents, refreshQueueStatistics, releaseLease, type ClaimedDelivery, type DueListener, type Orm } from '@hook/db';
+import { claimDue, listenForDueEvents, refreshQueueStatistics, releaseLease, takeNextInKey, type ClaimedDelivery, type DueListener, type Orm } from '@hook/db';
 import { attemptDelivery, destinationTransport, type AttemptContext, type Transport } from './attempt.ts';
 import { Claimer, type ReservedSlot } from './claimer.ts';
 
@@ -60,6 +60,7 @@ export class DeliveryWorker {
   readonly #pollIntervalMs: number;
   readonly #claimer: Claimer;
   readonly #transport: Transport;
+  readonly #context: AttemptContext;
   #listener: DueListener | undefined;
   readonly #leaseToken = randomToken(9);
   #running = false;
@@ -70,6 +71,9 @@ export class DeliveryWorker {
     this.#options = options;
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.#transport = destinationTransport(options.context);
+    // The shared context, with this worker taking an ordered key's next delivery itself
+    // (its getters, such as the transformation pool, still read live through the prototype).
+    this.#context = Object.assign(Object.create(options.context) as AttemptContext, { takeNextInKey: (done: ClaimedDelivery) => this.#takeNext(done) });
     const perDestinationLimit = options.perDestinationLimit ?? Math.max(1, Math.ceil(options.concurrency / 2));
     const onError = (error: unknown): void => this.#options.onError?.(error);
     this.#claimer = new Claimer({
@@ -123,9 +127,29 @@ export class DeliveryWorker {
       return;
     }
     // Its wait for a transformation thread holds no slot (claimer.ts): ingest's shortcut keeps them.
-    const { next } = await attemptDelivery(this.#options.context, delivery, this.#transport, free, wait);
+    const { next } = await attemptDelivery(this.#context, delivery, this.#transport, free, wait);
     // A retry due before the next poll: wake for it rather than make it wait.
     if (next.nextAttemptAtMs !== null) this.#claimer.wakeIn(next.nextAttemptAtMs - Date.now() + 1);
+  }
+
+  /**
+   * An ordered key's delivery was done: take the key's next one now into a slot of this
+   * worker, without waiting for a notification and a claim (ordering.ts takeNextInKey),
+   * so one key's events follow each other at the pace of the receiver and the database.
+   * False when no slot is free or the next is not to be had (then it is made due).
+   */
+  async #takeNext(done: ClaimedDelivery): Promise<boolean> {
+    if (!this.#running || done.orderingKey === null) return false;
+    const slot = this.#claimer.reserve(done.destinationId, done.id);
+    if (!slot) return false;
+    let next: ClaimedDelivery | null = null;
+    try {
+      next = await takeNextInKey(this.orm, { id: done.id, destinationId: done.destinationId, orderingKey: done.orderingKey }, { token: this.#leaseToken, ms: this.#options.leaseMs });
+    } finally {
+      if (next) slot.deliver(next);
+      else slot.cancel();
+    }
+    return next !== null;
   }
 
   /** Stops claiming and waits for the deliveries in flight to finish and be recorded. */

@@ -41,13 +41,14 @@ export const CLAIMED_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.en
  * `due` (a CTE of event_id and destination_id, locked FOR UPDATE SKIP LOCKED) with a
  * lease, `token` + the delivery's key, until `leaseMs` from now, and return what the
  * attempt needs (CLAIMED_COLUMNS). `pin`: more conditions on `l`, `e`, `d` and `p` (a
- * session's claim names its account on each, so it stays routable to one shard).
+ * session's claim names its account on each, so it stays routable to one shard);
+ * `extraSet`: more assignments (`, column = value`).
  */
-export function leaseDue(params: { token: string; leaseMs: string }, pin = '', extraColumns = ''): string {
+export function leaseDue(params: { token: string; leaseMs: string }, pin = '', extraColumns = '', extraSet = ''): string {
   return `
     update delivery l
     set lease_id = ${params.token} || '.' || l.event_id || '.' || l.destination_id,
-        locked_until = now() + make_interval(secs => ${params.leaseMs}::double precision / 1000)
+        locked_until = now() + make_interval(secs => ${params.leaseMs}::double precision / 1000)${extraSet}
     from due, event e, destination d, endpoint p
     where l.event_id = due.event_id and l.destination_id = due.destination_id and ${DELIVERY_OPEN}
       and e.id = l.event_id and d.id = l.destination_id and p.id = l.endpoint_id${pin}

@@ -18,19 +18,24 @@
  */
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
-import { DUE_CHANNEL } from '../types.ts';
-import { DELIVERY_OPEN } from './claimed-columns.ts';
+import { DUE_CHANNEL, type ClaimedDelivery } from '../types.ts';
+import { DELIVERY_OPEN, DESTINATION_OPEN, leaseDue, toClaimed, type ClaimedRow } from './claimed-columns.ts';
 
 const OPEN = (alias: string) => DELIVERY_OPEN.replaceAll('l.', `${alias}.`);
 
 /**
- * Makes the oldest open delivery of (destination $1, key $2) due now, if it waits with no
- * due time and no other event holds the key; wakes the workers when one moved.
+ * Frees the key from event $4 (just done), then makes the oldest open delivery of
+ * (destination $1, key $2) due now, if it waits with no due time and no other event holds
+ * the key; wakes the workers when one moved.
  */
 const PROMOTE_HEAD: NamedStatement = {
   name: 'hook_ordering_promote',
   text: `
-    with head as (
+    with freed as (
+      -- the event just done ($4) no longer holds the key, if it did (a replay delivered it)
+      delete from ordering_block where destination_id = $1 and ordering_key = $2 and event_id = $4
+    ),
+    head as (
       select o.event_id, o.destination_id from delivery o
       where o.destination_id = $1 and o.ordering_key = $2 and ${OPEN('o')}
       order by o.destination_id, o.ordering_key, o.event_id
@@ -40,7 +45,7 @@ const PROMOTE_HEAD: NamedStatement = {
       update delivery l set next_attempt_at = now()
       from head h
       where l.event_id = h.event_id and l.destination_id = h.destination_id and ${DELIVERY_OPEN} and l.next_attempt_at is null
-        and not exists (select 1 from ordering_block k where k.destination_id = $1 and k.ordering_key = $2 and k.event_id <> l.event_id)
+        and not exists (select 1 from ordering_block k where k.destination_id = $1 and k.ordering_key = $2 and k.event_id <> l.event_id and k.event_id <> $4)
       returning 1
     )
     select count(*)::int as n, case when count(*) > 0 then pg_notify($3, '') end from moved`,
@@ -54,11 +59,6 @@ const BLOCK: NamedStatement = {
     on conflict (destination_id, ordering_key) do nothing`,
 };
 
-const UNBLOCK_EVENT: NamedStatement = {
-  name: 'hook_ordering_unblock_event',
-  text: `delete from ordering_block where destination_id = $1 and ordering_key = $2 and event_id = $3`,
-};
-
 /** What became of a keyed delivery's attempt, for its key. */
 export type OrderedOutcome =
   /** Delivered, filtered, or given up on a destination that skips: the next of its key goes. */
@@ -68,19 +68,65 @@ export type OrderedOutcome =
   /** Still open (retrying), or a replay that failed again: nothing changes. */
   | 'open';
 
-/** Moves a key on after one of its deliveries' results was recorded (see above). */
+/**
+ * Moves a key on after one of its deliveries' results was recorded (see above).
+ * `takeNext`: the caller may take the key's next delivery itself (a worker with a slot:
+ * takeNextInKey); when it did, nothing more is made due.
+ */
 export async function afterOrderedResult(
   orm: Orm,
   delivery: { id: string; destinationId: string; accountId: string; orderingKey: string },
   outcome: OrderedOutcome,
+  takeNext?: () => Promise<boolean>,
 ): Promise<void> {
   if (outcome === 'open') return;
   if (outcome === 'blocked') {
     await runStatement(orm, BLOCK, [delivery.destinationId, delivery.orderingKey, delivery.accountId, delivery.id]);
     return;
   }
-  await runStatement(orm, UNBLOCK_EVENT, [delivery.destinationId, delivery.orderingKey, delivery.id]);
-  await runStatement(orm, PROMOTE_HEAD, [delivery.destinationId, delivery.orderingKey, DUE_CHANNEL]);
+  if (takeNext && await takeNext()) return;
+  await runStatement(orm, PROMOTE_HEAD, [delivery.destinationId, delivery.orderingKey, DUE_CHANNEL, delivery.id]);
+}
+
+/**
+ * Takes the next delivery of (destination $1, key $2) at once, for the worker whose
+ * delivery of that key ($5, whose hold on the key goes, as in PROMOTE_HEAD) was just done:
+ * made due and leased ($3 the lease token, $4 its ms)
+ * in one statement, if it is the key's oldest open delivery, waits with no due time or is
+ * due, nobody holds it, no other event holds the key, and its destination (active, no
+ * rate limit: a rated one goes through the claim, which keeps the rate) takes deliveries.
+ * A key's events so follow each other without a notification and a claim between them.
+ */
+const TAKE_HEAD: NamedStatement = {
+  movesDeliveries: true,
+  name: 'hook_ordering_take_head',
+  text: `
+    with head as (
+      select o.event_id, o.destination_id from delivery o
+      where o.destination_id = $1 and o.ordering_key = $2 and ${OPEN('o')}
+      order by o.destination_id, o.ordering_key, o.event_id
+      limit 1
+    ),
+    freed as (
+      delete from ordering_block where destination_id = $1 and ordering_key = $2 and event_id = $5
+    ),
+    due as materialized (
+      select x.event_id, x.destination_id from head h
+      cross join lateral (
+        select l.event_id, l.destination_id from delivery l
+        where l.event_id = h.event_id and l.destination_id = h.destination_id and ${DELIVERY_OPEN}
+          and (l.next_attempt_at is null or l.next_attempt_at <= now())
+          and (l.lease_id is null or l.locked_until < now())
+          and not exists (select 1 from ordering_block k where k.destination_id = $1 and k.ordering_key = $2 and k.event_id <> l.event_id and k.event_id <> $5)
+        for update of l skip locked
+      ) x
+    )${leaseDue({ token: '$3', leaseMs: '$4' }, ` and ${DESTINATION_OPEN} and d.rate_per_second is null`, '', ', next_attempt_at = coalesce(l.next_attempt_at, now())')}`,
+};
+
+/** The key's next delivery, leased for the caller (see TAKE_HEAD), or null when it is not to be had now (the caller then makes it due: afterOrderedResult). */
+export async function takeNextInKey(orm: Orm, done: { id: string; destinationId: string; orderingKey: string }, lease: { token: string; ms: number }): Promise<ClaimedDelivery | null> {
+  const [row] = await runStatement<ClaimedRow>(orm, TAKE_HEAD, [done.destinationId, done.orderingKey, lease.token, lease.ms, done.id]);
+  return row ? toClaimed(orm, row) : null;
 }
 
 /** A key of an ordered destination held by an event that gave up. */
@@ -111,7 +157,7 @@ export async function unblockKey(orm: Orm, destinationId: string, key: string): 
     name: 'hook_ordering_unblock',
     text: `delete from ordering_block where destination_id = $1 and ordering_key = $2 returning event_id`,
   }, [destinationId, key]);
-  await runStatement(orm, PROMOTE_HEAD, [destinationId, key, DUE_CHANNEL]);
+  await runStatement(orm, PROMOTE_HEAD, [destinationId, key, DUE_CHANNEL, '']);
   return removed.length > 0;
 }
 
