@@ -99,14 +99,41 @@ describe('ordered delivery', () => {
     expect(at.maxInFlight).toBe(1);
   });
 
-  it('one key, 30 events sent at once: still one at a time, in event id order', async () => {
+  it('one key, 30 events sent at once: still one at a time, in the order ingest committed them (their ordering_seq)', async () => {
     const at = await receiver(() => ({ status: 200, delayMs: 15 }));
     const { ingestUrl } = await orderedEndpoint(at, { key: null });
     const ids = await Promise.all(Array.from({ length: 30 }, (_, n) => sendKeyed(ingestUrl, null, { n })));
     await waitForDelivery(at, ids);
 
     expect(at.maxInFlight).toBe(1);
-    expect(firstSuccessOrder(at.exchanges, () => 'all').get('all')).toEqual([...ids].sort());
+    // Sent at once, the events have no order of their own: the relay's is the order their
+    // statements committed in (concurrent batches may commit out of event id order).
+    const committed = (await deliveryRows(ids, 'ordering_seq')).sort((a, b) => Number(a.ordering_seq) - Number(b.ordering_seq)).map((row) => row.event_id);
+    expect(new Set((await deliveryRows(ids, 'ordering_seq')).map((row) => row.ordering_seq)).size).toBe(30);
+    expect(firstSuccessOrder(at.exchanges, () => 'all').get('all')).toEqual(committed);
+  });
+
+  it('one key, bursts sent at once to two relay processes: never two in flight, in commit order', async () => {
+    // The race of two ingests storing one key's events at once, each not seeing the other:
+    // the key's numbers are taken under its row, which each holds until it commits.
+    const second = await startTestRelay({ retryScheduleMs: FAST_SCHEDULE, deliveryTimeoutMs: 2000 }, { workerPollMs: 20, sharing: relay });
+    try {
+      const at = await receiver(() => ({ status: 200, delayMs: 2 }));
+      const { ingestUrl } = await orderedEndpoint(at, { key: null });
+      const viaSecond = ingestUrl.replace(relay.baseUrl, second.baseUrl);
+      const ids: string[] = [];
+      for (let burst = 0; burst < 25; burst++) {
+        const sent = await Promise.all(Array.from({ length: 6 }, (_, n) => sendKeyed(n % 2 === 0 ? ingestUrl : viaSecond, null, { burst, n })));
+        ids.push(...sent);
+        await waitForDelivery(at, sent);
+      }
+      expect(overlappingExchanges(at.exchanges, () => 'all')).toEqual([]);
+      expect(at.maxInFlight).toBe(1);
+      const committed = (await deliveryRows(ids, 'ordering_seq')).sort((a, b) => Number(a.ordering_seq) - Number(b.ordering_seq)).map((row) => row.event_id);
+      expect(firstSuccessOrder(at.exchanges, () => 'all').get('all')).toEqual(committed);
+    } finally {
+      await second.close();
+    }
   });
 
   it('keyed by a header: a failing event holds the later events of its key while another key flows on', async () => {

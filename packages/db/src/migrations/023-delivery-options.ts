@@ -9,10 +9,12 @@ import { Migration } from '@mikro-orm/migrations';
  *   client key) are in `destination.credentials`, sealed like signing secrets.
  * - `destination.signature_scheme`: `v1` (HMAC, whsec_ secrets) or `v1a` (ed25519, whsk_),
  *   and `public_key`, the whpk_ key receivers verify v1a with (shown without opening the secret).
- * - `destination.ordering` and `delivery.ordering_key`: an ordered destination's settings
- *   and each of its deliveries' key, read from the event when it was stored; the index
- *   finds each key's oldest open delivery (claim-due.ts). `ordering_block`: the keys held
- *   by an event that gave up, until a person replays or unblocks it.
+ * - `destination.ordering`, `delivery.ordering_key` and `ordering_seq`: an ordered
+ *   destination's settings, and each of its deliveries' key (read from the event when it
+ *   was stored) and place in it, numbered from the key's row in `ordering_key_seq` in the
+ *   order ingest committed them (ordering.ts); the index finds each key's first open
+ *   delivery (claim-due.ts). `ordering_block`: the keys held by an event that gave up,
+ *   until a person replays or unblocks it.
  * - `destination.delay_seconds`: how long each event waits before its first attempt.
  *
  * Nullable columns (and one with a constant default) rewrite nothing; the index is on the
@@ -34,7 +36,14 @@ export const DELIVERY_OPTIONS_COLUMNS = `
     add column if not exists public_key text,
     add column if not exists ordering jsonb,
     add column if not exists delay_seconds integer;
-  alter table delivery add column if not exists ordering_key text;
+  alter table delivery add column if not exists ordering_key text, add column if not exists ordering_seq bigint;
+  create table if not exists ordering_key_seq (
+    destination_id text not null,
+    ordering_key text not null,
+    account_id text not null,
+    last_seq bigint not null,
+    primary key (destination_id, ordering_key)
+  );
   create table if not exists ordering_block (
     destination_id text not null,
     ordering_key text not null,
@@ -49,6 +58,6 @@ export class DeliveryOptions extends Migration {
 
   override up(): void {
     this.addSql(DELIVERY_OPTIONS_COLUMNS);
-    this.addSql('create index if not exists delivery_ordered_idx on delivery_open (destination_id, ordering_key, event_id) where ordering_key is not null;');
+    this.addSql('create index if not exists delivery_ordered_idx on delivery_open (destination_id, ordering_key, ordering_seq) where ordering_key is not null;');
   }
 }

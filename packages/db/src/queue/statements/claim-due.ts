@@ -41,13 +41,13 @@ export interface ClaimOptions {
 
 /**
  * An ordered destination's delivery (one with a key, ordering.ts) is taken only in its
- * turn: no older delivery of its key is open, and no other event holds the key (gave up
+ * turn: no delivery before it in its key (a lower ordering_seq) is open, and no other event holds the key (gave up
  * on a destination that blocks). Two index probes, for keyed deliveries only.
  */
 const ORDERED_TURN = `
           and (l.ordering_key is null or (
             not exists (select 1 from delivery o where o.destination_id = l.destination_id and o.ordering_key = l.ordering_key
-                          and o.event_id < l.event_id and ${DELIVERY_OPEN.replaceAll('l.', 'o.')})
+                          and o.ordering_seq < l.ordering_seq and ${DELIVERY_OPEN.replaceAll('l.', 'o.')})
             and not exists (select 1 from ordering_block k where k.destination_id = l.destination_id and k.ordering_key = l.ordering_key
                               and k.event_id <> l.event_id)))`;
 

@@ -472,23 +472,44 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
       join destination d on d.endpoint_id = a.endpoint_id and d.deleted_at is null${pin('d')}
       where a.handshake is null
     ),
+    keyed as (
+      -- each ordered delivery's place among its key's in this batch (event id order)
+      select t.event_id, t.destination_id, t.ordering_key, t.account_id,
+             row_number() over (partition by t.destination_id, t.ordering_key order by t.event_id) as rn,
+             count(*) over (partition by t.destination_id, t.ordering_key) as n
+      from targets t where t.ordering_key is not null
+    ),
+    sequenced as (
+      -- the keys' numbers (ordering.ts): each key's row is held until this statement
+      -- commits, taken in key order (so two statements never wait for each other in a
+      -- circle); a batch without an ordered delivery inserts nothing
+      insert into ordering_key_seq (destination_id, ordering_key, account_id, last_seq)
+      select destination_id, ordering_key, ${accountOf('min(account_id)')}, max(n) from keyed
+      group by destination_id, ordering_key
+      order by destination_id, ordering_key
+      on conflict (destination_id, ordering_key) do update set last_seq = ordering_key_seq.last_seq + excluded.last_seq
+      returning destination_id, ordering_key, last_seq
+    ),
     deliveries as (
       -- An ordered delivery behind another of its key (stored before, or earlier in this
       -- batch), or whose key an event that gave up holds, waits with no due time until the
       -- one before it is done (ordering.ts makes it due). Only events ingest read keys for
       -- take this step: one whose destination was ordered since is due, and the claim takes
       -- it in its turn all the same (claim-due.ts)
-      insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, lease_id, locked_until, retention_class, ordering_key)
-      select event_id, destination_id, ${accountOf('account_id')}, endpoint_id, 'pending',
-             ${ordered ? sql`case when ordering_key is not null and (
-                    row_number() over (partition by destination_id, ordering_key order by event_id) > 1
+      insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, lease_id, locked_until, retention_class, ordering_key, ordering_seq)
+      select t.event_id, t.destination_id, ${accountOf('t.account_id')}, t.endpoint_id, 'pending',
+             ${ordered ? sql`case when t.ordering_key is not null and (
+                    k.rn > 1
                     or exists (select 1 from delivery o where o.destination_id = t.destination_id and o.ordering_key = t.ordering_key
                                  and ${sql.raw(DELIVERY_OPEN.replaceAll('l.', 'o.'))}${pin('o')})
-                    or exists (select 1 from ordering_block k where k.destination_id = t.destination_id and k.ordering_key = t.ordering_key${pin('k')}))
-                  then null else due_at end` : sql`due_at`},
-             lease_id,
-             case when lease_id is not null then now() + make_interval(secs => lease_ms::double precision / 1000) end, retention_class, ordering_key
+                    or exists (select 1 from ordering_block b where b.destination_id = t.destination_id and b.ordering_key = t.ordering_key${pin('b')}))
+                  then null else t.due_at end` : sql`t.due_at`},
+             t.lease_id,
+             case when t.lease_id is not null then now() + make_interval(secs => t.lease_ms::double precision / 1000) end, t.retention_class, t.ordering_key,
+             s.last_seq - k.n + k.rn
       from targets t
+      left join keyed k on k.event_id = t.event_id and k.destination_id = t.destination_id
+      left join sequenced s on s.destination_id = t.destination_id and s.ordering_key = t.ordering_key
       returning event_id, destination_id, lease_id
     ),
     woken as (

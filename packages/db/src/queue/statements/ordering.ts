@@ -1,11 +1,15 @@
 /**
  * Ordered delivery (docs/delivery.md#ordered-delivery). Each delivery to an ordered
  * destination has an ordering key (`delivery.ordering_key`, read from its event at
- * ingest). Within a key, one delivery at a time is open for attempts, the oldest: the
- * others are stored with no due time (insert-events.ts), so claims never walk past them,
- * and the workers' claim takes a keyed delivery only while no older one of its key is
- * open (claim-due.ts: the guard that keeps the order when two ingests stored the same
- * key's events at once and both thought themselves first).
+ * ingest) and its place in the key (`ordering_seq`): numbered by ingest's statement under
+ * the key's row in `ordering_key_seq`, which it holds until it commits, so the numbers of
+ * a key follow the order its events were committed in, across relay processes, and no
+ * smaller number can commit after a larger one was seen. Within a key, one delivery at a
+ * time is open for attempts, the lowest: the others are stored with no due time
+ * (insert-events.ts), so claims never walk past them, and the workers' claim takes a
+ * keyed delivery only while no lower one of its key is open (claim-due.ts: the guard
+ * that keeps the order when two ingests stored the same key's events at once and both
+ * thought themselves first).
  *
  * When a keyed delivery is done (delivered, filtered, or given up on a destination that
  * skips), the next of its key is made due here, right after its result was recorded. One
@@ -38,7 +42,7 @@ const PROMOTE_HEAD: NamedStatement = {
     head as (
       select o.event_id, o.destination_id from delivery o
       where o.destination_id = $1 and o.ordering_key = $2 and ${OPEN('o')}
-      order by o.destination_id, o.ordering_key, o.event_id
+      order by o.destination_id, o.ordering_key, o.ordering_seq
       limit 1
     ),
     moved as (
@@ -104,7 +108,7 @@ const TAKE_HEAD: NamedStatement = {
     with head as (
       select o.event_id, o.destination_id from delivery o
       where o.destination_id = $1 and o.ordering_key = $2 and ${OPEN('o')}
-      order by o.destination_id, o.ordering_key, o.event_id
+      order by o.destination_id, o.ordering_key, o.ordering_seq
       limit 1
     ),
     freed as (
@@ -197,7 +201,7 @@ export async function sweepOrdering(orm: Orm): Promise<number> {
         select distinct on (l.destination_id, l.ordering_key) l.event_id, l.destination_id, l.ordering_key, l.next_attempt_at
         from delivery l
         where l.ordering_key is not null and ${DELIVERY_OPEN}
-        order by l.destination_id, l.ordering_key, l.event_id
+        order by l.destination_id, l.ordering_key, l.ordering_seq
       ),
       moved as (
         update delivery l set next_attempt_at = now()
