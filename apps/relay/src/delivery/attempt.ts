@@ -51,11 +51,18 @@ export interface AttemptContext {
   /** Traces each attempt (docs/deployment.md#tracing); absent when the relay does not trace. */
   tracing?: DeliveryTracing | undefined;
   /**
-   * Takes the next delivery of a key whose delivery `done` was just done, and starts it
-   * (a worker with a free slot: worker.ts); false when it did not, and the next is then
-   * made due for any claim. Absent: always made due.
+   * A slot for the next delivery of a key whose delivery `done` was just done (a worker
+   * with one free: worker.ts), or null: the next is then leased under `lease` and handed
+   * to `start` (null: none was to be had, and the slot goes back). Absent, or null: the
+   * next is made due for any claim.
    */
-  takeNextInKey?: ((done: ClaimedDelivery) => Promise<boolean>) | undefined;
+  slotForNextInKey?: ((done: ClaimedDelivery) => NextInKeySlot | null) | undefined;
+}
+
+/** A slot held for a key's next delivery (AttemptContext.slotForNextInKey). */
+export interface NextInKeySlot {
+  lease: { token: string; ms: number };
+  start(next: ClaimedDelivery | null): void;
 }
 
 /** A recorded attempt, as the live stream announces it. */
@@ -229,13 +236,18 @@ async function moveKeyOn(context: AttemptContext, delivery: ClaimedDelivery, nex
   const outcome: OrderedOutcome = next.status === 'delivered' || next.status === 'filtered' ? 'done'
     : gaveUp ? (delivery.onGiveUp === 'block' ? 'blocked' : 'done')
     : 'open';
-  const takeNext = context.takeNextInKey;
-  await afterOrderedResult(
-    context.orm,
-    { id: delivery.id, destinationId: delivery.destinationId, accountId: delivery.accountId, orderingKey: delivery.orderingKey },
-    outcome,
-    takeNext && (() => takeNext(delivery)),
-  );
+  const slot = outcome === 'done' ? (context.slotForNextInKey?.(delivery) ?? null) : null;
+  let following: ClaimedDelivery | null = null;
+  try {
+    following = await afterOrderedResult(
+      context.orm,
+      { id: delivery.id, destinationId: delivery.destinationId, accountId: delivery.accountId, orderingKey: delivery.orderingKey },
+      outcome,
+      slot?.lease,
+    );
+  } finally {
+    slot?.start(following);
+  }
 }
 
 /** Tells the live stream (and metrics) about an attempt that moved its delivery on. */

@@ -1,6 +1,6 @@
 import { randomToken } from '@hook/core';
-import { claimDue, listenForDueEvents, refreshQueueStatistics, releaseLease, takeNextInKey, type ClaimedDelivery, type DueListener, type Orm } from '@hook/db';
-import { attemptDelivery, destinationTransport, type AttemptContext, type Transport } from './attempt.ts';
+import { claimDue, listenForDueEvents, refreshQueueStatistics, releaseLease, type ClaimedDelivery, type DueListener, type Orm } from '@hook/db';
+import { attemptDelivery, destinationTransport, type AttemptContext, type NextInKeySlot, type Transport } from './attempt.ts';
 import { Claimer, type ReservedSlot } from './claimer.ts';
 
 export interface DeliveryWorkerOptions {
@@ -73,7 +73,7 @@ export class DeliveryWorker {
     this.#transport = destinationTransport(options.context);
     // The shared context, with this worker taking an ordered key's next delivery itself
     // (its getters, such as the transformation pool, still read live through the prototype).
-    this.#context = Object.assign(Object.create(options.context) as AttemptContext, { takeNextInKey: (done: ClaimedDelivery) => this.#takeNext(done) });
+    this.#context = Object.assign(Object.create(options.context) as AttemptContext, { slotForNextInKey: (done: ClaimedDelivery) => this.#slotForNext(done) });
     const perDestinationLimit = options.perDestinationLimit ?? Math.max(1, Math.ceil(options.concurrency / 2));
     const onError = (error: unknown): void => this.#options.onError?.(error);
     this.#claimer = new Claimer({
@@ -133,23 +133,19 @@ export class DeliveryWorker {
   }
 
   /**
-   * An ordered key's delivery was done: take the key's next one now into a slot of this
-   * worker, without waiting for a notification and a claim (ordering.ts takeNextInKey),
-   * so one key's events follow each other at the pace of the receiver and the database.
-   * False when no slot is free or the next is not to be had (then it is made due).
+   * An ordered key's delivery was done: a slot of this worker for the key's next one, to
+   * take now (ordering.ts NEXT_IN_KEY) without waiting for a notification and a claim, so
+   * one key's events follow each other at the pace of the receiver and the database. Null
+   * when no slot is free (the next is then made due).
    */
-  async #takeNext(done: ClaimedDelivery): Promise<boolean> {
-    if (!this.#running || done.orderingKey === null) return false;
+  #slotForNext(done: ClaimedDelivery): NextInKeySlot | null {
+    if (!this.#running || done.orderingKey === null) return null;
     const slot = this.#claimer.reserve(done.destinationId, done.id);
-    if (!slot) return false;
-    let next: ClaimedDelivery | null = null;
-    try {
-      next = await takeNextInKey(this.orm, { id: done.id, destinationId: done.destinationId, orderingKey: done.orderingKey }, { token: this.#leaseToken, ms: this.#options.leaseMs });
-    } finally {
-      if (next) slot.deliver(next);
-      else slot.cancel();
-    }
-    return next !== null;
+    if (!slot) return null;
+    return {
+      lease: { token: this.#leaseToken, ms: this.#options.leaseMs },
+      start: (next) => (next ? slot.deliver(next) : slot.cancel()),
+    };
   }
 
   /** Stops claiming and waits for the deliveries in flight to finish and be recorded. */

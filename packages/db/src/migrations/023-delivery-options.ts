@@ -58,6 +58,18 @@ export class DeliveryOptions extends Migration {
 
   override up(): void {
     this.addSql(DELIVERY_OPTIONS_COLUMNS);
+    // Whether a key has an open delivery or is held, as committed now (a volatile function
+    // takes a snapshot of its own): ingest asks it once it holds the key's row, so it sees
+    // what another ingest of the key committed meanwhile (insert-events.ts).
+    this.addSql(`
+      create or replace function hook_ordering_busy(p_destination text, p_key text) returns boolean
+      language plpgsql volatile as $fn$
+      begin
+        return exists (select 1 from delivery o where o.destination_id = p_destination and o.ordering_key = p_key
+                         and o.layout = 1 and (o.status in ('pending', 'retrying') or o.next_trigger = 'replay') is true)
+            or exists (select 1 from ordering_block b where b.destination_id = p_destination and b.ordering_key = p_key);
+      end
+      $fn$;`);
     this.addSql('create index if not exists delivery_ordered_idx on delivery_open (destination_id, ordering_key, ordering_seq) where ordering_key is not null;');
   }
 }

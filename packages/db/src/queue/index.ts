@@ -15,4 +15,4 @@ export { makeDestinationsDue, notifyDue } from './statements/make-due.ts';
 export { readDeliveries } from './statements/read-deliveries.ts';
 export { replayEvent, replayMany, type ReplayFilter, type ReplayOutcome } from './statements/replay.ts';
 export { refreshQueueStatistics } from './statements/refresh-statistics.ts';
-export { afterOrderedResult, blockedKeys, releaseOrdering, sweepOrdering, takeNextInKey, unblockKey, type BlockedKey, type OrderedOutcome } from './statements/ordering.ts';
+export { afterOrderedResult, blockedKeys, releaseOrdering, sweepOrdering, unblockKey, type BlockedKey, type OrderedOutcome } from './statements/ordering.ts';

@@ -92,8 +92,9 @@ export class IngestTargetCache {
       ? await em.find(Destination, { endpointId: endpoint.id, accountId: endpoint.accountId, deletedAt: null }, { fields: ['id', 'type', 'status', 'ratePerSecond', 'maxInFlight', 'ordering', 'delaySeconds'] })
       : [];
     const only = destinations.length === 1 ? destinations[0]! : undefined;
-    // Ordered and delayed deliveries wait for their turn or time; queue destinations are claimed by the workers.
-    const sole = only && only.status === 'active' && only.ordering === null && only.delaySeconds === null
+    // Delayed deliveries wait for their time, and queue destinations are claimed by the
+    // workers; an ordered one takes the slot only when its key is idle (insert-events.ts).
+    const sole = only && only.status === 'active' && only.delaySeconds === null && (only.ordering === null || only.type === 'url')
       && (only.type === 'cli' || (only.type === 'url' && only.ratePerSecond === null && only.maxInFlight === null)) ? { id: only.id, type: only.type } : null;
     const ordered = destinations.flatMap((destination) => (destination.ordering ? [{ destinationId: destination.id, key: destination.ordering.key }] : []));
     const settings = endpoint?.verification;

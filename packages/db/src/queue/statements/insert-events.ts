@@ -57,7 +57,7 @@
  * accounts under load (bench:ingest, BENCH_ACCOUNTS=10 BENCH_DISTRIBUTED=1).
  */
 import { sql, type RawBuilder } from 'kysely';
-import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type EndpointFilter, type Plan } from '@hook/core';
+import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type EndpointFilter, type OrderingSettings, type Plan } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { ensureHistoryPartitions, retentionClassSql } from '../../partitions.ts';
 import { ItemFailure } from '../../batch-queue.ts';
@@ -238,8 +238,15 @@ async function insertBatch(orm: Orm, account: string | null, batch: readonly New
         filter: row.filter,
         deliveryCount: row.delivery_count!,
         retentionClass: row.retention_class!,
-        // The shortcut takes only an unordered URL or cli destination: no broker target, no key.
-        ...destinationOptionsOf(orm, { destination_target: null, auth: row.options?.auth ?? null, tls: row.options?.tls ?? null, credentials: row.options?.credentials ?? null, ordering: null, ordering_key: null }),
+        // The shortcut takes only a URL or cli destination: no broker target.
+        ...destinationOptionsOf(orm, {
+          destination_target: null,
+          auth: row.options?.auth ?? null,
+          tls: row.options?.tls ?? null,
+          credentials: row.options?.credentials ?? null,
+          ordering: row.options?.ordering ?? null,
+          ordering_key: row.options?.ordering_key ?? null,
+        }),
       },
     };
   });
@@ -307,8 +314,8 @@ interface InsertResultRow {
   retention_class: number | null;
   /** For `held`: the event holding the key. */
   original_id: string | null;
-  /** For `granted`: the destination's auth and TLS settings (null: it has none). */
-  options: { auth: StoredAuth | null; tls: StoredTls | null; credentials: string | null } | null;
+  /** For `granted`: the destination's auth, TLS and ordering settings and the delivery's key (null: it has none). */
+  options: { auth: StoredAuth | null; tls: StoredTls | null; credentials: string | null; ordering: OrderingSettings | null; ordering_key: string | null } | null;
 }
 
 /** Runs a statement built with kysely as a named prepared statement (its text must depend only on `name`). */
@@ -380,6 +387,21 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     : sql``;
   // Events of an endpoint with ordered destinations carry each one's ordering key (docs/delivery.md#ordered-delivery).
   const ordered = events.some((event) => event.orderingKeys);
+  // Whether an ordered delivery waits for its turn (parked, see the deliveries step). With
+  // its key's row held (sequenced), hook_ordering_busy sees what another ingest of the key
+  // committed meanwhile, which this statement's snapshot does not: an event whose key is
+  // idle may then take ingest's lease and go at once, as an unordered one does. Distributed
+  // (a function's own queries are not routed to the account's shard) and in the plain
+  // statement the check is this statement's view, and an ordered delivery takes no lease.
+  const orderedShortcut = ordered && !pinned;
+  const parked = !ordered
+    ? sql`false`
+    : orderedShortcut
+      ? sql`case when s.last_seq is null then false else k.rn > 1 or hook_ordering_busy(t.destination_id, t.ordering_key) end`
+      : sql`t.ordering_key is not null and (k.rn > 1
+              or exists (select 1 from delivery o where o.destination_id = t.destination_id and o.ordering_key = t.ordering_key
+                           and ${sql.raw(DELIVERY_OPEN.replaceAll('l.', 'o.'))}${pin('o')})
+              or exists (select 1 from ordering_block b where b.destination_id = t.destination_id and b.ordering_key = t.ordering_key${pin('b')}))`;
   const duplicateRows = keyed
     ? sql`
     union all
@@ -462,7 +484,7 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
              a.retention_class, d.id as destination_id, d.type,
              case when d.ordering is not null then coalesce(a.ordering_keys ->> d.id, '') end as ordering_key,
              case when a.delivery_count = 1 and a.lease_id is not null and d.status = 'active' and d.type = a.lease_type
-                       and d.ordering is null and d.delay_seconds is null
+                       and ${orderedShortcut ? sql`` : sql`d.ordering is null and `}d.delay_seconds is null
                        and (d.type = 'cli' or (d.rate_per_second is null and d.max_in_flight is null)) -- limits are kept by the claim
                        and p.status = 'active' and p.deleted_at is null
                   then a.lease_id end as lease_id,
@@ -493,23 +515,19 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     deliveries as (
       -- An ordered delivery behind another of its key (stored before, or earlier in this
       -- batch), or whose key an event that gave up holds, waits with no due time until the
-      -- one before it is done (ordering.ts makes it due). Only events ingest read keys for
-      -- take this step: one whose destination was ordered since is due, and the claim takes
-      -- it in its turn all the same (claim-due.ts)
+      -- one before it is done (ordering.ts makes it due), and takes no lease (parked, see
+      -- above). Only events ingest read keys for take this step: one whose destination was
+      -- ordered since is due, and the claim takes it in its turn all the same (claim-due.ts)
       insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, lease_id, locked_until, retention_class, ordering_key, ordering_seq)
       select t.event_id, t.destination_id, ${accountOf('t.account_id')}, t.endpoint_id, 'pending',
-             ${ordered ? sql`case when t.ordering_key is not null and (
-                    k.rn > 1
-                    or exists (select 1 from delivery o where o.destination_id = t.destination_id and o.ordering_key = t.ordering_key
-                                 and ${sql.raw(DELIVERY_OPEN.replaceAll('l.', 'o.'))}${pin('o')})
-                    or exists (select 1 from ordering_block b where b.destination_id = t.destination_id and b.ordering_key = t.ordering_key${pin('b')}))
-                  then null else t.due_at end` : sql`t.due_at`},
-             t.lease_id,
-             case when t.lease_id is not null then now() + make_interval(secs => t.lease_ms::double precision / 1000) end, t.retention_class, t.ordering_key,
-             s.last_seq - k.n + k.rn
+             case when z.parked then null else t.due_at end,
+             case when z.parked then null else t.lease_id end,
+             case when t.lease_id is not null and not z.parked then now() + make_interval(secs => t.lease_ms::double precision / 1000) end,
+             t.retention_class, t.ordering_key, s.last_seq - k.n + k.rn
       from targets t
       left join keyed k on k.event_id = t.event_id and k.destination_id = t.destination_id
       left join sequenced s on s.destination_id = t.destination_id and s.ordering_key = t.ordering_key
+      cross join lateral (select ${parked} as parked) z
       returning event_id, destination_id, lease_id
     ),
     woken as (
@@ -526,7 +544,8 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     select 'granted', t.event_id, d.id, d.type, d.url, d.secret,
            case when d.previous_secret_expires_at > now() then d.previous_secret end, null, null,
            p.name, d.transformation_code, d.filter, b.delivery_count, t.retention_class, null,
-           case when d.auth is not null or d.tls is not null then jsonb_build_object('auth', d.auth, 'tls', d.tls, 'credentials', d.credentials) end
+           case when d.auth is not null or d.tls is not null or d.ordering is not null
+                then jsonb_build_object('auth', d.auth, 'tls', d.tls, 'credentials', d.credentials, 'ordering', d.ordering, 'ordering_key', t.ordering_key) end
     from targets t join destination d on d.id = t.destination_id${pin('d')} join endpoint p on p.id = t.endpoint_id${pin('p')}
     join batch b on b.id = t.event_id
     where t.lease_id is not null and exists (select 1 from deliveries x where x.event_id = t.event_id and x.lease_id is not null)

@@ -27,34 +27,6 @@ import { DELIVERY_OPEN, DESTINATION_OPEN, leaseDue, toClaimed, type ClaimedRow }
 
 const OPEN = (alias: string) => DELIVERY_OPEN.replaceAll('l.', `${alias}.`);
 
-/**
- * Frees the key from event $4 (just done), then makes the oldest open delivery of
- * (destination $1, key $2) due now, if it waits with no due time and no other event holds
- * the key; wakes the workers when one moved.
- */
-const PROMOTE_HEAD: NamedStatement = {
-  name: 'hook_ordering_promote',
-  text: `
-    with freed as (
-      -- the event just done ($4) no longer holds the key, if it did (a replay delivered it)
-      delete from ordering_block where destination_id = $1 and ordering_key = $2 and event_id = $4
-    ),
-    head as (
-      select o.event_id, o.destination_id from delivery o
-      where o.destination_id = $1 and o.ordering_key = $2 and ${OPEN('o')}
-      order by o.destination_id, o.ordering_key, o.ordering_seq
-      limit 1
-    ),
-    moved as (
-      update delivery l set next_attempt_at = now()
-      from head h
-      where l.event_id = h.event_id and l.destination_id = h.destination_id and ${DELIVERY_OPEN} and l.next_attempt_at is null
-        and not exists (select 1 from ordering_block k where k.destination_id = $1 and k.ordering_key = $2 and k.event_id <> l.event_id and k.event_id <> $4)
-      returning 1
-    )
-    select count(*)::int as n, case when count(*) > 0 then pg_notify($3, '') end from moved`,
-};
-
 const BLOCK: NamedStatement = {
   name: 'hook_ordering_block',
   text: `
@@ -73,63 +45,73 @@ export type OrderedOutcome =
   | 'open';
 
 /**
- * Moves a key on after one of its deliveries' results was recorded (see above).
- * `takeNext`: the caller may take the key's next delivery itself (a worker with a slot:
- * takeNextInKey); when it did, nothing more is made due.
+ * Moves a key on after one of its deliveries' results was recorded (see above): given up
+ * on a destination that blocks, the key is held; done, its next delivery is made due, or
+ * taken at once by the caller (`take`: a worker with a slot free, worker.ts) and returned
+ * for it to start. One statement either way (NEXT_IN_KEY).
  */
 export async function afterOrderedResult(
   orm: Orm,
   delivery: { id: string; destinationId: string; accountId: string; orderingKey: string },
   outcome: OrderedOutcome,
-  takeNext?: () => Promise<boolean>,
-): Promise<void> {
-  if (outcome === 'open') return;
+  take?: { token: string; ms: number },
+): Promise<ClaimedDelivery | null> {
+  if (outcome === 'open') return null;
   if (outcome === 'blocked') {
     await runStatement(orm, BLOCK, [delivery.destinationId, delivery.orderingKey, delivery.accountId, delivery.id]);
-    return;
+    return null;
   }
-  if (takeNext && await takeNext()) return;
-  await runStatement(orm, PROMOTE_HEAD, [delivery.destinationId, delivery.orderingKey, DUE_CHANNEL, delivery.id]);
+  return nextInKey(orm, delivery.destinationId, delivery.orderingKey, delivery.id, take);
 }
 
 /**
- * Takes the next delivery of (destination $1, key $2) at once, for the worker whose
- * delivery of that key ($5, whose hold on the key goes, as in PROMOTE_HEAD) was just done:
- * made due and leased ($3 the lease token, $4 its ms)
- * in one statement, if it is the key's oldest open delivery, waits with no due time or is
- * due, nobody holds it, no other event holds the key, and its destination (active, no
- * rate limit: a rated one goes through the claim, which keeps the rate) takes deliveries.
- * A key's events so follow each other without a notification and a claim between them.
+ * The next delivery of (destination $1, key $2), after event $5 of the key was done (its
+ * hold on the key, if it had one, goes: a replay delivered it): the key's lowest open
+ * delivery, unless another event holds the key or someone holds the row (FOR UPDATE SKIP
+ * LOCKED). With $6 (the caller has a slot), it is leased to the caller ($3 the lease
+ * token, $4 its ms) and returned, if it is due or waits with no due time, nobody holds
+ * its lease, and its destination takes deliveries without a rate limit (a rated one goes
+ * through the claim, which keeps the rate): a key's events then follow each other with
+ * no notification and no claim between them. Otherwise, if it waits with no due time, it
+ * is made due now and the workers are woken ($7). The two updates take disjoint rows.
  */
-const TAKE_HEAD: NamedStatement = {
+const NEXT_IN_KEY: NamedStatement = {
   movesDeliveries: true,
-  name: 'hook_ordering_take_head',
+  name: 'hook_ordering_next_in_key',
   text: `
-    with head as (
+    with freed as (
+      delete from ordering_block where destination_id = $1 and ordering_key = $2 and event_id = $5
+    ),
+    head as (
       select o.event_id, o.destination_id from delivery o
       where o.destination_id = $1 and o.ordering_key = $2 and ${OPEN('o')}
       order by o.destination_id, o.ordering_key, o.ordering_seq
       limit 1
     ),
-    freed as (
-      delete from ordering_block where destination_id = $1 and ordering_key = $2 and event_id = $5
-    ),
-    due as materialized (
-      select x.event_id, x.destination_id from head h
+    next as materialized (
+      select x.* from head h
       cross join lateral (
-        select l.event_id, l.destination_id from delivery l
+        select l.event_id, l.destination_id, l.next_attempt_at is null as parked,
+               $6::boolean and (l.next_attempt_at is null or l.next_attempt_at <= now()) and (l.lease_id is null or l.locked_until < now())
+                 and exists (select 1 from destination d join endpoint p on p.id = d.endpoint_id
+                             where d.id = l.destination_id and ${DESTINATION_OPEN} and d.rate_per_second is null) as taken
+        from delivery l
         where l.event_id = h.event_id and l.destination_id = h.destination_id and ${DELIVERY_OPEN}
-          and (l.next_attempt_at is null or l.next_attempt_at <= now())
-          and (l.lease_id is null or l.locked_until < now())
           and not exists (select 1 from ordering_block k where k.destination_id = $1 and k.ordering_key = $2 and k.event_id <> l.event_id and k.event_id <> $5)
         for update of l skip locked
       ) x
-    )${leaseDue({ token: '$3', leaseMs: '$4' }, ` and ${DESTINATION_OPEN} and d.rate_per_second is null`, '', ', next_attempt_at = coalesce(l.next_attempt_at, now())')}`,
+    ),
+    promoted as (
+      update delivery l set next_attempt_at = now()
+      from next n
+      where l.event_id = n.event_id and l.destination_id = n.destination_id and ${DELIVERY_OPEN} and n.parked and not n.taken
+      returning pg_notify($7, '')
+    ),
+    due as (select event_id, destination_id from next where taken)${leaseDue({ token: '$3', leaseMs: '$4' }, '', '', ', next_attempt_at = coalesce(l.next_attempt_at, now())')}`,
 };
 
-/** The key's next delivery, leased for the caller (see TAKE_HEAD), or null when it is not to be had now (the caller then makes it due: afterOrderedResult). */
-export async function takeNextInKey(orm: Orm, done: { id: string; destinationId: string; orderingKey: string }, lease: { token: string; ms: number }): Promise<ClaimedDelivery | null> {
-  const [row] = await runStatement<ClaimedRow>(orm, TAKE_HEAD, [done.destinationId, done.orderingKey, lease.token, lease.ms, done.id]);
+async function nextInKey(orm: Orm, destinationId: string, key: string, doneId: string, take?: { token: string; ms: number }): Promise<ClaimedDelivery | null> {
+  const [row] = await runStatement<ClaimedRow>(orm, NEXT_IN_KEY, [destinationId, key, take?.token ?? '', take?.ms ?? 0, doneId, take !== undefined, DUE_CHANNEL]);
   return row ? toClaimed(orm, row) : null;
 }
 
@@ -161,7 +143,7 @@ export async function unblockKey(orm: Orm, destinationId: string, key: string): 
     name: 'hook_ordering_unblock',
     text: `delete from ordering_block where destination_id = $1 and ordering_key = $2 returning event_id`,
   }, [destinationId, key]);
-  await runStatement(orm, PROMOTE_HEAD, [destinationId, key, DUE_CHANNEL, '']);
+  await nextInKey(orm, destinationId, key, '');
   return removed.length > 0;
 }
 
