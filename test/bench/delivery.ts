@@ -298,17 +298,19 @@ class Track {
   }
 
   /**
-   * Ids that arrived (first) after a later id of their key: event ids are ULIDs and the
-   * relay orders a key by them, so within a key they must arrive increasing. Keys are
-   * those recorded (x-key); ids without one share the key "".
+   * Ids that arrived (first) after a later one of their key. The relay orders a key by the
+   * place it gave each event when storing it (`delivery.ordering_seq`, the order ingest
+   * committed them: events sent at once have no order of their own), so within a key
+   * they must arrive in that order. Keys are those recorded (x-key); ids without one
+   * share the key "".
    */
-  orderViolations(): { key: string; id: string; after: string }[] {
+  orderViolations(placeOf: ReadonlyMap<string, number>): { key: string; id: string; after: string }[] {
     const lastByKey = new Map<string, string>();
     const violations: { key: string; id: string; after: string }[] = [];
     for (const id of this.arrivals.keys()) {
       const key = this.keys.get(id) ?? '';
       const last = lastByKey.get(key);
-      if (last !== undefined && id < last) violations.push({ key, id, after: last });
+      if (last !== undefined && (placeOf.get(id) ?? -1) < (placeOf.get(last) ?? -1)) violations.push({ key, id, after: last });
       else lastByKey.set(key, id);
     }
     return violations;
@@ -657,7 +659,7 @@ interface OrderedPhase {
  * then ordered (PATCH), as phase 2's: an endpoint made without one would keep a `hook
  * listen` destination beside it, a second delivery row for every event.
  */
-async function measureOrdered(label: string, relayUrl: string, apiKey: string, receiver: Receiver, track: Track, key: { header: string } | null, load: Omit<LoadOptions, 'url'>, limits: WaitLimits): Promise<OrderedPhase> {
+async function measureOrdered(label: string, relayUrl: string, databaseUrl: string, apiKey: string, receiver: Receiver, track: Track, key: { header: string } | null, load: Omit<LoadOptions, 'url'>, limits: WaitLimits): Promise<OrderedPhase> {
   const endpoint = await createEndpoint(relayUrl, apiKey, { name: `bench-${track.path.split('/').at(-1)}`, destination: { type: 'url', url: `${receiver.url}${track.path}` } });
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   const listed = await fetch(`${relayUrl}/v1/endpoints/${endpoint.id}/destinations`, { headers });
@@ -667,7 +669,14 @@ async function measureOrdered(label: string, relayUrl: string, apiKey: string, r
   if (ordered.status !== 200) throw new Error(`ordering the destination answered ${ordered.status}: ${await ordered.text()}`);
   log(`${label}: ingesting ${load.durationS} s`);
   const measured = await measureDelivery(label, track, { ...load, url: endpoint.url }, limits);
-  return { endpointId: endpoint.id, track, measured, violations: track.orderViolations() };
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ event_id: string; ordering_seq: string }>('select event_id, ordering_seq from delivery where endpoint_id = $1', [endpoint.id]);
+    return { endpointId: endpoint.id, track, measured, violations: track.orderViolations(new Map(rows.map((row) => [row.event_id, Number(row.ordering_seq)]))) };
+  } finally {
+    await client.end();
+  }
 }
 
 // ---------------------------------------------------------------------------------
@@ -880,7 +889,7 @@ async function main(): Promise<number> {
   let keyedReference: { endpointId: string; track: Track; measured: DeliveryRun } | undefined;
   if (ordered) {
     const oneTrack = receiver.track('ordered-one-key', (delivered) => delivered.equals(body), { holdMs: orderedHoldMs });
-    orderedOne = await measureOrdered('ordered, one key', relay.url, apiKey, receiver, oneTrack, null, { connections: CONNECTIONS, durationS: orderedOneKeyS, body }, waitLimits);
+    orderedOne = await measureOrdered('ordered, one key', relay.url, database.url, apiKey, receiver, oneTrack, null, { connections: CONNECTIONS, durationS: orderedOneKeyS, body }, waitLimits);
     const keysTrack = receiver.track('ordered-keys', (delivered) => delivered.equals(body));
     let nextKey = 0;
     const perRequestHeaders = (): Record<string, string> => ({ 'x-key': `key-${nextKey++ % ORDERING_KEYS}` });
@@ -891,7 +900,7 @@ async function main(): Promise<number> {
     const keyedEndpoint = await urlEndpoint('bench-unordered-keys', keyedTrack);
     log(`unordered, ${ORDERING_KEYS} keys' headers: ingesting ${durationS} s`);
     keyedReference = { endpointId: keyedEndpoint.id, track: keyedTrack, measured: await measureDelivery(`unordered, ${ORDERING_KEYS} keys' headers`, keyedTrack, { url: keyedEndpoint.url, connections: CONNECTIONS, durationS, body, perRequestHeaders }, waitLimits) };
-    orderedKeys = await measureOrdered(`ordered, ${ORDERING_KEYS} keys`, relay.url, apiKey, receiver, keysTrack, { header: 'x-key' }, { connections: CONNECTIONS, durationS, body, perRequestHeaders }, waitLimits);
+    orderedKeys = await measureOrdered(`ordered, ${ORDERING_KEYS} keys`, relay.url, database.url, apiKey, receiver, keysTrack, { header: 'x-key' }, { connections: CONNECTIONS, durationS, body, perRequestHeaders }, waitLimits);
   }
   const orderedPhases = [orderedOne, orderedKeys].filter((phase) => phase !== undefined);
   const newPhases = [...(reference ? [reference] : []), ...(keyedReference ? [keyedReference] : []), ...measuredQueues, ...orderedPhases];
@@ -1064,7 +1073,7 @@ async function main(): Promise<number> {
         `     the relay's turnaround (answer written → the key's next delivery in): mean ${oneKeyTurnaroundMs.toFixed(3)} ms, so a period of ${(oneKeyRoundTripMs + oneKeyTurnaroundMs).toFixed(3)} ms an event`,
         `   unordered with the same x-key headers (the keys' denominator: a header per request slows the load generator): ${deliveredLine(keyedReference!.measured)}`,
         `   ${ORDERING_KEYS} keys (x-key round robin): ${deliveredLine(orderedKeys.measured)}; ${keysShare.toFixed(2)} of unordered with the same headers`,
-        `   order at the receiver (event ids by first arrival, increasing within each key): one key ${orderedOne.violations.length} violation(s), ${ORDERING_KEYS} keys ${orderedKeys.violations.length} (over ${new Set(orderedKeys.track.keys.values()).size} keys)`,
+        `   order at the receiver (first arrivals in each key's stored order, ordering_seq): one key ${orderedOne.violations.length} violation(s), ${ORDERING_KEYS} keys ${orderedKeys.violations.length} (over ${new Set(orderedKeys.track.keys.values()).size} keys)`,
       ]
       : []),
     `4. events acknowledged to delivering endpoints: ${acknowledgedCount}, delivered at least once: ${acknowledgedCount - missing.length}, missing: ${missing.length}`,

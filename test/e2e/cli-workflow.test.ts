@@ -166,7 +166,7 @@ describe('endpoints, send and events', () => {
     expect((await user.json(['endpoints', 'update', endpoint.id, '--cli'])).destination).toEqual({ type: 'cli' });
 
     const secret = await user.json(['endpoints', 'secret', 'orders-v2']);
-    expect(secret).toEqual({ secret: expect.stringMatching(/^whsec_/), previous_secret: null, previous_secret_expires_at: null });
+    expect(secret).toEqual({ secret: expect.stringMatching(/^whsec_/), previous_secret: null, previous_secret_expires_at: null, public_key: null, previous_public_key: null });
     const rotated = await user.json(['endpoints', 'rotate-secret', 'orders-v2']);
     expect(rotated).toMatchObject({ previous_secret: secret.secret, previous_secret_expires_at: expect.any(String) });
     expect(rotated.secret).not.toBe(secret.secret);

@@ -62,7 +62,7 @@ export const Destination = Type.Unsafe<
     additionalProperties: false,
     allOf: TARGET_RULES.map(({ type, required, scheme }) => ({
       if: { type: 'object', properties: { type: { const: type } } },
-      then: { required, properties: { url: { pattern: scheme } } },
+      then: { required, properties: { url: { type: 'string', pattern: scheme } } },
     })),
     if: { type: 'object', properties: { type: { const: 'cli' } } },
     then: { not: { required: ['url'] } },
