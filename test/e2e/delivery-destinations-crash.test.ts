@@ -14,7 +14,7 @@ import { HookUser } from '../support/cli.ts';
 import { freshDatabase } from '../support/database.ts';
 import { startHook, stopAllHookProcesses, type HookProcess } from '../support/hook-process.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
+import { callRelay as call, startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
 const children = new Set<ChildProcess>();
 const receivers: Receiver[] = [];
@@ -54,17 +54,6 @@ function successes({ receiver, answers }: { receiver: Receiver; answers: number[
     counts.set(id, (counts.get(id) ?? 0) + 1);
   });
   return counts;
-}
-
-async function call(baseUrl: string, method: string, path: string, key: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
 }
 
 /** Sends `count` events over the relays `bases()` names at each moment, 20 at a time; `at(n)` runs before event n. Returns the acknowledged ids. */

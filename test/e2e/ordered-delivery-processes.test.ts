@@ -20,7 +20,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from '../support/database.ts';
-import { startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
+import { callRelay as call, startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
 import { firstSuccessOrder, overlappingExchanges, startTimedReceiver, succeeded, type Exchange, type TimedReceiver } from '../support/timed-receiver.ts';
 
 const KEYS = 50;
@@ -48,17 +48,6 @@ async function startRelay(databaseUrl: string): Promise<RelayProcess> {
   children.add(relay.child);
   relay.child.once('exit', () => children.delete(relay.child));
   return relay;
-}
-
-async function call(baseUrl: string, method: string, path: string, key: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
 }
 
 const keyOf = (exchange: Exchange) => String(exchange.headers['x-key']);

@@ -58,3 +58,18 @@ export class RelayProcesses {
     return stopRelayProcesses([...this.#running]);
   }
 }
+
+/**
+ * One API request to a relay process with `key`: its JSON answer (null when empty);
+ * throws, naming the route and the answer, unless it is 2xx.
+ */
+export async function callRelay(baseUrl: string, method: string, path: string, key: string, body?: unknown): Promise<any> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}

@@ -10,6 +10,7 @@
  * to validate Origin against DNS rebinding, where a page of another site reaches the relay
  * under its own name (docs/agents.md#mcp). See `refuseForeignMcpOrigins`.
  */
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HookError, MCP_ORIGIN_REFUSED } from '@hook/core';
 import { createHookMcpServer } from '@hook/mcp';
@@ -101,7 +102,18 @@ function isLoopbackSameOrigin(request: FastifyRequest, origin: string): boolean 
   return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(name);
 }
 
+/** How long a shutdown waits for MCP calls in progress before it ends their connections. */
+const MCP_CLOSE_GRACE_MS = 5000;
+
 export async function mcpRoutes(app: FastifyInstance, options: { callerAddresses: CallerAddresses }): Promise<void> {
+  // An MCP call's reply is hijacked (the SDK's transport writes it): Fastify's close does
+  // not end it, and one left open held a relay's shutdown (seen in mcp-origin.test's
+  // afterAll). Closing, the relay gives those calls a few seconds, then ends them.
+  const open = new Set<ServerResponse>();
+  app.addHook('preClose', (done) => {
+    if (open.size > 0) setTimeout(() => { for (const response of open) response.destroy(); }, MCP_CLOSE_GRACE_MS).unref();
+    done();
+  });
   app.post(MCP_PATH, {
     schema: {
       tags: ['mcp'],
@@ -122,7 +134,9 @@ export async function mcpRoutes(app: FastifyInstance, options: { callerAddresses
     const server = createHookMcpServer({ apiUrl: ownBaseUrl(request), apiKey: bearerKey(request), userAgent: 'hook-relay-mcp', headers });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
+    open.add(reply.raw);
     reply.raw.on('close', () => {
+      open.delete(reply.raw);
       void transport.close();
       void server.close();
     });
