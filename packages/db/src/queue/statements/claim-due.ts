@@ -28,7 +28,7 @@ import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
-import { DELIVERY_OPEN, DESTINATION_OPEN, leaseDue, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+import { DELIVERY_OPEN, deliveryOpen, DESTINATION_OPEN, leaseDue, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
 
 export interface ClaimOptions {
   /** Most deliveries to claim. */
@@ -47,7 +47,7 @@ export interface ClaimOptions {
 const ORDERED_TURN = `
           and (l.ordering_key is null or (
             not exists (select 1 from delivery o where o.destination_id = l.destination_id and o.ordering_key = l.ordering_key
-                          and o.ordering_seq < l.ordering_seq and ${DELIVERY_OPEN.replaceAll('l.', 'o.')})
+                          and o.ordering_seq < l.ordering_seq and ${deliveryOpen('o')})
             and not exists (select 1 from ordering_block k where k.destination_id = l.destination_id and k.ordering_key = l.ordering_key
                               and k.event_id <> l.event_id)))`;
 

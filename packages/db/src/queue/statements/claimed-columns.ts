@@ -27,6 +27,11 @@ export const DESTINATION_OPEN = `d.status = 'active' and d.deleted_at is null an
  */
 export const DELIVERY_OPEN = `l.layout = 1 and (l.status in ('pending', 'retrying') or l.next_trigger = 'replay') is true`;
 
+/** DELIVERY_OPEN for a delivery under another alias than `l` (a second delivery a statement looks at). */
+export function deliveryOpen(alias: string): string {
+  return DELIVERY_OPEN.replaceAll('l.', `${alias}.`);
+}
+
 /** The select list of a claim: `l` the delivery, `e` its event, `d` its destination, `p` its endpoint. */
 export const CLAIMED_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.endpoint_id, l.status, l.attempt_count, l.auto_attempts,
   l.next_trigger, l.lease_id, l.retention_class, d.type as destination_type, d.url as destination_url, d.secret,

@@ -64,7 +64,7 @@ import { ItemFailure } from '../../batch-queue.ts';
 import { openSigningSecrets } from '../../signing-secrets.ts';
 import { queueExecutor } from '../executor.ts';
 import { findOriginals } from './dedupe-keys.ts';
-import { DELIVERY_OPEN, destinationOptionsOf } from './claimed-columns.ts';
+import { deliveryOpen, destinationOptionsOf } from './claimed-columns.ts';
 import type { StoredAuth, StoredTls } from '../../entities/destination.ts';
 import { DUE_CHANNEL, type ClaimedDelivery, type ReceivedEvent } from '../types.ts';
 
@@ -400,7 +400,7 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
       ? sql`case when s.last_seq is null then false else k.rn > 1 or hook_ordering_busy(t.destination_id, t.ordering_key) end`
       : sql`t.ordering_key is not null and (k.rn > 1
               or exists (select 1 from delivery o where o.destination_id = t.destination_id and o.ordering_key = t.ordering_key
-                           and ${sql.raw(DELIVERY_OPEN.replaceAll('l.', 'o.'))}${pin('o')})
+                           and ${sql.raw(deliveryOpen('o'))}${pin('o')})
               or exists (select 1 from ordering_block b where b.destination_id = t.destination_id and b.ordering_key = t.ordering_key${pin('b')}))`;
   const duplicateRows = keyed
     ? sql`

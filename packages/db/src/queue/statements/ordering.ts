@@ -23,9 +23,7 @@
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import { DUE_CHANNEL, type ClaimedDelivery } from '../types.ts';
-import { DELIVERY_OPEN, DESTINATION_OPEN, leaseDue, toClaimed, type ClaimedRow } from './claimed-columns.ts';
-
-const OPEN = (alias: string) => DELIVERY_OPEN.replaceAll('l.', `${alias}.`);
+import { DELIVERY_OPEN, deliveryOpen, DESTINATION_OPEN, leaseDue, toClaimed, type ClaimedRow } from './claimed-columns.ts';
 
 const BLOCK: NamedStatement = {
   name: 'hook_ordering_block',
@@ -84,7 +82,7 @@ const NEXT_IN_KEY: NamedStatement = {
     ),
     head as (
       select o.event_id, o.destination_id from delivery o
-      where o.destination_id = $1 and o.ordering_key = $2 and ${OPEN('o')}
+      where o.destination_id = $1 and o.ordering_key = $2 and ${deliveryOpen('o')}
       order by o.destination_id, o.ordering_key, o.ordering_seq
       limit 1
     ),
@@ -130,7 +128,7 @@ export async function blockedKeys(orm: Orm, destinationId: string, limit = 100):
     name: 'hook_ordering_blocked_keys',
     text: `
       select k.ordering_key, k.event_id, k.blocked_at,
-             (select count(*)::int from delivery o where o.destination_id = k.destination_id and o.ordering_key = k.ordering_key and ${OPEN('o')}) as waiting
+             (select count(*)::int from delivery o where o.destination_id = k.destination_id and o.ordering_key = k.ordering_key and ${deliveryOpen('o')}) as waiting
       from ordering_block k where k.destination_id = $1
       order by k.blocked_at, k.ordering_key limit $2`,
   }, [destinationId, limit]);
