@@ -41,6 +41,7 @@ import { playgroundRoutes } from './routes/playground/index.ts';
 import { consolePages } from './routes/console/pages.ts';
 import { consoleSessionRoutes } from './routes/console/session.ts';
 import { landingRoutes } from './routes/landing/index.ts';
+import { siteAssets } from './routes/site-assets.ts';
 import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { startRetention } from './jobs/retention.ts';
 import { registerNotifier } from './jobs/notifier.ts';
@@ -326,6 +327,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(streamRoutes, { hub, listeners, leaseMs: leaseMsFor(config), ingestBaseUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });
+  await app.register(siteAssets);
   await app.register(consolePages);
   await app.register(consoleSessionRoutes);
   await app.register(landingRoutes, { publicUrl: config.publicUrl });
