@@ -1,0 +1,36 @@
+// The console's pages: a hash route pattern -> the page component, its title and, for
+// top-level pages, the label of its link in the navigation. main.tsx renders the first
+// route whose pattern matches the hash (without its ?query); a page gets the whole hash
+// (for its query) and the pattern's match (for ids). To add a page: one line here.
+import type { ComponentType } from 'preact';
+import { EventPage, EventsPage } from './events.tsx';
+import { EndpointsPage } from './endpoints.tsx';
+import { AccountPage } from './account-page.tsx';
+
+export interface RouteProps { hash: string; match: RegExpExecArray }
+
+export interface Route {
+  pattern: RegExp;
+  page: ComponentType<RouteProps>;
+  /** document.title's first part. */
+  title: string;
+  /** A link in the navigation: label and href. Sub-pages leave it out; the link whose href starts their hash is current. */
+  nav?: { label: string; href: string };
+}
+
+export const routes: Route[] = [
+  { pattern: /^#\/events\/(evt_[\w-]+)$/, page: ({ match }) => <EventPage id={match[1]!} key={match[1]} />, title: 'Event' },
+  { pattern: /^#\/events$/, page: ({ hash }) => <EventsPage hash={hash} />, title: 'Events', nav: { label: 'Events', href: '#/events' } },
+  { pattern: /^#\/endpoints$/, page: () => <EndpointsPage />, title: 'Endpoints', nav: { label: 'Endpoints', href: '#/endpoints' } },
+  { pattern: /^#\/account$/, page: () => <AccountPage />, title: 'Account', nav: { label: 'Account', href: '#/account' } },
+];
+
+/** The route for a hash; anything unknown shows the events list. */
+export function routeFor(hash: string): { route: Route; match: RegExpExecArray } {
+  const path = hash.split('?')[0]!;
+  for (const route of routes) {
+    const match = route.pattern.exec(path);
+    if (match) return { route, match };
+  }
+  return { route: routes.find((route) => route.nav?.href === '#/events')!, match: /.*/.exec(path)! };
+}
