@@ -22,6 +22,7 @@ import { PartitionedDeliveries } from './021-partitioned-deliveries.ts';
 import { DedupeKeys } from './022-dedupe-keys.ts';
 import { DeliveryOptions } from './023-delivery-options.ts';
 import { QueueDestinationTypes } from './024-queue-destination-types.ts';
+import { Issues } from './025-issues.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   { name: '022-dedupe-keys', class: DedupeKeys },
   { name: '023-delivery-options', class: DeliveryOptions },
   { name: '024-queue-destination-types', class: QueueDestinationTypes },
+  { name: '025-issues', class: Issues },
 ];
