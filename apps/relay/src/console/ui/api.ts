@@ -1,7 +1,7 @@
 // Calls from the console to the relay: same origin, the session cookie, and the header
 // that tells the relay the call comes from the console (see docs/console.md).
 
-export interface Problem { status: number; code?: string; detail?: string; fix?: string; title?: string }
+export interface Problem { status: number; code?: string; detail?: string; fix?: string; title?: string; errors?: { field: string; message: string }[] }
 
 export class ApiError extends Error {
   readonly problem: Problem;
@@ -37,11 +37,34 @@ export interface Destination {
   destination: { type: 'cli' } | { type: 'url' | 'amqp' | 'nats' | 'redis' | 'mqtt'; url: string };
   status: string; disabled_reason: string | null;
   health?: { consecutive_failures: number; failing_since: string | null };
+  // Its rules and delivery options (docs/api.md#destinations); secrets only as `secret_set`.
+  transformation?: { code: string } | null; filter?: Record<string, unknown> | null;
+  rate_per_second?: number | null; max_in_flight?: number | null;
+  auth?: ({ type: string; secret_set: true } & Record<string, unknown>) | null;
+  tls?: { client_certificate: string | null; client_key_set: boolean; ca: string | null } | null;
+  signature_scheme?: 'v1' | 'v1a'; public_key?: string | null;
+  ordering?: { key: { header: string } | { json_field: string } | null; on_give_up: 'block' | 'skip' } | null;
+  delay_seconds?: number | null;
 }
 
 export interface Endpoint {
   id: string; name: string; url: string; status: string;
   destinations?: Destination[];
+  // Ingest settings (docs/sources.md); secrets only as `secret_set` and `secret_hint`.
+  verification?: ({ provider: string; mode: string; tolerance_seconds: number; secret_set: boolean; secret_hint: string | null } & Record<string, unknown>) | null;
+  response?: { status: number; headers: Record<string, string>; body: string } | null;
+  handshake?: { provider: string; secret_set: boolean; secret_hint: string | null } | null;
+  dedupe?: { header: string } | { json_field: string } | null;
+  created_at?: string; updated_at?: string;
+}
+
+export interface ApiKey { id: string; name: string | null; prefix: string; member_id: string; created_at: string }
+export interface Member { id: string; email: string | null; role: 'admin' | 'member'; created_at: string }
+/** GET /v1/account/alerts (docs/alerts.md). */
+export interface AlertSettings {
+  slack: { url_hint: string } | null;
+  email: { to: string[]; available: boolean };
+  recent: { channel: string; type: string; status: string; attempts: number; last_error: string | null; created_at: string; sent_at: string | null }[];
 }
 
 export interface Attempt {
