@@ -169,6 +169,11 @@ export const EVENT_NOT_FOUND = defineError(
   "No event '%s' in this account",
   'List your events with GET /v1/events.',
 );
+export const ISSUE_NOT_FOUND = defineError(
+  'issue_not_found', 404, 'Issue not found',
+  "No issue '%s' in this account",
+  'List your issues with hook issues list (or GET /v1/issues); ids start with iss_.',
+);
 export const API_KEY_NOT_FOUND = defineError(
   'api_key_not_found', 404, 'API key not found',
   "No API key '%s' in this account",
@@ -348,6 +353,11 @@ export const NOTIFICATIONS_NOT_CONFIGURED = defineError(
   'notifications_not_configured', 404, 'Notifications not configured',
   'This account has no notification URL',
   'Set one with PUT /v1/account/notifications {"url": "https://…"} (hook notifications set <url>).',
+);
+export const ALERT_EMAIL_UNAVAILABLE = defineError(
+  'alert_email_unavailable', 422, 'Email alerts not available',
+  'This relay sends no email (its operator has not set HOOK_SMTP_URL), so alerts cannot be mailed to %s',
+  'Post alerts to Slack instead (PUT /v1/account/alerts {"slack_webhook_url": "https://hooks.slack.com/…"}) or to the notification URL, or ask the relay operator to set HOOK_SMTP_URL and HOOK_ALERT_EMAIL_FROM (docs/alerts.md).',
 );
 export const METRICS_TOKEN_REQUIRED = defineError(
   'metrics_token_required', 401, 'Metrics token required',

@@ -10,6 +10,7 @@ export const ID_PREFIXES = {
   attempt: 'att',
   planChange: 'plch',
   member: 'mem',
+  issue: 'iss',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -17,3 +17,6 @@ export * from './handshakes.ts';
 export * from './dedupe.ts';
 export * from './custom-domains.ts';
 export * from './destination-options.ts';
+export * from './issues.ts';
+export * from './attempts.ts';
+export * from './alerts.ts';

@@ -2,13 +2,27 @@
  * Account notifications (docs/notifications.md): events about the account itself that
  * the relay sends, signed, to the account's notification URL.
  */
+import type { IssueKind } from './issues.ts';
 
 /** Every notification type; each is both the event `type` and the `type` field of the JSON body. */
-export const NOTIFICATION_TYPES = ['usage.threshold', 'plan.changed', 'endpoint.disabled', 'destination.disabled', 'event.failed', 'transformation.throttled'] as const;
+export const NOTIFICATION_TYPES = ['usage.threshold', 'plan.changed', 'endpoint.disabled', 'destination.disabled', 'event.failed', 'transformation.throttled', 'issue.opened', 'issue.reopened'] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 /** Why the relay disabled a destination: its receiver answered 410 Gone, or it kept failing (docs/delivery.md#destination-health). */
 export type DestinationDisabledReason = 'gone_410' | 'failing';
+
+/** An issue's alert (docs/issues.md#alerts): what failed, where, and how often so far. `last_status`/`last_error` describe its last failure. */
+export interface IssueNotificationData {
+  issue_id: string;
+  endpoint_id: string;
+  destination_id: string;
+  kind: IssueKind;
+  title: string;
+  event_id: string;
+  last_status?: number;
+  last_error?: string;
+  failure_count: number;
+}
 
 /** Each type's `data` object. */
 export interface NotificationData {
@@ -23,6 +37,10 @@ export interface NotificationData {
   'event.failed': { event_id: string; endpoint_id: string; destination_id: string; attempts: number; last_status?: number; last_error?: string };
   /** The account's transformations ran past the plan's CPU allowance (once a month): its deliveries with a transformation now slow down to the allowance. */
   'transformation.throttled': { month: string; plan: string; cpu_ms_per_minute: number; throttled_at: string };
+  /** A new issue: a destination began failing in a new way (at most one alert per issue per ISSUE_ALERT_THROTTLE_MS). */
+  'issue.opened': IssueNotificationData;
+  /** A resolved issue failed again (throttled like `issue.opened`). */
+  'issue.reopened': IssueNotificationData;
 }
 
 /** A notification's JSON body, as its receiver gets it. */

@@ -10,3 +10,5 @@ export * from './account.ts';
 export * from './endpoint.ts';
 export * from './event.ts';
 export * from './transformation.ts';
+export * from './issue.ts';
+export * from './alerts.ts';
