@@ -23,6 +23,7 @@ import { DedupeKeys } from './022-dedupe-keys.ts';
 import { DeliveryOptions } from './023-delivery-options.ts';
 import { QueueDestinationTypes } from './024-queue-destination-types.ts';
 import { Issues } from './025-issues.ts';
+import { Alerts } from './026-alerts.ts';
 
 /** Every migration, oldest first. New ones are appended, never edited once shipped. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   { name: '023-delivery-options', class: DeliveryOptions },
   { name: '024-queue-destination-types', class: QueueDestinationTypes },
   { name: '025-issues', class: Issues },
+  { name: '026-alerts', class: Alerts },
 ];
