@@ -17,10 +17,11 @@ export function problemText(problem: Problem): string {
   return problem.fix ? `${what}. ${problem.fix}` : what;
 }
 
-export async function call<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+/** `signal` aborts a call whose answer nobody waits for any more (the events list and inspector). */
+export async function call<T = any>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   const headers: Record<string, string> = { 'x-hook-console': '1' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body), signal });
   if (response.status === 204) return undefined as T;
   const data = await response.json().catch(() => null);
   if (!response.ok) {
