@@ -3,7 +3,7 @@
  * InvalidArgumentError, which ends the run as a usage error (exit 2).
  */
 import { InvalidArgumentError } from 'commander';
-import { DEDUPE_FIELD_PATTERN, DEDUPE_HEADER_PATTERN, DEDUPE_SOURCE_MAX_CHARS, DELIVERY_DELAY_MAX_SECONDS, EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES, isId, LIST_LIMIT_MAX, parseDuration } from '@hook/core';
+import { DEDUPE_FIELD_PATTERN, DEDUPE_HEADER_PATTERN, DEDUPE_SOURCE_MAX_CHARS, DELIVERY_DELAY_MAX_SECONDS, EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES, ISSUE_STATUSES, isId, LIST_LIMIT_MAX, parseDuration } from '@hook/core';
 
 /** `--limit`: a page size the API accepts. */
 export function parseLimit(value: string): number {
@@ -17,6 +17,23 @@ export function parseStatusList(value: string): string {
   const list = value.replace(/\s+/g, '');
   if (!new RegExp(EVENT_STATUS_LIST_PATTERN).test(list)) throw new InvalidArgumentError(`must be one of ${EVENT_STATUSES.join(', ')}, or several separated by commas (failed,retrying).`);
   return list;
+}
+
+/** `--status` of `hook issues list`: issue statuses separated by commas, or `all`; sent as the relay takes them. */
+export function parseIssueStatusList(value: string): string {
+  const list = value.replace(/\s+/g, '');
+  if (list === 'all') return ISSUE_STATUSES.join(',');
+  const statuses = list.split(',');
+  if (statuses.length === 0 || statuses.some((status) => !(ISSUE_STATUSES as readonly string[]).includes(status))) {
+    throw new InvalidArgumentError(`must be one of ${ISSUE_STATUSES.join(', ')}, several separated by commas (open,acknowledged), or all.`);
+  }
+  return statuses.join(',');
+}
+
+/** An issue id argument (`iss_…`), checked here so a typo is a usage error rather than the relay's validation_failed. */
+export function parseIssueId(value: string): string {
+  if (!isId('issue', value)) throw new InvalidArgumentError('must be an issue id (iss_…); `hook issues list` shows them.');
+  return value;
 }
 
 /** A destination id argument (`dst_…`), checked here so a typo is a usage error rather than the relay's validation_failed. */

@@ -114,6 +114,7 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
   last_api_key: 'Create another admin key first (`hook api-keys create` with an admin\'s key), or make another member an admin (`hook members role <member> admin`), then try again.',
   endpoint_not_found: 'Run `hook endpoints list` to see your endpoints, with their names and ids (ep_…).',
   event_not_found: 'Run `hook events list` to see your events and their ids (evt_…); `hook events list --endpoint <endpoint>` narrows it to one endpoint.',
+  issue_not_found: 'Run `hook issues list` to see what is failing now and the issues\' ids (iss_…); `hook issues list --status all` includes resolved ones.',
   api_key_not_found: 'Run `hook api-keys list` to see the account\'s keys and their ids (key_…).',
   console_header_required: CONSOLE_ONLY,
   console_origin_refused: CONSOLE_ONLY,

@@ -154,6 +154,15 @@ export interface IngestSent {
   status: IngestOutcome;
 }
 
+/** A group of failed attempts to one destination with one kind of failure, and its lifecycle (docs/issues.md). */
+export type Issue = Static<typeof S.IssueSchema>;
+/** `GET /v1/issues` query; status defaults to open,acknowledged. */
+export type IssueListQuery = Static<typeof S.IssueListQuery>;
+/** One event an issue covers, with its delivery to the issue's destination (`GET /v1/issues/{id}/events`). */
+export type IssueEvent = Static<typeof S.IssueEventSchema>;
+/** `POST /v1/issues/{id}/retry`: the issue, and how many deliveries were queued for one replay attempt. */
+export type IssueRetry = Static<typeof S.IssueRetryResultSchema>;
+
 /** `GET`/`PUT /v1/account/notifications`: where the account's notifications go (docs/notifications.md). */
 export type NotificationSettings = Static<typeof S.NotificationSettingsSchema>;
 /** `GET /v1/account/notifications/events` query. */

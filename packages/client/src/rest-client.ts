@@ -14,6 +14,7 @@ import type { ApiKeyCreate, CreatedMember, Member, MemberCreate, MemberRole } fr
 import type { BlockedKeyList, Destination, DestinationCreate, DestinationList, DestinationUpdate, ReplayedEvent, ReplayRequest } from './api-types.ts';
 import type { NotificationEventQuery, NotificationSettings } from './api-types.ts';
 import type { TransformationTestRequest, TransformationTestResult } from './api-types.ts';
+import type { Issue, IssueEvent, IssueListQuery, IssueRetry } from './api-types.ts';
 
 /** How long to wait for a TCP (or TLS) connection before giving up. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -155,6 +156,23 @@ export interface HookClient {
     replay(id: string, body?: ReplayRequest): Promise<ReplayedEvent>;
     /** `POST /v1/events/replay`: queues one replay attempt per matching delivery. */
     replayMany(filter?: BulkReplayRequest): Promise<BulkReplayResult>;
+  };
+  /** Failed deliveries grouped by destination and kind of failure, with a lifecycle (docs/issues.md). */
+  issues: {
+    /** `GET /v1/issues`: most recently seen first; open and acknowledged ones unless `status` says otherwise. */
+    list(query?: IssueListQuery): Promise<Page<Issue>>;
+    get(id: string): Promise<Issue>;
+    /** `GET /v1/issues/{id}/events`: the events it covers, newest failure first, each with its delivery to the issue's destination. */
+    events(id: string, query?: PageQuery): Promise<Page<IssueEvent>>;
+    /** `POST /v1/issues/{id}/acknowledge`: someone is on it; new failures no longer alert. */
+    acknowledge(id: string): Promise<Issue>;
+    /** `POST /v1/issues/{id}/resolve`: closed by hand; a new failure reopens it. */
+    resolve(id: string): Promise<Issue>;
+    /**
+     * `POST /v1/issues/{id}/retry`: queues one replay attempt of every covered event not yet delivered to the
+     * issue's destination. Progress is `issue.events` on later `get`s; the relay resolves the issue once all are delivered.
+     */
+    retry(id: string): Promise<IssueRetry>;
   };
   transformations: {
     /** `POST /v1/transformations/test`: runs code against a stored event or a given request; delivers nothing. */
@@ -370,6 +388,18 @@ export function createHookClient(options: HookClientOptions): HookClient {
     replayMany: (filter = {}) => call('POST', '/v1/events/replay', { json: filter }),
   };
 
+  const issues: HookClient['issues'] = {
+    list: (query = {}) =>
+      call('GET', '/v1/issues', {
+        query: { status: query.status, endpoint_id: query.endpoint_id, destination_id: query.destination_id, kind: query.kind, limit: query.limit, cursor: query.cursor },
+      }),
+    get: (issueId) => call('GET', `/v1/issues/${id(issueId)}`),
+    events: (issueId, query = {}) => call('GET', `/v1/issues/${id(issueId)}/events`, { query: { limit: query.limit, cursor: query.cursor } }),
+    acknowledge: (issueId) => call('POST', `/v1/issues/${id(issueId)}/acknowledge`, { json: {} }),
+    resolve: (issueId) => call('POST', `/v1/issues/${id(issueId)}/resolve`, { json: {} }),
+    retry: (issueId) => call('POST', `/v1/issues/${id(issueId)}/retry`, { json: {} }),
+  };
+
   const transformations: HookClient['transformations'] = {
     test: (body) => call('POST', '/v1/transformations/test', { json: body }),
   };
@@ -405,6 +435,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
     endpoints,
     destinations,
     events,
+    issues,
     transformations,
     ingest: {
       async send(url, sendOptions = {}) {

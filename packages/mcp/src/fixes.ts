@@ -26,6 +26,7 @@ export const MCP_ERROR_FIXES: Readonly<Record<string, string>> = {
   endpoint_not_found: 'List your endpoints with list_endpoints; pass an endpoint\'s id (ep_…) or its exact name.',
   ambiguous_endpoint_name: 'Pass the endpoint\'s id (ep_…) instead of the name; list_endpoints shows which is which.',
   event_not_found: 'List your events with list_events; ids start with evt_.',
+  issue_not_found: 'List issues with list_issues (status "open,acknowledged,resolved" includes resolved ones); ids start with iss_.',
   ingest_not_found: 'Send to an endpoint the account has (list_endpoints).',
   ip_not_allowed: 'Call from an address in the account\'s allowed_ips, or have an admin widen it with update_account from an allowed address.',
   key_not_blocked: 'List the blocked keys with list_blocked_keys and pass one of their keys exactly.',

@@ -35,6 +35,11 @@ import eventsReplay from './events/replay.ts';
 import eventsExport from './events/export.ts';
 import eventsTail from './events/tail.ts';
 import eventsWait from './events/wait.ts';
+import issuesAck from './issues/ack.ts';
+import issuesGet from './issues/get.ts';
+import issuesList from './issues/list.ts';
+import issuesResolve from './issues/resolve.ts';
+import issuesRetry from './issues/retry.ts';
 import listen from './listen.ts';
 import login from './login.ts';
 import logout from './logout.ts';
@@ -97,6 +102,11 @@ export const COMMANDS: readonly CommandModule[] = [
   eventsTail,
   eventsWait,
   eventsExport,
+  issuesList,
+  issuesGet,
+  issuesAck,
+  issuesResolve,
+  issuesRetry,
   notificationsSet,
   notificationsGet,
   notificationsEvents,
