@@ -11,13 +11,11 @@
  * signal made for each of a thousand requests a second.
  */
 import { Pool, type Dispatcher } from 'undici';
-import type { DeliveryMessage } from '@hook/core';
+import { ATTEMPT_BODY_MAX_BYTES, type DeliveryMessage } from '@hook/core';
 import { forwardPath, type ForwardTarget } from './target.ts';
 
 /** How long the local server has to answer one delivery. */
 export const FORWARD_TIMEOUT_MS = 30_000;
-/** Bytes of the local server's answer kept for the attempt record (the relay keeps as many). */
-export const RESPONSE_BODY_MAX_BYTES = 4096;
 /** Idle connections to the local server are closed after this long. */
 const KEEP_ALIVE_TIMEOUT_MS = 30_000;
 
@@ -35,7 +33,7 @@ export interface ForwardOutcome {
   durationMs: number;
   /** Why there was no answer: "connection refused: nothing listens on 127.0.0.1:3000". */
   error: string | null;
-  /** The first RESPONSE_BODY_MAX_BYTES of the answer as text; null without an answer. */
+  /** The first ATTEMPT_BODY_MAX_BYTES of the answer as text; null without an answer. */
   responseBody: string | null;
 }
 
@@ -117,7 +115,7 @@ export class Forwarding implements Dispatcher.DispatchHandlers {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.#keptBytes < RESPONSE_BODY_MAX_BYTES) {
+    if (this.#keptBytes < ATTEMPT_BODY_MAX_BYTES) {
       this.#kept.push(chunk);
       this.#keptBytes += chunk.length;
     }
@@ -132,7 +130,7 @@ export class Forwarding implements Dispatcher.DispatchHandlers {
       durationMs: this.#elapsed(),
       error: null,
       // NUL cannot be stored in PostgreSQL text, and a local server may send anything.
-      responseBody: kept.toString('utf8', 0, RESPONSE_BODY_MAX_BYTES).replaceAll('\u0000', '\uFFFD'),
+      responseBody: kept.toString('utf8', 0, ATTEMPT_BODY_MAX_BYTES).replaceAll('\u0000', '\uFFFD'),
     });
   }
 

@@ -2,7 +2,7 @@
  * The headers a URL destination's auth adds to its deliveries (docs/delivery.md): Basic,
  * Bearer, static headers, or an OAuth2 access token (oauth2.ts gets it).
  */
-import { DELIVERY_HEADER_NAMES, type DestinationAuth } from '@hook/core';
+import { DELIVERY_HEADER_NAMES, REDACTED_HEADER_VALUE, type DestinationAuth } from '@hook/core';
 
 /** The auth kinds whose headers need no request first. */
 export type StaticDestinationAuth = Exclude<DestinationAuth, { type: 'oauth2' }>;
@@ -23,6 +23,29 @@ export function destinationAuthHeaders(auth: StaticDestinationAuth): Record<stri
 /** `authorization: Bearer <token>` (RFC 6750 §2.1). */
 export function bearerAuthorization(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
+}
+
+/** Headers that carry credentials whatever the destination's auth: never kept with an attempt. */
+const CREDENTIAL_HEADER_NAMES = new Set(['authorization', 'proxy-authorization']);
+
+/**
+ * The headers of a delivery as its attempt keeps them (docs/api.md#attempts): as sent, but
+ * with the values of Authorization, Proxy-Authorization and the destination's static auth
+ * headers replaced by REDACTED_HEADER_VALUE, so reading an event never shows a
+ * destination's secrets. The relay's own headers stay (a static header of that name was
+ * not sent: withDestinationHeaders).
+ */
+export function redactedHeaders(headers: Record<string, string>, auth: DestinationAuth | null): Record<string, string> {
+  const secret = auth?.type === 'headers'
+    ? new Set([...CREDENTIAL_HEADER_NAMES, ...Object.keys(auth.headers).map((name) => name.toLowerCase()).filter((name) => !isRelayHeader(name))])
+    : CREDENTIAL_HEADER_NAMES;
+  let out: Record<string, string> | null = null;
+  for (const name of Object.keys(headers)) {
+    if (!secret.has(name.toLowerCase())) continue;
+    out ??= { ...headers };
+    out[name] = REDACTED_HEADER_VALUE;
+  }
+  return out ?? headers;
 }
 
 /** The relay's own headers (the signature headers, x-hook-*): what the receiver verifies a delivery by. */

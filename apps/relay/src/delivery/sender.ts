@@ -3,12 +3,10 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { Agent, buildConnector, request } from 'undici';
-import { DELIVERY_TIMEOUT_MARKER, isPrivateAddress, isPrivateHostname, parseRetryAfter, type DestinationAuth, type DestinationTls } from '@hook/core';
-import { bearerAuthorization, destinationAuthHeaders, withDestinationHeaders } from './http-auth.ts';
+import { ATTEMPT_BODY_MAX_BYTES, DELIVERY_TIMEOUT_MARKER, isPrivateAddress, isPrivateHostname, parseRetryAfter, type DestinationAuth, type DestinationTls } from '@hook/core';
+import { bearerAuthorization, destinationAuthHeaders, redactedHeaders, withDestinationHeaders } from './http-auth.ts';
 import { OAuth2Tokens } from './oauth2.ts';
 
-/** Bytes of a receiver's answer kept with the attempt. */
-export const RESPONSE_BODY_MAX_BYTES = 4096;
 /** Idle keep-alive connections to a destination are closed after this long. */
 const KEEP_ALIVE_TIMEOUT_MS = 30_000;
 /** Most connections to one destination origin. */
@@ -23,11 +21,19 @@ export interface SendResult {
   status: number | null;
   /** Whether the attempt succeeded, when the status does not say: a broker's acknowledgement (queue destinations). Absent: a 2xx status. */
   ok?: boolean;
-  /** The first RESPONSE_BODY_MAX_BYTES of the answer, as text. */
+  /** The first ATTEMPT_BODY_MAX_BYTES of the answer, as text. */
   body: string | null;
   error: string | null;
   retryAfterMs: number | null;
   durationMs: number;
+  /**
+   * The headers sent, credentials redacted (redactedHeaders); null: nothing was sent (the
+   * attempt failed before its request). Absent: the transport sends the outgoing delivery's
+   * headers as they are (a broker's message, a listener's request).
+   */
+  requestHeaders?: Record<string, string> | null;
+  /** The answer's headers as received (bounded when recorded: boundHeaders); absent or null when none came. */
+  responseHeaders?: Record<string, string | string[] | undefined> | null;
 }
 
 /** A destination that resolves to an address deliveries may not reach. */
@@ -185,22 +191,27 @@ export class DeliverySender {
   async send(url: string, headers: Record<string, string>, body: Buffer, options?: DestinationSendOptions): Promise<SendResult> {
     const startedMs = performance.now();
     const deadline = AbortSignal.timeout(this.#timeoutMs);
-    const failed = (error: string): SendResult => ({ status: null, body: null, error, retryAfterMs: null, durationMs: performance.now() - startedMs });
+    const failed = (error: string): SendResult => ({ status: null, body: null, error, retryAfterMs: null, durationMs: performance.now() - startedMs, requestHeaders: null });
     const dispatcher = this.#dispatcherFor(options);
     if (typeof dispatcher === 'string') return failed(dispatcher);
-    const plan: PostPlan = { destinationId: options?.destinationId ?? null, dispatcher, deadline, startedMs, keepBytes: RESPONSE_BODY_MAX_BYTES };
+    const plan: PostPlan = { destinationId: options?.destinationId ?? null, dispatcher, deadline, startedMs, keepBytes: ATTEMPT_BODY_MAX_BYTES };
     const auth = options?.auth ?? null;
-    if (auth === null) return this.#post(url, headers, body, plan);
-    if (auth.type !== 'oauth2') return this.#post(url, withDestinationHeaders(headers, destinationAuthHeaders(auth)), body, plan);
+    const post = async (sent: Record<string, string>): Promise<SendResult> => {
+      const result = await this.#post(url, sent, body, plan);
+      result.requestHeaders = redactedHeaders(sent, auth);
+      return result;
+    };
+    if (auth === null) return post(headers);
+    if (auth.type !== 'oauth2') return post(withDestinationHeaders(headers, destinationAuthHeaders(auth)));
 
     const destinationId = options!.destinationId;
     const first = await this.#tokens.token(destinationId, auth, deadline);
     if ('error' in first) return failed(first.error);
-    const result = await this.#post(url, withDestinationHeaders(headers, bearerAuthorization(first.token)), body, plan);
+    const result = await post(withDestinationHeaders(headers, bearerAuthorization(first.token)));
     if (result.status !== 401) return result;
     const renewed = await this.#tokens.renew(destinationId, auth, first.token, deadline);
     if ('error' in renewed) return { ...result, error: `the receiver refused the token (401) and a new one could not be had: ${renewed.error}`, durationMs: performance.now() - startedMs };
-    return this.#post(url, withDestinationHeaders(headers, bearerAuthorization(renewed.token)), body, plan);
+    return post(withDestinationHeaders(headers, bearerAuthorization(renewed.token)));
   }
 
   async close(): Promise<void> {
@@ -248,7 +259,7 @@ export class DeliverySender {
     return agent;
   }
 
-  /** One POST: the answer's status, first `keepBytes` and Retry-After, or what went wrong. Never throws. */
+  /** One POST: the answer's status, headers, first `keepBytes` and Retry-After, or what went wrong. Never throws. */
   async #post(url: string, headers: Record<string, string>, body: Buffer, plan: PostPlan): Promise<SendResult> {
     const elapsed = (): number => performance.now() - plan.startedMs;
     // A URL stored before the relay checked that it parses fails its attempts, not the worker.
@@ -275,6 +286,7 @@ export class DeliverySender {
         error: null,
         retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
         durationMs: elapsed(),
+        responseHeaders: response.headers,
       };
     } catch (error) {
       return { status: null, body: null, error: describeError(error, this.#timeoutMs, plan.destinationId).replaceAll('\u0000', ''), retryAfterMs: null, durationMs: elapsed() };

@@ -1,11 +1,11 @@
 import type { WebSocket } from 'ws';
 import {
-  ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, randomToken, parseClientMessages, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
+  ATTEMPT_BODY_MAX_BYTES, ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, randomToken, parseClientMessages, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
   type AttemptTrigger, type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
 import { claimForListener, Destination, Endpoint, makeDestinationsDue, readDeliveries, type ClaimedDelivery, type ListenClaimCursor, type Orm } from '@hook/db';
 import { attemptDelivery, recordLateAnswer, type AttemptContext, type AttemptOutcome, type OutgoingDelivery } from '../delivery/attempt.ts';
-import { RESPONSE_BODY_MAX_BYTES, type SendResult } from '../delivery/sender.ts';
+import type { SendResult } from '../delivery/sender.ts';
 import { Claimer, type ReservedSlot } from '../delivery/claimer.ts';
 import { deliveryMessage } from './copies.ts';
 import type { EventSummary, StoredEvent, StreamHub } from './hub.ts';
@@ -417,10 +417,10 @@ export class ListenSession {
   }
 }
 
-/** Text a listener sent, as it can be stored: at most RESPONSE_BODY_MAX_BYTES, without NUL characters (PostgreSQL text cannot hold them). */
+/** Text a listener sent, as it can be stored: at most ATTEMPT_BODY_MAX_BYTES, without NUL characters (PostgreSQL text cannot hold them). */
 function storable(text: string | null | undefined): string | null {
   if (!text) return null;
   const bytes = Buffer.from(text, 'utf8');
-  const kept = bytes.length <= RESPONSE_BODY_MAX_BYTES ? text : bytes.subarray(0, RESPONSE_BODY_MAX_BYTES).toString('utf8');
+  const kept = bytes.length <= ATTEMPT_BODY_MAX_BYTES ? text : bytes.subarray(0, ATTEMPT_BODY_MAX_BYTES).toString('utf8');
   return kept.replaceAll('\u0000', '\uFFFD');
 }

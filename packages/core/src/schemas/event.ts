@@ -1,5 +1,6 @@
 /** Stored events, their deliveries and attempts, replays, and what an ingest URL answers. */
 import { Type } from 'typebox';
+import { ATTEMPT_BODY_MAX_BYTES, ATTEMPT_HEADER_VALUE_MAX_BYTES, ATTEMPT_HEADERS_MAX_BYTES, HEADERS_NOT_KEPT, REDACTED_HEADER_VALUE } from '../attempts.ts';
 import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_LIST_WINDOW, EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES } from '../events.ts';
 import { HANDSHAKE_PROVIDERS } from '../handshakes.ts';
 import { VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '../verification.ts';
@@ -12,6 +13,17 @@ export const EventStatus = Type.Enum([...EVENT_STATUSES]);
 /** A status filter: one status, or several separated by commas. */
 const EventStatusList = (description: string) => Type.String({ pattern: EVENT_STATUS_LIST_PATTERN, maxLength: 100, description: `${description}: one of ${EVENT_STATUSES.join(', ')}, or several separated by commas (failed,retrying)` });
 
+/** The request one attempt sent, as its attempt keeps it (core's attempts.ts). */
+export const AttemptRequestSchema = Type.Object({
+  headers: Type.Record(Type.String(), Type.String(), {
+    description: `The headers sent, signature headers included, names lower-cased; the destination's credentials (authorization, proxy-authorization, its static auth headers) as "${REDACTED_HEADER_VALUE}". Each value is kept up to ${ATTEMPT_HEADER_VALUE_MAX_BYTES} bytes (a longer one ends with "…") and ${ATTEMPT_HEADERS_MAX_BYTES / 1024} KiB of names and values in all; the "${HEADERS_NOT_KEPT}" entry counts the headers left out. For a queue destination, the message's headers`,
+  }),
+  body: Type.Union([Type.String(), Type.Null()], { description: `The body sent, when a transformation changed it: its first ${ATTEMPT_BODY_MAX_BYTES} bytes, as text or base64 (body_encoding); null when the event's own body was sent (body_is_event_body)` }),
+  body_encoding: Type.Union([Type.Enum(['utf8', 'base64']), Type.Null()]),
+  body_truncated: Type.Boolean({ description: `true when body holds only the start of what was sent (${ATTEMPT_BODY_MAX_BYTES} bytes)` }),
+  body_is_event_body: Type.Boolean({ description: "true: the event's stored body was sent byte for byte (the event's body field); false: a transformation's output, in body" }),
+});
+
 /** One delivery attempt. */
 export const AttemptSchema = Type.Object({
   id: IdOf('attempt', 'Attempt id'),
@@ -21,8 +33,14 @@ export const AttemptSchema = Type.Object({
   started_at: Timestamp,
   duration_ms: Type.Integer(),
   response_status: Type.Union([Type.Integer(), Type.Null()]),
-  response_body: Type.Union([Type.String(), Type.Null()]),
+  response_body: Type.Union([Type.String(), Type.Null()], { description: `The first ${ATTEMPT_BODY_MAX_BYTES} bytes of the answer, as text; null when none came` }),
   error: Type.Union([Type.String(), Type.Null()]),
+  request: Type.Union([AttemptRequestSchema, Type.Null()], {
+    description: 'The request Hook sent (docs/api.md#attempts); null when nothing was sent (a transformation failed, or its TLS or OAuth2 settings stopped it first), and for attempts made before requests were kept',
+  }),
+  response_headers: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], {
+    description: `The answer's headers as received, names lower-cased, kept as request.headers is (${ATTEMPT_HEADERS_MAX_BYTES / 1024} KiB); null when no HTTP answer came (a broker's acknowledgement, a network error), and for attempts made before they were kept`,
+  }),
 });
 
 export const DeliverySchema = Type.Object({

@@ -19,6 +19,17 @@ export const Attempt = defineEntity({
     responseStatus: p.integer().nullable(),
     responseBody: p.text().nullable(),
     error: p.string().nullable(),
+    /** The kind of failure it was (core's failureKind: what an issue groups by); null for a success and for attempts made before issues. */
+    failureKind: p.string().nullable(),
+    /**
+     * The request as sent: its headers (the destination's credentials redacted) and, when a
+     * transformation changed the body, the body's first bytes (core's storedRequestBody);
+     * null body: the event's own. Null headers: nothing was sent, or made before they were kept.
+     */
+    requestHeaders: p.json<Record<string, string>>().nullable(),
+    requestBody: p.blob().nullable(),
+    /** The answer's headers, bounded (core's boundHeaders); null when no answer came, or made before they were kept. */
+    responseHeaders: p.json<Record<string, string>>().nullable(),
   },
 });
 

@@ -2,13 +2,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IsolationLevel } from '@mikro-orm/core';
 import { attemptErrorClass, bodyStart, DESTINATION_NOT_FOUND, encodeBody, ENDPOINT_NOT_FOUND, EVENT_IN_FLIGHT, EVENT_LIST_WINDOW, EVENT_NOT_FOUND, FAILING_STATUSES, HookError, LIST_LIMIT_DEFAULT, parseEventStatusList, REPLAY_NOWHERE } from '@hook/core';
-import { Attempt, Destination, Endpoint, Event, listEvents, notificationEndpointIds, readEventDeliveries, replayEvent, replayMany, type AttemptEntity, type ListedEvent } from '@hook/db';
+import { Attempt, Destination, Endpoint, Event, listEvents, notificationEndpointIds, readEventDeliveries, replayEvent, replayMany, type ListedEvent } from '@hook/db';
 import { attemptDelivery, type AttemptContext } from '../../delivery/attempt.ts';
 import { LISTENER_PRESENCE_MS, type ListenerRegistry } from '../../stream/listeners.ts';
 import { BulkReplayRequestSchema, BulkReplayResultSchema, errorResponses, EventGetQuery, EventListQuery, EventPage, EventSchema, IdParams, ReplayedEventSchema, ReplayRequestSchema } from '../../schemas.ts';
 import { presentDestinationTarget } from '../endpoints/present.ts';
 import { beforeIdOf, eventPage } from '../pagination.ts';
-import { presentStoredRequest } from './present.ts';
+import { presentAttempt, presentStoredRequest } from './present.ts';
 
 const security = [{ bearerAuth: [] }];
 
@@ -24,20 +24,6 @@ export function presentEventSummary(event: ListedEvent) {
       response_status: last.responseStatus,
       error_class: attemptErrorClass({ response_status: last.responseStatus, error: last.error }),
     },
-  };
-}
-
-function presentAttempt(attempt: AttemptEntity) {
-  return {
-    id: attempt.id,
-    destination_id: attempt.destinationId ?? null,
-    n: attempt.n,
-    trigger: attempt.trigger,
-    started_at: attempt.startedAt.toISOString(),
-    duration_ms: attempt.durationMs,
-    response_status: attempt.responseStatus ?? null,
-    response_body: attempt.responseBody ?? null,
-    error: attempt.error ?? null,
   };
 }
 

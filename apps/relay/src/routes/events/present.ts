@@ -1,4 +1,5 @@
-import type { EventStatus, HandshakeProvider, VerificationResult } from '@hook/core';
+import { keptBody, type EventStatus, type HandshakeProvider, type VerificationResult } from '@hook/core';
+import type { AttemptEntity } from '@hook/db';
 
 /** What any view of a stored request shows about it, body aside. */
 export interface StoredRequest {
@@ -39,5 +40,34 @@ export function presentStoredRequest(event: StoredRequest) {
     verification: event.verification ?? null,
     handshake: (event.handshake ?? null) as HandshakeProvider | null,
     dedupe_key: event.dedupeKey ?? null,
+  };
+}
+
+/**
+ * One attempt as GET /v1/events/{id} shows it (docs/api.md#attempts), with the request it
+ * sent and the answer's headers. `request` is null when nothing was sent, and for attempts
+ * made before requests were kept; a null body there is the event's own (no transformation
+ * changed it), shown once, as the event's body.
+ */
+export function presentAttempt(attempt: AttemptEntity) {
+  const requestHeaders = attempt.requestHeaders ?? null;
+  const requestBody = attempt.requestBody ?? null;
+  return {
+    id: attempt.id,
+    destination_id: attempt.destinationId ?? null,
+    n: attempt.n,
+    trigger: attempt.trigger,
+    started_at: attempt.startedAt.toISOString(),
+    duration_ms: attempt.durationMs,
+    response_status: attempt.responseStatus ?? null,
+    response_body: attempt.responseBody ?? null,
+    error: attempt.error ?? null,
+    request: requestHeaders === null ? null : {
+      headers: requestHeaders,
+      ...(requestBody === null
+        ? { body: null, body_encoding: null, body_truncated: false, body_is_event_body: true }
+        : { ...keptBody(Buffer.from(requestBody.buffer, requestBody.byteOffset, requestBody.byteLength)), body_is_event_body: false }),
+    },
+    response_headers: attempt.responseHeaders ?? null,
   };
 }
