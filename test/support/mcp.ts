@@ -110,6 +110,14 @@ export async function callEveryTool(client: Client, receiverUrl: string, lastRec
   expect(bulk).toMatchObject({ replayed: 1, deliveries: 1, waiting_for_listener: 0 });
   expect(bulk.limit).toBeGreaterThan(1);
 
+  // Nothing failed here, so no issue exists (apps/relay/test/mcp-issues.test.ts follows one from failure to resolved).
+  expect(await use('list_issues', { status: 'open,acknowledged,resolved', endpoint_id: endpoint.id })).toEqual({ data: [], next_cursor: null });
+  const noIssue = 'iss_00000000000000000000000000';
+  for (const name of ['get_issue', 'list_issue_events', 'acknowledge_issue', 'resolve_issue', 'retry_issue']) {
+    called.add(name);
+    expect(toolError(await client.callTool({ name, arguments: { issue_id: noIssue } })), name).toMatchObject({ code: 'issue_not_found', status: 404 });
+  }
+
   expect(await use('delete_endpoint', { endpoint_id: spare.id })).toEqual({ deleted: true, endpoint_id: spare.id });
   expect((await use('list_endpoints')).data.map((item: { id: string }) => item.id)).toEqual([endpoint.id]);
 

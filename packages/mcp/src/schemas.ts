@@ -125,6 +125,12 @@ function without<T extends TObject, K extends keyof T['properties'] & string>(sc
   return { ...schema, properties, required: ((schema.required as string[] | undefined) ?? []).filter((name) => !names.includes(name as K)) } as unknown as TObject<Omit<T['properties'], K>>;
 }
 
+/** A core object schema with only some of its fields (a tool that changes one thing answers with what changed). */
+function pick<T extends TObject, K extends keyof T['properties'] & string>(schema: T, ...names: K[]): TObject<Pick<T['properties'], K>> {
+  const properties = Object.fromEntries(Object.entries(schema.properties).filter(([name]) => names.includes(name as K)));
+  return { ...schema, properties, required: ((schema.required as string[] | undefined) ?? []).filter((name) => names.includes(name as K)) } as unknown as TObject<Pick<T['properties'], K>>;
+}
+
 // Outputs.
 export const destinationSchema = outputOf(S.DestinationSchema);
 export const endpointSchema = outputOf(S.EndpointSchema);
@@ -132,6 +138,9 @@ export const accountDetailsShape = outputShapeOf(S.AccountDetailsSchema);
 export const eventSummarySchema = outputOf(S.EventSummarySchema);
 export const eventSchema = outputOf(S.EventSchema);
 export const memberSchema = outputOf(S.MemberSchema);
+export const issueSchema = outputOf(S.IssueSchema);
+/** What acknowledging, resolving or retrying an issue changed: its status and where its events stand (get_issue has the rest). */
+export const issueStateSchema = outputOf(pick(S.IssueSchema, 'id', 'status', 'resolved_by', 'acknowledged_at', 'resolved_at', 'events'));
 export const replayOutcomeSchema = outputOf(S.ReplayResultSchema);
 /** The account's notification destination, without its signing secret (secrets stay out of model context). */
 export const notificationSettingsSchema = outputOf(without(S.NotificationSettingsSchema, 'secret'));

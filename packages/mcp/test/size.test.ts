@@ -12,6 +12,14 @@
  * update_destination, plus two tools (list_blocked_keys, unblock_key): 122,999 bytes, of
  * which outputs 69,305. The issue asks for each option over MCP, so the budget grew by
  * what they cost (about 7,500 tokens) plus the same margin as before.
+ *
+ * Issue 32 decided: six issue tools (list_issues, get_issue, list_issue_events,
+ * acknowledge_issue, resolve_issue, retry_issue) cost 12,829 bytes, about 3,200 tokens, on a
+ * tools/list of 124,341 bytes (attempts had grown their request and response headers).
+ * Triage is what an agent watching deliveries needs most, so the issue asks for each over
+ * MCP; acknowledge, resolve and retry answer the issue's status and event counts only
+ * (get_issue has the rest), which halved their output schemas. The budget grew by what
+ * they cost, with the same margin as before (about 9,000 bytes).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -19,10 +27,10 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHookMcpServer } from '../src/index.ts';
 
-/** Bytes of tools/list's JSON: 122,999 after issue 31 (93,498 when first set), plus about 7% for what comes next. */
-const TOOLS_LIST_BUDGET_BYTES = 132_000;
-/** Of which output schemas: 69,305 after issue 31 (54,492 when first set). */
-const OUTPUT_SCHEMAS_BUDGET_BYTES = 75_000;
+/** Bytes of tools/list's JSON: 137,170 after issue 32 (122,999 after issue 31, 93,498 when first set), plus about 7% for what comes next. */
+const TOOLS_LIST_BUDGET_BYTES = 146_000;
+/** Of which output schemas: 79,038 after issue 32, the issue tools 8,543 of it (69,305 after issue 31, 54,492 when first set). */
+const OUTPUT_SCHEMAS_BUDGET_BYTES = 85_000;
 
 let tools: Tool[];
 
