@@ -5,6 +5,7 @@
 import type { ComponentType } from 'preact';
 import { EventPage, EventsPage } from './events.tsx';
 import { EndpointsPage } from './endpoints.tsx';
+import { EndpointDetailPage } from './endpoint-detail.tsx';
 import { AccountPage } from './account-page.tsx';
 
 export interface RouteProps { hash: string; match: RegExpExecArray }
@@ -21,6 +22,7 @@ export interface Route {
 export const routes: Route[] = [
   { pattern: /^#\/events\/(evt_[\w-]+)$/, page: ({ match }) => <EventPage id={match[1]!} key={match[1]} />, title: 'Event' },
   { pattern: /^#\/events$/, page: ({ hash }) => <EventsPage hash={hash} />, title: 'Events', nav: { label: 'Events', href: '#/events' } },
+  { pattern: /^#\/endpoints\/(ep_[\w-]+)$/, page: ({ match }) => <EndpointDetailPage id={match[1]!} key={match[1]} />, title: 'Endpoint' },
   { pattern: /^#\/endpoints$/, page: () => <EndpointsPage />, title: 'Endpoints', nav: { label: 'Endpoints', href: '#/endpoints' } },
   { pattern: /^#\/account$/, page: () => <AccountPage />, title: 'Account', nav: { label: 'Account', href: '#/account' } },
 ];
