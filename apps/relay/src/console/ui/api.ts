@@ -71,6 +71,18 @@ export interface AlertSettings {
 export interface Attempt {
   id: string; destination_id?: string; n: number; trigger: string; started_at: string; duration_ms: number;
   response_status: number | null; response_body?: string | null; error: string | null;
+  /** The request Hook sent (docs/api.md#attempts); null when nothing was sent, or made before requests were kept. */
+  request?: AttemptRequest | null;
+  /** The answer's headers, bounded; null when no HTTP answer came, or made before they were kept. */
+  response_headers?: Record<string, string> | null;
+}
+
+export interface AttemptRequest {
+  /** As sent, signature included; credentials as "[redacted]"; a "…" entry counts headers not kept. */
+  headers: Record<string, string>;
+  /** A transformation's output (its first 4 KiB); null when the event's own body was sent (body_is_event_body). */
+  body: string | null; body_encoding: 'utf8' | 'base64' | null; body_truncated: boolean;
+  body_is_event_body: boolean;
 }
 
 export interface Delivery {

@@ -50,6 +50,8 @@ export interface BrokerMessageLimit {
 /** One open connection to a broker. */
 export interface BrokerConnection {
   readonly limit: BrokerMessageLimit;
+  /** Whether a message's headers travel with it; absent: they do (false: MQTT 3.1.1, whose payload goes alone). */
+  readonly carriesHeaders?: boolean;
   /** The size of the message as the broker counts it against `limit` (body, and headers where the broker counts them). */
   messageBytes(target: QueueTarget, message: QueueMessage): number;
   /** Publishes and waits for the broker's acknowledgement; resolves with a short text of it, rejects with a clear error. */
@@ -96,8 +98,13 @@ export class QueuePublisher {
     this.#resolve = options.resolve ?? dnsLookup;
   }
 
+  /**
+   * Publishes one message. The result's requestHeaders are the headers that went with it
+   * (none over MQTT 3.1.1), or null when it never reached a connection to the broker.
+   */
   async publish(destination: QueueDestination, message: QueueMessage): Promise<SendResult> {
     const started = performance.now();
+    const sent: { headers: Record<string, string> | null } = { headers: null };
     const result = (ok: boolean, text: string): SendResult => ({
       status: null,
       ok,
@@ -106,13 +113,14 @@ export class QueuePublisher {
       error: ok ? null : text.replaceAll('\u0000', ''),
       retryAfterMs: null,
       durationMs: performance.now() - started,
+      requestHeaders: sent.headers,
     });
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new PublishError(`no answer within ${this.#timeoutMs} ms ${DELIVERY_TIMEOUT_MARKER}`)), this.#timeoutMs);
     });
     try {
-      return result(true, await Promise.race([this.#publish(destination, message), timedOut]));
+      return result(true, await Promise.race([this.#publish(destination, message, sent), timedOut]));
     } catch (error) {
       return result(false, describeError(error));
     } finally {
@@ -120,7 +128,8 @@ export class QueuePublisher {
     }
   }
 
-  async #publish(destination: QueueDestination, message: QueueMessage): Promise<string> {
+  /** `sent.headers` is set once the message is handed to the broker's connection. */
+  async #publish(destination: QueueDestination, message: QueueMessage, sent: { headers: Record<string, string> | null }): Promise<string> {
     if (this.#closed) throw new PublishError('the relay is shutting down; the message was not sent');
     const driver = DRIVERS[destination.target.type];
     const pooled = await this.#connection(driver, destination);
@@ -136,6 +145,7 @@ export class QueuePublisher {
     });
     if (pooled.droppedReason !== null) failInFlight(pooled.droppedReason);
     pooled.inFlight.add(failInFlight);
+    sent.headers = connection.carriesHeaders === false ? {} : message.headers;
     try {
       return await Promise.race([connection.publish(destination.target, message), dropped]);
     } finally {

@@ -88,6 +88,7 @@ function open(options: BrokerConnectOptions, protocolVersion: 4 | 5): Promise<Mq
 
 class MqttConnection implements BrokerConnection {
   readonly limit;
+  readonly carriesHeaders: boolean;
   readonly dropped: Promise<string>;
   readonly #client: MqttClient;
   readonly #protocolVersion: 4 | 5;
@@ -95,6 +96,7 @@ class MqttConnection implements BrokerConnection {
   constructor(client: MqttClient, protocolVersion: 4 | 5, maximumPacketSize: number | undefined) {
     this.#client = client;
     this.#protocolVersion = protocolVersion;
+    this.carriesHeaders = protocolVersion === 5;
     this.limit = maximumPacketSize
       ? { bytes: maximumPacketSize, holder: 'this MQTT broker', setting: 'the Maximum Packet Size in its CONNACK, counting the topic and properties', fix: "raise the broker's maximum packet size (Mosquitto: max_packet_size)" }
       : { bytes: MQTT_MAX_PACKET_BYTES, holder: 'MQTT', setting: 'the largest packet the protocol allows', fix: 'a message this large cannot go over MQTT' };
