@@ -172,6 +172,7 @@ export const RELAY_ERROR_FIXES: Readonly<Record<string, RelayFix>> = {
     return `If you mean to erase the account for good, run \`hook account delete --confirm ${account}\` (\`hook account get\` shows its id).`;
   },
   notifications_not_configured: 'Set a notification URL with `hook notifications set <url>`.',
+  alert_email_unavailable: 'This relay sends no email: post alerts to Slack instead with `hook alerts set --slack <url>`, or ask the relay operator to set HOOK_SMTP_URL and HOOK_ALERT_EMAIL_FROM.',
   metrics_token_required: 'The relay\'s /metrics is for Prometheus, not hook: its scrape config sends the token the operator set in HOOK_METRICS_TOKEN.',
   payload_too_large: 'Send a smaller body: `hook send --data` up to the relay\'s HOOK_MAX_PAYLOAD (default 10 MiB); the code for `hook transform test --file` and other command input up to 1 MiB.',
   request_timeout: 'Run the command again; on a slow network, send a smaller --data body.',

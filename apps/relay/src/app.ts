@@ -45,6 +45,10 @@ import { siteAssets } from './routes/site-assets.ts';
 import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { startRetention } from './jobs/retention.ts';
 import { registerNotifier } from './jobs/notifier.ts';
+import { registerAlertSender } from './jobs/alert-sender.ts';
+import { EmailSender } from './alerts/email.ts';
+import { SlackPoster } from './alerts/slack.ts';
+import { alertRoutes } from './routes/alerts/index.ts';
 import { startOrderingSweep } from './jobs/ordering-sweep.ts';
 import { streamRoutes } from './routes/stream/index.ts';
 import { copyUrlDelivery } from './stream/copies.ts';
@@ -268,7 +272,17 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
       await stopRetention?.();
     });
   }
-  if (config.role !== 'api') registerNotifier(app, orm); // account notifications: outbox rows become events (workers deliver them)
+  if (config.role !== 'api') {
+    // Account notifications: outbox rows become events (workers deliver them); alert types are also queued for Slack and email (docs/alerts.md).
+    const wakeAlerts = registerAlertSender(app, {
+      orm,
+      slack: new SlackPoster({ allowPrivateDestinations: config.allowPrivateDestinations, resolve: resolveDestination }),
+      email: config.smtpUrl && config.alertEmailFrom ? new EmailSender({ smtpUrl: config.smtpUrl, from: config.alertEmailFrom }) : null,
+      publicUrl: config.publicUrl,
+      retryScheduleMs: config.retryScheduleMs,
+    });
+    registerNotifier(app, orm, { onDrained: wakeAlerts });
+  }
   if (config.role !== 'api') {
     // Ordered keys that nothing moved on (a relay died in between): docs/delivery.md#ordered-delivery.
     let stopSweep: (() => Promise<void>) | undefined;
@@ -325,6 +339,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(transformationRoutes);
     await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
+    await authenticated.register(alertRoutes, { allowPrivateDestinations: config.allowPrivateDestinations, emailAvailable: config.smtpUrl !== null });
     await authenticated.register(streamRoutes, { hub, listeners, leaseMs: leaseMsFor(config), ingestBaseUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });
   await app.register(siteAssets);

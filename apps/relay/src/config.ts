@@ -108,6 +108,14 @@ export interface RelayConfig {
    * set; off again with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
    */
   tracing: TracingConfig | null;
+  /**
+   * HOOK_SMTP_URL: the SMTP server alert emails go through (docs/alerts.md#email): `smtp://user:pass@host:587`
+   * (STARTTLS when the server offers it) or `smtps://user:pass@host:465` (TLS from the start); user and password
+   * percent-encoded. Unset: the relay sends no email, and accounts cannot set email alerts.
+   */
+  smtpUrl: string | null;
+  /** HOOK_ALERT_EMAIL_FROM: the From of alert emails, `alerts@example.com` or `Hook alerts <alerts@example.com>`. Required with HOOK_SMTP_URL. */
+  alertEmailFrom: string | null;
 }
 
 /** The OpenTelemetry variables the relay honours (the standard names and meanings), read when tracing is on. */
@@ -306,6 +314,32 @@ function parseReadUrls(value: string | undefined, databaseUrl: string | undefine
   });
 }
 
+/**
+ * HOOK_SMTP_URL: smtp:// or smtps:// with a host. The value is not echoed: it holds the
+ * SMTP password.
+ */
+function parseSmtpUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    // reported below
+  }
+  if (!url || !['smtp:', 'smtps:'].includes(url.protocol) || url.hostname === '') {
+    throw new ConfigError('HOOK_SMTP_URL', '(not shown)', 'a URL such as smtp://user:password@smtp.example.com:587 (STARTTLS) or smtps://user:password@smtp.example.com:465 (TLS), with user and password percent-encoded');
+  }
+  return value;
+}
+
+/** HOOK_ALERT_EMAIL_FROM: `address` or `Display name <address>`. */
+function parseEmailFrom(value: string): string {
+  const address = /<([^<>]+)>\s*$/.exec(value)?.[1] ?? value;
+  if (!/^[^\s@<>",]+@[^\s@<>",]+\.[^\s@<>",]+$/.test(address)) {
+    throw new ConfigError('HOOK_ALERT_EMAIL_FROM', value, 'an email address such as alerts@example.com, or a name and address such as Hook alerts <alerts@example.com>');
+  }
+  return value;
+}
+
 /** Reads the relay's settings from an environment (normally `process.env`). */
 export function loadConfig(env: Record<string, string | undefined>): RelayConfig {
   const set = (name: string): string | undefined => (env[name]?.trim() ? env[name]!.trim() : undefined);
@@ -399,6 +433,14 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
   }
   const distributedText = set('HOOK_DATABASE_DISTRIBUTED')?.toLowerCase() ?? 'off';
   if (distributedText !== 'citus' && distributedText !== 'off') throw new ConfigError('HOOK_DATABASE_DISTRIBUTED', set('HOOK_DATABASE_DISTRIBUTED')!, 'citus or off');
+  const smtpUrl = set('HOOK_SMTP_URL') === undefined ? null : parseSmtpUrl(set('HOOK_SMTP_URL')!);
+  const alertEmailFrom = set('HOOK_ALERT_EMAIL_FROM') === undefined ? null : parseEmailFrom(set('HOOK_ALERT_EMAIL_FROM')!);
+  if (smtpUrl !== null && alertEmailFrom === null) {
+    throw ConfigError.missing('HOOK_ALERT_EMAIL_FROM', 'with HOOK_SMTP_URL the relay mails alerts, and they need a From address the SMTP server accepts, such as alerts@example.com');
+  }
+  if (smtpUrl === null && alertEmailFrom !== null) {
+    throw ConfigError.missing('HOOK_SMTP_URL', 'HOOK_ALERT_EMAIL_FROM is set, but alerts are mailed only through an SMTP server: set HOOK_SMTP_URL (smtp://user:password@host:587), or unset HOOK_ALERT_EMAIL_FROM');
+  }
   return {
     databaseUrl: databaseUrl && parseUrl('HOOK_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']),
     databaseReadUrls: parseReadUrls(set('HOOK_DATABASE_READ_URL'), databaseUrl),
@@ -431,6 +473,8 @@ export function loadConfig(env: Record<string, string | undefined>): RelayConfig
     mcpAllowedOrigins: parseOriginList('HOOK_MCP_ALLOWED_ORIGINS', set('HOOK_MCP_ALLOWED_ORIGINS') ?? ''),
     dnsServers: set('HOOK_DNS_SERVERS') === undefined ? null : parseDnsServers(set('HOOK_DNS_SERVERS')!),
     tracing: loadTracingConfig(set),
+    smtpUrl,
+    alertEmailFrom,
   };
 }
 

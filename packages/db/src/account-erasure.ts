@@ -17,7 +17,8 @@
  *    usage rows and playground session (migrations 001–010), then sweeps what has no
  *    foreign key: events stored meanwhile by an ingest request that had looked its
  *    endpoint up before step 1, their attempts and deliveries, the endpoints' dedupe keys
- *    (migration 022), and the notification outbox; its keys' rate-limit counters (migration 015)
+ *    (migration 022), the notification and alert outboxes (alert channels cascade), and
+ *    its issues and the events they cover (migration 025); its keys' rate-limit counters (migration 015)
  *    go just before it. The account row goes first: deleting its usage
  *    rows waits for any ingest statement of the account in flight to commit, and once
  *    they are gone no ingest statement can store anything for it (it meters every event
@@ -118,9 +119,15 @@ export async function removeAccountRow(orm: Orm, accountId: string): Promise<Acc
          select id from event where account_id = ?
        ), ${removeEventsCtes('stray')}, removed_notifications as (
          delete from notification_outbox where account_id = ?
+       ), removed_alerts as (
+         delete from alert_outbox where account_id = ?
+       ), removed_issue_events as (
+         delete from issue_event where issue_id in (select id from issue where account_id = ?) and account_id = ?
+       ), removed_issues as (
+         delete from issue where account_id = ?
        )
        select count(*)::int as events from removed_events`,
-      [accountId, accountId],
+      [accountId, accountId, accountId, accountId, accountId, accountId],
     );
     return {
       endpoints: counts?.endpoints ?? 0,

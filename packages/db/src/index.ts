@@ -16,6 +16,10 @@ export {
   clearNotificationUrl, drainNotificationOutbox, enqueueNotification, findNotificationEndpoint, notificationEndpointIds, setNotificationUrl,
   type NotificationEndpointRow, type NotificationInput,
 } from './notifications.ts';
+export {
+  claimDueAlerts, pruneAlertOutbox, queueAlerts, queueTestAlerts, readAlertSettings, RECENT_ALERTS_SHOWN, recordAlertOutcome, slackUrlHint, writeAlertSettings,
+  type AlertNotice, type AlertOutcome, type AlertPayload, type AlertRecord, type AlertSettings, type AlertSettingsChange, type ClaimedAlert,
+} from './alerts.ts';
 export { AttemptRecorder, type RecordedDelivery } from './attempt-recorder.ts';
 export { BatchQueue, ItemFailure, type BatchQueueOptions } from './batch-queue.ts';
 export {

@@ -8,7 +8,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
-import { generateSigningSecret, newId, newIngestId, type EndpointStatus, type NotificationData, type NotificationType } from '@hook/core';
+import { generateSigningSecret, isAlertType, newId, newIngestId, type EndpointStatus, type NotificationData, type NotificationType } from '@hook/core';
+import { queueAlerts } from './alerts.ts';
 import type { Orm } from './orm.ts';
 import { retentionClassSql } from './partitions.ts';
 import { DUE_CHANNEL } from './queue/types.ts';
@@ -127,8 +128,10 @@ interface OutboxRow {
  * stores one event per row on the account's active notifications endpoint (rows of an
  * account without one, or whose URL answered 410, are dropped), deletes the rows, and
  * wakes delivery workers as ingest does. Events are stored directly, not through
- * insertEvents: notifications do not count toward the monthly allowance. Returns how many
- * rows it took (events stored or not).
+ * insertEvents: notifications do not count toward the monthly allowance. Rows of an alert
+ * type (ALERT_TYPES) are also queued for the account's alert channels (alerts.ts), whether
+ * or not it has a notification URL, in the same transaction, so an alert exists exactly
+ * when its notification was taken. Returns how many rows it took (events stored or not).
  */
 export async function drainNotificationOutbox(orm: Orm, limit: number): Promise<number> {
   return orm.em.fork().transactional(async (em) => {
@@ -141,6 +144,7 @@ export async function drainNotificationOutbox(orm: Orm, limit: number): Promise<
       limit ?
       for update of o skip locked`, [limit]);
     if (taken.length === 0) return 0;
+    await queueAlerts(em, taken.flatMap((row) => (isAlertType(row.type) ? [{ accountId: row.account_id, type: row.type, data: row.data, createdAt: row.created_at }] : [])));
     const events = taken.filter((row) => row.endpoint_id !== null).map((row) => {
       const id = newId('event');
       const body = Buffer.from(JSON.stringify({ type: row.type, id, created_at: row.created_at, account_id: row.account_id, data: row.data }));

@@ -34,6 +34,7 @@ export const MCP_ERROR_FIXES: Readonly<Record<string, string>> = {
   member_exists: 'List the members with list_members; remove the member first (remove_member) to add them again with a new key.',
   member_not_found: 'List the members with list_members.',
   notifications_not_configured: 'Set one with set_notification_url.',
+  alert_email_unavailable: 'This relay sends no email: a person can post alerts to Slack instead (`hook alerts set --slack <url>`), or ask the relay operator to set HOOK_SMTP_URL.',
   plan_change_blocked: 'Bring the account within the new plan first (delete_endpoint, remove_member, or clear allowed_ips or custom_domain with update_account), then change the plan again.',
   plan_limit_reached: `Stay within the plan (delete_endpoint, remove_member), or upgrade: ${UPGRADE}. get_account shows the plan's limits.`,
   quota_exceeded: `The allowance resets at the start of next month (UTC); ${UPGRADE}. Events already accepted are kept and delivered.`,

@@ -12,6 +12,8 @@ export interface NotifierOptions {
   orm: Orm;
   intervalMs?: number;
   onError?: (error: unknown) => void;
+  /** Told after a pass that took outbox rows: some may have queued alerts (the alert sender's wake). */
+  onDrained?: () => void;
 }
 
 /**
@@ -23,17 +25,22 @@ export interface NotifierOptions {
  * a LISTEN connection per process. Returns the function that stops it, waiting for a
  * pass in progress.
  */
-export function startNotifier({ orm, intervalMs = NOTIFIER_INTERVAL_MS, onError }: NotifierOptions): () => Promise<void> {
+export function startNotifier({ orm, intervalMs = NOTIFIER_INTERVAL_MS, onError, onDrained }: NotifierOptions): () => Promise<void> {
   return startPeriodic(async (stopped) => {
-    while (!stopped() && (await drainNotificationOutbox(orm, NOTIFIER_BATCH_SIZE)) === NOTIFIER_BATCH_SIZE);
+    let taken = 0;
+    for (let batch = NOTIFIER_BATCH_SIZE; !stopped() && batch === NOTIFIER_BATCH_SIZE;) {
+      batch = await drainNotificationOutbox(orm, NOTIFIER_BATCH_SIZE);
+      taken += batch;
+    }
+    if (taken > 0) onDrained?.();
   }, intervalMs, onError);
 }
 
 /** Runs the notifier while `app` is up: from onReady until close. */
-export function registerNotifier(app: FastifyInstance, orm: Orm): void {
+export function registerNotifier(app: FastifyInstance, orm: Orm, { onDrained }: { onDrained?: () => void } = {}): void {
   let stop: (() => Promise<void>) | undefined;
   app.addHook('onReady', async () => {
-    stop = startNotifier({ orm, onError: (error) => app.log.error({ err: error }, 'notifier pass failed') });
+    stop = startNotifier({ orm, onError: (error) => app.log.error({ err: error }, 'notifier pass failed'), ...(onDrained ? { onDrained } : {}) });
   });
   app.addHook('onClose', async () => {
     await stop?.();
