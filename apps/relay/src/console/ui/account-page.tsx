@@ -1,19 +1,17 @@
-// The account page (#/account): plan and usage, the 30-day chart, members and API keys.
+// The account page (#/account): plan and usage, the 30-day chart, then members, API keys
+// and alert channels (account-admin.tsx).
 import { useEffect, useState } from 'preact/hooks';
 import { call } from './api.ts';
 import { UsageChart, type UsageDay } from './chart.tsx';
+import { AccountAdmin } from './account-admin.tsx';
 
 export function AccountPage() {
   const [account, setAccount] = useState<any>(null);
   const [days, setDays] = useState<UsageDay[] | null>(null);
-  const [members, setMembers] = useState<any[]>([]);
-  const [keys, setKeys] = useState<any[]>([]);
   const [error, setError] = useState('');
   useEffect(() => {
     call('GET', '/v1/account').then(setAccount, (failure) => setError(failure.message));
     call('GET', '/v1/account/usage/daily?days=30').then((usage) => setDays(usage.days), (failure) => setError(failure.message));
-    call('GET', '/v1/members?limit=100').then((page) => setMembers(page.data), () => {});
-    call('GET', '/v1/api-keys?limit=100').then((page) => setKeys(page.data), () => {});
   }, []);
   const allowance = account?.limits?.events_per_month;
   const used = account?.usage?.events_accepted ?? 0;
@@ -32,18 +30,7 @@ export function AccountPage() {
         <h2 id="usage-heading">Last 30 days</h2>
         {days ? <UsageChart days={days} /> : <p class="quiet">Loading usage…</p>}
       </section>
-      <section aria-labelledby="members-heading">
-        <h2 id="members-heading">Members</h2>
-        <div class="scroll"><table id="members"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th></tr></thead>
-          <tbody>{members.map((member) => <tr key={member.id}><td>{member.email ?? '(no email)'}</td><td>{member.role}</td><td>{new Date(member.created_at).toLocaleDateString()}</td></tr>)}</tbody></table></div>
-        <p class="quiet">Add one with <code>hook members add &lt;email&gt;</code>.</p>
-      </section>
-      <section aria-labelledby="keys-heading">
-        <h2 id="keys-heading">API keys</h2>
-        <div class="scroll"><table id="keys"><thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th></tr></thead>
-          <tbody>{keys.map((key) => <tr key={key.id}><td>{key.name ?? '(no name)'}</td><td class="mono">{key.prefix}…</td><td>{new Date(key.created_at).toLocaleDateString()}</td></tr>)}</tbody></table></div>
-        <p class="quiet">Revoking a key (<code>{'hook api-keys revoke <id>'}</code>) also ends the console sessions signed in with it.</p>
-      </section>
+      <AccountAdmin />
     </main>
   );
 }
