@@ -9,6 +9,12 @@ import { OAuth2Tokens } from './oauth2.ts';
 
 /** Idle keep-alive connections to a destination are closed after this long. */
 const KEEP_ALIVE_TIMEOUT_MS = 30_000;
+/**
+ * Bytes of an answer's headers read. Node's default (16 KiB) would fail a delivery the
+ * receiver accepted because it answered with long cookies or a large policy header, and
+ * the event would be sent again; what is kept of them is bounded apart (core's boundHeaders).
+ */
+const RESPONSE_HEADERS_READ_MAX_BYTES = 256 * 1024;
 /** Most connections to one destination origin. */
 const CONNECTIONS_PER_ORIGIN = 64;
 /** Bytes of a token endpoint's answer read (a JWT access token can be several KB). */
@@ -224,6 +230,7 @@ export class DeliverySender {
     return new Agent({
       connections: CONNECTIONS_PER_ORIGIN,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      maxHeaderSize: RESPONSE_HEADERS_READ_MAX_BYTES,
       // No redirects: undici's request never follows them, so a 3xx is the attempt's answer.
       connect: connectorKeepingTlsAlerts({ ...this.#connect, ...tls }),
     });
