@@ -148,7 +148,7 @@ describe('the console in Chromium', () => {
     const id = await sendEvent(`${orders.url}/sub/path?source=test&x=1`, body, { 'content-type': 'application/json', 'x-event-type': 'order.created', 'x-trace': 'abc' });
     await expect.poll(async () => (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body.status).toBe('delivered');
     await page.goto(`${relay.baseUrl}/console#/events`);
-    await page.click(`#event-list li[data-event-id="${id}"] a`);
+    await page.click(`#event-list li[data-event-id="${id}"]`);
     await page.waitForSelector('.inspector');
     expect(await page.textContent('.event-body')).toBe(JSON.stringify(JSON.parse(body), null, 2));
     expect(await page.textContent('.event-headers')).toContain('x-trace: abc');

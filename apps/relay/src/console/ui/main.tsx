@@ -2,10 +2,11 @@
 // Signed in with an API key through POST /console/session (an HttpOnly cookie); every
 // call sends that cookie.
 import { render } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, call, problemText, type Session } from './api.ts';
 import { closeStream, openStream } from './stream.ts';
-import { routeFor, routes } from './routes.tsx';
+import { routeFor } from './routes.tsx';
+import { Shell, themeLabel } from './shell.tsx';
 
 function useHashRoute(): string {
   const [hash, setHash] = useState(location.hash || '#/events');
@@ -41,14 +42,19 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   };
   return (
     <main id="main" class="signin">
-      <h1>Sign in to the Hook console</h1>
-      <p>Use an API key (<code>hk_…</code>). The key is sent once to make a session and is never put in a URL. No account yet? <code>curl -X POST {location.origin}/v1/accounts</code> makes one and prints its key, or start with the <a href="/playground">playground</a> and claim it.</p>
-      <form id="signin-form" method="post" action="/console/session" onSubmit={submit} noValidate>
-        <label for="api-key">API key</label>
-        <input id="api-key" name="api_key" type="password" autocomplete="current-password" required aria-describedby="signin-error" aria-invalid={error ? 'true' : 'false'} />
-        <p id="signin-error" class="error" role="alert">{error}</p>
-        <button type="submit" disabled={busy}>Sign in</button>
-      </form>
+      <div class="signin-card">
+        <p class="brand"><span class="brand-mark" aria-hidden="true">◆</span> Hook <span class="brand-sub">console</span></p>
+        <h1>Sign in</h1>
+        <p class="quiet">Use an API key (<code>hk_…</code>). The key is sent once to make a session and is never put in a URL.</p>
+        <form id="signin-form" method="post" action="/console/session" onSubmit={submit} noValidate>
+          <label for="api-key">API key</label>
+          <input id="api-key" name="api_key" type="password" autocomplete="current-password" required aria-describedby="signin-error" aria-invalid={error ? 'true' : 'false'} placeholder="hk_…" />
+          <p id="signin-error" class="error" role="alert">{error}</p>
+          <button type="submit" class="primary" disabled={busy}>Sign in</button>
+        </form>
+        <p class="quiet signin-help">No account yet? <code>curl -X POST {location.origin}/v1/accounts</code> makes one and prints its key, or start with the <a href="/playground">playground</a> and claim it.</p>
+        <button type="button" class="theme-toggle small" data-theme-toggle>{themeLabel()}</button>
+      </div>
     </main>
   );
 }
@@ -72,29 +78,20 @@ function App() {
     return closeStream;
   }, [session]);
   const { route, match } = routeFor(hash);
-  useEffect(() => { document.title = `${route.title} · Hook console`; }, [route]);
+  // A layout effect: it runs before the pages' own effects, which may name the page more precisely.
+  useLayoutEffect(() => { document.title = `${route.title} · Hook console`; }, [route]);
 
-  if (session === undefined) return <main id="main"><p class="quiet">Loading…</p></main>;
+  if (session === undefined) return <main id="main" class="loading"><p class="quiet">Loading…</p></main>;
   if (session === null) return <SignIn onSignedIn={check} />;
   const signOut = async () => {
     await call('DELETE', '/console/session').catch(() => {});
     setSession(null);
   };
-  const path = hash.split('?')[0]!;
-  const current = (href: string) => (path === href || path.startsWith(`${href}/`) ? 'page' : undefined);
   const Page = route.page;
   return (
-    <>
-      <header class="top">
-        <a href="#/events" class="brand">Hook console</a>
-        <nav aria-label="Console">
-          {routes.filter((entry) => entry.nav).map(({ nav }) => <a key={nav!.href} href={nav!.href} aria-current={current(nav!.href)}>{nav!.label}</a>)}
-        </nav>
-        <span class="quiet session-info"><span class={live ? 'live on' : 'live'} role="status">{live ? 'Live' : 'Connecting…'}</span> {session.key_prefix}… ({session.role})</span>
-        <button type="button" id="sign-out" onClick={signOut}>Sign out</button>
-      </header>
+    <Shell session={session} live={live} path={hash.split('?')[0]!} onSignOut={signOut}>
       <Page hash={hash} match={match} />
-    </>
+    </Shell>
   );
 }
 

@@ -3,10 +3,11 @@
 // route whose pattern matches the hash (without its ?query); a page gets the whole hash
 // (for its query) and the pattern's match (for ids). To add a page: one line here.
 import type { ComponentType } from 'preact';
-import { EventPage, EventsPage } from './events.tsx';
+import { EventsRoute } from './events.tsx';
 import { EndpointsPage } from './endpoints.tsx';
 import { EndpointDetailPage } from './endpoint-detail.tsx';
 import { AccountPage } from './account-page.tsx';
+import { IssuePage, IssuesPage } from './issues.tsx';
 
 export interface RouteProps { hash: string; match: RegExpExecArray }
 
@@ -20,8 +21,11 @@ export interface Route {
 }
 
 export const routes: Route[] = [
-  { pattern: /^#\/events\/(evt_[\w-]+)$/, page: ({ match }) => <EventPage id={match[1]!} key={match[1]} />, title: 'Event' },
-  { pattern: /^#\/events$/, page: ({ hash }) => <EventsPage hash={hash} />, title: 'Events', nav: { label: 'Events', href: '#/events' } },
+  // One component for the list and an opened event: the list stays as it is beside (or behind) the event.
+  { pattern: /^#\/events\/(evt_[\w-]+)$/, page: EventsRoute, title: 'Event' },
+  { pattern: /^#\/events$/, page: EventsRoute, title: 'Events', nav: { label: 'Events', href: '#/events' } },
+  { pattern: /^#\/issues\/(iss_[\w-]+)$/, page: ({ match }) => <IssuePage id={match[1]!} key={match[1]} />, title: 'Issue' },
+  { pattern: /^#\/issues$/, page: ({ hash }) => <IssuesPage hash={hash} />, title: 'Issues', nav: { label: 'Issues', href: '#/issues' } },
   { pattern: /^#\/endpoints\/(ep_[\w-]+)$/, page: ({ match }) => <EndpointDetailPage id={match[1]!} key={match[1]} />, title: 'Endpoint' },
   { pattern: /^#\/endpoints$/, page: () => <EndpointsPage />, title: 'Endpoints', nav: { label: 'Endpoints', href: '#/endpoints' } },
   { pattern: /^#\/account$/, page: () => <AccountPage />, title: 'Account', nav: { label: 'Account', href: '#/account' } },
