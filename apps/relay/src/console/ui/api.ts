@@ -101,3 +101,21 @@ export interface HookEvent {
 }
 
 export interface Page<T> { data: T[]; next_cursor: string | null }
+
+/** Failed deliveries to one destination grouped by kind of failure (docs/issues.md): GET /v1/issues, GET /v1/issues/{id}. */
+export interface Issue {
+  id: string; endpoint_id: string; destination_id: string; kind: string; title: string;
+  status: 'open' | 'acknowledged' | 'resolved'; resolved_by: 'user' | 'auto' | null;
+  first_seen_at: string; last_seen_at: string; opened_at: string; acknowledged_at: string | null; resolved_at: string | null;
+  failure_count: number; event_count: number; reopen_count: number;
+  last_status: number | null; last_error: string | null; last_event_id: string;
+  /** Where the covered events' deliveries to its destination stand now. */
+  events: { total: number; delivered: number; failing: number; pending: number };
+  retry: { requested_at: string; queued: number } | null;
+}
+
+/** GET /v1/issues/{id}/events: one covered event and its delivery to the issue's destination. */
+export interface IssueEvent {
+  event_id: string; type: string | null; received_at: string; delivery_status: string; attempt_count: number;
+  last_failed_at: string; last_status: number | null; last_error: string | null;
+}
