@@ -3,7 +3,7 @@ import type { AccountDetails, Attempt, BlockedKey, Delivery, Destination, Destin
 import type { ApiKey, Member } from '@hook/client';
 import type { NotificationSettings } from '@hook/client';
 import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus, StreamAttemptDestination } from '@hook/core';
-import type { VerificationResult } from '@hook/core';
+import { HEADERS_NOT_KEPT, type VerificationResult } from '@hook/core';
 import { bytes, cellText, statusCell, type Block, type Cell, type Line, type Tone, type View } from './output/view.ts';
 import { verificationText } from './verification-flags.ts';
 import { responseText } from './response-flags.ts';
@@ -287,7 +287,31 @@ export function eventView(event: Event): View {
     deliveryTable(event.deliveries),
     { kind: 'heading', text: 'Attempts' },
     attemptTable(event.attempts),
+    ...lastExchangeBlocks(event.attempts.at(-1)),
   ];
+}
+
+/**
+ * One line on what the last attempt sent and what its answer carried, counted, not listed
+ * (a terminal view stays short; --json has them): nothing for an attempt that kept neither.
+ */
+function lastExchangeBlocks(attempt: Attempt | undefined): Block[] {
+  if (!attempt || (!attempt.request && !attempt.response_headers)) return [];
+  const parts: string[] = [];
+  if (attempt.request) {
+    const body = attempt.request.body_is_event_body ? "the event's body" : `a transformed body${attempt.request.body_truncated ? ' (its first 4 KiB kept)' : ''}`;
+    parts.push(`sent ${headerCount(attempt.request.headers)} and ${body}`);
+  }
+  if (attempt.response_headers) parts.push(`its answer had ${headerCount(attempt.response_headers)}`);
+  return [{ kind: 'text', text: `Last attempt ${parts.join('; ')} (--json: .attempts[-1].request, .response_headers)` }];
+}
+
+/** "9 headers", with those the relay did not keep (HEADERS_NOT_KEPT: "3 more headers not kept") counted in. */
+function headerCount(headers: Record<string, string>): string {
+  const kept = Object.keys(headers).filter((name) => name !== HEADERS_NOT_KEPT).length;
+  const more = Number.parseInt(headers[HEADERS_NOT_KEPT] ?? '0', 10) || 0;
+  const total = kept + more;
+  return `${total} header${total === 1 ? '' : 's'}${more > 0 ? ` (${kept} kept)` : ''}`;
 }
 
 function limitText(limit: number | null, unit: string): string {

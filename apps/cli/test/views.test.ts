@@ -61,6 +61,17 @@ describe('signature verification in views', () => {
     const view = eventView({ ...event, headers: {}, attempt_count: 0, next_attempt_at: null, body: '{}', body_encoding: 'utf8', attempts: [], deliveries: [], verification: { provider: 'slack', verified: false, reason: 'missing_header' } } as never);
     expect(renderPlain(view)).toMatch(/Signature:\s+slack unverified: missing header/);
   });
+
+  it('hook events get counts what the last attempt sent and what its answer carried', async () => {
+    const { eventView } = await import('../src/views.ts');
+    const attempt = (n: number, extra: object) => ({ id: `att_${n}`, destination_id: 'dst_1', n, trigger: 'auto', started_at: '2026-11-25T12:48:20.000Z', duration_ms: 7, response_status: 200, response_body: null, error: null, ...extra });
+    const base = { ...event, headers: {}, attempt_count: 2, next_attempt_at: null, body: '{}', body_encoding: 'utf8', deliveries: [], verification: null };
+    const request = { headers: { 'webhook-id': 'evt_1', 'webhook-signature': 'v1,x', authorization: '[redacted]', '…': '4 more headers not kept' }, body: '{"a":1}', body_encoding: 'utf8', body_truncated: false, body_is_event_body: false };
+    const view = eventView({ ...base, attempts: [attempt(1, { request: null, response_headers: null }), attempt(2, { request, response_headers: { 'content-type': 'text/plain' } })] } as never);
+    expect(renderPlain(view)).toContain('Last attempt sent 7 headers (3 kept) and a transformed body; its answer had 1 header (--json: .attempts[-1].request, .response_headers)');
+    const before = eventView({ ...base, attempts: [attempt(1, { request: null, response_headers: null })] } as never);
+    expect(renderPlain(before)).not.toContain('Last attempt');
+  });
 });
 
 describe('attempt lines in hook events tail', () => {
