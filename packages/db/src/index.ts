@@ -41,3 +41,7 @@ export {
   type PrimaryPosition, type PrimaryReadReason, type ReadReplicasOptions, type ReadTarget, type ReplicaProgress, type ReplicaStatus,
 } from './read-replicas.ts';
 export { destinationAuthOf, destinationTlsOf, openCredentials, sealCredentials, splitAuth, type DestinationSecrets } from './destination-credentials.ts';
+export {
+  acknowledgeIssue, getIssue, ISSUE_SWEEP_BATCH, listIssueEvents, listIssues, pruneIssueEvents, resolveDeliveredIssues, resolveIssue, retryIssue,
+  type IssueEventRecord, type IssueListFilter, type IssueRecord,
+} from './issues.ts';

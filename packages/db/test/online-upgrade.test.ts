@@ -49,6 +49,7 @@ import {
 } from '../src/index.ts';
 import { adminQuery, withDatabase } from '../src/testing.ts';
 import { DELIVERY_OPTIONS_COLUMNS } from '../src/migrations/023-delivery-options.ts';
+import { ATTEMPT_COLUMNS, ISSUES_TABLES } from '../src/migrations/025-issues.ts';
 import { createLegacyAccounts, fillLegacyHistory, legacyIngest, PREVIOUS_RELEASE_MIGRATION, type LegacyAccount } from '../../../test/support/legacy-history.ts';
 
 const EVENTS = 20_000;
@@ -207,6 +208,8 @@ describe('migration 019-partitioned-history online, on a history the previous re
     // was until 023) reads 023's destination options: the older schema gets those columns
     // ahead. Nullable columns and an empty table: nothing these migrations copy or check.
     await client.query(DELIVERY_OPTIONS_COLUMNS);
+    // and records results with 025's attempt columns and issue tables
+    await client.query(`${ISSUES_TABLES}; ${ATTEMPT_COLUMNS}`);
     const accounts = await createLegacyAccounts(client, ['free', 'pro', 'enterprise']);
     const nowMs = Date.now();
     const fillEndMs = nowMs - 60_000;

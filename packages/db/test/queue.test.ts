@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DESTINATION_FAILURE_LIMIT, firstIdAt, newId } from '@hook/core';
 import pg from 'pg';
 import {
-  AttemptRecorder, CLAIM_DUE, CLAIM_LISTEN, CLAIM_LISTEN_AFTER, QUEUE_SESSION_SETTINGS, releaseLease, queueExecutor, RECORD_RESULTS, claimDue, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, replayEvent, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
+  AttemptRecorder, CLAIM_DUE, CLAIM_LISTEN, CLAIM_LISTEN_AFTER, QUEUE_SESSION_SETTINGS, releaseLease, queueExecutor, RECORD_GROUPED_RESULTS, RECORD_RESULTS, claimDue, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, replayEvent, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
 } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
@@ -36,6 +36,8 @@ beforeEach(async () => {
   await sql('delete from delivery');
   await sql('delete from event');
   await sql('delete from notification_outbox');
+  await sql('delete from issue_event');
+  await sql('delete from issue');
   await sql("update destination set status = 'active', disabled_reason = null, consecutive_failures = 0, failing_since = null where id = ?", [destinationId]);
   await sql("update endpoint set status = 'active' where id = ?", [endpointId]);
 });
@@ -221,7 +223,8 @@ describe('destination health', () => {
     expect((await sql('select status, disabled_reason from destination where id = ?', [destinationId]))[0]).toEqual({ status: 'disabled', disabled_reason: 'gone_410' });
     expect((await sql('select status from endpoint where id = ?', [endpointId]))[0].status).toBe('disabled');
     // Its only destination: the endpoint's notification says it all.
-    const notices = await sql('select type, data from notification_outbox order by type');
+    // (the failures' issue alerts itself: see 'issues' below)
+    const notices = await sql(`select type, data from notification_outbox where type not like 'issue.%' order by type`);
     expect(notices).toEqual([{ type: 'endpoint.disabled', data: { endpoint_id: endpointId, reason: 'gone_410', disabled_at: expect.stringMatching(/Z$/) } }]);
   });
 
@@ -241,11 +244,90 @@ describe('destination health', () => {
       .toEqual({ status: 'disabled', disabled_reason: 'failing', consecutive_failures: DESTINATION_FAILURE_LIMIT.attempts + 2 });
     // Its other destination still takes events: the endpoint stays up, and the account hears of this one.
     expect((await sql('select status from endpoint where id = ?', [fan.endpointId]))[0].status).toBe('active');
-    expect(await sql('select type, data from notification_outbox')).toEqual([{
+    expect(await sql(`select type, data from notification_outbox where type not like 'issue.%'`)).toEqual([{
       type: 'destination.disabled',
       data: { endpoint_id: fan.endpointId, destination_id: failing, reason: 'failing', consecutive_failures: DESTINATION_FAILURE_LIMIT.attempts + 2, disabled_at: expect.stringMatching(/Z$/) },
     }]);
     await sql('delete from destination where endpoint_id = ?', [fan.endpointId]);
+  });
+});
+
+describe('issues', () => {
+  const issues = () => sql(`select kind, status, failure_count::int as failures, event_count as events, reopen_count as reopens, last_status, destination_id
+                            from issue order by kind`);
+  const alerts = () => sql(`select type, data->>'kind' as kind from notification_outbox where type like 'issue.%' order by type, kind`);
+
+  it('groups failed attempts by destination and kind, counts failures and events, reopens a resolved issue, and alerts at most once per throttle', async () => {
+    const recorder = new AttemptRecorder(orm);
+    const later = new Date(Date.now() + 3_600_000);
+    await due(3);
+    const claimed = await claimDue(orm, claimOptions);
+    // two 500s and a 503 in one batch, a 404 and a refused connection: three issues
+    await Promise.all([
+      recorder.record(result(claimed[0]!, 500, { status: 'retrying', nextAttemptAt: later })),
+      recorder.record(result(claimed[1]!, 503, { status: 'retrying', nextAttemptAt: later })),
+      recorder.record(result(claimed[2]!, 404, { status: 'retrying', nextAttemptAt: later })),
+    ]);
+    expect(await issues()).toEqual([
+      { kind: 'http_4xx', status: 'open', failures: 1, events: 1, reopens: 0, last_status: 404, destination_id: destinationId },
+      { kind: 'http_5xx', status: 'open', failures: 2, events: 2, reopens: 0, last_status: expect.any(Number), destination_id: destinationId },
+    ]);
+    expect(await alerts()).toEqual([{ type: 'issue.opened', kind: 'http_4xx' }, { type: 'issue.opened', kind: 'http_5xx' }]);
+    expect((await sql(`select failure_kind from attempt order by failure_kind`)).map((row) => row.failure_kind)).toEqual(['http_4xx', 'http_5xx', 'http_5xx']);
+
+    // the same event failing again counts a failure, not an event
+    await sql(`update delivery set next_attempt_at = now() where event_id = ?`, [claimed[0]!.id]);
+    const [again] = await claimDue(orm, claimOptions);
+    await recorder.record(result(again!, 502, { status: 'retrying', nextAttemptAt: later }));
+    expect((await issues()).find((row) => row.kind === 'http_5xx')).toMatchObject({ failures: 3, events: 2, last_status: 502 });
+
+    // resolved, then a failure: reopened, but within the throttle of its last alert, so no second alert
+    await sql(`update issue set status = 'resolved', resolved_by = 'user', resolved_at = now() where kind = 'http_5xx'`);
+    await sql(`update delivery set next_attempt_at = now() where event_id = ?`, [claimed[1]!.id]);
+    const [third] = await claimDue(orm, claimOptions);
+    await recorder.record(result(third!, 500, { status: 'retrying', nextAttemptAt: later }));
+    expect((await issues()).find((row) => row.kind === 'http_5xx')).toMatchObject({ status: 'open', reopens: 1, failures: 4 });
+    expect(await sql(`select resolved_by, resolved_at from issue where kind = 'http_5xx'`)).toEqual([{ resolved_by: null, resolved_at: null }]);
+    expect(await alerts()).toHaveLength(2);
+
+    // past the throttle, a reopen alerts
+    await sql(`update issue set status = 'resolved', resolved_by = 'user', resolved_at = now(), last_alerted_at = now() - interval '2 hours' where kind = 'http_5xx'`);
+    await sql(`update delivery set next_attempt_at = now() where event_id = ?`, [claimed[1]!.id]);
+    const [fourth] = await claimDue(orm, claimOptions);
+    await recorder.record(result(fourth!, null, { status: 'retrying', nextAttemptAt: later }));
+    // a refused connection is its own kind; the 5xx issue stays resolved
+    expect((await issues()).map((row) => [row.kind, row.status])).toEqual([['http_4xx', 'open'], ['http_5xx', 'resolved'], ['network_error', 'open']]);
+    await sql(`update delivery set next_attempt_at = now() where event_id = ?`, [claimed[1]!.id]);
+    const [fifth] = await claimDue(orm, claimOptions);
+    await recorder.record(result(fifth!, 500, { status: 'retrying', nextAttemptAt: later }));
+    expect(await alerts()).toEqual([
+      { type: 'issue.opened', kind: 'http_4xx' }, { type: 'issue.opened', kind: 'http_5xx' },
+      { type: 'issue.opened', kind: 'network_error' }, { type: 'issue.reopened', kind: 'http_5xx' },
+    ]);
+    const [reopened] = await sql(`select data from notification_outbox where type = 'issue.reopened'`);
+    expect(reopened.data).toEqual({
+      issue_id: expect.stringMatching(/^iss_/), endpoint_id: endpointId, destination_id: destinationId, kind: 'http_5xx', title: 'Receiver answered 5xx',
+      event_id: claimed[1]!.id, last_status: 500, failure_count: 5,
+    });
+  });
+
+  it('makes none of a 2xx, a cli destination, or the account\'s notifications endpoint', async () => {
+    const recorder = new AttemptRecorder(orm);
+    const fan = await insertEndpoint(sql, accountId, [{ type: 'cli' }]);
+    const notifications = await insertEndpoint(sql, accountId);
+    await sql(`update endpoint set kind = 'notifications' where id = ?`, [notifications.endpointId]);
+    await due(1);
+    await due(1, notifications.endpointId);
+    const claimed = await claimDue(orm, claimOptions);
+    expect(claimed).toHaveLength(2);
+    await recorder.record(result(claimed.find((delivery) => delivery.endpointId === endpointId)!, 200, { status: 'delivered' }));
+    await recorder.record(result(claimed.find((delivery) => delivery.endpointId === notifications.endpointId)!, 500, { status: 'failed' }));
+    await due(1, fan.endpointId);
+    const [listened] = await claimForListener(orm, { destinationId: fan.destinationIds[0]!, accountId, fromEventId: '', limit: 10, leaseMs: 60_000 }).then((found) => found.deliveries);
+    await recorder.record({ ...result(listened!, 500, { status: 'retrying', nextAttemptAt: new Date(Date.now() + 60_000) }), health: null });
+    expect(await sql('select count(*)::int as n from attempt where response_status = 500')).toEqual([{ n: 2 }]);
+    expect(await issues()).toEqual([]);
+    for (const made of [fan, notifications]) await sql('delete from destination where endpoint_id = ?', [made.endpointId]);
   });
 });
 
@@ -424,13 +506,42 @@ describe('the record statement plan', () => {
       await client.query('set local plan_cache_mode = force_generic_plan');
       await client.query(`prepare record_plan as ${RECORD_RESULTS.text}`);
       const arrays = Array.from({ length: 18 }, () => `'{}'`).join(', ');
-      const explained = await client.query(`explain (format json) execute record_plan(${arrays}, 10, 86400000, 'channel', '{}')`);
+      const explained = await client.query(`explain (format json) execute record_plan(${arrays}, 10, 86400000, 'channel', ${Array.from({ length: 5 }, () => `'{}'`).join(', ')})`);
       return planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
     });
     const onDelivery = nodes.filter((node) => historyRelation('delivery').test(node['Relation Name']) && String(node['Node Type']).endsWith('Scan'));
     expect(onDelivery.length).toBeGreaterThan(0);
     expect(onDelivery.filter((node) => node['Node Type'] === 'Seq Scan' || String(node['Node Type']).startsWith('Bitmap'))).toEqual([]);
     expect(onDelivery.filter((node) => !node['Index Cond'])).toEqual([]);
+    // the healthy path's statement touches no issue table (a batch with a failure takes RECORD_GROUPED_RESULTS)
+    expect(nodes.filter((node) => /^issue/.test(String(node['Relation Name'] ?? '')))).toEqual([]);
+  });
+
+  it('with failures (the grouped statement), finds each destination, endpoint, issue and covered event by its key', async () => {
+    await sql(`insert into issue (id, account_id, endpoint_id, destination_id, kind, first_seen_at, last_seen_at, opened_at, last_event_id)
+               select 'iss_' || lpad(g::text, 26, '0'), ?, ?, ?, (array['http_5xx', 'http_4xx', 'timeout'])[g], now(), now(), now(), 'evt_x'
+               from generate_series(1, 3) g`, [accountId, endpointId, destinationId]);
+    await sql(`insert into issue_event (issue_id, event_id, account_id, first_failed_at, last_failed_at)
+               select 'iss_' || lpad('1', 26, '0'), 'evt_s' || lpad(g::text, 8, '0'), ?, now(), now() from generate_series(1, 20) g`, [accountId]);
+    await sql('analyze issue, issue_event, destination, endpoint');
+    const plan = (statement: string) => queueExecutor(orm).transaction(async (client) => {
+      await client.query('set local plan_cache_mode = force_generic_plan');
+      await client.query(`prepare plan_of as ${statement}`);
+      const arrays = Array.from({ length: 18 }, () => `'{}'`).join(', ');
+      const explained = await client.query(`explain (format json) execute plan_of(${arrays}, 10, 86400000, 'channel', ${Array.from({ length: 5 }, () => `'{}'`).join(', ')})`);
+      await client.query('deallocate plan_of');
+      return planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
+    });
+    const scans = (nodes: Record<string, any>[], tables: RegExp) => nodes.filter((node) => tables.test(String(node['Relation Name'] ?? '')) && String(node['Node Type']).endsWith('Scan'));
+    const unkeyed = (nodes: Record<string, any>[]) => nodes.filter((node) => node['Node Type'] === 'Seq Scan' || !node['Index Cond']);
+    const grouped = await plan(RECORD_GROUPED_RESULTS.text);
+    const onIssues = scans(grouped, /^(issue|issue_event)$/);
+    expect(new Set(onIssues.map((node) => node['Relation Name']))).toEqual(new Set(['issue', 'issue_event']));
+    expect(unkeyed(onIssues)).toEqual([]);
+    // the grouping's look-ups of destinations and endpoints are by key: it adds no scan without one to the healthy statement's
+    const tables = /^(destination|endpoint)$/;
+    expect(scans(grouped, tables).length).toBeGreaterThan(scans(await plan(RECORD_RESULTS.text), tables).length);
+    expect(unkeyed(scans(grouped, tables)).length).toBe(unkeyed(scans(await plan(RECORD_RESULTS.text), tables)).length);
   });
 });
 

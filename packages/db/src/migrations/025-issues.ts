@@ -22,58 +22,65 @@ import { withShortLocks } from './short-locks.ts';
  * row on every insert; account erasure deletes these rows itself. The kinds are listed
  * here, not imported: a migration keeps the schema of its release.
  */
+/**
+ * The tables and columns of this migration, idempotent, so that a test of an older
+ * migration whose statements are this release's can give the older schema them ahead
+ * (online-upgrade.test.ts, as 023's DELIVERY_OPTIONS_COLUMNS); here they are simply added.
+ */
+export const ISSUES_TABLES = `
+  create table if not exists issue (
+    id text primary key,
+    account_id text not null,
+    endpoint_id text not null,
+    destination_id text not null,
+    kind text not null check (kind in ('http_4xx', 'http_5xx', 'http_other', 'timeout', 'connection_refused', 'dns', 'tls',
+                                        'network_error', 'transformation_error', 'broker_error')),
+    status text not null default 'open' check (status in ('open', 'acknowledged', 'resolved')),
+    resolved_by text null check (resolved_by in ('user', 'auto')),
+    first_seen_at timestamptz not null,
+    last_seen_at timestamptz not null,
+    opened_at timestamptz not null,
+    acknowledged_at timestamptz null,
+    resolved_at timestamptz null,
+    failure_count bigint not null default 0,
+    event_count integer not null default 0,
+    reopen_count integer not null default 0,
+    last_status integer null,
+    last_error text null,
+    last_event_id text null,
+    last_alerted_at timestamptz null,
+    retry_requested_at timestamptz null,
+    retry_queued integer null,
+    unique (account_id, destination_id, kind)
+  );
+  -- the list (most recently seen first, per account) and the sweep (issues not resolved)
+  create index if not exists issue_account_seen_idx on issue (account_id, last_seen_at desc, id desc);
+  create index if not exists issue_unresolved_idx on issue (id) where status <> 'resolved';
+  create table if not exists issue_event (
+    issue_id text not null,
+    event_id text not null,
+    account_id text not null,
+    first_failed_at timestamptz not null,
+    last_failed_at timestamptz not null,
+    last_status integer null,
+    last_error text null,
+    primary key (issue_id, event_id)
+  );
+  -- an issue's events, newest failure first; and the rows of events retention dropped
+  create index if not exists issue_event_recent_idx on issue_event (issue_id, last_failed_at desc, event_id desc);
+  create index if not exists issue_event_event_idx on issue_event (event_id);`;
+export const ATTEMPT_COLUMNS = `
+  alter table attempt
+    add column if not exists failure_kind text,
+    add column if not exists request_headers jsonb,
+    add column if not exists response_headers jsonb,
+    add column if not exists request_body bytea`;
+
 export class Issues extends Migration {
   override name = '025-issues';
 
   override up(): void {
-    this.addSql(`
-      create table if not exists issue (
-        id text primary key,
-        account_id text not null,
-        endpoint_id text not null,
-        destination_id text not null,
-        kind text not null check (kind in ('http_4xx', 'http_5xx', 'http_other', 'timeout', 'connection_refused', 'dns', 'tls',
-                                            'network_error', 'transformation_error', 'broker_error')),
-        status text not null default 'open' check (status in ('open', 'acknowledged', 'resolved')),
-        resolved_by text null check (resolved_by in ('user', 'auto')),
-        first_seen_at timestamptz not null,
-        last_seen_at timestamptz not null,
-        opened_at timestamptz not null,
-        acknowledged_at timestamptz null,
-        resolved_at timestamptz null,
-        failure_count bigint not null default 0,
-        event_count integer not null default 0,
-        reopen_count integer not null default 0,
-        last_status integer null,
-        last_error text null,
-        last_event_id text null,
-        last_alerted_at timestamptz null,
-        retry_requested_at timestamptz null,
-        retry_queued integer null,
-        unique (account_id, destination_id, kind)
-      );`);
-    // the list (most recently seen first, per account) and the sweep (issues not resolved)
-    this.addSql('create index if not exists issue_account_seen_idx on issue (account_id, last_seen_at desc, id desc);');
-    this.addSql(`create index if not exists issue_unresolved_idx on issue (id) where status <> 'resolved';`);
-    this.addSql(`
-      create table if not exists issue_event (
-        issue_id text not null,
-        event_id text not null,
-        account_id text not null,
-        first_failed_at timestamptz not null,
-        last_failed_at timestamptz not null,
-        last_status integer null,
-        last_error text null,
-        primary key (issue_id, event_id)
-      );`);
-    // an issue's events, newest failure first; and the rows of events retention dropped
-    this.addSql('create index if not exists issue_event_recent_idx on issue_event (issue_id, last_failed_at desc, event_id desc);');
-    this.addSql('create index if not exists issue_event_event_idx on issue_event (event_id);');
-    this.addSql(withShortLocks(`
-      alter table attempt
-        add column if not exists failure_kind text,
-        add column if not exists request_headers jsonb,
-        add column if not exists response_headers jsonb,
-        add column if not exists request_body bytea`));
+    this.addSql(ISSUES_TABLES);
+    this.addSql(withShortLocks(ATTEMPT_COLUMNS));
   }
 }

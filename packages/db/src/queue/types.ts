@@ -1,4 +1,4 @@
-import type { AttemptTrigger, DestinationAuth, DestinationTls, DestinationType, EndpointFilter, EventStatus, OrderingOnGiveUp, QueueTarget, VerificationResult } from '@hook/core';
+import type { AttemptTrigger, DestinationAuth, DestinationTls, DestinationType, EndpointFilter, EventStatus, IssueKind, OrderingOnGiveUp, QueueTarget, VerificationResult } from '@hook/core';
 
 /** The channel that tells idle workers a URL delivery may be due. */
 export const DUE_CHANNEL = 'hook_events_due';
@@ -81,6 +81,12 @@ export interface DeliveryResult {
     responseStatus: number | null;
     responseBody: string | null;
     error: string | null;
+    /** The kind of its failure (core's failureKind; null: it succeeded); absent: recordResults works it out from the status and error. */
+    failureKind?: IssueKind | null;
+    /** The headers sent and answered, and the body sent (docs/issues.md): null or absent when not kept. */
+    requestHeaders?: Record<string, string> | null;
+    responseHeaders?: Record<string, string> | null;
+    requestBody?: Buffer | null;
   } | null;
   next: { status: EventStatus; autoAttempts: number; nextAttemptAt: Date | null };
   /** A type the destination's transformation set: stored as the event's type with the result. */

@@ -22,15 +22,22 @@
  *   destination is disabled is disabled too, with one `endpoint.disabled` notification
  *   instead (as before destinations). Destinations are locked (in id order) only when something about their
  *   health changes, so the healthy path takes no lock beyond its deliveries.
+ * - each failed attempt of a user endpoint to a URL or broker destination (not `cli`, not
+ *   the account's notifications endpoint) is grouped into its issue (docs/issues.md), one
+ *   per account, destination and kind of failure (core's failureKind, stored with the
+ *   attempt): opened, counted, or reopened if it was resolved, with the event it covers in
+ *   `issue_event`. An issue opened or reopened queues `issue.opened`/`issue.reopened`
+ *   unless it alerted within ISSUE_ALERT_THROTTLE_MS. Only a batch with a failure takes
+ *   these steps (`grouped`, like `typed`): the healthy path runs the statement it ran before.
  *
  * On a PostgreSQL distributed by account (`distributed`: HOOK_DATABASE_DISTRIBUTED=citus,
  * docs/scaling.md) the results are one statement per account, run concurrently, each pinned
- * to its account ($23): every table of every CTE and subquery is filtered by it and every
+ * to its account ($27): every table of every CTE and subquery is filtered by it and every
  * row written takes it, so Citus routes the statement to that account's shard
  * (test/e2e/shard-routing.test.ts checks it). On one PostgreSQL several accounts' results
  * stay one statement, which costs less than one per account.
  */
-import { DESTINATION_FAILURE_LIMIT, type EventStatus } from '@hook/core';
+import { DESTINATION_FAILURE_LIMIT, failureKind, ISSUE_ALERT_THROTTLE_MS, ISSUE_KINDS, issueTitle, type EventStatus } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import { DUE_CHANNEL, type DeliveryResult } from '../types.ts';
@@ -43,25 +50,42 @@ export interface RecordInput extends DeliveryResult {
   health: DestinationHealth;
 }
 
+const sqlText = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * An issue's title in SQL (core's issueTitle): of its kind, and for a 1xx or 3xx answer
+ * its status (issueTitle's words around it, read from a sentinel status).
+ */
+function titleSql(kind: string, status: string): string {
+  const [before, after] = issueTitle('http_other', -7).split('-7') as [string, string];
+  return `case when ${kind} = 'http_other' and ${status} is not null then ${sqlText(before)} || ${status}::text || ${sqlText(after)}
+               else case ${kind} ${ISSUE_KINDS.map((kind) => `when '${kind}' then ${sqlText(issueTitle(kind))}`).join(' ')} end end`;
+}
+
 /**
  * The statement; `distributed`: of one account's results, pinned to it (see above);
  * `typed`: with the step that sets events' types (only a batch with a type a
  * transformation set takes it: an UPDATE of `event` is planned over every one of its
- * partitions, and PostgreSQL sets each up on every run, used or not).
+ * partitions, and PostgreSQL sets each up on every run, used or not); `grouped`: with
+ * the steps that group failures into issues (only a batch with a failed attempt takes
+ * them, so a healthy batch sets up no upsert of `issue` and `issue_event`).
  */
-function recordStatement(distributed: boolean, typed: boolean): NamedStatement {
-  const pin = (alias: string) => (distributed ? ` and ${alias}.account_id = $23::text` : '');
-  const accountOf = (column: string) => (distributed ? '$23::text' : column);
+function recordStatement(distributed: boolean, typed: boolean, grouped: boolean): NamedStatement {
+  const pin = (alias: string) => (distributed ? ` and ${alias}.account_id = $27::text` : '');
+  const accountOf = (column: string) => (distributed ? '$27::text' : column);
+  // A transport failure of a broker (what failureKind calls network_error without knowing the destination) is the broker's.
+  const kindOf = (kind: string, type: string) => `case when ${kind} = 'network_error' and ${type} not in ('url', 'cli') then 'broker_error' else ${kind} end`;
   return {
     movesDeliveries: true,
-    name: `hook_record_results${distributed ? '_account' : ''}${typed ? '_typed' : ''}`,
+    name: `hook_record_results${distributed ? '_account' : ''}${typed ? '_typed' : ''}${grouped ? '_issues' : ''}`,
     text: `
     with input as (
       select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::text[],
                            $9::int[], $10::text[], $11::timestamptz[], $12::int[], $13::int[], $14::text[], $15::text[],
-                           $16::bool[], $17::text[], $18::text[], $22::int[])
+                           $16::bool[], $17::text[], $18::text[], $22::int[], $23::text[], $24::jsonb[], $25::jsonb[], $26::bytea[])
         as t(event_id, destination_id, lease_id, status, auto_attempts, next_attempt_at, attempt_id, account_id,
-             n, trigger, started_at, duration_ms, response_status, response_body, error, set_type, new_type, health, retention_class)
+             n, trigger, started_at, duration_ms, response_status, response_body, error, set_type, new_type, health, retention_class,
+             failure_kind, request_headers, response_headers, request_body)
     ),
     updated as (
       update delivery l
@@ -88,12 +112,15 @@ ${typed ? `
     attempts as (
       -- in its event's partition: the class its delivery has now (partitions.ts), or, for
       -- a result that lost its lease, the class it had when claimed
-      insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error, retention_class)
+      insert into attempt (id, event_id, destination_id, account_id, n, trigger, started_at, duration_ms, response_status, response_body, error, retention_class,
+                           failure_kind, request_headers, response_headers, request_body)
       select i.attempt_id, i.event_id, i.destination_id, ${accountOf('i.account_id')}, i.n, i.trigger, i.started_at, i.duration_ms, i.response_status, i.response_body, i.error,
-             coalesce(u.retention_class, i.retention_class)
+             coalesce(u.retention_class, i.retention_class),
+             ${grouped ? `coalesce((select ${kindOf('i.failure_kind', 'q.type')} from destination q where q.id = i.destination_id${pin('q')}), i.failure_kind)` : 'i.failure_kind'},
+             i.request_headers, i.response_headers, i.request_body
       from input i left join updated u on u.event_id = i.event_id and u.destination_id = i.destination_id and u.lease_id = i.lease_id
       where i.attempt_id is not null
-    ),
+    ),${grouped ? issueSteps(pin, accountOf, kindOf) : ''}
     failure_notices as (
       insert into notification_outbox (account_id, type, data)
       select ${accountOf('u.account_id')}, 'event.failed', jsonb_strip_nulls(jsonb_build_object(
@@ -179,12 +206,106 @@ ${typed ? `
   };
 }
 
-export const RECORD_RESULTS = recordStatement(false, false);
+/**
+ * The steps that group failed attempts into issues (see above), between the attempts and
+ * the failure notices:
+ * - `failed`: the batch's failed attempts that make issues, with their destination's
+ *   endpoint and their kind (a broker's transport failure is a broker_error);
+ * - `failure_groups`: one row per issue (an upsert may touch a row once per statement),
+ *   with its events not yet covered, its first attempt (whose ULID a new issue takes, so
+ *   its id needs no generator here) and its last failure;
+ * - `issues_upserted`: opened, counted, or reopened; an issue opened or reopened whose
+ *   last alert is older than ISSUE_ALERT_THROTTLE_MS (or that never alerted) alerts now:
+ *   `last_alerted_at = now()` is what the RETURNING reads as "alert" (now() is this
+ *   statement's transaction's start: no earlier alert can equal it); inserted in a stable
+ *   order, so two statements upserting the same issues wait rather than deadlock;
+ * - `issue_events`: the events covered, with their last failure;
+ * - `issue_notices`: the alerts.
+ */
+function issueSteps(pin: (alias: string) => string, accountOf: (column: string) => string, kindOf: (kind: string, type: string) => string): string {
+  return `
+    failed as materialized (
+      select i.event_id, i.destination_id, d.endpoint_id, ${accountOf('d.account_id')} as account_id, i.attempt_id,
+             ${kindOf('i.failure_kind', 'd.type')} as kind, i.started_at, i.response_status, i.error
+      -- each destination and endpoint by its key, however small the tables were when this was planned
+      from input i join destination d on d.id = i.destination_id and d.id = any($2::text[])${pin('d')}
+      where i.failure_kind is not null and i.attempt_id is not null and d.type <> 'cli'
+        and (select p.kind from endpoint p where p.id = d.endpoint_id${pin('p')}) = 'user'
+    ),
+    failure_groups as (
+      select f.account_id, f.destination_id, f.kind, min(f.endpoint_id) as endpoint_id, count(*) as failures,
+             min(f.started_at) as first_at, max(f.started_at) as last_at, min(f.attempt_id) as first_attempt_id,
+             -- a count, not an EXISTS: kept a subplan run per failure (by key), never made a join over the tables
+             count(distinct f.event_id) filter (where (
+               select count(*) from issue s join issue_event ie on ie.issue_id = s.id and ie.event_id = f.event_id${pin('ie')}
+               where s.account_id = f.account_id and s.destination_id = f.destination_id and s.kind = f.kind${pin('s')}) = 0) as new_events,
+             (array_agg(f.response_status order by f.started_at desc, f.attempt_id desc))[1] as last_status,
+             (array_agg(f.error order by f.started_at desc, f.attempt_id desc))[1] as last_error,
+             (array_agg(f.event_id order by f.started_at desc, f.attempt_id desc))[1] as last_event_id
+      from failed f group by f.account_id, f.destination_id, f.kind
+    ),
+    issues_upserted as (
+      insert into issue as s (id, account_id, endpoint_id, destination_id, kind, status, first_seen_at, last_seen_at, opened_at,
+                              failure_count, event_count, last_status, last_error, last_event_id, last_alerted_at)
+      select 'iss_' || substr(g.first_attempt_id, 5), g.account_id, g.endpoint_id, g.destination_id, g.kind, 'open', g.first_at, g.last_at, now(),
+             g.failures, g.new_events, g.last_status, g.last_error, g.last_event_id, now()
+      from failure_groups g
+      order by g.account_id, g.destination_id, g.kind
+      on conflict (account_id, destination_id, kind) do update set
+        endpoint_id = excluded.endpoint_id,
+        failure_count = s.failure_count + excluded.failure_count,
+        event_count = s.event_count + excluded.event_count,
+        last_seen_at = greatest(s.last_seen_at, excluded.last_seen_at),
+        last_status = excluded.last_status, last_error = excluded.last_error, last_event_id = excluded.last_event_id,
+        status = case when s.status = 'resolved' then 'open' else s.status end,
+        reopen_count = s.reopen_count + (s.status = 'resolved')::int,
+        opened_at = case when s.status = 'resolved' then now() else s.opened_at end,
+        acknowledged_at = case when s.status = 'resolved' then null else s.acknowledged_at end,
+        resolved_at = case when s.status = 'resolved' then null else s.resolved_at end,
+        resolved_by = case when s.status = 'resolved' then null else s.resolved_by end,
+        last_alerted_at = case when s.status = 'resolved'
+                                    and (s.last_alerted_at is null or s.last_alerted_at <= now() - make_interval(secs => ${ISSUE_ALERT_THROTTLE_MS / 1000}))
+                               then now() else s.last_alerted_at end
+      returning s.id, s.account_id, s.endpoint_id, s.destination_id, s.kind, s.failure_count, s.last_status, s.last_error, s.last_event_id,
+                s.xmax = 0 as inserted, s.last_alerted_at = now() as alert
+    ),
+    issue_events as (
+      insert into issue_event as ie (issue_id, event_id, account_id, first_failed_at, last_failed_at, last_status, last_error)
+      select s.id, f.event_id, ${accountOf('s.account_id')}, min(f.started_at), max(f.started_at),
+             (array_agg(f.response_status order by f.started_at desc, f.attempt_id desc))[1],
+             (array_agg(f.error order by f.started_at desc, f.attempt_id desc))[1]
+      from failed f join issues_upserted s on s.account_id = f.account_id and s.destination_id = f.destination_id and s.kind = f.kind
+      group by s.id, f.event_id, s.account_id
+      order by s.id, f.event_id
+      on conflict (issue_id, event_id) do update set
+        last_failed_at = greatest(ie.last_failed_at, excluded.last_failed_at), last_status = excluded.last_status, last_error = excluded.last_error
+    ),
+    issue_notices as (
+      insert into notification_outbox (account_id, type, data)
+      select ${accountOf('s.account_id')}, case when s.inserted then 'issue.opened' else 'issue.reopened' end, jsonb_strip_nulls(jsonb_build_object(
+               'issue_id', s.id, 'endpoint_id', s.endpoint_id, 'destination_id', s.destination_id, 'kind', s.kind,
+               'title', ${titleSql('s.kind', 's.last_status')}, 'event_id', s.last_event_id,
+               'last_status', s.last_status, 'last_error', s.last_error, 'failure_count', s.failure_count))
+      from issues_upserted s where s.alert
+    ),`;
+}
+
+export const RECORD_RESULTS = recordStatement(false, false, false);
 /** RECORD_RESULTS with the step that sets events' types (see recordStatement). */
-export const RECORD_TYPED_RESULTS = recordStatement(false, true);
-/** RECORD_RESULTS for one account's results (distributed, see above), without and with types. */
-export const RECORD_ACCOUNT_RESULTS = recordStatement(true, false);
-export const RECORD_ACCOUNT_TYPED_RESULTS = recordStatement(true, true);
+export const RECORD_TYPED_RESULTS = recordStatement(false, true, false);
+/** RECORD_RESULTS with the steps that group failures into issues (see recordStatement). */
+export const RECORD_GROUPED_RESULTS = recordStatement(false, false, true);
+export const RECORD_TYPED_GROUPED_RESULTS = recordStatement(false, true, true);
+/** RECORD_RESULTS for one account's results (distributed, see above), without and with types and issues. */
+export const RECORD_ACCOUNT_RESULTS = recordStatement(true, false, false);
+export const RECORD_ACCOUNT_TYPED_RESULTS = recordStatement(true, true, false);
+export const RECORD_ACCOUNT_GROUPED_RESULTS = recordStatement(true, false, true);
+export const RECORD_ACCOUNT_TYPED_GROUPED_RESULTS = recordStatement(true, true, true);
+
+const STATEMENTS = {
+  single: [[RECORD_RESULTS, RECORD_GROUPED_RESULTS], [RECORD_TYPED_RESULTS, RECORD_TYPED_GROUPED_RESULTS]],
+  account: [[RECORD_ACCOUNT_RESULTS, RECORD_ACCOUNT_GROUPED_RESULTS], [RECORD_ACCOUNT_TYPED_RESULTS, RECORD_ACCOUNT_TYPED_GROUPED_RESULTS]],
+} as const;
 
 /** What one record statement came to. */
 export interface RecordOutcome {
@@ -216,7 +337,9 @@ export async function recordResults(orm: Orm, inputs: readonly RecordInput[], op
 async function recordBatch(orm: Orm, account: string | null, inputs: readonly RecordInput[]): Promise<RecordOutcome> {
   const column = <T>(pick: (input: RecordInput) => T): T[] => inputs.map(pick);
   const typed = inputs.some((input) => input.newType !== undefined);
-  const statement = account === null ? (typed ? RECORD_TYPED_RESULTS : RECORD_RESULTS) : (typed ? RECORD_ACCOUNT_TYPED_RESULTS : RECORD_ACCOUNT_RESULTS);
+  // the caller's kind, else the one its answer or error says
+  const kinds = inputs.map(({ attempt }) => (attempt === null ? null : attempt.failureKind !== undefined ? attempt.failureKind : failureKind(attempt)));
+  const statement = STATEMENTS[account === null ? 'single' : 'account'][typed ? 1 : 0][kinds.some((kind) => kind !== null) ? 1 : 0];
   const rows = await runStatement<{ kind: 'held' | 'endpoint_disabled' | 'woken'; id: string | null; destination_id: string | null; lease_id: string | null; event_status: EventStatus | null }>(
     orm, statement, [
       column((r) => r.delivery.id), column((r) => r.delivery.destinationId), column((r) => r.delivery.leaseId),
@@ -226,6 +349,8 @@ async function recordBatch(orm: Orm, account: string | null, inputs: readonly Re
       column((r) => r.attempt?.responseStatus ?? null), column((r) => r.attempt?.responseBody ?? null), column((r) => r.attempt?.error ?? null),
       column((r) => r.newType !== undefined), column((r) => r.newType?.type ?? null), column((r) => r.health),
       DESTINATION_FAILURE_LIMIT.attempts, DESTINATION_FAILURE_LIMIT.spanMs, DUE_CHANNEL, column((r) => r.delivery.retentionClass),
+      kinds, column((r) => jsonOrNull(r.attempt?.requestHeaders)), column((r) => jsonOrNull(r.attempt?.responseHeaders)),
+      column((r) => r.attempt?.requestBody ?? null),
       ...(account === null ? [] : [account]),
     ]);
   const held = new Map<string, EventStatus>();
@@ -242,4 +367,10 @@ async function recordBatch(orm: Orm, account: string | null, inputs: readonly Re
     }),
     disabledEndpoints,
   };
+}
+
+/** A jsonb array element: the object's JSON text (NUL cannot be stored in jsonb text), or null. */
+function jsonOrNull(value: Record<string, string> | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  return JSON.stringify(Object.fromEntries(Object.entries(value).map(([name, text]) => [name.replaceAll('\u0000', ''), String(text).replaceAll('\u0000', '')])));
 }

@@ -92,6 +92,8 @@ export interface ReplayFilter {
   until?: Date | undefined;
   /** Most deliveries one request replays. */
   max: number;
+  /** Only the events this issue covers (docs/issues.md#retry). */
+  issueId?: string | undefined;
 }
 
 const REPLAY_MANY = {
@@ -110,6 +112,7 @@ const REPLAY_MANY = {
         and ($2::text is null or e.endpoint_id = $2)
         and ($3::text is null or l.destination_id = $3)
         and ($4::text[] is null or l.status = any($4))
+        and ($9::text is null or exists (select 1 from issue_event ie where ie.issue_id = $9 and ie.event_id = e.id and ie.account_id = $1))
       order by e.id
       limit $7
     ),
@@ -132,7 +135,7 @@ export async function replayMany(orm: Orm, filter: ReplayFilter): Promise<{ even
   const [row] = await runStatement<{ events: number; deliveries: number; to_listeners: number }>(orm, REPLAY_MANY, [
     filter.accountId, filter.endpointId ?? null, filter.destinationId ?? null, filter.status ?? null,
     filter.since ? firstIdAt('event', filter.since.getTime()) : null, filter.until ? firstIdAt('event', filter.until.getTime()) : null,
-    filter.max, DUE_CHANNEL,
+    filter.max, DUE_CHANNEL, filter.issueId ?? null,
   ]);
   return { events: row?.events ?? 0, deliveries: row?.deliveries ?? 0, toListeners: row?.to_listeners ?? 0 };
 }
