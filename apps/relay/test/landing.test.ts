@@ -11,20 +11,24 @@ afterAll(async () => relay.close());
 const DOCS = new URL('../../../docs/', import.meta.url);
 
 describe('landing page and docs', () => {
-  it('GET / is an HTML page under a strict CSP (no script at all) linking the console, the playground, the docs and /openapi.json', async () => {
+  it('GET / is an HTML page under a strict CSP (the relay\'s own script files only) linking the console, the playground, the docs and /openapi.json', async () => {
     const response = await fetch(`${relay.baseUrl}/`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const csp = response.headers.get('content-security-policy')!;
     expect(csp).toContain("default-src 'none'");
-    expect(csp).not.toContain('script-src');
-    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).not.toContain('unsafe-');
     const html = await response.text();
     for (const href of ['/console', '/playground', '/docs/', '/openapi.json']) expect(html).toContain(`href="${href}"`);
-    expect(html).not.toMatch(/<script|style=|<style/i);
+    // Scripts are files (the theme switch, the copy buttons), never inline; no inline style.
+    expect([...html.matchAll(/<script[^>]*>/gi)].map(([tag]) => tag)).toEqual(['<script type="module" src="/assets/theme.js">', '<script type="module" src="/assets/docs.js">']);
+    expect(html).not.toMatch(/style=|<style|\son[a-z]+=/i);
     expect(html).toContain(`curl -X POST ${relay.baseUrl}/v1/accounts`);
-    const stylesheet = await fetch(`${relay.baseUrl}/landing.css`);
-    expect(stylesheet.headers.get('content-type')).toBe('text/css; charset=utf-8');
+    expect(html).toContain('data-theme-toggle');
+    for (const asset of ['/landing.css', '/assets/tokens.css', '/assets/docs.css']) {
+      expect((await fetch(`${relay.baseUrl}${asset}`)).headers.get('content-type'), asset).toBe('text/css; charset=utf-8');
+    }
     // Every link on the page answers.
     for (const href of ['/console', '/playground', '/docs/', '/openapi.json']) expect((await fetch(`${relay.baseUrl}${href}`)).status, href).toBe(200);
   });
@@ -42,26 +46,27 @@ describe('landing page and docs', () => {
     expect(html).not.toContain('<img');
   });
 
-  it('serves every docs/*.md: an index, each as text/markdown and as an escaped page; nothing else', async () => {
+  it('serves every docs/*.md: an index, each as text/markdown and as a rendered page; nothing else', async () => {
     const files = (await readdir(DOCS)).filter((file) => file.endsWith('.md')).sort();
     expect(files).toContain('console.md');
     const index = await fetch(`${relay.baseUrl}/docs/`);
-    expect(index.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(index.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     const html = await index.text();
     for (const file of files) {
-      expect(html).toContain(`href="/docs/${file}"`);
+      expect(html).toContain(`href="/docs/${file.slice(0, -3)}"`);
       const raw = await fetch(`${relay.baseUrl}/docs/${file}`);
       expect(raw.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+      expect(raw.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox; frame-ancestors 'none'");
       expect(await raw.text()).toBe(await readFile(new URL(file, DOCS), 'utf8'));
     }
     const page = await fetch(`${relay.baseUrl}/docs/errors`);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const text = await page.text();
-    expect(text).toContain('<pre class="doc">');
-    expect(text).toContain('`console_session_invalid`');
-    const body = text.split('<pre class="doc">')[1]!.split('</pre>')[0]!;
-    expect(body).toContain('Bearer &#60;api key&#62;'); // the markdown's own < are escaped
-    expect(body).not.toContain('<');
+    expect(text).toContain('href="/docs/errors.md"');
+    const body = text.split('<article class="doc-content">')[1]!.split('</article>')[0]!;
+    expect(body).toContain('<td><code>console_session_invalid</code></td>'); // markdown rendered: a table, code
+    expect(body).toContain('Bearer &lt;api key&gt;'); // the markdown's own < are escaped, not markup
+    expect(body).not.toMatch(/<(?!\/?(h[1-6]|p|a|ul|ol|li|pre|code|span|em|strong|table|thead|tbody|tr|th|td|div|br|hr|blockquote)[\s>])/);
     expect((await fetch(`${relay.baseUrl}/docs/nope.md`)).status).toBe(404);
     for (const path of ['/docs/..%2Fpackage.json', '/docs/%2E%2E%2FREADME.md', '/docs/../package.json']) expect([400, 404], path).toContain((await fetch(`${relay.baseUrl}${path}`)).status);
   });

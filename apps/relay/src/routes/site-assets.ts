@@ -6,6 +6,9 @@ const SITE_DIR = new URL('../site/', import.meta.url);
 const ASSETS = [
   { url: '/assets/tokens.css', file: 'tokens.css', type: 'text/css; charset=utf-8' },
   { url: '/assets/theme.js', file: 'theme.js', type: 'text/javascript; charset=utf-8' },
+  // The docs site and the landing page: layout, search, copy buttons.
+  { url: '/assets/docs.css', file: 'docs.css', type: 'text/css; charset=utf-8' },
+  { url: '/assets/docs.js', file: 'docs.js', type: 'text/javascript; charset=utf-8' },
 ];
 
 /** `/assets/*`: the shared design's files, read once at start. */
