@@ -28,6 +28,7 @@ import { apiKeyRoutes } from './routes/api-keys/index.ts';
 import { destinationRoutes } from './routes/destinations/index.ts';
 import { endpointRoutes } from './routes/endpoints/index.ts';
 import { eventRoutes } from './routes/events/index.ts';
+import { issueRoutes } from './routes/issues/index.ts';
 import { healthRoutes } from './routes/health/index.ts';
 import { ingestRoutes } from './routes/ingest/index.ts';
 import { memberRoutes } from './routes/members/index.ts';
@@ -50,6 +51,7 @@ import { EmailSender } from './alerts/email.ts';
 import { SlackPoster } from './alerts/slack.ts';
 import { alertRoutes } from './routes/alerts/index.ts';
 import { startOrderingSweep } from './jobs/ordering-sweep.ts';
+import { startIssueSweep } from './jobs/issue-sweep.ts';
 import { streamRoutes } from './routes/stream/index.ts';
 import { copyUrlDelivery } from './stream/copies.ts';
 import { ListenerRegistry } from './stream/listeners.ts';
@@ -286,11 +288,15 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   if (config.role !== 'api') {
     // Ordered keys that nothing moved on (a relay died in between): docs/delivery.md#ordered-delivery.
     let stopSweep: (() => Promise<void>) | undefined;
+    // Issues whose events were all delivered resolve themselves; covered events retention removed are forgotten (docs/issues.md).
+    let stopIssueSweep: (() => Promise<void>) | undefined;
     app.addHook('onReady', async () => {
       stopSweep = startOrderingSweep({ orm, onError: (error) => app.log.error({ err: error }, 'ordering sweep failed') });
+      stopIssueSweep = startIssueSweep({ orm, onError: (error) => app.log.error({ err: error }, 'issue sweep failed') });
     });
     app.addHook('onClose', async () => {
       await stopSweep?.();
+      await stopIssueSweep?.();
     });
   }
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz, /readyz and /metrics alone
@@ -336,6 +342,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(endpointRoutes, { ingestBaseUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations, listeners });
     await authenticated.register(destinationRoutes, { targets, allowPrivateDestinations: config.allowPrivateDestinations, listeners });
     await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config), listeners });
+    await authenticated.register(issueRoutes);
     await authenticated.register(transformationRoutes);
     await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });

@@ -18,7 +18,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, hk_…' } },
       },
       tags: [
-        { name: 'accounts' }, { name: 'api-keys' }, { name: 'endpoints' }, { name: 'ingest' }, { name: 'events' }, { name: 'ops' },
+        { name: 'accounts' }, { name: 'api-keys' }, { name: 'endpoints' }, { name: 'ingest' }, { name: 'events' }, { name: 'issues' }, { name: 'ops' },
       ],
     },
   });
