@@ -111,6 +111,25 @@ describe('requests', () => {
     ]);
   });
 
+  it('sends issue calls to their routes, with only the filters given', async () => {
+    answer = (_request, response) => json(response, 200, {});
+    const hook = client();
+    await hook.issues.list({ status: 'open,resolved', destination_id: 'dst_1', kind: 'timeout', limit: 5 });
+    await hook.issues.get('iss_1');
+    await hook.issues.events('iss_1', { cursor: 'c1' });
+    await hook.issues.acknowledge('iss_1');
+    await hook.issues.resolve('iss_1');
+    await hook.issues.retry('iss_1');
+    expect(seen.map((request) => `${request.method} ${request.url} ${request.body.toString()}`)).toEqual([
+      'GET /v1/issues?status=open%2Cresolved&destination_id=dst_1&kind=timeout&limit=5 ',
+      'GET /v1/issues/iss_1 ',
+      'GET /v1/issues/iss_1/events?cursor=c1 ',
+      'POST /v1/issues/iss_1/acknowledge {}',
+      'POST /v1/issues/iss_1/resolve {}',
+      'POST /v1/issues/iss_1/retry {}',
+    ]);
+  });
+
   it('resolves a 204 to undefined', async () => {
     answer = (_request, response) => response.writeHead(204).end();
     await expect(client().endpoints.delete('ep_1')).resolves.toBeUndefined();
