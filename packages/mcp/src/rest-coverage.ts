@@ -17,6 +17,9 @@ export const REST_ROUTE_COVERAGE: Readonly<Record<string, RouteCoverage>> = {
   'GET /v1/account/notifications': { tool: 'get_notifications' },
   'DELETE /v1/account/notifications': { tool: 'clear_notifications' },
   'GET /v1/account/notifications/events': { tool: 'list_notification_events' },
+  'GET /v1/account/alerts': { none: 'alert channels (Slack, email) are configured by people in the console or CLI (`hook alerts`); an agent reads issues and notifications instead' },
+  'PUT /v1/account/alerts': { none: 'alert channels are configured by people in the console or CLI (`hook alerts set`): where a team is paged is not an agent\'s call' },
+  'POST /v1/account/alerts/test': { none: 'a test alert pages the people on the channels: configured and tried by people in the console or CLI (`hook alerts test`)' },
   'GET /v1/account/usage/daily': { none: 'the web console\'s per-day chart; get_account gives an agent this month\'s usage against the allowance' },
   'POST /console/session': { none: 'signs a browser in to the web console (a cookie session); agents use their API key' },
   'GET /console/session': { none: 'the web console\'s own session check (cookie only)' },
@@ -50,6 +53,12 @@ export const REST_ROUTE_COVERAGE: Readonly<Record<string, RouteCoverage>> = {
   'GET /v1/events/{id}': { tool: 'get_event' },
   'POST /v1/events/replay/{id}': { tool: 'replay_event' },
   'POST /v1/events/replay': { tool: 'bulk_replay' },
+  'GET /v1/issues': { tool: 'list_issues' },
+  'GET /v1/issues/{id}': { tool: 'get_issue' },
+  'GET /v1/issues/{id}/events': { tool: 'list_issue_events' },
+  'POST /v1/issues/{id}/acknowledge': { tool: 'acknowledge_issue' },
+  'POST /v1/issues/{id}/resolve': { tool: 'resolve_issue' },
+  'POST /v1/issues/{id}/retry': { tool: 'retry_issue' },
   'POST /v1/transformations/test': { tool: 'test_transformation' },
 };
 
