@@ -6,8 +6,8 @@
  * transport, and record the result with the delivery's next state in one statement
  * (AttemptRecorder, record-results.ts).
  */
-import { forwardableHeaders, newId, signPayloadWithSecrets, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt, type StreamAttemptDestination } from '@hook/core';
-import { afterOrderedResult, releaseLease, type AttemptRecorder, type ClaimedDelivery, type DestinationHealth, type OrderedOutcome, type Orm } from '@hook/db';
+import { boundHeaders, forwardableHeaders, newId, signPayloadWithSecrets, storedRequestBody, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt, type StreamAttemptDestination } from '@hook/core';
+import { afterOrderedResult, releaseLease, type AttemptRecorder, type ClaimedDelivery, type DeliveryResult, type DestinationHealth, type OrderedOutcome, type Orm } from '@hook/db';
 import type { QueuePublisher } from './queues/index.ts';
 import type { TransformPool } from '../transformations/pool.ts';
 import { prepareDelivery, preparationOf, transformedUrl, type PreparedDelivery, type TransformedRequest } from './prepare.ts';
@@ -115,7 +115,7 @@ export function destinationTransport(context: Pick<AttemptContext, 'sender' | 'q
       return sender.send(url, headers, body, { destinationId: delivery.destinationId, auth: delivery.auth, tls: delivery.tls });
     }
     if (!queues || delivery.destinationTarget === null) {
-      return { status: null, ok: false, body: null, error: `this relay process cannot publish to ${delivery.destinationType} destinations`, retryAfterMs: null, durationMs: 0 };
+      return { status: null, ok: false, body: null, error: `this relay process cannot publish to ${delivery.destinationType} destinations`, retryAfterMs: null, durationMs: 0, requestHeaders: null };
     }
     const auth = delivery.auth?.type === 'basic' ? delivery.auth : null;
     return queues.publish({ url: delivery.destinationUrl!, target: delivery.destinationTarget, auth, tls: delivery.tls }, { body, headers });
@@ -179,6 +179,7 @@ async function makeAttempt(
   let result: SendResult;
   let next: NextState;
   let health: DestinationHealth = null;
+  let exchange: Exchange | null = null;
   if (prepared.kind === 'failed') {
     result = { status: null, body: null, error: prepared.error, retryAfterMs: null, durationMs: now() - startedAt.getTime() };
     next = prepared.retryable
@@ -194,6 +195,7 @@ async function makeAttempt(
     }
     onAnswered?.();
     result = answer;
+    exchange = exchangeOf(outgoing, answer);
     const ok = succeeded(result);
     health = ok ? 'ok' : 'failed';
     next = stateAfterAttempt(
@@ -208,7 +210,7 @@ async function makeAttempt(
   const attemptId = newId('attempt');
   const recorded = await record(context, delivery, {
     ...(prepared.kind === 'send' && prepared.newType ? { newType: prepared.newType } : {}),
-    attempt: { id: attemptId, startedAt, durationMs: result.durationMs, responseStatus: result.status, responseBody: result.body, error: result.error },
+    attempt: { id: attemptId, startedAt, durationMs: result.durationMs, responseStatus: result.status, responseBody: result.body, error: result.error, ...exchange },
     next,
     health,
   });
@@ -217,6 +219,25 @@ async function makeAttempt(
     announce(context, delivery, { id: attemptId, startedAt, result, next, eventStatus: recorded.eventStatus! });
   }
   return { result, next, recorded: { held: recorded.held, eventStatus: recorded.eventStatus } };
+}
+
+/** What an attempt keeps of the request it sent and of the answer's headers (DeliveryResult.attempt). */
+type Exchange = Pick<NonNullable<DeliveryResult['attempt']>, 'requestHeaders' | 'responseHeaders' | 'requestBody'>;
+
+/**
+ * The exchange as the attempt keeps it, bounded by core (attempts.ts). The request's headers
+ * are what the transport says it sent (the HTTP sender: with the destination's credentials
+ * redacted), else the outgoing ones; its body only when a transformation changed it: the
+ * event's own bytes are stored once, with the event.
+ */
+function exchangeOf(outgoing: OutgoingDelivery, answer: SendResult): Exchange {
+  const sentHeaders = answer.requestHeaders === undefined ? outgoing.headers : answer.requestHeaders;
+  const transformed = sentHeaders !== null && outgoing.request !== null && !outgoing.body.equals(outgoing.delivery.body);
+  return {
+    requestHeaders: sentHeaders === null ? null : boundHeaders(sentHeaders),
+    responseHeaders: answer.responseHeaders ? boundHeaders(answer.responseHeaders) : null,
+    requestBody: transformed ? storedRequestBody(outgoing.body) : null,
+  };
 }
 
 /** Whether an answer is a success: a 2xx, or a broker's acknowledgement. */
@@ -300,7 +321,7 @@ function signed(delivery: ClaimedDelivery, prepared: Extract<PreparedDelivery, {
 function record(
   context: AttemptContext,
   delivery: ClaimedDelivery,
-  outcome: { attempt: { id: string; startedAt: Date; durationMs: number; responseStatus: number | null; responseBody: string | null; error: string | null } | null; next: NextState; health: DestinationHealth; newType?: { type: string | null } },
+  outcome: { attempt: DeliveryResult['attempt']; next: NextState; health: DestinationHealth; newType?: { type: string | null } },
 ) {
   return context.recorder.record({
     delivery,
