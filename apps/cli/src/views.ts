@@ -1,7 +1,7 @@
 /** How the API's resources read for a person: the views commands hand to the output module. */
 import type { AccountDetails, Attempt, BlockedKey, Delivery, Destination, DestinationAuth, DestinationOrdering, DestinationTarget, DestinationTls, Endpoint, Event, EventSummary, SigningSecret } from '@hook/client';
 import type { ApiKey, Member } from '@hook/client';
-import type { NotificationSettings } from '@hook/client';
+import type { AlertSettings, NotificationSettings } from '@hook/client';
 import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus, StreamAttemptDestination } from '@hook/core';
 import { HEADERS_NOT_KEPT, type VerificationResult } from '@hook/core';
 import { bytes, cellText, statusCell, type Block, type Cell, type Line, type Tone, type View } from './output/view.ts';
@@ -439,6 +439,27 @@ export function notificationSettingsView(settings: NotificationSettings): View {
       ['Updated', time(settings.updated_at)],
     ],
   }];
+}
+
+/** `hook alerts get|set|clear`: the channels, then the latest alerts. */
+export function alertSettingsView(settings: AlertSettings): View {
+  const email = settings.email.to.length > 0 ? settings.email.to.join(', ') : settings.email.available ? '(none)' : '(none: this relay sends no email)';
+  return [
+    {
+      kind: 'fields',
+      rows: [
+        ['Slack', settings.slack ? settings.slack.url_hint : '(none)'],
+        ['Email', email],
+        ['Alerts on', settings.types.join(', ')],
+      ],
+    },
+    {
+      kind: 'table',
+      columns: [{ header: 'Channel' }, { header: 'Type' }, { header: 'Status' }, { header: 'Tries', align: 'right' }, { header: 'Created' }, { header: 'Last error' }],
+      rows: settings.recent.map((alert) => [alert.channel, alert.type, alert.status === 'sent' ? { text: 'sent', tone: 'good' } : statusCell(alert.status), String(alert.attempts), time(alert.created_at), alert.last_error ?? '']),
+      empty: 'No alerts sent yet; `hook alerts test` sends one to each channel.',
+    },
+  ];
 }
 
 const TAIL_STATUS_TONES: Record<EventStatus, Tone> = { delivered: 'good', failed: 'bad', retrying: 'warn', pending: 'dim', filtered: 'dim' };

@@ -167,3 +167,9 @@ export type IssueRetry = Static<typeof S.IssueRetryResultSchema>;
 export type NotificationSettings = Static<typeof S.NotificationSettingsSchema>;
 /** `GET /v1/account/notifications/events` query. */
 export type NotificationEventQuery = Static<typeof S.NotificationEventQuerySchema>;
+/** `GET`/`PUT /v1/account/alerts`: the account's alert channels and its latest alerts (docs/alerts.md). */
+export type AlertSettings = Static<typeof S.AlertSettingsSchema>;
+/** `PUT /v1/account/alerts` body: a field left out stays as it is. */
+export type AlertSettingsUpdate = Static<typeof S.AlertSettingsUpdateSchema>;
+/** `POST /v1/account/alerts/test`: the channels a test alert was queued for. */
+export type AlertTestResult = Static<typeof S.AlertTestResultSchema>;

@@ -13,6 +13,7 @@ import type {
 import type { ApiKeyCreate, CreatedMember, Member, MemberCreate, MemberRole } from './api-types.ts';
 import type { BlockedKeyList, Destination, DestinationCreate, DestinationList, DestinationUpdate, ReplayedEvent, ReplayRequest } from './api-types.ts';
 import type { NotificationEventQuery, NotificationSettings } from './api-types.ts';
+import type { AlertSettings, AlertSettingsUpdate, AlertTestResult } from './api-types.ts';
 import type { TransformationTestRequest, TransformationTestResult } from './api-types.ts';
 import type { Issue, IssueEvent, IssueListQuery, IssueRetry } from './api-types.ts';
 
@@ -96,6 +97,15 @@ export interface HookClient {
     clear(): Promise<void>;
     /** `GET /v1/account/notifications/events`: notifications sent, newest first, with their delivery status. */
     events(query?: NotificationEventQuery): Promise<Page<EventSummary>>;
+  };
+  /** Where the account's alerts go besides the notification URL: Slack and email (docs/alerts.md). */
+  alerts: {
+    /** `GET /v1/account/alerts`: the channels (the Slack URL as a hint), whether the relay sends email, and the latest alerts. */
+    get(): Promise<AlertSettings>;
+    /** `PUT /v1/account/alerts` (admins): set channels; a field left out stays, null (Slack) or [] (email) removes one. */
+    set(changes: AlertSettingsUpdate): Promise<AlertSettings>;
+    /** `POST /v1/account/alerts/test` (admins): queue a test alert to each channel. */
+    test(): Promise<AlertTestResult>;
   };
   members: {
     /** `POST /v1/members` (admins only): the new member and its first API key, shown only here. Role defaults to member. */
@@ -418,6 +428,11 @@ export function createHookClient(options: HookClientOptions): HookClient {
       create: (body = {}) => call('POST', '/v1/api-keys', { json: body }),
       list: (query = {}) => call('GET', '/v1/api-keys', { query: { limit: query.limit, cursor: query.cursor } }),
       delete: (keyId) => call('DELETE', `/v1/api-keys/${id(keyId)}`),
+    },
+    alerts: {
+      get: () => call('GET', '/v1/account/alerts'),
+      set: (changes) => call('PUT', '/v1/account/alerts', { json: changes }),
+      test: () => call('POST', '/v1/account/alerts/test'),
     },
     notifications: {
       get: () => call('GET', '/v1/account/notifications'),

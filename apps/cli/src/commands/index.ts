@@ -10,6 +10,10 @@ import accountPlan from './account/plan.ts';
 import accountUpdate from './account/update.ts';
 import accountVerifyDomain from './account/verify-domain.ts';
 import accountDelete from './account/delete.ts';
+import alertsClear from './alerts/clear.ts';
+import alertsGet from './alerts/get.ts';
+import alertsSet from './alerts/set.ts';
+import alertsTest from './alerts/test.ts';
 import apiKeysCreate from './api-keys/create.ts';
 import apiKeysList from './api-keys/list.ts';
 import apiKeysRevoke from './api-keys/revoke.ts';
@@ -65,6 +69,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, string>> = {
   destinations: 'Where an endpoint\'s events go: add, pause, limit and remove destinations (URLs, brokers or `hook listen`), and unblock ordered ones',
   events: 'Inspect, replay and export received events, or wait for one (scripts, CI)',
   notifications: 'Where the account\'s own notifications go (usage, plan, disabled endpoints, failed events), and those sent',
+  alerts: 'Alerts to Slack and email when an issue opens or a destination is disabled: channels, tests and those sent',
   members: 'Manage the team: who has access and with which role',
   'api-keys': 'Create, list and revoke API keys (one per machine or script)',
   transform: 'Try endpoint transformations (JavaScript that reshapes events) before using them',
@@ -111,6 +116,10 @@ export const COMMANDS: readonly CommandModule[] = [
   notificationsGet,
   notificationsEvents,
   notificationsClear,
+  alertsGet,
+  alertsSet,
+  alertsClear,
+  alertsTest,
   membersList,
   membersAdd,
   membersRole,
