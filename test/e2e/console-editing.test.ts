@@ -232,6 +232,43 @@ describe('editing in the console', () => {
     await expect.poll(async () => (await api(relay.baseUrl, 'GET', `/v1/endpoints/${barrier.id}`, { key })).body.status).toBe('active');
   });
 
+  it('sets ingest settings: dedupe drops a repeat, a custom response answers, verification refuses an unsigned request and is turned off after asking', async () => {
+    await page.goto(`${relay.baseUrl}/console#/endpoints/${barrier.id}`);
+    const at = (form: string, name: string) => `#${form}-${barrier.id}-${name}`;
+    const endpoint = async () => (await api(relay.baseUrl, 'GET', `/v1/endpoints/${barrier.id}`, { key })).body;
+
+    await page.fill(at('dedupe', 'header'), 'x-delivery-id');
+    await page.click('#setting-dedupe-form button[type="submit"]');
+    await expect.poll(async () => (await endpoint()).dedupe).toEqual({ header: 'x-delivery-id' });
+    const send = () => fetch(barrier.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-delivery-id': 'd-1' }, body: '{}' });
+    const first = await (await send()).json();
+    expect(await (await send()).json()).toEqual({ id: first.id, status: 'duplicate' });
+
+    await page.fill(at('response', 'status'), '202');
+    await page.fill(at('response', 'body'), 'got {{event_id}}');
+    await page.click('#setting-response-form button[type="submit"]');
+    await expect.poll(async () => (await endpoint()).response?.status).toBe(202);
+    const answered = await fetch(barrier.url, { method: 'POST', body: '{"n":2}' });
+    expect(answered.status).toBe(202);
+    expect(await answered.text()).toMatch(/^got evt_/);
+
+    // The secret is needed on every save: said beside the field before anything is sent.
+    await page.click('#setting-verification-form button[type="submit"]');
+    await expect.poll(() => page.textContent(`${at('verification', 'secret')}-message`)).toContain('signing secret');
+    await page.fill(at('verification', 'secret'), 'gh-secret-1234');
+    await page.click('#setting-verification-form button[type="submit"]');
+    await expect.poll(async () => (await endpoint()).verification?.secret_hint).toBe('1234');
+    expect(await page.inputValue(at('verification', 'secret'))).toBe('');
+    expect(await page.textContent('.setting-verification .setting-current')).toContain('github');
+    expect((await fetch(barrier.url, { method: 'POST', body: '{"n":3}' })).status).toBe(401);
+    expect(await saveScreenshot(page, 'console-editing-settings')).toBeGreaterThan(5000);
+
+    await page.click('.turn-off-verification');
+    await page.locator('dialog[open] .dialog-confirm').click();
+    await expect.poll(async () => (await endpoint()).verification).toBeNull();
+    expect((await fetch(barrier.url, { method: 'POST', body: '{"n":4}' })).status).toBe(202);
+  });
+
   it('creates an API key (shown once) and revokes it after asking', async () => {
     await page.goto(`${relay.baseUrl}/console#/account`);
     await page.fill('#new-key-name', 'ci');
@@ -282,5 +319,23 @@ describe('editing in the console', () => {
     await expect.poll(() => page.locator('#recent-alerts tbody tr').count()).toBeGreaterThan(0);
     expect(await saveScreenshot(page, 'console-editing-account')).toBeGreaterThan(5000);
   });
-});
 
+  it('shows a member who is not an admin the team and alerts read-only, saying an admin can change them', async () => {
+    const added = (await api(relay.baseUrl, 'POST', '/v1/members', { key, json: { email: 'viewer@example.com', role: 'member' } })).body;
+    // The same page signs out and in again: the test Chromium runs as one process, which a second context can crash.
+    await page.click('#sign-out');
+    await page.waitForSelector('#signin-form');
+    await page.fill('#api-key', added.api_key);
+    await page.press('#api-key', 'Enter');
+    await page.waitForSelector('#sign-out');
+    await page.goto(`${relay.baseUrl}/console#/account`);
+    await page.waitForSelector('#alert-slack');
+    await expect.poll(() => page.locator('#members tbody tr').count()).toBe(3);
+    expect(await page.locator('#new-member-form, #alerts-form, .remove-member, .member-role').count()).toBe(0);
+    expect(await page.textContent('#alerts')).toContain('Only an admin');
+    expect(await page.textContent('#alert-slack')).toContain('XYZ1');
+    // Their own key can be revoked; the admin's cannot from here.
+    await expect.poll(() => page.locator('#keys tbody tr').count()).toBe(3); // the admin's, dev's and theirs
+    expect(await page.locator('#keys .revoke-key').count()).toBe(1);
+  });
+});
