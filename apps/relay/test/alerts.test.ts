@@ -5,6 +5,7 @@ import { startReceiver, type Receiver } from '../../../test/support/receiver.ts'
 import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 import { startSmtpInbox, type SmtpInbox } from '../../../test/support/smtp-server.ts';
 import { SlackPoster } from '../src/alerts/slack.ts';
+import { loadConfig } from '../src/config.ts';
 
 const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
 const PUBLIC_URL = 'https://hook.example.test';
@@ -194,16 +195,20 @@ describe('alerts', () => {
 
   it('sends one alert for a destination that flaps', async () => {
     const { key, accountId, slack } = await alertedAccount();
-    let failing = true;
-    const flapping = await receiver(() => ({ status: failing ? 500 : 200 }));
+    // Each cycle's event fails once, then its retry is delivered.
+    let failNext = false;
+    const flapping = await receiver(() => {
+      const status = failNext ? 500 : 200;
+      failNext = false;
+      return { status };
+    });
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'flapping', destination: { type: 'url', url: flapping.url } });
     for (let cycle = 0; cycle < 5; cycle++) {
-      failing = true;
+      failNext = true;
       const before = flapping.requests.length;
       await sendEvent(ingestUrl(endpoint), `{"cycle":${cycle}}`);
-      await flapping.waitFor(before + 1);
+      await flapping.waitFor(before + 2);
       await expect.poll(() => issuesOf(accountId, 'open'), { timeout: 15_000 }).toHaveLength(1);
-      failing = false;
       // Resolved as a person would (POST /v1/issues/{id}/resolve): the next failure reopens it.
       await sqlRows(relay, "update issue set status = 'resolved', resolved_by = 'user', resolved_at = now() where account_id = ? and status = 'open'", [accountId]);
     }
@@ -292,5 +297,23 @@ describe('alerts', () => {
     const deleted = await api(relay.baseUrl, 'DELETE', `/v1/account?confirm=${accountId}`, { key });
     expect(deleted.status).toBeLessThan(300);
     await expect.poll(async () => (await sqlRows(relay, 'select (select count(*) from alert_outbox where account_id = ?)::int + (select count(*) from alert_channel where account_id = ?)::int as n', [accountId, accountId]))[0].n, { timeout: 20_000 }).toBe(0);
+  });
+});
+
+describe('HOOK_SMTP_URL and HOOK_ALERT_EMAIL_FROM', () => {
+  const base = { HOOK_SECRET_KEY: undefined };
+  it('are read together', () => {
+    const config = loadConfig({ ...base, HOOK_SMTP_URL: 'smtps://alerts%40example.com:p%40ss@smtp.example.com:465', HOOK_ALERT_EMAIL_FROM: 'Hook alerts <alerts@example.com>' });
+    expect(config.smtpUrl).toBe('smtps://alerts%40example.com:p%40ss@smtp.example.com:465');
+    expect(config.alertEmailFrom).toBe('Hook alerts <alerts@example.com>');
+    expect(loadConfig(base)).toMatchObject({ smtpUrl: null, alertEmailFrom: null });
+  });
+
+  it('refuse to start with a clear message, without echoing the SMTP password', () => {
+    expect(() => loadConfig({ HOOK_SMTP_URL: 'http://user:hunter2@smtp.example.com', HOOK_ALERT_EMAIL_FROM: 'alerts@example.com' })).toThrow(/HOOK_SMTP_URL="\(not shown\)" is not valid: expected a URL such as smtp:\/\//);
+    expect(() => loadConfig({ HOOK_SMTP_URL: 'http://user:hunter2@smtp.example.com', HOOK_ALERT_EMAIL_FROM: 'alerts@example.com' })).not.toThrow(/hunter2/);
+    expect(() => loadConfig({ HOOK_SMTP_URL: 'smtp://smtp.example.com:587' })).toThrow(/HOOK_ALERT_EMAIL_FROM is not set/);
+    expect(() => loadConfig({ HOOK_ALERT_EMAIL_FROM: 'alerts@example.com' })).toThrow(/HOOK_SMTP_URL is not set/);
+    expect(() => loadConfig({ HOOK_SMTP_URL: 'smtp://smtp.example.com:587', HOOK_ALERT_EMAIL_FROM: 'not an address' })).toThrow(/HOOK_ALERT_EMAIL_FROM="not an address" is not valid/);
   });
 });
