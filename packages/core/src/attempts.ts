@@ -32,26 +32,25 @@ export const REDACTED_HEADER_VALUE = '[redacted]';
  * lone surrogate) becomes U+FFFD.
  */
 export function boundHeaders(headers: Record<string, string | readonly string[] | undefined>): Record<string, string> {
-  const merged = new Map<string, string>();
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    const lower = storable(name.toLowerCase());
-    const text = typeof value === 'string' ? value : value.join(', ');
-    const before = merged.get(lower);
-    merged.set(lower, before === undefined ? text : `${before}, ${text}`);
-  }
-  const kept: Record<string, string> = {};
+  // One pass, no intermediate map: it runs for both sides of every attempt. No prototype: a
+  // header may be named constructor or __proto__.
+  const kept: Record<string, string> = Object.create(null);
   let bytes = 0;
   let notKept = 0;
-  for (const [name, value] of merged) {
-    const cut = cutValue(storable(value));
-    const size = Buffer.byteLength(name) + Buffer.byteLength(cut);
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    const lower = storable(name.toLowerCase());
+    const before = kept[lower];
+    const text = storable(typeof value === 'string' ? value : value.join(', '));
+    const cut = cutValue(before === undefined ? text : `${before}, ${text}`);
+    const size = (before === undefined ? Buffer.byteLength(lower) : -Buffer.byteLength(before)) + Buffer.byteLength(cut);
     if (bytes + size > ATTEMPT_HEADERS_MAX_BYTES) {
       notKept++;
       continue;
     }
     bytes += size;
-    kept[name] = cut;
+    kept[lower] = cut;
   }
   if (notKept > 0) kept[HEADERS_NOT_KEPT] = `${notKept} more header${notKept === 1 ? '' : 's'} not kept`;
   return kept;
@@ -64,7 +63,7 @@ function cutValue(value: string): string {
 }
 
 function storable(text: string): string {
-  return text.toWellFormed().replaceAll('\u0000', '\uFFFD');
+  return text.isWellFormed() && !text.includes('\u0000') ? text : text.toWellFormed().replaceAll('\u0000', '\uFFFD');
 }
 
 /**

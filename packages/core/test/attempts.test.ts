@@ -29,6 +29,11 @@ describe('boundHeaders', () => {
     expect(kept[HEADERS_NOT_KEPT]).toBe(`${100 - names.length} more headers not kept`);
   });
 
+  it('keeps headers named like Object.prototype\'s properties', () => {
+    expect(JSON.stringify(boundHeaders({ constructor: 'a', toString: 'b', __proto__: 'c' } as Record<string, string>))).toBe('{"constructor":"a","tostring":"b"}');
+    expect(JSON.parse(JSON.stringify(boundHeaders(JSON.parse('{"__proto__":"c","Constructor":"d"}'))))).toEqual(JSON.parse('{"__proto__":"c","constructor":"d"}'));
+  });
+
   it('makes text that jsonb cannot hold storable', () => {
     expect(boundHeaders({ 'x-nul': 'a\u0000b', 'x-lone': 'a\ud800b' })).toEqual({ 'x-nul': 'a\uFFFDb', 'x-lone': 'a\uFFFDb' });
   });
