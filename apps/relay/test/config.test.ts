@@ -50,6 +50,8 @@ describe('loadConfig', () => {
       mcpAllowedOrigins: [],
       dnsServers: null,
       tracing: null,
+      smtpUrl: null,
+      alertEmailFrom: null,
     });
   });
 
@@ -90,6 +92,8 @@ describe('loadConfig', () => {
         HOOK_METRICS_TOKEN: 'abcdef0123456789abcdef',
         HOOK_MCP_ALLOWED_ORIGINS: 'https://agents.example.com',
         HOOK_DNS_SERVERS: '127.0.0.1:5353, 9.9.9.9,[2001:db8::53]:53, 2001:db8::54',
+        HOOK_SMTP_URL: 'smtp://alerts:secret@smtp.example.com:587',
+        HOOK_ALERT_EMAIL_FROM: 'Hook <alerts@example.com>',
       }),
     ).toEqual({
       databaseUrl: 'postgres://u@db:5432/hook',
@@ -121,6 +125,8 @@ describe('loadConfig', () => {
       mcpAllowedOrigins: ['https://agents.example.com'],
       dnsServers: ['127.0.0.1:5353', '9.9.9.9', '[2001:db8::53]:53', '2001:db8::54'],
       tracing: null,
+      smtpUrl: 'smtp://alerts:secret@smtp.example.com:587',
+      alertEmailFrom: 'Hook <alerts@example.com>',
     });
     expect(loadConfig({ HOOK_API_RATE_LIMIT: '0' }).apiRateLimit).toBe(0);
     expect(loadConfig({ HOOK_API_RATE_LIMIT: 'Plan' }).apiRateLimit).toBe('plan');
