@@ -3,8 +3,13 @@
 // can be selected by hand, the sidebar is reachable by its #docs-nav link, and the
 // search box is a link to the index.
 
-/** Every code block of a doc (and the landing page's commands) gets a Copy button. */
+/**
+ * Every code block of a doc (and the landing page's commands) gets a Copy button. Code
+ * blocks and tables scroll sideways on narrow screens, so they take the keyboard's focus
+ * (arrow keys then scroll them).
+ */
 function addCopyButtons() {
+  for (const region of document.querySelectorAll('.doc-content pre, pre.copyable, .table-wrap')) region.tabIndex = 0;
   for (const pre of document.querySelectorAll('.doc-content pre, pre.copyable')) {
     const wrapper = document.createElement('div');
     wrapper.className = 'code-block';
@@ -120,7 +125,7 @@ function score(section, query, queryWords) {
 function snippet(section, queryWords) {
   const found = queryWords.map((word) => section.lowerText.indexOf(word)).filter((index) => index >= 0);
   const at = found.length > 0 ? Math.min(...found) : 0;
-  const start = Math.max(0, at - 40);
+  const start = at < 40 ? 0 : section.text.lastIndexOf(' ', at - 30) + 1;
   return `${start > 0 ? '…' : ''}${section.text.slice(start, start + 140)}`;
 }
 
