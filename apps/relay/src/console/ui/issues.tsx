@@ -185,8 +185,9 @@ export function IssuePage({ id }: { id: string }) {
         // Every event delivered: the sweep resolves the issue within seconds, so keep reading until it has.
         const allDelivered = current.events.failing === 0 && attempted;
         if (current.status === 'resolved' || (attempted && !allDelivered) || Date.now() >= until) {
+          // The events first, so "Done" appears with the table it speaks of.
+          await loadEvents().catch(() => {});
           setRetry({ phase: 'done', queued, failing: current.status === 'resolved' ? 0 : current.events.failing });
-          await loadEvents();
           return;
         }
       } catch (failure) {
@@ -282,7 +283,7 @@ export function IssuePage({ id }: { id: string }) {
             <thead>
               <tr>
                 <th scope="col">Event</th><th scope="col">Type</th><th scope="col">Delivery</th><th scope="col" class="number">Attempts</th>
-                <th scope="col">Last failed</th><th scope="col">Last answer</th>
+                <th scope="col">Last failed</th><th scope="col">Its answer</th>
               </tr>
             </thead>
             <tbody>
