@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { collectHeader, parseDestinationId, parseHttpUrl, parseLimit, parseLimitOrNone, parsePositiveWholeNumber, parseTimeArgument } from '../src/option-parsers.ts';
+import { collectHeader, parseDestinationId, parseHttpUrl, parseIssueId, parseIssueStatusList, parseLimit, parseLimitOrNone, parsePositiveWholeNumber, parseTimeArgument } from '../src/option-parsers.ts';
 
 const NOW = Date.UTC(2026, 0, 31, 12, 0, 0);
 const parseTime = parseTimeArgument(() => NOW);
@@ -13,6 +13,15 @@ describe('option parsers', () => {
     expect(parseTime('2h')).toBe('2026-01-31T10:00:00.000Z');
     expect(parseTime('7d')).toBe('2026-01-24T12:00:00.000Z');
     for (const bad of ['yesterday', '2026-13-45', '12', 'now']) expect(() => parseTime(bad)).toThrow(InvalidArgumentError);
+  });
+
+  it('hook issues: --status takes issue statuses or all; an issue id is iss_ and a ULID', () => {
+    expect(parseIssueStatusList('open')).toBe('open');
+    expect(parseIssueStatusList('open, resolved')).toBe('open,resolved');
+    expect(parseIssueStatusList('all')).toBe('open,acknowledged,resolved');
+    for (const bad of ['closed', 'open,', 'failed', '', 'ALL']) expect(() => parseIssueStatusList(bad)).toThrow(InvalidArgumentError);
+    expect(parseIssueId('iss_01JD2Y0Z3M4N5P6Q7R8S9TVWXY')).toBe('iss_01JD2Y0Z3M4N5P6Q7R8S9TVWXY');
+    for (const bad of ['iss_1', 'evt_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', '']) expect(() => parseIssueId(bad)).toThrow(InvalidArgumentError);
   });
 
   it('--limit: 1 to 100 only', () => {
