@@ -42,6 +42,8 @@ const LAYOUT: ShardLayout = {
     notification_outbox: 'account_id',
     plan_change: 'account_id',
     playground_session: 'account_id',
+    issue: 'account_id',
+    issue_event: 'account_id',
   },
   // History partitions (packages/db/src/partitions.ts): event_r0, event_r7, event_r7_20261127, …
   partitionOf: (name) => /^(event|delivery|attempt)_r\d+(_\d+)?$/.exec(name)?.[1] ?? null,
@@ -81,6 +83,18 @@ const NOT_ROUTED: NotRouted[] = [
     statement: /^with removed as \(delete from notification_outbox/,
     kind: 'background',
     why: 'the notifier stores the events of the rows it took, of several accounts; on Citus one statement per account',
+    sometimes: true,
+  },
+  {
+    statement: /^with looked as \(select s\.id, s\.account_id, s\.destination_id from issue s where s\.status <> 'resolved'/,
+    kind: 'background',
+    why: 'the issue sweep (jobs/issue-sweep.ts) resolves every account\'s issues whose events were all delivered; on Citus a multi-shard statement, or one per shard',
+    sometimes: true,
+  },
+  {
+    statement: /^with looked as \(select ie\.issue_id, ie\.event_id from issue_event ie/,
+    kind: 'background',
+    why: 'the issue sweep forgets covered events retention removed, a batch of every account\'s rows by event id; on Citus a multi-shard statement, like retention',
     sometimes: true,
   },
   {
@@ -154,6 +168,7 @@ const HOT_PATHS: { path: string; statement: string | RegExp }[] = [
   { path: 'a listener connecting', statement: 'hook_make_due' },
   { path: 'a lease given back', statement: 'hook_release_lease' },
   { path: 'recording results', statement: 'hook_record_results_account' },
+  { path: 'recording results with failures (grouped into issues, docs/issues.md)', statement: 'hook_record_results_account_issues' },
   { path: 'list', statement: /cross join lateral \(select case when bool_or\(l\.status = 'retrying'/ },
   { path: 'search', statement: /strpos\(lower\(hook_body_text\(/ },
   { path: 'replay one', statement: 'hook_replay_one' },

@@ -247,7 +247,7 @@ function issueSteps(pin: (alias: string) => string, accountOf: (column: string) 
     issues_upserted as (
       insert into issue as s (id, account_id, endpoint_id, destination_id, kind, status, first_seen_at, last_seen_at, opened_at,
                               failure_count, event_count, last_status, last_error, last_event_id, last_alerted_at)
-      select 'iss_' || substr(g.first_attempt_id, 5), g.account_id, g.endpoint_id, g.destination_id, g.kind, 'open', g.first_at, g.last_at, now(),
+      select 'iss_' || substr(g.first_attempt_id, 5), ${accountOf('g.account_id')}, g.endpoint_id, g.destination_id, g.kind, 'open', g.first_at, g.last_at, now(),
              g.failures, g.new_events, g.last_status, g.last_error, g.last_event_id, now()
       from failure_groups g
       order by g.account_id, g.destination_id, g.kind
