@@ -188,6 +188,7 @@ const SEALED_SECRET_COLUMNS: readonly [table: string, column: string][] = [
   ['destination', 'previous_secret'],
   ['endpoint', 'verification_secret'],
   ['endpoint', 'handshake_secret'],
+  ['alert_channel', 'slack_url'],
 ];
 
 async function sealedSecretKeyIds(client: pg.Client, schema: string, tables: BackupTable[]): Promise<string[]> {

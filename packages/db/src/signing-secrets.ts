@@ -49,8 +49,8 @@ export const SEAL_BATCH_SIZE = 500;
  * Start-up step, after migrations: checks that the key opens the stored secrets, then
  * seals any secret still stored in plaintext (rows from before encryption).
  *
- * The check opens one sealed secret of each key id found (destination signing secrets and
- * endpoint verification and handshake secrets): with the wrong HOOK_SECRET_KEY the relay must refuse to
+ * The check opens one sealed secret of each key id found (destination signing secrets,
+ * endpoint verification and handshake secrets, alert channels' Slack URLs): with the wrong HOOK_SECRET_KEY the relay must refuse to
  * start rather than sign deliveries with garbage or fail every verifying ingest. The
  * sealing is one keyset pass over the table in batches; each row is updated only if it still holds
  * the value read, so relays starting together (or a rotation meanwhile) never overwrite
@@ -65,7 +65,8 @@ export async function prepareSigningSecrets(orm: Orm, batchSize = SEAL_BATCH_SIZ
     `select distinct on (split_part(secret, ':', 3)) secret
      from (select secret, id from destination where secret like 'enc:%'
            union all select verification_secret, id from endpoint where verification_secret like 'enc:%'
-           union all select handshake_secret, id from endpoint where handshake_secret like 'enc:%') as sealed
+           union all select handshake_secret, id from endpoint where handshake_secret like 'enc:%'
+           union all select slack_url, account_id from alert_channel where slack_url like 'enc:%') as sealed
      order by split_part(secret, ':', 3), id`,
     [],
   );
