@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DESTINATION_FAILURE_LIMIT, firstIdAt, newId } from '@hook/core';
 import pg from 'pg';
 import {
-  AttemptRecorder, CLAIM_DUE, CLAIM_LISTEN, CLAIM_LISTEN_AFTER, QUEUE_SESSION_SETTINGS, releaseLease, queueExecutor, RECORD_GROUPED_RESULTS, RECORD_RESULTS, claimDue, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, replayEvent, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
+  AttemptRecorder, CLAIM_DUE, CLAIM_LISTEN, CLAIM_LISTEN_AFTER, QUEUE_SESSION_SETTINGS, releaseLease, queueExecutor, pruneIssueEvents, RECORD_GROUPED_RESULTS, RECORD_RESULTS, claimDue, resolveDeliveredIssues, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, replayEvent, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
 } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
 import { freshDatabase } from '../../../test/support/database.ts';
@@ -309,6 +309,29 @@ describe('issues', () => {
       issue_id: expect.stringMatching(/^iss_/), endpoint_id: endpointId, destination_id: destinationId, kind: 'http_5xx', title: 'Receiver answered 5xx',
       event_id: claimed[1]!.id, last_status: 500, failure_count: 5,
     });
+  });
+
+  it('the sweep resolves an issue once its events are delivered, and forgets covered events retention removed', async () => {
+    const recorder = new AttemptRecorder(orm);
+    const [kept, dropped] = (await due(2)).sort();
+    const claimed = await claimDue(orm, claimOptions);
+    await Promise.all(claimed.map((delivery) => recorder.record(result(delivery, 500, { status: 'failed' }))));
+    const [{ id }] = await sql('select id from issue');
+    expect((await resolveDeliveredIssues(orm)).resolved).toEqual([]);
+
+    // retention removes one event; a small batch walks the rows in event id order and wraps around
+    await sql('delete from delivery where event_id = ?', [dropped]);
+    await sql('delete from event where id = ?', [dropped]);
+    expect(await pruneIssueEvents(orm, '', 1)).toEqual({ removed: 0, lastEventId: kept });
+    expect(await pruneIssueEvents(orm, kept!, 1)).toEqual({ removed: 1, lastEventId: dropped });
+    expect(await pruneIssueEvents(orm, dropped!, 1)).toEqual({ removed: 0, lastEventId: null });
+    expect((await sql('select event_id from issue_event')).map((row) => row.event_id)).toEqual([kept]);
+
+    // the one left delivered: resolved by the sweep, once
+    await sql(`update delivery set status = 'delivered' where event_id = ?`, [kept]);
+    expect((await resolveDeliveredIssues(orm)).resolved).toEqual([id]);
+    expect(await sql('select status, resolved_by from issue')).toEqual([{ status: 'resolved', resolved_by: 'auto' }]);
+    expect((await resolveDeliveredIssues(orm)).resolved).toEqual([]);
   });
 
   it('makes none of a 2xx, a cli destination, or the account\'s notifications endpoint', async () => {
