@@ -45,7 +45,6 @@ export interface RenderedDoc {
 
 /** Languages in docs/ fences (aliases: sh, ts, js, yml, toml…); anything else is shown as plain text. */
 const LANGUAGES = { bash, http, ini, javascript, json, sql, typescript, yaml };
-for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
 
 /** What markdown-it (as configured here) and highlight.js produce, and nothing else. */
 const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
@@ -190,13 +189,12 @@ function anchorTargets(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
-function highlight(code: string, language: string): string {
-  if (!language || !hljs.getLanguage(language)) return '';
-  return hljs.highlight(code, { language, ignoreIllegals: true }).value;
-}
-
-/** A markdown-it instance per relay (its rules close over nothing but their env). */
+/** A markdown-it and a highlight.js of its own per relay (highlight.js/lib/core's default instance is shared by its importers). */
 export function createDocRenderer(): (name: string, markdown: string, docs: ReadonlySet<string>) => RenderedDoc {
+  const highlighter = hljs.newInstance();
+  for (const [name, language] of Object.entries(LANGUAGES)) highlighter.registerLanguage(name, language);
+  const highlight = (code: string, language: string): string =>
+    language && highlighter.getLanguage(language) ? highlighter.highlight(code, { language, ignoreIllegals: true }).value : '';
   const md = new MarkdownIt({ html: false, linkify: false, typographer: false, highlight });
   md.inline.ruler.before('html_inline', 'anchor_target', anchorTargets);
   md.core.ruler.push('heading_ids', headingIds);
