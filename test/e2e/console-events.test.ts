@@ -102,6 +102,7 @@ describe('events: list and detail', () => {
       await row(ids[1]!).click();
       await page.waitForSelector(`.inspector[data-event-id="${ids[1]}"]`);
       expect(await page.locator('#event-list').isVisible()).toBe(false);
+      await expect.poll(activeEventId).toBe('detail-heading');
       expect(await scrollsSideways(page)).toBe(false);
       expect(await saveScreenshot(page, 'console-375px-detail')).toBeGreaterThan(5000);
       await page.click('.back-link');

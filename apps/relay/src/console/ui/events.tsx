@@ -227,12 +227,24 @@ export function EventsRoute({ hash, match }: RouteProps) {
     location.hash = `#/events${suffix}`;
   }, [suffix]);
 
-  // Focus follows the hash once it has rendered: the row (scrolled into view) or the detail's heading.
+  // Focus follows the hash once it has rendered: the row (scrolled into view) or the
+  // detail's heading. Closing an event, by Esc, ← Events or the browser's Back, returns
+  // to its row. On a narrow screen, where the event hides the list, it goes to the event.
+  const shownBefore = useRef(selectedId);
   useLayoutEffect(() => {
+    if (shownBefore.current && !selectedId && !focusNext.current) focusNext.current = { to: 'row', id: shownBefore.current };
+    shownBefore.current = selectedId;
     const wanted = focusNext.current;
     if (!wanted) return;
     const target = wanted.to === 'detail' ? document.getElementById('detail-heading') : document.getElementById(`row-${wanted.id}`);
-    if (!target || target.offsetParent === null) return; // not shown (the list is hidden on a narrow screen)
+    if (!target || target.offsetParent === null) {
+      const heading = document.getElementById('detail-heading');
+      if (!selectedId || !heading || heading.offsetParent === null) return; // not rendered yet: the next render tries again
+      focusNext.current = undefined;
+      heading.focus({ preventScroll: true });
+      window.scrollTo(0, 0);
+      return;
+    }
     focusNext.current = undefined;
     target.focus({ preventScroll: true });
     if (wanted.to === 'row') target.scrollIntoView({ block: 'nearest' });
