@@ -33,6 +33,26 @@ describe('landing page and docs', () => {
     for (const href of ['/console', '/playground', '/docs/', '/openapi.json']) expect((await fetch(`${relay.baseUrl}${href}`)).status, href).toBe(200);
   });
 
+  it('serves the docs\' search index, gzipped for a client that takes it', async () => {
+    const { request } = await import('node:http');
+    const { gunzipSync } = await import('node:zlib');
+    const get = (headers: Record<string, string>) => new Promise<{ encoding: string | undefined; body: Buffer }>((resolve, reject) => {
+      request(`${relay.baseUrl}/docs/search-index.json`, { headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ encoding: response.headers['content-encoding'], body: Buffer.concat(chunks) }));
+      }).on('error', reject).end();
+    });
+    const plain = await get({});
+    expect(plain.encoding).toBeUndefined();
+    const index = JSON.parse(plain.body.toString('utf8')) as { pages: { name: string; title: string }[] };
+    expect(index.pages[0]).toMatchObject({ name: 'quickstart', title: 'Quickstart' });
+    const zipped = await get({ 'accept-encoding': 'gzip, deflate, br' });
+    expect(zipped.encoding).toBe('gzip');
+    expect(zipped.body.length).toBeLessThan(plain.body.length / 3);
+    expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
+  });
+
   it('escapes a hostile Host header in the page', async () => {
     const { request } = await import('node:http');
     const html = await new Promise<string>((resolve, reject) => {
