@@ -8,10 +8,12 @@
  * first; an API key made and revoked; a member added; alert channels set and a test alert
  * received at the Slack URL. Each flow keeps a screenshot in test/artifacts/.
  */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { browserSuite, launchBrowser } from '../support/browser.ts';
-import { saveScreenshot } from '../support/console.ts';
+import { saveScreenshot, scrollsSideways } from '../support/console.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { api, createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
 
@@ -144,6 +146,12 @@ describe('editing in the console', () => {
     await card().locator('.test-rules').click();
     await expect.poll(() => card().locator('.transform-error').textContent()).toMatch(/line 2.*not yet/);
     expect(await card().locator('.line-numbers li.error-line').textContent()).toBe('2');
+    // Code that does not compile is refused on save, the relay's message beside the code and its line marked.
+    await code.fill(["addHandler('transform', (request) => {", '  return request;;;', '  +', '});'].join('\n'));
+    await card().locator('.save-rules').click();
+    await expect.poll(() => card().locator('[id$="-code-message"]').textContent()).toMatch(/line \d+/);
+    expect(await card().locator('.line-numbers li.error-line').count()).toBe(1);
+    expect((await api(relay.baseUrl, 'GET', `/v1/destinations/${destinationId}`, { key })).body.transformation).toBeNull();
 
     await code.fill([
       "addHandler('transform', (request) => {",
@@ -192,6 +200,36 @@ describe('editing in the console', () => {
     const passed = await sendEvent(shop.url, json({ type: 'order.created', id: 6 }));
     await expect.poll(() => toShop().some((request) => request.headers['webhook-id'] === passed)).toBe(true);
     expect(toShop().some((request) => request.headers['webhook-id'] === skipped)).toBe(false);
+  });
+
+  it('the endpoint page, with the destination form, the rules editor and a confirm dialog open, has no serious or critical axe-core violation, light or dark', async () => {
+    const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    await page.click('.add-destination');
+    await page.selectOption('#add-destination-auth-type', 'oauth2');
+    for (const summary of await page.locator('.destination-form details summary').all()) await summary.click();
+    const found: string[] = [];
+    for (const theme of ['light', 'dark']) {
+      await page.evaluate((value) => { (globalThis as any).document.documentElement.dataset.theme = value; }, theme);
+      // Evaluated through the DevTools protocol, which the page's CSP does not govern.
+      await page.evaluate(axeSource);
+      const results = await page.evaluate(async () => (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] }));
+      found.push(...results.violations.filter((violation: { impact: string }) => violation.impact === 'serious' || violation.impact === 'critical')
+        .map((violation: { id: string; nodes: { target: string[] }[] }) => `${theme}: ${violation.id} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`));
+    }
+    expect(await saveScreenshot(page, 'console-editing-endpoint-dark')).toBeGreaterThan(5000);
+    await page.evaluate(() => { delete (globalThis as any).document.documentElement.dataset.theme; });
+    await card().locator('.delete-destination').click();
+    await page.evaluate(axeSource);
+    const dialog = await page.evaluate(async () => (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] }));
+    found.push(...dialog.violations.filter((violation: { impact: string }) => violation.impact === 'serious' || violation.impact === 'critical').map((violation: { id: string }) => `dialog: ${violation.id}`));
+    await page.keyboard.press('Escape');
+    // Nothing scrolls sideways on a phone, the form and the rules editor open.
+    await page.setViewportSize({ width: 375, height: 800 });
+    expect(await scrollsSideways(page)).toBe(false);
+    expect(await saveScreenshot(page, 'console-editing-endpoint-375')).toBeGreaterThan(5000);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.click('#add-destination button:has-text("Cancel")');
+    expect(found).toEqual([]);
   });
 
   it('asks before deleting a destination (Esc cancels) and an endpoint, then deletes them', async () => {

@@ -71,7 +71,6 @@ export function RulesEditor({ destination, events, onSaved }: { destination: Des
   const test = useSubmit({ known: ['transformation.code', 'filter', 'pasted'] });
   const save = useSubmit({ known: ['transformation.code', 'filter'] });
   const id = `rules-${destination.id}`;
-  const errorLine = outcome?.transformation && !outcome.transformation.ok ? outcome.transformation.error.line : null;
 
   const runTest = () => test.run(async () => {
     setOutcome(null);
@@ -106,6 +105,9 @@ export function RulesEditor({ destination, events, onSaved }: { destination: Des
   });
 
   const messages = { ...test.messages, ...save.messages };
+  // A failed test gives the line; a refused save says it in its message ("line 3: …").
+  const savedLine = /^line (\d+)/.exec(messages['transformation.code'] ?? '')?.[1];
+  const errorLine = outcome?.transformation && !outcome.transformation.ok ? outcome.transformation.error.line : savedLine ? Number(savedLine) : null;
   const transformation = outcome?.transformation;
   return (
     <div class="rules" id={id}>
