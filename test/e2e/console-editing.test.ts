@@ -15,11 +15,13 @@ import type { Browser, Page } from 'playwright-core';
 import { browserSuite, launchBrowser } from '../support/browser.ts';
 import { saveScreenshot, scrollsSideways } from '../support/console.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { startSmtpInbox, type SmtpInbox } from '../support/smtp-server.ts';
 import { api, createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
 
 let relay: TestRelay;
 let receiver: Receiver;
 let slack: Receiver;
+let inbox: SmtpInbox;
 let browser: Browser | undefined;
 let page: Page;
 let key: string;
@@ -30,7 +32,8 @@ let shop: any;
 let destinationId: string;
 
 beforeAll(async () => {
-  relay = await startTestRelay({ retryScheduleMs: [50], allowPrivateDestinations: true }, { workerPollMs: 50 });
+  inbox = await startSmtpInbox();
+  relay = await startTestRelay({ retryScheduleMs: [50], allowPrivateDestinations: true, smtpUrl: inbox.url, alertEmailFrom: 'Hook alerts <alerts@hook.example.test>' }, { workerPollMs: 50 });
   receiver = await startReceiver(() => ({ status: 200, body: 'thanks' }));
   slack = await startReceiver(() => ({ status: 200, body: 'ok' }));
   ({ key } = await signUp(relay.baseUrl));
@@ -47,6 +50,7 @@ afterAll(async () => {
   await browser?.close();
   await receiver?.close();
   await slack?.close();
+  await inbox?.close();
   await relay?.close();
 });
 
@@ -339,20 +343,27 @@ describe('editing in the console', () => {
     await expect.poll(async () => (await api(relay.baseUrl, 'GET', `/v1/members/${dev.id}`, { key })).body.role).toBe('admin');
   });
 
-  it('sets the Slack alert channel and sends a test alert to it', async () => {
+  it('sets the Slack and email alert channels and sends a test alert to each', async () => {
     await page.waitForSelector('#alerts-form');
     await page.fill('#alerts-slack', 'not a url');
     await page.click('#alerts-form button[type="submit"]');
     await expect.poll(() => page.textContent('#alerts-slack-message')).toMatch(/\S/);
 
     await page.fill('#alerts-slack', `${slack.url}/services/T000/B000/XYZ1`);
+    await page.fill('#alerts-email', 'not-an-address');
+    await page.click('#alerts-form button[type="submit"]');
+    await expect.poll(() => page.textContent('#alerts-email-message')).toMatch(/\S/);
+    await page.fill('#alerts-email', 'ops@example.com, oncall@example.com');
     await page.click('#alerts-form button[type="submit"]');
     await expect.poll(() => page.textContent('#alert-slack')).toContain('XYZ1');
+    expect(await page.textContent('#alert-email')).toBe('ops@example.com, oncall@example.com');
     expect((await api(relay.baseUrl, 'GET', '/v1/account/alerts', { key })).body.slack).not.toBeNull();
     await page.click('#send-test-alert');
     await slack.waitFor(1);
     expect(slack.requests[0]!.url).toBe('/hooks/services/T000/B000/XYZ1');
     expect(JSON.parse(slack.requests[0]!.body.toString()).text).toMatch(/\S/);
+    await expect.poll(() => inbox.messages.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(inbox.messages[0]!.to.sort()).toEqual(['oncall@example.com', 'ops@example.com']);
     await page.reload();
     await expect.poll(() => page.locator('#recent-alerts tbody tr').count()).toBeGreaterThan(0);
     expect(await saveScreenshot(page, 'console-editing-account')).toBeGreaterThan(5000);
