@@ -283,7 +283,7 @@ describe('editing in the console', () => {
     await page.click('#setting-dedupe-form button[type="submit"]');
     await expect.poll(async () => (await endpoint()).dedupe).toEqual({ header: 'x-delivery-id' });
     const send = () => fetch(barrier.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-delivery-id': 'd-1' }, body: '{}' });
-    const first = await (await send()).json();
+    const first = await (await send()).json() as { id: string };
     expect(await (await send()).json()).toEqual({ id: first.id, status: 'duplicate' });
 
     await page.fill(at('response', 'status'), '202');

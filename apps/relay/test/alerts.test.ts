@@ -221,7 +221,7 @@ describe('alerts', () => {
   });
 
   it(`sends at most ${ALERT_CHANNEL_LIMIT_PER_HOUR} alerts per channel per hour, and the next says how many were held back`, async () => {
-    const { key, accountId, slack } = await alertedAccount();
+    const { accountId, slack } = await alertedAccount();
     const notice = (n: number) => ({ accountId, type: 'destination.disabled' as const, data: { endpoint_id: 'ep_x', destination_id: `dst_${n}`, reason: 'failing' as const, consecutive_failures: 10, disabled_at: new Date().toISOString() } });
     await relay.orm.em.fork().transactional(async (em) => {
       for (let n = 0; n < 1000; n++) await enqueueNotification(em, notice(n));

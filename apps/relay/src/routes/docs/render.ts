@@ -7,16 +7,23 @@
  */
 import MarkdownIt from 'markdown-it';
 import type { Env, StateCore, StateInline, Token } from 'markdown-it';
-import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import http from 'highlight.js/lib/languages/http';
-import ini from 'highlight.js/lib/languages/ini';
-import javascript from 'highlight.js/lib/languages/javascript';
-import json from 'highlight.js/lib/languages/json';
-import sql from 'highlight.js/lib/languages/sql';
-import typescript from 'highlight.js/lib/languages/typescript';
-import yaml from 'highlight.js/lib/languages/yaml';
+import { createRequire } from 'node:module';
 import sanitizeHtml from 'sanitize-html';
+
+/**
+ * The part of highlight.js used here. It is loaded untyped (require) because its type
+ * declarations pull in the DOM's lib, whose `fetch` types then refuse Node's Buffer
+ * bodies in every project that reaches this file.
+ */
+interface Highlighter {
+  newInstance(): Highlighter;
+  registerLanguage(name: string, language: unknown): void;
+  getLanguage(name: string): unknown;
+  highlight(code: string, options: { language: string; ignoreIllegals: boolean }): { value: string };
+}
+const require = createRequire(import.meta.url);
+const hljs = require('highlight.js/lib/core') as Highlighter;
+const language = (name: string): unknown => require(`highlight.js/lib/languages/${name}`);
 
 /** A heading of a rendered page, with the id its anchor links to. */
 export interface DocHeading {
@@ -44,7 +51,7 @@ export interface RenderedDoc {
 }
 
 /** Languages in docs/ fences (aliases: sh, ts, js, yml, toml…); anything else is shown as plain text. */
-const LANGUAGES = { bash, http, ini, javascript, json, sql, typescript, yaml };
+const LANGUAGES = Object.fromEntries(['bash', 'http', 'ini', 'javascript', 'json', 'sql', 'typescript', 'yaml'].map((name) => [name, language(name)]));
 
 /** What markdown-it (as configured here) and highlight.js produce, and nothing else. */
 const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
