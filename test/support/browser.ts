@@ -69,8 +69,11 @@ async function extractedBrowser(): Promise<string> {
   return dir;
 }
 
-/** Starts headless Chromium; if it cannot, fails with one line that says why and what to do. */
-export async function launchBrowser(): Promise<Browser> {
+/**
+ * Starts headless Chromium; if it cannot, fails with one line that says why and what to do.
+ * `extraArgs` go after the usual flags (`--remote-debugging-port=<port>` for Lighthouse, say).
+ */
+export async function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   const override = process.env.HOOK_TEST_CHROMIUM;
   let executablePath = override;
   try {
@@ -83,7 +86,7 @@ export async function launchBrowser(): Promise<Browser> {
     return await playwright.launch({
       executablePath,
       // The package's flags (no sandbox, no zygote, software GL) are what its build needs to run as root and without a GPU.
-      args: override ? ['--no-sandbox'] : chromium.args,
+      args: [...(override ? ['--no-sandbox'] : chromium.args), ...extraArgs],
       env: { ...process.env, ...env },
       timeout: 60_000,
     });
