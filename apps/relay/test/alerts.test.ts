@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALERT_CHANNEL_LIMIT_PER_HOUR, issueTitle, type IssueKind } from '@hook/core';
+import { ALERT_CHANNEL_LIMIT_PER_HOUR, ALERT_TESTS_PER_HOUR, issueTitle, type IssueKind } from '@hook/core';
 import { enqueueNotification } from '@hook/db';
 import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
 import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
@@ -275,6 +275,15 @@ describe('alerts', () => {
 
     const { key: bare } = await signUp(relay.baseUrl);
     expect((await api(relay.baseUrl, 'POST', '/v1/account/alerts/test', { key: bare })).body).toEqual({ queued: [] });
+  });
+
+  it(`allows ${ALERT_TESTS_PER_HOUR} test alerts an hour per account (they skip the channel limit)`, async () => {
+    const { key } = await alertedAccount();
+    for (let n = 0; n < ALERT_TESTS_PER_HOUR; n++) expect((await api(relay.baseUrl, 'POST', '/v1/account/alerts/test', { key })).status).toBe(200);
+    const refused = await api(relay.baseUrl, 'POST', '/v1/account/alerts/test', { key });
+    expectProblem(refused, 429, 'rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3000);
+    expect((await api(relay.baseUrl, 'POST', '/v1/account/alerts/test', { key: (await signUp(relay.baseUrl)).key })).status).toBe(200);
   });
 
   it('applies the private-address rule where it connects, whatever was checked when the URL was set', async () => {

@@ -29,6 +29,13 @@ export function isAlertType(type: string): type is AlertType {
  */
 export const ALERT_CHANNEL_LIMIT_PER_HOUR = 20;
 
+/**
+ * Most test alerts an account may ask for per hour (POST /v1/account/alerts/test): they
+ * skip the channel limit, and an email test sends the operator's mail to addresses no one
+ * confirmed, so they have a limit of their own.
+ */
+export const ALERT_TESTS_PER_HOUR = 5;
+
 /** Most times one alert is tried before it is marked failed. */
 export const ALERT_MAX_ATTEMPTS = 5;
 

@@ -10,7 +10,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
-import { ALERT_CHANNEL_LIMIT_PER_HOUR, type AlertChannel, type AlertMessageType, type AlertsHeldBack, type AlertType } from '@hook/core';
+import { ALERT_CHANNEL_LIMIT_PER_HOUR, ALERT_TESTS_PER_HOUR, type AlertChannel, type AlertMessageType, type AlertsHeldBack, type AlertType } from '@hook/core';
 import type { Orm } from './orm.ts';
 import { openSigningSecret, sealSigningSecret } from './signing-secrets.ts';
 
@@ -169,9 +169,16 @@ async function insertAlertRows(em: EntityManager, rows: { accountId: string; cha
 
 /**
  * Queues a test alert for each of the account's channels (an admin checking them): not
- * counted by the hourly limit, nor held back by it. Returns the channels.
+ * counted by the hourly limit, nor held back by it, but at most ALERT_TESTS_PER_HOUR tests
+ * an hour per account (an email test mails addresses no one confirmed). Returns the
+ * channels, or how long until another test is allowed.
  */
-export async function queueTestAlerts(em: EntityManager, accountId: string, data: Record<string, unknown>): Promise<AlertChannel[]> {
+export async function queueTestAlerts(em: EntityManager, accountId: string, data: Record<string, unknown>): Promise<AlertChannel[] | { retryAfterSeconds: number }> {
+  // each test's rows share their transaction's created_at: one distinct value per test
+  const [recent] = await em.execute<{ tests: number; oldest_age_s: number | null }[]>(`
+    select count(distinct created_at)::int as tests, extract(epoch from now() - min(created_at))::float8 as oldest_age_s
+    from alert_outbox where account_id = ? and type = 'test' and created_at > now() - interval '1 hour'`, [accountId]);
+  if (recent && recent.tests >= ALERT_TESTS_PER_HOUR) return { retryAfterSeconds: Math.max(1, Math.ceil(3600 - (recent.oldest_age_s ?? 0))) };
   const channels = await em.execute<{ channel: AlertChannel }[]>('select channel from alert_channel where account_id = ? order by channel', [accountId]);
   const createdAt = new Date().toISOString();
   await insertAlertRows(em, channels.map(({ channel }) => ({ accountId, channel, type: 'test', payload: { data, created_at: createdAt, held_back: null } })));

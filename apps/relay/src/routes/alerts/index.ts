@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ALERT_EMAIL_UNAVAILABLE, ALERT_TYPES, HookError, VALIDATION_FAILED } from '@hook/core';
+import { ALERT_EMAIL_UNAVAILABLE, ALERT_TESTS_PER_HOUR, ALERT_TYPES, HookError, RATE_LIMITED, VALIDATION_FAILED } from '@hook/core';
 import { queueTestAlerts, readAlertSettings, writeAlertSettings } from '@hook/db';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { slackUrlProblem } from '../../alerts/slack.ts';
@@ -80,14 +80,18 @@ export async function alertRoutes(app: FastifyInstance, options: { allowPrivateD
   api.post('/v1/account/alerts/test', {
     schema: {
       tags: ['accounts'],
-      summary: 'Send a test alert to each alert channel (admins); GET /v1/account/alerts shows how it went',
+      summary: `Send a test alert to each alert channel (admins; ${ALERT_TESTS_PER_HOUR} an hour); GET /v1/account/alerts shows how it went`,
       security,
       response: { 200: AlertTestResultSchema, ...errorResponses },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     requireAdmin(request, 'send test alerts');
     const [member] = await request.em.execute<{ email: string | null }[]>('select email from member where id = ?', [request.memberId]);
     const queued = await queueTestAlerts(request.em, request.accountId, { requested_by: member?.email ?? request.memberId });
+    if (!Array.isArray(queued)) {
+      reply.header('retry-after', queued.retryAfterSeconds);
+      throw new HookError(RATE_LIMITED, [ALERT_TESTS_PER_HOUR, 'test alerts per account per hour', queued.retryAfterSeconds]);
+    }
     return { queued };
   });
 }
