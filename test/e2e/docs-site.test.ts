@@ -219,4 +219,27 @@ describe('the landing page in Chromium', () => {
     await toggle.click(); // back to the system's setting for whatever runs next
     expect(violations).toEqual([]);
   });
+
+  it('applies a stored theme before the body is parsed (no light flash on a dark choice), on every kind of page', async () => {
+    // The theme <html> has when <body> is first inserted, before anything is painted
+    // (a second browser context would crash the single-process Chromium: this page it is).
+    await page.addInitScript(() => {
+      const document = (globalThis as any).document;
+      new (globalThis as any).MutationObserver((_records: unknown, observer: any) => {
+        if (!document.body) return;
+        (globalThis as any).themeAtBody = document.documentElement.dataset.theme ?? 'none';
+        observer.disconnect();
+      }).observe(document, { childList: true, subtree: true });
+    });
+    await page.goto(`${relay.baseUrl}/`);
+    await page.evaluate(() => (globalThis as any).localStorage.setItem('hook-theme', 'dark'));
+    try {
+      for (const path of ['/', '/docs/quickstart', '/console', '/playground']) {
+        await page.goto(`${relay.baseUrl}${path}`);
+        expect(await page.evaluate(() => (globalThis as any).themeAtBody), path).toBe('dark');
+      }
+    } finally {
+      await page.evaluate(() => (globalThis as any).localStorage.removeItem('hook-theme'));
+    }
+  });
 });

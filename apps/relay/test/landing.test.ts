@@ -22,7 +22,7 @@ describe('landing page and docs', () => {
     const html = await response.text();
     for (const href of ['/console', '/playground', '/docs/', '/openapi.json']) expect(html).toContain(`href="${href}"`);
     // Scripts are files (the theme switch, the copy buttons), never inline; no inline style.
-    expect([...html.matchAll(/<script[^>]*>/gi)].map(([tag]) => tag)).toEqual(['<script type="module" src="/assets/theme.js">', '<script type="module" src="/assets/docs.js">']);
+    expect([...html.matchAll(/<script[^>]*>/gi)].map(([tag]) => tag)).toEqual(['<script src="/assets/theme.js">', '<script type="module" src="/assets/docs.js">']);
     expect(html).not.toMatch(/style=|<style|\son[a-z]+=/i);
     expect(html).toContain(`curl -X POST ${relay.baseUrl}/v1/accounts`);
     expect(html).toContain('data-theme-toggle');

@@ -1,7 +1,8 @@
-// The theme switch shared by every page (served at /assets/theme.js, loaded as a module
-// script so the CSP needs no inline script). Without a choice the page follows the
-// system's setting (tokens.css); a choice is kept in localStorage and set as
-// <html data-theme>. Any element with [data-theme-toggle] cycles system → light → dark.
+// The theme switch shared by every page (served at /assets/theme.js). Loaded as a classic
+// script in <head>, before the body is painted, so a stored dark choice never flashes
+// light first; a file of the relay's own, so the CSP needs no inline script. Without a
+// choice the page follows the system's setting (tokens.css); a choice is kept in
+// localStorage and set as <html data-theme>. Any element with [data-theme-toggle] cycles system → light → dark.
 const KEY = 'hook-theme';
 const ORDER = ['system', 'light', 'dark'];
 const LABEL = { system: 'Theme: system', light: 'Theme: light', dark: 'Theme: dark' };
@@ -19,8 +20,10 @@ function apply(choice) {
   }
 }
 
-export function initTheme() {
+function initTheme() {
   apply(stored());
+  // the toggles are in the body, parsed after this script ran
+  document.addEventListener('DOMContentLoaded', () => apply(stored()));
   document.addEventListener('click', (event) => {
     const toggle = event.target instanceof Element ? event.target.closest('[data-theme-toggle]') : null;
     if (!toggle) return;

@@ -49,7 +49,7 @@ export function pageShell(options: { title: string; description: string; stylesh
   <meta name="description" content="${escapeHtml(options.description)}">
   <link rel="stylesheet" href="/assets/tokens.css">
 ${options.stylesheets.map((href) => `  <link rel="stylesheet" href="${href}">`).join('\n')}
-  <script type="module" src="/assets/theme.js"></script>
+  <script src="/assets/theme.js"></script>
   <script type="module" src="/assets/docs.js"></script>
 </head>
 <body class="${options.bodyClass}">
