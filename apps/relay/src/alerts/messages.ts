@@ -87,6 +87,8 @@ export function alertWords(input: AlertMessageInput): AlertWords {
       if (text(data.event_id)) details.push(['Latest failed event', text(data.event_id)!]);
       details.push(when);
       const issueId = text(data.issue_id);
+      // named even without a console link (no HOOK_PUBLIC_URL): what to run to triage it
+      if (issueId) details.push(['Issue', `${issueId}: hook issues get ${issueId}, then hook issues retry ${issueId} once the receiver is fixed`]);
       return {
         headline: `${input.type === 'issue.opened' ? 'Issue opened' : 'Issue reopened'}: ${title}`,
         details,
