@@ -175,6 +175,20 @@ describe('issues', () => {
     expect(delivered.map((request) => request.headers['x-hook-event-id']).sort()).toEqual([...ids].sort());
   });
 
+  it('an issue of a destination that is deleted resolves on its own (nothing is left to retry)', async () => {
+    const { key } = await signUp(relay.baseUrl);
+    const healthy = await receiver();
+    const failing = await receiver(() => ({ status: 500 }));
+    const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'gone', destination: { type: 'url', url: healthy.url } });
+    const doomed = (await api(relay.baseUrl, 'POST', `/v1/endpoints/${endpoint.id}/destinations`, { key, json: { destination: { type: 'url', url: failing.url } } })).body;
+    await sendEvent(endpoint.url, '{"n":1}');
+    await expect.poll(async () => (await issuesOf(key)).map((found) => found.destination_id), POLL).toEqual([doomed.id]);
+    const [opened] = await issuesOf(key);
+    expect((await api(relay.baseUrl, 'DELETE', `/v1/destinations/${doomed.id}`, { key })).status).toBe(204);
+    await expect.poll(async () => (await issue(key, opened.id)).status, POLL).toBe('resolved');
+    expect((await issue(key, opened.id)).resolved_by).toBe('auto');
+  });
+
   it('another account never sees the issue; an unknown id is issue_not_found', async () => {
     const owner = await signUp(relay.baseUrl);
     const failing = await receiver(() => ({ status: 500 }));

@@ -199,7 +199,7 @@ export const ISSUE_SWEEP_BATCH = 500;
 /**
  * The sweep (apps/relay jobs/issue-sweep.ts): resolves (resolved_by auto) each open or
  * acknowledged issue every covered event of which was delivered to its destination (or
- * is gone: retention took it), up to ISSUE_SWEEP_BATCH issues after `afterId` (the
+ * is gone: retention took it), or whose destination was deleted, up to ISSUE_SWEEP_BATCH issues after `afterId` (the
  * sweep walks them in id order and wraps around). Returns the ids resolved and the last
  * id looked at (null: the walk reached the end).
  */
@@ -213,10 +213,12 @@ export async function resolveDeliveredIssues(orm: Orm, afterId = '', limit = ISS
       update issue s set status = 'resolved', resolved_by = 'auto', resolved_at = now()
       from looked k
       where s.id = k.id and s.status <> 'resolved'
-        and not exists (
-          select 1 from issue_event ie
-          join delivery l on l.event_id = ie.event_id and l.destination_id = k.destination_id and l.account_id = k.account_id
-          where ie.issue_id = k.id and ie.account_id = k.account_id and not ${DONE})
+        and (not exists (
+               select 1 from issue_event ie
+               join delivery l on l.event_id = ie.event_id and l.destination_id = k.destination_id and l.account_id = k.account_id
+               where ie.issue_id = k.id and ie.account_id = k.account_id and not ${DONE})
+             -- a deleted destination gets nothing more: its issue has nothing left to retry
+             or exists (select 1 from destination d where d.id = k.destination_id and d.account_id = k.account_id and d.deleted_at is not null))
       returning s.id
     )
     select k.id, k.id in (select id from resolved) as resolved from looked k order by k.id`, [afterId, limit]);
