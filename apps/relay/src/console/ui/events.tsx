@@ -413,6 +413,8 @@ export function EventsRoute({ hash, match }: RouteProps) {
 function EventDetail({ id, endpoint: endpointOf, listHash, onClose }: { id: string; endpoint: (id: string) => Endpoint | undefined; listHash: string; onClose: () => void }) {
   const [event, setEvent] = useState<HookEvent | null>(details.get(id) ?? null);
   const [fetched, setFetched] = useState<Endpoint | null>(null);
+  // The event's endpoint could not be fetched (deleted, say): the inspector goes without it.
+  const [noEndpoint, setNoEndpoint] = useState(false);
   const [error, setError] = useState('');
   const [replayState, setReplayState] = useState<Record<string, string>>({});
   const abort = useRef<AbortController | undefined>(undefined);
@@ -433,8 +435,10 @@ function EventDetail({ id, endpoint: endpointOf, listHash, onClose }: { id: stri
   }, [load]);
   const endpoint = event?.endpoint_id ? endpointOf(event.endpoint_id) ?? fetched : null;
   useEffect(() => {
-    if (event?.endpoint_id && !endpointOf(event.endpoint_id) && !fetched) call<Endpoint>('GET', `/v1/endpoints/${event.endpoint_id}`).then(setFetched, () => {});
+    if (event?.endpoint_id && !endpointOf(event.endpoint_id) && !fetched) call<Endpoint>('GET', `/v1/endpoints/${event.endpoint_id}`).then(setFetched, () => setNoEndpoint(true));
   }, [event?.endpoint_id]);
+  // The inspector waits for the endpoint (its name among the facts, curl): arriving later they would move everything below them.
+  const ready = event !== null && (!event.endpoint_id || endpoint !== null || noEndpoint);
   useEffect(() => { if (event) document.title = `${event.type ?? 'Event'} · Events · Hook console`; }, [event?.type]);
   useStream((message) => {
     if (message.type !== 'attempt.finished' || message.event_id !== id) return;
@@ -475,8 +479,8 @@ function EventDetail({ id, endpoint: endpointOf, listHash, onClose }: { id: stri
         <button type="button" class="close-detail small" onClick={onClose} aria-label="Close the event (Esc)" title="Close (Esc)">✕</button>
       </div>
       {error && <p class="error" role="alert">{error}</p>}
-      {!event && !error && <p class="quiet">Loading…</p>}
-      {event && (
+      {!ready && !error && <p class="quiet">Loading…</p>}
+      {ready && (
         <Inspector
           event={event}
           endpointName={endpoint?.name}

@@ -32,7 +32,7 @@ export function Shell({ session, live, path, onSignOut, children }: { session: S
       <a href="#main" class="skip-link" onClick={skipToMain}>Skip to content</a>
       <aside class="sidebar">
         <a href="#/events" class="brand"><span class="brand-mark" aria-hidden="true">◆</span> Hook <span class="brand-sub">console</span></a>
-        <span class={live ? 'live on' : 'live'} role="status">{live ? 'Live' : 'Connecting…'}</span>
+        <span class={live ? 'live on' : 'live'} role="status" title={live ? 'Live' : 'Connecting…'}><span class="live-text">{live ? 'Live' : 'Connecting…'}</span></span>
         <button type="button" class="menu-button small" aria-expanded={menuOpen ? 'true' : 'false'} aria-controls="sidebar-menu" onClick={() => setMenuOpen(!menuOpen)}>
           {menuOpen ? 'Close menu' : 'Menu'}
         </button>
