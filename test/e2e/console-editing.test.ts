@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { browserSuite, launchBrowser } from '../support/browser.ts';
-import { saveScreenshot, scrollsSideways } from '../support/console.ts';
+import { saveScreenshot, scrollsSideways, signInToConsole } from '../support/console.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { startSmtpInbox, type SmtpInbox } from '../support/smtp-server.ts';
 import { api, createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
@@ -65,10 +65,7 @@ async function deliveryOf(eventId: string): Promise<any> {
 
 describe('editing in the console', () => {
   it('creates an endpoint and shows its URL and secret; an event sent to it appears', async () => {
-    await page.goto(`${relay.baseUrl}/console`);
-    await page.fill('#api-key', key);
-    await page.press('#api-key', 'Enter');
-    await page.waitForSelector('#sign-out');
+    await signInToConsole(page, relay.baseUrl, key);
 
     await page.goto(`${relay.baseUrl}/console#/endpoints`);
     await page.click('#new-endpoint-form button[type="submit"]');

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { browserSuite, launchBrowser } from '../support/browser.ts';
-import { saveScreenshot } from '../support/console.ts';
+import { saveScreenshot, signInToConsole } from '../support/console.ts';
 import { eventually } from '../support/hook-process.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { api, createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
@@ -38,10 +38,7 @@ browserSuite(async ({ watch }) => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   watch(page);
-  await page.goto(`${relay.baseUrl}/console`);
-  await page.fill('#api-key', key);
-  await page.press('#api-key', 'Enter');
-  await page.waitForSelector('#sign-out');
+  await signInToConsole(page, relay.baseUrl, key);
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { browserSuite, launchBrowser } from '../support/browser.ts';
-import { saveScreenshot, scrollsSideways } from '../support/console.ts';
+import { saveScreenshot, scrollsSideways, signInToConsole } from '../support/console.ts';
 import { createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
 
 const HOSTILE = '<script>window.__pwned = "script"</script>"><img src=x onerror="window.__pwned = \'img\'"><svg onload="window.__pwned = \'svg\'">';
@@ -54,10 +54,7 @@ afterAll(async () => {
 
 /** Signs the page in through the sign-in form (again after a test signed it out). */
 async function signIn(): Promise<void> {
-  await page.goto(`${relay.baseUrl}/console`);
-  await page.fill('#api-key', key);
-  await page.press('#api-key', 'Enter');
-  await page.waitForSelector('#sign-out');
+  await signInToConsole(page, relay.baseUrl, key);
 }
 
 async function openEvent(page: Page, id: string): Promise<void> {

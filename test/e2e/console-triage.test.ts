@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { browserSuite, launchBrowser } from '../support/browser.ts';
-import { saveScreenshot } from '../support/console.ts';
+import { saveScreenshot, signInToConsole } from '../support/console.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { api, sendEvent, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
 import { startSmtpInbox, type SmtpInbox } from '../support/smtp-server.ts';
@@ -55,10 +55,7 @@ afterAll(async () => {
 
 describe('failure triage in the console, from a new endpoint to a resolved issue', () => {
   it('sets the alert channels: Slack and email', async () => {
-    await page.goto(`${relay.baseUrl}/console`);
-    await page.fill('#api-key', key);
-    await page.press('#api-key', 'Enter');
-    await page.waitForSelector('#sign-out');
+    await signInToConsole(page, relay.baseUrl, key);
     await page.goto(`${relay.baseUrl}/console#/account`);
     await page.waitForSelector('#alerts-form');
     await page.fill('#alerts-slack', `${slack.url}/services/T000/B000/TRIAGE`);

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { browserSuite, launchBrowser } from '../support/browser.ts';
+import { signInToConsole } from '../support/console.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { api, createEndpoint, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
 
@@ -46,10 +47,7 @@ browserSuite(async ({ watch }) => {
   const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
   page = await context.newPage();
   watch(page);
-  await page.goto(`${relay.baseUrl}/console`);
-  await page.fill('#api-key', victimKey);
-  await page.press('#api-key', 'Enter');
-  await page.waitForSelector('#sign-out');
+  await signInToConsole(page, relay.baseUrl, victimKey);
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

@@ -18,3 +18,11 @@ export async function saveScreenshot(page: Page, name: string): Promise<number> 
 export async function scrollsSideways(page: Page): Promise<boolean> {
   return page.evaluate(() => { const root = (globalThis as any).document.documentElement; return root.scrollWidth > root.clientWidth; });
 }
+
+/** Opens the console at `baseUrl` and signs in with `key` (the form a person uses); resolves once the page is signed in. */
+export async function signInToConsole(page: Page, baseUrl: string, key: string): Promise<void> {
+  await page.goto(`${baseUrl}/console`);
+  await page.fill('#api-key', key);
+  await page.press('#api-key', 'Enter');
+  await page.waitForSelector('#sign-out');
+}
