@@ -130,7 +130,7 @@ describe('editing in the console', () => {
 
     await card().locator('.resume-destination').click();
     await expect.poll(() => toShop().some((request) => request.headers['webhook-id'] === held)).toBe(true);
-    expect(await card().locator('.status').textContent()).toBe('active');
+    await expect.poll(() => card().locator('.status').textContent()).toBe('active');
   });
 
   it('tests a transformation on an event from history, shows the result and the failing line, saves it, and the next delivery is transformed', async () => {
