@@ -50,8 +50,13 @@ describe('hook notifications', () => {
 
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'failing', destination: { type: 'url', url: failing.url } });
     const eventId = await sendEvent(endpoint.url, '{"order":1}');
-    const [delivery] = await inbox.waitFor(1, 15_000);
-    const notification = JSON.parse(delivery!.body.toString());
+    // Two notifications: the first failure opens an issue (issue.opened), the spent retries fail the event (event.failed).
+    const deliveries = await inbox.waitFor(2, 15_000);
+    const bodies = deliveries.map((received) => JSON.parse(received.body.toString()));
+    expect(bodies.map((body) => body.type).sort()).toEqual(['event.failed', 'issue.opened']);
+    expect(bodies.find((body) => body.type === 'issue.opened')).toMatchObject({ data: { event_id: eventId, endpoint_id: endpoint.id, kind: 'http_5xx' } });
+    const delivery = deliveries[bodies.findIndex((body) => body.type === 'event.failed')];
+    const notification = bodies.find((body) => body.type === 'event.failed');
     expect(notification).toMatchObject({ type: 'event.failed', data: { event_id: eventId, endpoint_id: endpoint.id } });
     expect(verifyWebhook(delivery!.body, delivery!.headers as Record<string, string>, set.secret).id).toBe(notification.id);
 
