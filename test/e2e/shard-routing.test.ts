@@ -44,6 +44,8 @@ const LAYOUT: ShardLayout = {
     playground_session: 'account_id',
     issue: 'account_id',
     issue_event: 'account_id',
+    alert_channel: 'account_id',
+    alert_outbox: 'account_id',
   },
   // History partitions (packages/db/src/partitions.ts): event_r0, event_r7, event_r7_20261127, …
   partitionOf: (name) => /^(event|delivery|attempt)_r\d+(_\d+)?$/.exec(name)?.[1] ?? null,
@@ -95,6 +97,24 @@ const NOT_ROUTED: NotRouted[] = [
     statement: /^with looked as \(select ie\.issue_id, ie\.event_id from issue_event ie/,
     kind: 'background',
     why: 'the issue sweep forgets covered events retention removed, a batch of every account\'s rows by event id; on Citus a multi-shard statement, like retention',
+    sometimes: true,
+  },
+  {
+    statement: /^with due as \(select id from alert_outbox where status = 'pending' and next_attempt_at <= now\(\)/,
+    kind: 'background',
+    why: 'the alert sender (jobs/alert-sender.ts) takes due alerts of every account (FOR UPDATE SKIP LOCKED), like the notifier; on Citus it takes them per account (or per shard), each statement routed',
+    sometimes: true,
+  },
+  {
+    statement: /^(select account_id, channel, held_back, .* from alert_channel where account_id = any\(|select account_id, channel, count\(\*\)::int as sent from alert_outbox where account_id = any\(|update alert_channel c set held_back = .* from unnest\(|insert into alert_outbox \(account_id, channel, type, payload\) select \* from unnest\()/,
+    kind: 'background',
+    why: "the notifier queues the alerts of the rows it took (alerts.ts queueAlerts), of several accounts: it locks their channels (FOR UPDATE), counts each channel's last hour and inserts the alerts; on Citus one statement per account, with the notifier's",
+    sometimes: true,
+  },
+  {
+    statement: /^delete from alert_outbox where status <> 'pending' and created_at < /,
+    kind: 'background',
+    why: "the alert sender prunes every account's sent and failed alerts older than a day (alerts.ts pruneAlertOutbox); a multi-shard delete on Citus, like retention",
     sometimes: true,
   },
   {
