@@ -40,6 +40,7 @@ const CONSOLE_ASSETS = [
 ];
 const SITE_ASSETS = [
   { path: '/assets/tokens.css', file: new URL('site/tokens.css', SOURCE).pathname, type: 'text/css; charset=utf-8' },
+  { path: '/assets/inspector.css', file: new URL('site/inspector.css', SOURCE).pathname, type: 'text/css; charset=utf-8' },
   { path: '/assets/theme.js', file: new URL('site/theme.js', SOURCE).pathname, type: 'text/javascript; charset=utf-8' },
   { path: '/assets/docs.css', file: new URL('site/docs.css', SOURCE).pathname, type: 'text/css; charset=utf-8' },
   { path: '/assets/docs.js', file: new URL('site/docs.js', SOURCE).pathname, type: 'text/javascript; charset=utf-8' },

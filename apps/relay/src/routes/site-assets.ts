@@ -4,9 +4,10 @@ import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 const SITE_DIR = new URL('../site/', import.meta.url);
-/** The design shared by every page (src/site/): tokens and the theme switch. */
+/** The design shared by every page (src/site/): tokens, the theme switch and the inspector the console and playground share. */
 const ASSETS = [
   { url: '/assets/tokens.css', file: 'tokens.css', type: 'text/css; charset=utf-8' },
+  { url: '/assets/inspector.css', file: 'inspector.css', type: 'text/css; charset=utf-8' },
   { url: '/assets/theme.js', file: 'theme.js', type: 'text/javascript; charset=utf-8' },
   // The docs site and the landing page: layout, search, copy buttons.
   { url: '/assets/docs.css', file: 'docs.css', type: 'text/css; charset=utf-8' },
