@@ -156,13 +156,19 @@ describe('account notifications', () => {
     expect(body.id).toMatch(/^evt_/);
     expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(body.data).not.toHaveProperty('last_error');
-    // Exactly one, however long we wait.
+    // The first failure opened an issue (docs/issues.md), which is notified too: once, for all seven failures.
+    const { body: opened } = await waitForNotification(inbox, 'issue.opened');
+    expect(opened).toMatchObject({ type: 'issue.opened', data: { endpoint_id: endpoint.id, destination_id: endpoint.destinations[0].id, kind: 'http_5xx', event_id: eventId, last_status: 500, failure_count: 1 } });
+    // Exactly one of each, however long we wait.
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(notificationsOf(inbox, 'event.failed')).toHaveLength(1);
+    expect(notificationsOf(inbox, 'issue.opened')).toHaveLength(1);
+    expect(inbox.requests).toHaveLength(2);
 
-    const events = await waitFor(() => listed(key), (data) => data[0]?.status === 'delivered', 'notification delivered');
-    expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ id: body.id, type: 'event.failed', method: 'POST', content_type: 'application/json', attempt_count: 1 });
+    const events = await waitFor(() => listed(key), (data) => data.length === 2 && data.every((event) => event.status === 'delivered'), 'notifications delivered');
+    expect(events.map((event) => event.type).sort()).toEqual(['event.failed', 'issue.opened']);
+    expect(events.find((event) => event.type === 'event.failed')).toMatchObject({ id: body.id, type: 'event.failed', method: 'POST', content_type: 'application/json', attempt_count: 1 });
+    expect(events.find((event) => event.type === 'issue.opened')).toMatchObject({ id: opened.id, attempt_count: 1 });
     const detail = await api(relay.baseUrl, 'GET', `/v1/events/${body.id}`, { key });
     expect(detail.body.attempts).toHaveLength(1);
     expect(detail.body.attempts[0]).toMatchObject({ trigger: 'auto', response_status: 200 });
@@ -171,6 +177,7 @@ describe('account notifications', () => {
     const userEvents = (await api(relay.baseUrl, 'GET', '/v1/events', { key })).body.data;
     expect(userEvents.map((event: any) => event.id)).toEqual([eventId]);
     expect(await listed(key, '?type=event.failed')).toHaveLength(1);
+    expect(await listed(key, '?type=issue.opened')).toHaveLength(1);
     expect(await listed(key, '?type=plan.changed')).toHaveLength(0);
 
     // Replay works on a notification like on any event.
@@ -193,14 +200,22 @@ describe('account notifications', () => {
   });
 
   it('retries a notification its receiver refused, like any event', async () => {
-    const { key, inbox } = await notifiedAccount((_request, index) => ({ status: index < 2 ? 503 : 200 }));
+    // The 410 disables the endpoint and also opens an issue (http_4xx): two notifications. The receiver refuses
+    // endpoint.disabled twice and takes the issue.opened at once, so each one's attempts are known.
+    let refused = 0;
+    const { key, inbox } = await notifiedAccount((request) => ({ status: JSON.parse(request.body.toString()).type === 'endpoint.disabled' && refused++ < 2 ? 503 : 200 }));
     const gone = await receiver(() => ({ status: 410 }));
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'gone', destination: { type: 'url', url: gone.url } });
     await sendEvent(endpoint.url, '{}');
-    await inbox.waitFor(3);
-    const [notification] = await waitFor(() => listed(key), (data) => data[0]?.status === 'delivered', 'notification delivered');
-    expect(notification.attempt_count).toBe(3);
-    expect(new Set(inbox.requests.map((request) => request.headers['webhook-id']))).toEqual(new Set([notification.id]));
+    await inbox.waitFor(4);
+    const notifications = await waitFor(() => listed(key), (data) => data.length === 2 && data.every((event) => event.status === 'delivered'), 'notifications delivered');
+    const disabled = notifications.find((event) => event.type === 'endpoint.disabled');
+    const opened = notifications.find((event) => event.type === 'issue.opened');
+    expect(disabled.attempt_count).toBe(3);
+    expect(opened.attempt_count).toBe(1);
+    // Every try of the refused one carries its one id.
+    expect(notificationsOf(inbox, 'endpoint.disabled').map(({ request }) => request.headers['webhook-id'])).toEqual([disabled.id, disabled.id, disabled.id]);
+    expect(notificationsOf(inbox, 'issue.opened').map(({ request }) => request.headers['webhook-id'])).toEqual([opened.id]);
   });
 
   it('disables the notification URL when it answers 410, without notifying about it', async () => {
