@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { RECENT_ALERTS_SHOWN } from '@hook/db';
 import { api, createEndpoint, sendEvent, signUp, sqlRows, startTestRelay, type ApiResponse, type TestRelay } from '../support/relay.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 
@@ -26,6 +27,10 @@ interface Tenant {
   memberId: string;
   spareKeyId: string;
   eventType: string;
+  /** The issue its failing endpoint opened (connection refused), read once the events settled. */
+  issueId: string;
+  /** The hint of its Slack alert URL, as its own GET /v1/account/alerts shows it. */
+  slackUrlHint: string;
 }
 
 let relay: TestRelay;
@@ -43,7 +48,7 @@ function ingestIdOf(endpoint: { url: string }): string {
 
 /** Every id and ingest id of A: none of them may appear in anything B reads. */
 function secretsOfA(): string[] {
-  return [a.accountId, a.deliveredEndpoint.id, a.failingEndpoint.id, a.cliEndpoint.id, a.deliveredEventId, a.failedEventId, a.pendingEventId, a.memberId, a.spareKeyId, a.eventType,
+  return [a.accountId, a.deliveredEndpoint.id, a.failingEndpoint.id, a.cliEndpoint.id, a.deliveredEventId, a.failedEventId, a.pendingEventId, a.memberId, a.spareKeyId, a.eventType, a.issueId, a.slackUrlHint,
     ingestIdOf(a.deliveredEndpoint), ingestIdOf(a.failingEndpoint), ingestIdOf(a.cliEndpoint)];
 }
 
@@ -62,7 +67,7 @@ async function waitFor<T>(read: () => Promise<T | undefined> | T | undefined, ti
   }
 }
 
-async function makeTenant(name: string): Promise<Tenant> {
+async function makeTenant(name: string): Promise<Omit<Tenant, 'issueId' | 'slackUrlHint'>> {
   const { key, accountId } = await signUp(relay.baseUrl, { plan: 'pro' });
   const deliveredEndpoint = await createEndpoint(relay.baseUrl, key, { name: `${name} delivered`, destination: { type: 'url', url: receiver.url } });
   const failingEndpoint = await createEndpoint(relay.baseUrl, key, { name: `${name} failing`, destination: { type: 'url', url: 'http://127.0.0.1:1/refused' } });
@@ -78,6 +83,9 @@ async function makeTenant(name: string): Promise<Tenant> {
   expect(spareKey.status, JSON.stringify(spareKey.body)).toBe(201);
   const notifications = await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: `${receiver.url}/notifications/${name}` } });
   expect(notifications.status, JSON.stringify(notifications.body)).toBe(200);
+  // A Slack alert channel (the receiver plays Slack): the failing endpoint's issue.opened is alerted there.
+  const alerts = await api(relay.baseUrl, 'PUT', '/v1/account/alerts', { key, json: { slack_webhook_url: `${receiver.url}/slack/${name.repeat(4)}` } });
+  expect(alerts.status, JSON.stringify(alerts.body)).toBe(200);
   return {
     key, accountId, deliveredEndpoint, failingEndpoint, cliEndpoint, deliveredEventId, failedEventId, pendingEventId, eventType,
     memberId: member.body.id ?? member.body.member?.id,
@@ -215,10 +223,38 @@ const ROUTE_CHECKS: Record<string, RouteCheck> = {
   'POST /mcp': { check: async () => { await mcpAcrossAccounts(); } },
   'PUT /v1/account/notifications': { check: async () => { await onlyOwn('PUT', '/v1/account/notifications', { url: `${receiver.url}/notifications/b2` }); } },
   'GET /v1/account/notifications': { check: async () => { await onlyOwn('GET', '/v1/account/notifications'); } },
-  'GET /v1/account/alerts': { check: async () => { await onlyOwn('GET', '/v1/account/alerts'); } },
+  'GET /v1/account/alerts': {
+    check: async () => {
+      const { body } = await onlyOwn('GET', '/v1/account/alerts');
+      expect(body.slack?.url_hint).toMatch(/^http/);
+      expect(body.slack.url_hint).not.toBe(a.slackUrlHint);
+      // The latest alerts are B's own: as many as B has (A's issue.opened alert is not among them).
+      const own = await sqlRows(relay, 'select id from alert_outbox where account_id = ?', [b.accountId]);
+      expect(own.length).toBeGreaterThan(0);
+      expect(body.recent).toHaveLength(Math.min(own.length, RECENT_ALERTS_SHOWN));
+    },
+  },
   'PUT /v1/account/alerts': { check: async () => { await onlyOwn('PUT', '/v1/account/alerts', { slack_webhook_url: `${receiver.url}/slack/b2` }); } },
   'POST /v1/account/alerts/test': { check: async () => { await onlyOwn('POST', '/v1/account/alerts/test'); } },
   'DELETE /v1/account/notifications': { check: async () => { expect((await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key: b.key })).status).toBe(204); } },
+  'GET /v1/issues': {
+    check: async () => {
+      // A filter naming A's endpoint or destination is refused, as on GET /v1/events, not answered with an empty list.
+      expect((await refused('GET', `/v1/issues?endpoint_id=${a.failingEndpoint.id}`)).body.code).toBe('endpoint_not_found');
+      expect((await refused('GET', `/v1/issues?destination_id=${a.failingEndpoint.destinations[0]!.id}`)).body.code).toBe('destination_not_found');
+      expect((await refused('GET', `/v1/issues?status=open,acknowledged,resolved&endpoint_id=${a.failingEndpoint.id}&destination_id=${a.failingEndpoint.destinations[0]!.id}`)).body.code).toBe('endpoint_not_found');
+      for (const kind of ['', '&kind=connection_refused']) {
+        const all = await onlyOwn('GET', `/v1/issues?status=open,acknowledged,resolved&limit=100${kind}`);
+        expect(all.body.data.map((issue: { id: string }) => issue.id)).toEqual([b.issueId]);
+      }
+    },
+  },
+  'GET /v1/issues/{id}': { check: async () => { expect((await refused('GET', `/v1/issues/${a.issueId}`)).body.code).toBe('issue_not_found'); } },
+  'GET /v1/issues/{id}/events': { check: async () => { expect((await refused('GET', `/v1/issues/${a.issueId}/events?limit=100`)).body.code).toBe('issue_not_found'); } },
+  'POST /v1/issues/{id}/acknowledge': { check: async () => { expect((await refused('POST', `/v1/issues/${a.issueId}/acknowledge`)).body.code).toBe('issue_not_found'); } },
+  'POST /v1/issues/{id}/resolve': { check: async () => { expect((await refused('POST', `/v1/issues/${a.issueId}/resolve`)).body.code).toBe('issue_not_found'); } },
+  // A's failed event stays failed and unattempted (the snapshot shows it).
+  'POST /v1/issues/{id}/retry': { check: async () => { expect((await refused('POST', `/v1/issues/${a.issueId}/retry`)).body.code).toBe('issue_not_found'); } },
   'GET /v1/account/notifications/events': { check: async () => { await onlyOwn('GET', '/v1/account/notifications/events?limit=100'); } },
   'POST /playground/session': { check: async () => { await playgroundAcrossSessions(); } },
   'GET /playground/session': { check: async () => { await playgroundAcrossSessions(); } },
@@ -234,14 +270,14 @@ async function mcpAcrossAccounts(): Promise<void> {
   try {
     const { tools } = await client.listTools();
     expect(tools.length).toBeGreaterThan(10);
-    const idOfA: Record<string, string> = { ep_: a.failingEndpoint.id, evt_: a.failedEventId, mem_: a.memberId, key_: a.spareKeyId, dst_: a.deliveredEndpoint.destinations[0]!.id };
+    const idOfA: Record<string, string> = { ep_: a.failingEndpoint.id, evt_: a.failedEventId, mem_: a.memberId, key_: a.spareKeyId, dst_: a.deliveredEndpoint.destinations[0]!.id, iss_: a.issueId };
     let crossed = 0;
     for (const tool of tools) {
       const properties = (tool.inputSchema.properties ?? {}) as Record<string, { pattern?: string; type?: string; enum?: string[] }>;
       const args: Record<string, unknown> = {};
       let takesId = false;
       for (const [name, schema] of Object.entries(properties)) {
-        const prefix = /^\^([a-z]+_)/.exec(schema.pattern ?? '')?.[1] ?? (name === 'endpoint_id' ? 'ep_' : name === 'event_id' ? 'evt_' : name === 'member_id' ? 'mem_' : name === 'destination_id' ? 'dst_' : undefined);
+        const prefix = /^\^([a-z]+_)/.exec(schema.pattern ?? '')?.[1] ?? (name === 'endpoint_id' ? 'ep_' : name === 'event_id' ? 'evt_' : name === 'member_id' ? 'mem_' : name === 'destination_id' ? 'dst_' : name === 'issue_id' ? 'iss_' : undefined);
         if (prefix && idOfA[prefix]) {
           args[name] = idOfA[prefix];
           takesId = true;
@@ -312,8 +348,8 @@ async function playgroundAcrossSessions(): Promise<void> {
 beforeAll(async () => {
   receiver = await startReceiver((request) => ({ status: request.url?.includes('/refused') ? 500 : 200 }));
   relay = await startTestRelay({ retryScheduleMs: [10] }, { workerPollMs: 50 });
-  a = await makeTenant('a');
-  b = await makeTenant('b');
+  const tenants = [await makeTenant('a'), await makeTenant('b')].map((tenant) => ({ ...tenant, issueId: '', slackUrlHint: '' }));
+  [a, b] = tenants as [Tenant, Tenant];
   // A's URL events settle (delivered; failed after its one retry) before the snapshot.
   for (const tenant of [a, b]) {
     await waitFor(async () => ((await api(relay.baseUrl, 'GET', `/v1/events/${tenant.deliveredEventId}`, { key: tenant.key })).body.status === 'delivered' ? true : undefined));
@@ -324,8 +360,18 @@ beforeAll(async () => {
     // Outbox rows not yet turned into notification events count as unsettled too.
     const unsettled = await sqlRows(relay, "select event_id as id from delivery where account_id = ? and status in ('pending', 'retrying') and endpoint_id <> ?", [a.accountId, a.cliEndpoint.id]);
     const queued = await sqlRows(relay, 'select id from notification_outbox where account_id = ?', [a.accountId]);
-    return unsettled.length === 0 && queued.length === 0 ? true : undefined;
+    // And the Slack alert of A's issue.opened is sent.
+    const alerts = await sqlRows(relay, "select id from alert_outbox where account_id = ? and status = 'pending'", [a.accountId]);
+    return unsettled.length === 0 && queued.length === 0 && alerts.length === 0 ? true : undefined;
   }, 20_000);
+  for (const tenant of [a, b]) {
+    // Each failing endpoint opened one issue: its destination refused the connection.
+    const issues = (await api(relay.baseUrl, 'GET', '/v1/issues', { key: tenant.key })).body.data as { id: string; destination_id: string; kind: string }[];
+    expect(issues.map(({ destination_id: destinationId, kind }) => ({ destinationId, kind }))).toEqual([{ destinationId: tenant.failingEndpoint.destinations[0]!.id, kind: 'connection_refused' }]);
+    tenant.issueId = issues[0]!.id;
+    tenant.slackUrlHint = (await api(relay.baseUrl, 'GET', '/v1/account/alerts', { key: tenant.key })).body.slack.url_hint;
+  }
+  expect(await sqlRows(relay, "select type from alert_outbox where account_id = ? and status = 'sent'", [a.accountId])).toEqual([{ type: 'issue.opened' }]);
 }, 60_000);
 
 afterAll(async () => {

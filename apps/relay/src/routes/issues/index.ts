@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { decodeCursor, encodeCursor, HookError, INVALID_CURSOR, ISSUE_NOT_FOUND, LIST_LIMIT_DEFAULT, type IssueStatus } from '@hook/core';
-import { acknowledgeIssue, getIssue, listIssueEvents, listIssues, resolveIssue, retryIssue, type IssueRecord } from '@hook/db';
+import { decodeCursor, DESTINATION_NOT_FOUND, encodeCursor, ENDPOINT_NOT_FOUND, HookError, INVALID_CURSOR, ISSUE_NOT_FOUND, LIST_LIMIT_DEFAULT, type IssueStatus } from '@hook/core';
+import { acknowledgeIssue, Destination, Endpoint, getIssue, listIssueEvents, listIssues, resolveIssue, retryIssue, type IssueRecord } from '@hook/db';
 import { errorResponses, IssueEventPage, IssueEventQuery, IssueListQuery, IssuePage, IssueParams, IssueRetryResultSchema, IssueSchema } from '../../schemas.ts';
 import { BULK_REPLAY_MAX } from '../events/index.ts';
 import { fetchSize } from '../pagination.ts';
@@ -46,6 +46,18 @@ export async function issueRoutes(app: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const { status, endpoint_id: endpointId, destination_id: destinationId, kind, limit, cursor } = request.query;
+    // A filter naming an endpoint or destination the account does not have (another account's, or the hidden
+    // notifications endpoint's) is refused as not found, as GET /v1/events does, rather than listing nothing.
+    // Deleted ones are still found: their issues stay listed.
+    if (endpointId !== undefined && (await request.em.count(Endpoint, { id: endpointId, accountId: request.accountId, kind: 'user' })) === 0) {
+      throw new HookError(ENDPOINT_NOT_FOUND, [endpointId]);
+    }
+    if (destinationId !== undefined) {
+      const destination = await request.em.findOne(Destination, { id: destinationId, accountId: request.accountId });
+      if (!destination || (await request.em.count(Endpoint, { id: destination.endpointId, accountId: request.accountId, kind: 'user' })) === 0) {
+        throw new HookError(DESTINATION_NOT_FOUND, [destinationId, '']);
+      }
+    }
     const statuses = status === undefined ? undefined : ([...new Set(status.split(','))] as IssueStatus[]);
     const rows = await listIssues(request.em, {
       accountId: request.accountId, ...(statuses ? { statuses } : {}), endpointId, destinationId, kind, limit: fetchSize(limit), afterId: lastIdOf(cursor),
