@@ -83,7 +83,7 @@ export interface DeliveryResult {
     error: string | null;
     /** The kind of its failure (core's failureKind; null: it succeeded); absent: recordResults works it out from the status and error. */
     failureKind?: IssueKind | null;
-    /** The headers sent and answered, and the body sent (docs/issues.md): null or absent when not kept. */
+    /** The headers sent and answered, bounded by core's boundHeaders (stored as given), and the body sent (docs/api.md#attempts): null or absent when not kept. */
     requestHeaders?: Record<string, string> | null;
     responseHeaders?: Record<string, string> | null;
     requestBody?: Buffer | null;

@@ -369,8 +369,11 @@ async function recordBatch(orm: Orm, account: string | null, inputs: readonly Re
   };
 }
 
-/** A jsonb array element: the object's JSON text (NUL cannot be stored in jsonb text), or null. */
+/**
+ * A jsonb array element: the object's JSON text, or null. The headers come bounded by
+ * core's boundHeaders (apps/relay's exchangeOf), which already made them text jsonb can
+ * hold (no NUL, no lone surrogate): nothing is left to clean here, on every attempt.
+ */
 function jsonOrNull(value: Record<string, string> | null | undefined): string | null {
-  if (value === null || value === undefined) return null;
-  return JSON.stringify(Object.fromEntries(Object.entries(value).map(([name, text]) => [name.replaceAll('\u0000', ''), String(text).replaceAll('\u0000', '')])));
+  return value === null || value === undefined ? null : JSON.stringify(value);
 }
