@@ -129,6 +129,10 @@ describe('a relay that goes away and comes back', () => {
     const before = await ingest(relayA, endpoint.url, '/before', { type: 'before' });
     await eventually(async () => local.requests.map((request) => request.headers['webhook-id']), (ids) => ids.includes(before), 15_000, 'the first event at the local server');
     await tail.waitFor('the event before', (rows) => rowsWith(rows, before).length > 0);
+    // Its result recorded too: one still in flight when the relay stops is delivered again
+    // after the outage (at least once) and counted among the events that arrived meanwhile.
+    await eventually(async () => (await (await fetch(`${relayB.baseUrl}/v1/events/${before}`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { status: string }).status,
+      (status) => status === 'delivered', 15_000, 'the first event recorded as delivered');
 
     await stopRelayProcesses([relayA.child]);
     const stoppedAt = Date.now();
