@@ -72,6 +72,10 @@ async function makeTenant(name: string): Promise<Omit<Tenant, 'issueId' | 'slack
   const deliveredEndpoint = await createEndpoint(relay.baseUrl, key, { name: `${name} delivered`, destination: { type: 'url', url: receiver.url } });
   const failingEndpoint = await createEndpoint(relay.baseUrl, key, { name: `${name} failing`, destination: { type: 'url', url: 'http://127.0.0.1:1/refused' } });
   const cliEndpoint = await createEndpoint(relay.baseUrl, key, { name: `${name} cli`, destination: { type: 'cli' } });
+  // A Slack alert channel (the receiver plays Slack), set before any event so the failing
+  // endpoint's issue.opened is always alerted there (set later, the drain may have passed).
+  const alerts = await api(relay.baseUrl, 'PUT', '/v1/account/alerts', { key, json: { slack_webhook_url: `${receiver.url}/slack/${name.repeat(4)}` } });
+  expect(alerts.status, JSON.stringify(alerts.body)).toBe(200);
   const eventType = `${name}.only_${accountId.slice(-6)}`;
   const headers = { 'content-type': 'application/json', 'x-event-type': eventType };
   const deliveredEventId = await sendEvent(ingestUrl(deliveredEndpoint.url), `{"tenant":"${name}"}`, headers);
@@ -83,9 +87,6 @@ async function makeTenant(name: string): Promise<Omit<Tenant, 'issueId' | 'slack
   expect(spareKey.status, JSON.stringify(spareKey.body)).toBe(201);
   const notifications = await api(relay.baseUrl, 'PUT', '/v1/account/notifications', { key, json: { url: `${receiver.url}/notifications/${name}` } });
   expect(notifications.status, JSON.stringify(notifications.body)).toBe(200);
-  // A Slack alert channel (the receiver plays Slack): the failing endpoint's issue.opened is alerted there.
-  const alerts = await api(relay.baseUrl, 'PUT', '/v1/account/alerts', { key, json: { slack_webhook_url: `${receiver.url}/slack/${name.repeat(4)}` } });
-  expect(alerts.status, JSON.stringify(alerts.body)).toBe(200);
   return {
     key, accountId, deliveredEndpoint, failingEndpoint, cliEndpoint, deliveredEventId, failedEventId, pendingEventId, eventType,
     memberId: member.body.id ?? member.body.member?.id,
