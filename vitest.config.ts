@@ -1,6 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-const TIMEOUTS = { testTimeout: 30_000, hookTimeout: 60_000 };
+/**
+ * expect.poll waits up to 10 s (vitest's default is 1 s): what a test waits on (a delivery, a
+ * background pass) can take seconds on a loaded 2-core machine, and a poll ends as soon as it holds.
+ */
+const TIMEOUTS = { testTimeout: 30_000, hookTimeout: 60_000, expect: { poll: { timeout: 10_000 } } };
 
 /**
  * The tests of lists, searches and exports, run a second time (project `parallel-plans`)

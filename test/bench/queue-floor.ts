@@ -73,7 +73,7 @@ async function main(): Promise<number> {
       for (let i = 0; i < ids.length; i += size) {
         await recordResults(orm, ids.slice(i, i + size).map((id): RecordInput => ({
           delivery: { id, destinationId: 'dst_floor', accountId: 'acct_floor', leaseId: `lease.${id}`, attemptCount: 0, trigger: 'auto', deliveryCount: 1, retentionClass: 0 },
-          attempt: { id: `att_${id.slice(4)}`, startedAt: new Date(), durationMs: 3, responseStatus: 200, responseBody: '', error: null },
+          attempt: { id: `att_${id.slice(4)}`, startedAt: new Date(), durationMs: 3, responseStatus: 200, responseBody: '', error: null, failureKind: null },
           next: { status: 'delivered', autoAttempts: 1, nextAttemptAt: null },
           health: 'ok',
         })));

@@ -55,7 +55,7 @@ async function nextMessage(): Promise<GetMessage> {
 describe('RabbitMQ queue destination', () => {
   it('publishes the body byte for byte with the headers and properties, and answers ok on the confirm', async () => {
     const result = await publisher.publish(destination(), message());
-    expect(result).toMatchObject({ status: null, ok: true, body: `RabbitMQ confirmed: exchange ${EXCHANGE}, routing key orders`, error: null, retryAfterMs: null });
+    expect(result).toMatchObject({ status: null, kind: 'ok', body: `RabbitMQ confirmed: exchange ${EXCHANGE}, routing key orders`, error: null, retryAfterMs: null });
     const got = await nextMessage();
     expect(Buffer.compare(got.content, BODY)).toBe(0);
     expect(got.fields).toMatchObject({ exchange: EXCHANGE, routingKey: 'orders' });
@@ -65,28 +65,28 @@ describe('RabbitMQ queue destination', () => {
 
   it('fails a message no queue is bound for: RabbitMQ returned it', async () => {
     const result = await publisher.publish(destination({ routing_key: 'nobody' }), message());
-    expect(result).toMatchObject({ status: null, ok: false, body: null });
+    expect(result).toMatchObject({ status: null, kind: 'broker_error', body: null });
     expect(result.error).toBe(`RabbitMQ returned the message: no queue is bound to exchange ${EXCHANGE}, routing key nobody; bind a queue to the exchange for this routing key or change the destination's routing key`);
   });
 
   it('fails a message to an exchange that does not exist, and the next message on the connection goes through', async () => {
     const missing = await publisher.publish(destination({ exchange: `${EXCHANGE}-missing` }), message());
-    expect(missing).toMatchObject({ ok: false, body: null });
+    expect(missing).toMatchObject({ kind: 'broker_error', body: null });
     expect(missing.error).toBe(`RabbitMQ refused the message: no exchange '${EXCHANGE}-missing' in vhost '/' (404 NOT_FOUND); create it or change the destination`);
     // The broker closed the channel, not the connection: the publisher opens another channel.
-    expect(await publisher.publish(destination(), message())).toMatchObject({ ok: true });
+    expect(await publisher.publish(destination(), message())).toMatchObject({ kind: 'ok' });
     expect(Buffer.compare((await nextMessage()).content, BODY)).toBe(0);
   });
 
   it('fails with a clear error when the password is wrong', async () => {
     const result = await publisher.publish(destination({}, { auth: { type: 'basic', username: auth.username, password: `${auth.password}-wrong` } }), message());
-    expect(result).toMatchObject({ ok: false, body: null });
+    expect(result).toMatchObject({ kind: 'broker_error', body: null });
     expect(result.error).toBe(`could not connect to RabbitMQ at ${brokerUrl.host}: RabbitMQ refused the sign-in of user "${auth.username}" (ACCESS_REFUSED): check the destination's username and password`);
   });
 
   it('fails a message over RabbitMQ max_message_size without sending it', async () => {
     const result = await publisher.publish(destination(), message({ body: Buffer.alloc(128 * 1024 * 1024 + 1) }));
-    expect(result).toMatchObject({ ok: false, body: null });
+    expect(result).toMatchObject({ kind: 'broker_error', body: null });
     expect(result.error).toBe(
       'the event is 128 MiB (134217729 bytes); RabbitMQ takes at most 128 MiB (134217728 bytes) (max_message_size, its default); raise max_message_size in rabbitmq.conf if this broker allows more, or deliver to a URL destination',
     );

@@ -45,7 +45,7 @@ afterAll(async () => {
 describe('MQTT queue destination (Mosquitto, MQTT 5)', () => {
   it('publishes the payload byte for byte with QoS 1, the headers as user properties, and answers ok on the PUBACK', async () => {
     const result = await publisher.publish(destination(), message());
-    expect(result).toMatchObject({ status: null, ok: true, body: `MQTT broker acknowledged (PUBACK): topic ${TOPIC}`, error: null, retryAfterMs: null });
+    expect(result).toMatchObject({ status: null, kind: 'ok', body: `MQTT broker acknowledged (PUBACK): topic ${TOPIC}`, error: null, retryAfterMs: null });
     const packet = await receivedOn(TOPIC);
     expect(Buffer.compare(packet.payload as Buffer, BODY)).toBe(0);
     expect(packet.qos).toBe(1);
@@ -56,13 +56,13 @@ describe('MQTT queue destination (Mosquitto, MQTT 5)', () => {
 
   it('answers ok when no one subscribes: the broker took the message', async () => {
     const result = await publisher.publish(destination(`hook-test-unheard/${suffix}`), message());
-    expect(result).toMatchObject({ ok: true });
+    expect(result).toMatchObject({ kind: 'ok' });
     expect(result.body).toMatch(new RegExp(`^MQTT broker acknowledged \\(PUBACK\\): topic hook-test-unheard/${suffix}( \\(no subscriber matched\\))?$`));
   });
 
   it('fails a message larger than the MQTT protocol allows when the broker sets no Maximum Packet Size', async () => {
     const result = await publisher.publish(destination(), message({ body: Buffer.alloc(256 * 1024 * 1024) }));
-    expect(result).toMatchObject({ ok: false, body: null });
+    expect(result).toMatchObject({ kind: 'broker_error', body: null });
     expect(result.error).toMatch(/^the event is 256 MiB \(\d+ bytes\); MQTT takes at most 256 MiB \(268435460 bytes\) \(the largest packet the protocol allows\); a message this large cannot go over MQTT, or deliver to a URL destination$/);
   });
 
@@ -93,7 +93,7 @@ describe('MQTT queue destination (Mosquitto, MQTT 5)', () => {
 
     it('fails with a clear error when the password is wrong', async () => {
       const result = await publisher.publish(destination(TOPIC, { url, auth: { ...auth, password: 'wrong' } }), message());
-      expect(result).toMatchObject({ ok: false, body: null });
+      expect(result).toMatchObject({ kind: 'broker_error', body: null });
       expect(result.error).toBe(`could not connect to MQTT broker at ${url.slice('mqtt://'.length)}: the MQTT broker refused the sign-in of user "hook" (Connection refused: Not authorized): check the destination's username and password`);
     });
 
@@ -104,9 +104,9 @@ describe('MQTT queue destination (Mosquitto, MQTT 5)', () => {
       const properties = 1 + 2 + 'application/json'.length + Object.entries(HEADERS).reduce((sum, [k, v]) => sum + 1 + 2 + k.length + 2 + v.length, 0);
       const overhead = 1 + 3 + 2 + Buffer.byteLength(TOPIC) + 2 + 2 + properties;
       const fits = await publisher.publish(signedIn, message({ body: Buffer.alloc(MAX_PACKET_BYTES - overhead, 1) }));
-      expect(fits).toMatchObject({ ok: true });
+      expect(fits).toMatchObject({ kind: 'ok' });
       const over = await publisher.publish(signedIn, message({ body: Buffer.alloc(MAX_PACKET_BYTES - overhead + 1, 1) }));
-      expect(over).toMatchObject({ ok: false, body: null });
+      expect(over).toMatchObject({ kind: 'broker_error', body: null });
       expect(over.error).toBe(
         `the event is 64 KiB (65537 bytes); this MQTT broker takes at most 64 KiB (65536 bytes) (the Maximum Packet Size in its CONNACK, counting the topic and properties); raise the broker's maximum packet size (Mosquitto: max_packet_size), or deliver to a URL destination`,
       );

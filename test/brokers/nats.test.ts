@@ -48,7 +48,7 @@ afterAll(async () => {
 describe('NATS JetStream queue destination', () => {
   it('publishes the payload byte for byte with the headers, and answers ok on the PubAck', async () => {
     const result = await publisher.publish(destination(), message());
-    expect(result).toMatchObject({ status: null, ok: true, body: `NATS JetStream stored it: stream ${STREAM}, sequence 1`, error: null, retryAfterMs: null });
+    expect(result).toMatchObject({ status: null, kind: 'ok', body: `NATS JetStream stored it: stream ${STREAM}, sequence 1`, error: null, retryAfterMs: null });
     const stored = await jsm.streams.getMessage(STREAM, { seq: 1 });
     expect(stored!.subject).toBe(SUBJECT);
     expect(Buffer.compare(Buffer.from(stored!.data), BODY)).toBe(0);
@@ -58,26 +58,26 @@ describe('NATS JetStream queue destination', () => {
 
   it('answers ok on a redelivery of the same event, which the stream keeps once (Nats-Msg-Id)', async () => {
     const again = await publisher.publish(destination(), message());
-    expect(again).toMatchObject({ ok: true, body: `NATS JetStream: stream ${STREAM} already holds this message (duplicate webhook-id), sequence 1` });
+    expect(again).toMatchObject({ kind: 'ok', body: `NATS JetStream: stream ${STREAM} already holds this message (duplicate webhook-id), sequence 1` });
     expect((await jsm.streams.info(STREAM)).state.messages).toBe(1);
   });
 
   it('fails a subject no stream takes', async () => {
     const subject = `hook.nostream.${suffix}`;
     const result = await publisher.publish(destination(subject), message());
-    expect(result).toMatchObject({ ok: false, body: null });
+    expect(result).toMatchObject({ kind: 'broker_error', body: null });
     expect(result.error).toBe(`no JetStream stream matches subject ${subject} (no responders): add the subject to a stream or change the destination's subject (or enable JetStream on the server)`);
   });
 
   it('fails a message over the server max_payload (counting the headers), and takes one just under it', async () => {
     const tooLarge = await publisher.publish(destination(), message({ body: Buffer.alloc(maxPayload), headers: { ...HEADERS, 'webhook-id': `msg_large_${suffix}` } }));
-    expect(tooLarge).toMatchObject({ ok: false, body: null });
+    expect(tooLarge).toMatchObject({ kind: 'broker_error', body: null });
     expect(tooLarge.error).toMatch(
       /^the event is [\d.]+ (MiB|KiB) \(\d+ bytes\); this NATS server takes at most [\d.]+ (MiB|KiB) \(\d+ bytes\) \(max_payload, counting the headers\); raise max_payload in the server configuration, or deliver to a URL destination$/,
     );
     expect(tooLarge.error).toContain(`(${maxPayload} bytes)`);
     const fits = await publisher.publish(destination(), message({ body: Buffer.alloc(maxPayload - 1024, 7), headers: { ...HEADERS, 'webhook-id': `msg_fits_${suffix}` } }));
-    expect(fits).toMatchObject({ ok: true });
+    expect(fits).toMatchObject({ kind: 'ok' });
   });
 
   describe('on a server that requires a sign-in', () => {
@@ -96,7 +96,7 @@ describe('NATS JetStream queue destination', () => {
 
     it('fails with a clear error when the password is wrong', async () => {
       const result = await publisher.publish(destination(SUBJECT, { url, auth: { type: 'basic', username: 'hook', password: 'wrong' } }), message());
-      expect(result).toMatchObject({ ok: false, body: null });
+      expect(result).toMatchObject({ kind: 'broker_error', body: null });
       expect(result.error).toBe(`could not connect to NATS server at ${url.slice('nats://'.length)}: the NATS server refused the sign-in of user "hook": check the destination's username and password`);
     });
 

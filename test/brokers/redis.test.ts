@@ -40,7 +40,7 @@ afterAll(async () => {
 describe('Redis Streams queue destination', () => {
   it('adds one entry with the body byte for byte and the headers as JSON, and answers ok with its ID', async () => {
     const result = await publisher.publish(destination(), message());
-    expect(result).toMatchObject({ status: null, ok: true, error: null, retryAfterMs: null });
+    expect(result).toMatchObject({ status: null, kind: 'ok', error: null, retryAfterMs: null });
     const entries = await redis.xrangeBuffer(STREAM, '-', '+');
     expect(entries).toHaveLength(1);
     const [id, fields] = entries[0]!;
@@ -54,7 +54,7 @@ describe('Redis Streams queue destination', () => {
     const [, nodeEntries] = (await redis.config('GET', 'stream-node-max-entries')) as string[];
     const perNode = Number(nodeEntries);
     const total = perNode * 2 + 50;
-    for (let i = 0; i < total; i++) expect(await publisher.publish(destination(CAPPED, 10), message())).toMatchObject({ ok: true });
+    for (let i = 0; i < total; i++) expect(await publisher.publish(destination(CAPPED, 10), message())).toMatchObject({ kind: 'ok' });
     const length = await redis.xlen(CAPPED);
     expect(length).toBeGreaterThanOrEqual(10);
     expect(length).toBeLessThanOrEqual(10 + perNode);
@@ -62,7 +62,7 @@ describe('Redis Streams queue destination', () => {
 
   it('fails with a clear error when the password is wrong', async () => {
     const result = await publisher.publish(destination(STREAM, null, { auth: { type: 'basic', username: `hook-nobody-${suffix}`, password: 'wrong' } }), message());
-    expect(result).toMatchObject({ ok: false, body: null });
+    expect(result).toMatchObject({ kind: 'broker_error', body: null });
     expect(result.error).toBe(
       `could not connect to Redis server at ${new URL(REDIS.url).host}: the Redis server refused the sign-in of user "hook-nobody-${suffix}" (WRONGPASS invalid username-password pair or user is disabled.): check the destination's username and password`,
     );
@@ -71,7 +71,7 @@ describe('Redis Streams queue destination', () => {
   it('fails a key that holds something other than a stream', async () => {
     await redis.set(NOT_A_STREAM, 'plain');
     const result = await publisher.publish(destination(NOT_A_STREAM), message());
-    expect(result).toMatchObject({ ok: false, body: null });
+    expect(result).toMatchObject({ kind: 'broker_error', body: null });
     expect(result.error).toBe(
       `Redis refused the message for stream ${NOT_A_STREAM}: the key holds another type, not a stream (WRONGTYPE Operation against a key holding the wrong kind of value): change the destination's stream`,
     );
@@ -81,7 +81,7 @@ describe('Redis Streams queue destination', () => {
     const [, limitText] = (await redis.config('GET', 'proto-max-bulk-len')) as string[];
     const limit = Number(limitText);
     const result = await publisher.publish(destination(), message({ body: Buffer.alloc(limit + 1) }));
-    expect(result).toMatchObject({ ok: false, body: null });
+    expect(result).toMatchObject({ kind: 'broker_error', body: null });
     expect(result.error).toMatch(
       new RegExp(`^the event is [\\d.]+ MiB \\(${limit + 1} bytes\\); this Redis server takes at most [\\d.]+ MiB \\(${limit} bytes\\) \\(proto-max-bulk-len\\); raise proto-max-bulk-len in the server configuration, or deliver to a URL destination$`),
     );

@@ -3,12 +3,11 @@
  * profiles, and precedence (flags > HOOK_API_URL/HOOK_API_KEY > profile > default).
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HookUser, runHook } from '../support/cli.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
+import { closedPort } from '../support/receiver.ts';
 
 let relay: TestRelay;
 const users: HookUser[] = [];
@@ -28,13 +27,6 @@ afterAll(async () => {
   for (const user of users) user.remove();
 });
 
-async function closedPortUrl(): Promise<string> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
 
 describe('the config file', () => {
   it('lives in $XDG_CONFIG_HOME/hook/config.json, the file 0600 and its directory 0700', async () => {
@@ -158,7 +150,7 @@ describe('precedence: flags, then environment, then profile, then default', () =
   });
 
   it('HOOK_API_URL overrides the profile\'s URL; --api-url overrides both', async () => {
-    const down = await closedPortUrl();
+    const down = `http://127.0.0.1:${await closedPort()}`;
     const viaEnv = await user.run(['whoami', '--json'], { env: { HOOK_API_URL: down } });
     expect(viaEnv.code).toBe(1);
     expect(JSON.parse(viaEnv.stderr)).toMatchObject({ code: 'relay_unreachable', url: down });

@@ -100,8 +100,8 @@ describe('hook listen when the relay goes away', () => {
       const page = (await (await fetch(`${relay.baseUrl}/v1/events?limit=100`, { headers: { authorization: `Bearer ${signup.api_key}` } })).json()) as { data: { id: string; status: string }[] };
       return Object.fromEntries(page.data.filter((event) => sent.includes(event.id)).map((event) => [event.id, event.status]));
     };
-    await eventually(async () => { const all = await statuses(); await new Promise((resolve) => setTimeout(resolve, 200)); return all; },
-      (all) => sent.every((id) => all[id] === 'delivered'), 30_000, 'every event delivered');
+    await expect.poll(async () => { const all = await statuses(); return sent.filter((id) => all[id] !== 'delivered'); },
+      { timeout: 30_000, interval: 250, message: 'every event delivered' }).toEqual([]);
     const repeats = server.requests.length - new Set(server.requests.map((request) => request.headers['webhook-id'])).size;
     console.info(`listen across outages: ${sent.length} events, ${server.requests.length} forwarded (${repeats} repeated: delivery is at-least-once)`);
     expect((await hook.stop('SIGINT')).code).toBe(0);

@@ -11,7 +11,7 @@ import type { TestDatabase } from '@hook/db/testing';
 import { HookUser } from '../support/cli.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually, startLocalServer, type LocalServer } from '../support/hook-process.ts';
-import { startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
+import { relayMetric, startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
 import { runOnTerminal, stopAllTerminalRuns } from '../support/terminal.ts';
 
 const user = new HookUser();
@@ -27,8 +27,6 @@ afterAll(async () => {
   user.remove();
 });
 
-/** How long hook listen stays stopped: past the relay's two unanswered heartbeats (5 s each), short of a delivery's lease. */
-const STALL_MS = 25_000;
 
 describe('hook listen after a stall', () => {
   it('shows every request the local server got, and the relay records each as an attempt', async () => {
@@ -47,7 +45,10 @@ describe('hook listen after a stall', () => {
 
     listen.signalProgram('SIGSTOP');
     const sent = [await ingest(1), await ingest(2), await ingest(3)];
-    await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+    // Stopped until the relay has taken its connection for dead (two unanswered heartbeats, 5 s each; short of a delivery's lease).
+    const stalledAt = Date.now();
+    await expect.poll(() => relayMetric(relay!.baseUrl, 'hook_stream_connections{mode="listen"}'), { timeout: 60_000, interval: 250 }).toBe(0);
+    const stallMs = Date.now() - stalledAt;
     listen.signalProgram('SIGCONT');
 
     // Every event ends delivered, whichever connection's answer did it.
@@ -79,7 +80,7 @@ describe('hook listen after a stall', () => {
     expect(late, listen.text()).toBeGreaterThanOrEqual(local.requests.length - sent.length);
     // No line says a request went unrecorded.
     expect(listen.lines().filter((line) => /not recorded|before the result was sent|before the relay confirmed/.test(line)), listen.text()).toEqual([]);
-    console.info(`listen after a ${STALL_MS / 1000} s stall: ${local.requests.length} requests for ${sent.length} events\n${listen.lines().filter((line) => line.includes('evt_')).join('\n')}`);
+    console.info(`listen after a ${Math.round(stallMs / 1000)} s stall: ${local.requests.length} requests for ${sent.length} events\n${listen.lines().filter((line) => line.includes('evt_')).join('\n')}`);
     listen.type('\x03');
     expect(await listen.exited).toBe(0);
   }, 150_000);

@@ -6,10 +6,12 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '@hook/client';
+import { LISTEN_SESSION_CHANNEL, type ListenSessionSignal } from '@hook/relay';
 import { HookUser } from '../support/cli.ts';
 import { eventually, freePort, startHook, startLocalServer, stopAllHookProcesses, type HookProcess, type LocalServer } from '../support/hook-process.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { api, startTestRelay, type TestRelay } from '../support/relay.ts';
+import { collectSignals } from '../support/signals.ts';
 
 let relay: TestRelay;
 let key: string;
@@ -161,8 +163,16 @@ describe('hook listen', () => {
     const skip = await listen([String(skipServer.port), '--endpoint', skipping.id, '--skip-missed']);
     const fresh = await ingest(skipping.url, '{"new":1}');
     await skipServer.waitFor(1);
-    // The relay looks for due work every second: give it two before concluding nothing else comes.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // The session looks for due work every second, from the start of its backlog: once a poll
+    // begun after the fresh event arrived has ended, whatever it would take has been taken.
+    const polls = collectSignals<ListenSessionSignal>(LISTEN_SESSION_CHANNEL);
+    try {
+      const first = await polls.waitFor((signal) => signal.kind === 'claimed' && signal.fromStart, 10_000);
+      await polls.waitFor((signal, index) => index > polls.seen.indexOf(first) && signal.kind === 'claimed' && signal.fromStart, 10_000);
+    } finally {
+      polls.stop();
+    }
+    for (const signal of polls.seen) if (signal.kind === 'claimed') expect(signal.eventIds.filter((id) => old.includes(id))).toEqual([]);
     expect(skipServer.requests.map((request) => request.headers['webhook-id'])).toEqual([fresh]);
     for (const id of old) expect((await event(id)).status).toBe('pending');
     await skip.hook.stop();
@@ -191,6 +201,7 @@ describe('hook listen', () => {
     expect(ready).toMatchObject({ mirror: true, created: false });
     expect(ready.endpoint.id).toBe(endpoint.id);
     const body = '{"mirror":true}';
+    const sessions = collectSignals<ListenSessionSignal>(LISTEN_SESSION_CHANNEL);
     const id = await ingest(endpoint.url, body);
     await server.waitFor(1);
     await destination.waitFor(1);
@@ -198,7 +209,13 @@ describe('hook listen', () => {
     expect(server.requests[0]!.headers['webhook-id']).toBe(id);
     const stored = await eventually(() => event(id), (found) => found.status === 'delivered', 10_000, 'delivered by the relay');
     await hook.waitForJson((line) => line.type === 'delivery' && line.event_id === id && line.status === 500);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The session took the listener's answer (500) for a mirror copy's, which records nothing.
+    try {
+      await sessions.waitFor((signal) => signal.kind === 'result', 10_000);
+    } finally {
+      sessions.stop();
+    }
+    expect(sessions.seen.filter((signal) => signal.kind === 'result').map((signal) => signal.kind === 'result' && signal.as)).toEqual(['mirror']);
     expect((await event(id)).attempts.map((attempt: any) => attempt.trigger)).toEqual(['auto']);
     expect(stored.status).toBe('delivered');
     await hook.stop();

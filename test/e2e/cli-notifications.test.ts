@@ -61,10 +61,7 @@ describe('hook notifications', () => {
     expect(verifyWebhook(delivery!.body, delivery!.headers as Record<string, string>, set.secret).id).toBe(notification.id);
 
     let page: any;
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
-      page = await user.json(['notifications', 'events', '--type', 'event.failed']);
-      if (page.data[0]?.status === 'delivered') break;
-    }
+    await expect.poll(async () => (page = await user.json(['notifications', 'events', '--type', 'event.failed'])).data[0]?.status, { timeout: 10_000 }).toBe('delivered');
     expect(page.data).toEqual([expect.objectContaining({ id: notification.id, type: 'event.failed', status: 'delivered' })]);
     expect((await user.json(['notifications', 'events', '--type', 'plan.changed'])).data).toEqual([]);
     const listed = await user.run(['notifications', 'events']);

@@ -1,8 +1,8 @@
 /**
  * Provider event types (docs/api.md#event-type): every sample `hook trigger` sends is
  * stored with the type its provider names — GitHub's X-GitHub-Event (with the body's
- * action), Shopify's X-Shopify-Topic, Stripe's and Standard Webhooks' JSON type, Slack's
- * event.type — and `hook events wait --type push` finds a triggered GitHub push on an
+ * action), Shopify's X-Shopify-Topic, GitLab's X-Gitlab-Event, Stripe's and Standard
+ * Webhooks' JSON type, Slack's event.type — and `hook events wait --type push` finds a triggered GitHub push on an
  * endpoint that verifies GitHub. The real `hook` binary against a real relay.
  */
 import { writeFileSync } from 'node:fs';
@@ -25,6 +25,8 @@ const TYPE_OF_SAMPLE: Record<string, string> = {
   'shopify products/update': 'products/update',
   'slack app_mention': 'app_mention',
   'slack url_verification': 'url_verification',
+  'gitlab push': 'Push Hook',
+  'gitlab merge_request': 'Merge Request Hook',
 };
 
 describe('provider event types', () => {
@@ -49,7 +51,7 @@ describe('provider event types', () => {
     const listed = await user.run(['events', 'list', '--endpoint', 'providers', '--limit', '20']);
     expect(listed.code).toBe(0);
     for (const type of ['push', 'pull_request.opened', 'orders/create', 'app_mention']) expect(listed.stdout).toContain(type);
-  }, 60_000);
+  }, 75_000); // 12 samples (60 s was set for 10), each a trigger and a get
 
   it('finds a GitHub push triggered at an endpoint that verifies GitHub with hook events wait --type push', async () => {
     const secretFile = join(user.home, 'github-secret.txt');

@@ -71,9 +71,11 @@ describe('hook events tail', () => {
     const onlyFailed = startHook(user, ['events', 'tail', '--status', 'delivered', '--json']);
     await onlyFailed.waitForStderr((line) => line.includes('"state":"open"'));
     const retried = await ingest(failing.url, '{}');
+    // Its failed attempt is recorded before the next event is even sent; the tail gets what happens in order,
+    // so once the later event's attempt is on it, a line about the retried one would have come before.
+    await expect.poll(async () => (await user.json(['events', 'get', retried])).status, { timeout: 15_000 }).toBe('retrying');
     const delivered = await ingest(other.url, '{}');
     await onlyFailed.waitForJson((line) => line.type === 'attempt.finished' && line.event_id === delivered);
-    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(onlyFailed.jsonLines().some((line) => JSON.stringify(line).includes(retried))).toBe(false);
     receiver.respond = () => ({ status: 200 });
   });
@@ -90,13 +92,8 @@ describe('hook events tail', () => {
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     try {
-      const until = async (what: () => boolean, label: string): Promise<void> => {
-        const deadline = Date.now() + 15_000;
-        while (!what()) {
-          if (Date.now() > deadline) throw new Error(`no ${label} on the terminal within 15 s:\n${output}`);
-          await new Promise((resolve) => setTimeout(resolve, 25));
-        }
-      };
+      const until = (what: () => boolean, label: string): Promise<void> =>
+        expect.poll(what, { timeout: 15_000, interval: 25, message: `no ${label} on the terminal within 15 s:\n${output}` }).toBe(true);
       await until(() => output.includes('Connected.'), 'connection');
       const id = await ingest(endpoint.url, '{}');
       await until(() => output.includes(`${id}  `) && output.includes('attempt 1'), 'attempt line');

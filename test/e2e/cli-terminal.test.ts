@@ -146,14 +146,17 @@ describe('a relay that goes away and comes back', () => {
       expect(later.length).toBe(first.length);
     }
     const missed = [await ingest(relayB, endpoint.url, '/missed', { type: 'missed.one' }), await ingest(relayB, endpoint.url, '/missed', { type: 'missed.two' })];
-    // Down for long enough that the old CLI printed a line per try several times over.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 12_000 - (Date.now() - stoppedAt))));
+    // Down until each terminal has tried to reconnect five times (the old CLI printed a line per try).
+    for (const terminal of [tail, listen]) {
+      await terminal.waitFor('the fifth try', (rows) => rows.some((row) => /reconnecting \(try ([5-9]|\d{2,})\)/.test(row.text)), 30_000);
+    }
+    const outageMs = Date.now() - stoppedAt;
     relayA = await startRelay(portA);
 
     const tailRows = await tail.waitFor('the line saying it is back', (rows) => rows.some((row) => row.text.startsWith('Reconnected after')) && missed.every((id) => rowsWith(rows, id).length > 0), 30_000);
     const back = tailRows.findIndex((row) => row.text.startsWith('Reconnected after'));
     expect(tailRows[back]!.text).toMatch(/^Reconnected after \d+ s down; 2 events arrived meanwhile:$/);
-    expect(Number(/after (\d+) s/.exec(tailRows[back]!.text)![1])).toBeGreaterThanOrEqual(12);
+    expect(Number(/after (\d+) s/.exec(tailRows[back]!.text)![1])).toBeGreaterThanOrEqual(Math.floor(outageMs / 1000));
     expect(tailRows[back + 1]!.text).toContain(missed[0]);
     expect(tailRows[back + 2]!.text).toContain(missed[1]);
     // Shown with the status each has now.

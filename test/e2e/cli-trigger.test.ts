@@ -3,7 +3,8 @@
  * receiver through a URL destination, with the provider's headers, and its signature
  * verifies the way a handler verifies it — with the provider's own SDK where npm has one
  * (stripe's constructEvent, @octokit/webhooks-methods' verify), with the algorithm the
- * provider documents for Shopify and Slack — and fails with a wrong secret.
+ * provider documents for Shopify and Slack, GitLab's token compared as its docs say — and
+ * fails with a wrong secret.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { verify as verifyGithub } from '@octokit/webhooks-methods';
@@ -78,6 +79,12 @@ async function verifiesWith(provider: string, request: ReceivedRequest, secret: 
       const given = Buffer.from(header(request, 'x-slack-signature'));
       return expected.length === given.length && timingSafeEqual(expected, given);
     }
+    case 'gitlab': {
+      // GitLab's documented check: X-Gitlab-Token is the secret token itself.
+      const given = Buffer.from(header(request, 'x-gitlab-token'));
+      const expected = Buffer.from(secret);
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    }
     default:
       throw new Error(`no verifier for ${provider}`);
   }
@@ -95,6 +102,8 @@ function eventNameOf(provider: string, request: ReceivedRequest): string {
       return header(request, 'x-shopify-topic');
     case 'slack':
       return payload.type === 'event_callback' ? payload.event.type : payload.type;
+    case 'gitlab':
+      return payload.object_kind;
     default:
       throw new Error(`unknown provider ${provider}`);
   }
@@ -109,6 +118,7 @@ describe('hook trigger', () => {
       'stripe payment_intent.succeeded', 'stripe checkout.session.completed', 'stripe invoice.paid',
       'shopify orders/create', 'shopify products/update',
       'slack app_mention', 'slack url_verification',
+      'gitlab push', 'gitlab merge_request',
     ]);
     for (const sample of samples) {
       const sent = await user.json(['trigger', sample.provider, sample.event, '--endpoint', 'provider-handlers']);
@@ -150,6 +160,14 @@ describe('hook trigger', () => {
     const [p1, p2] = [JSON.parse(m1!.body.toString('utf8')), JSON.parse(m2!.body.toString('utf8'))];
     expect(p1.event_id).not.toBe(p2.event_id);
     expect(Math.abs(p1.event_time - Date.now() / 1000)).toBeLessThan(60);
+
+    const pushes = [await user.json(['trigger', 'gitlab', 'push', '--endpoint', endpoint.id]), await user.json(['trigger', 'gitlab', 'push', '--endpoint', endpoint.id])];
+    const [g1, g2] = await Promise.all(pushes.map((sent) => delivered(sent.event_id)));
+    expect(header(g1!, 'x-gitlab-event')).toBe('Push Hook');
+    expect(header(g1!, 'idempotency-key')).toMatch(UUID);
+    expect(header(g1!, 'idempotency-key')).not.toBe(header(g2!, 'idempotency-key'));
+    expect(header(g1!, 'user-agent')).toMatch(/^GitLab\//);
+    expect(JSON.parse(g1!.body.toString('utf8'))).toMatchObject({ ref: 'refs/heads/main', project: { path_with_namespace: 'acme-inc/storefront' } });
   }, 60_000);
 
   it('signs with --secret instead, and prints the secret on stderr for a person', async () => {

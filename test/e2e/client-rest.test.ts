@@ -142,10 +142,7 @@ describe('ingest and events', () => {
     const accepted = await client.ingest.send(endpoint.url, { body: '{"type":"replay.me"}', headers: { 'content-type': 'application/json' } });
     await receiver.waitFor(before + 1);
     // The receiver has it a moment before the attempt is recorded; until then a replay is refused (event_in_flight).
-    for (let tries = 0; (await client.events.get(accepted.id)).status !== 'delivered'; tries++) {
-      if (tries > 200) throw new Error('the first delivery was never recorded');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await expect.poll(async () => (await client.events.get(accepted.id)).status, { timeout: 10_000, interval: 10, message: 'the first delivery was never recorded' }).toBe('delivered');
 
     const replayed = await client.events.replay(accepted.id);
     expect(replayed.id).toBe(accepted.id);

@@ -90,7 +90,8 @@ describe('dedupe across relay processes', () => {
 
     // delivered once each: the receiver gets exactly the stored events
     await receiver.waitFor(storedIds.size, 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Every delivery recorded delivered, none held under a lease: no process has one it could send again.
+    await expect.poll(async () => (await rows("select count(*)::int as n from delivery where account_id = $1 and (status <> 'delivered' or lease_id is not null)", [accountId]))[0].n, { timeout: 30_000 }).toBe(0);
     const delivered = receiver.requests.map((request) => request.headers['webhook-id']);
     expect(delivered).toHaveLength(storedIds.size);
     expect(new Set(delivered)).toEqual(storedIds);

@@ -88,13 +88,7 @@ describe('delivery survives a killed relay process', () => {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
-      const deadline = Date.now() + 90_000;
-      let open = Infinity;
-      while (open > 0) {
-        if (Date.now() > deadline) throw new Error(`${open} events still undelivered after 90 s`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        open = (await client.query("select count(*)::int as n from delivery where status <> 'delivered'")).rows[0].n;
-      }
+      await expect.poll(async () => (await client.query("select count(*)::int as n from delivery where status <> 'delivered'")).rows[0].n, { timeout: 90_000, message: 'events still undelivered' }).toBe(0);
       const stored = (await client.query('select count(*)::int as n from event')).rows[0].n as number;
       expect(stored).toBeGreaterThanOrEqual(acknowledged.length);
     } finally {

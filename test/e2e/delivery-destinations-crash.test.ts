@@ -82,13 +82,7 @@ async function untilSettled(databaseUrl: string, ids: string[], timeoutMs = 120_
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const open = (await client.query("select count(*)::int as n from delivery where event_id = any($1) and status <> 'delivered'", [ids])).rows[0].n as number;
-      if (open === 0) return;
-      if (Date.now() > deadline) throw new Error(`${open} deliveries still open after ${timeoutMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await expect.poll(async () => (await client.query("select count(*)::int as n from delivery where event_id = any($1) and status <> 'delivered'", [ids])).rows[0].n as number, { timeout: timeoutMs, message: 'deliveries still open' }).toBe(0);
   } finally {
     await client.end();
   }

@@ -10,6 +10,7 @@
  *   whose listen sessions poll only once a minute, so only the resume can wake them).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LISTEN_SESSION_CHANNEL, type ListenSessionSignal } from '@hook/relay';
 import type { TestDatabase } from '@hook/db/testing';
 import { HookUser } from '../support/cli.ts';
 import { freshDatabase } from '../support/database.ts';
@@ -17,6 +18,7 @@ import { eventually, startHook, startLocalServer, stopAllHookProcesses, type Loc
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
+import { collectSignals } from '../support/signals.ts';
 
 describe('deleting a destination whose delivery is retrying', () => {
   let database: TestDatabase;
@@ -117,11 +119,23 @@ describe('hook listen on a paused endpoint or destination', () => {
     user.remove();
   });
 
-  /** The event stays pending and the local server gets nothing (the listener claims at each event it is told of). */
-  async function heldFor(id: string): Promise<void> {
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(server.requests).toHaveLength(0);
-    expect((await user.json(['events', 'get', id])).status).toBe('pending');
+  /**
+   * Sends an event while the listener's endpoint or destination is paused: the session claims
+   * at the event it is told of (its poll comes only once a minute here), and takes nothing.
+   * The event stays pending and the local server gets nothing.
+   */
+  async function sendHeld(endpoint: string): Promise<string> {
+    const sessions = collectSignals<ListenSessionSignal>(LISTEN_SESSION_CHANNEL);
+    try {
+      const { id } = await user.json(['send', endpoint, '--data', '{"type":"while.paused"}']);
+      const claimed = await sessions.waitFor((signal) => signal.kind === 'claimed', 10_000);
+      expect(claimed).toMatchObject({ kind: 'claimed', eventIds: [] });
+      expect(server.requests).toHaveLength(0);
+      expect((await user.json(['events', 'get', id])).status).toBe('pending');
+      return id;
+    } finally {
+      sessions.stop();
+    }
   }
 
   it('holds an event for a paused endpoint and hands it to the listener as soon as it is resumed', async () => {
@@ -130,8 +144,7 @@ describe('hook listen on a paused endpoint or destination', () => {
     await listen.waitForJson((line) => line.type === 'ready');
     expect((await user.run(['endpoints', 'update', 'held', '--pause'])).code).toBe(0);
 
-    const { id } = await user.json(['send', 'held', '--data', '{"type":"while.paused"}']);
-    await heldFor(id);
+    const id = await sendHeld('held');
 
     expect((await user.run(['endpoints', 'update', 'held', '--resume'])).code).toBe(0);
     const [request] = await server.waitFor(1, 10_000);
@@ -146,8 +159,7 @@ describe('hook listen on a paused endpoint or destination', () => {
     const destinationId = ready.endpoint.destinations[0].id;
     expect((await user.json(['destinations', 'update', destinationId, '--status', 'paused'])).status).toBe('paused');
 
-    const { id } = await user.json(['send', 'held-destination', '--data', '{"type":"while.paused"}']);
-    await heldFor(id);
+    const id = await sendHeld('held-destination');
 
     expect((await user.json(['destinations', 'update', destinationId, '--status', 'active'])).status).toBe('active');
     const [request] = await server.waitFor(1, 10_000);

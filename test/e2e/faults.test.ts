@@ -74,14 +74,6 @@ async function createEndpoint(baseUrl: string, key: string, name: string, url: s
   return { id: endpoint.id, path: new URL(endpoint.url).pathname };
 }
 
-async function waitUntil(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -111,12 +103,13 @@ describe('relay SIGKILLed during heavy ingest', () => {
     const key = await signUp(relayA.baseUrl);
     const endpoint = await createEndpoint(relayA.baseUrl, key, 'sigkill', receiver.url);
 
-    // 50 senders for ~2 s; relay A is SIGKILLed at 2 s, with requests in flight.
+    // 50 senders; relay A is SIGKILLed once it has acknowledged 300 events, with requests in flight.
+    const KILL_AFTER = 300;
     const acknowledged: string[] = [];
     const otherStatuses: number[] = [];
     let connectionErrors = 0;
     let killed = false;
-    const killedAt = Date.now() + 2000;
+    const sendingSince = Date.now();
     await Promise.all(Array.from({ length: 50 }, async (_, sender) => {
       for (let n = 0; !killed; n++) {
         try {
@@ -130,7 +123,7 @@ describe('relay SIGKILLed during heavy ingest', () => {
         } catch {
           connectionErrors++; // in flight when the relay died: never acknowledged
         }
-        if (!killed && Date.now() >= killedAt) {
+        if (!killed && acknowledged.length >= KILL_AFTER) {
           killed = true;
           relayA.child.kill('SIGKILL');
         }
@@ -138,7 +131,8 @@ describe('relay SIGKILLed during heavy ingest', () => {
     }));
     expect(await exitOf(relayA.child)).toEqual({ code: null, signal: 'SIGKILL' });
     expect(otherStatuses).toEqual([]);
-    expect(acknowledged.length).toBeGreaterThan(200);
+    const sentForMs = Date.now() - sendingSince;
+    expect(acknowledged.length).toBeGreaterThanOrEqual(KILL_AFTER);
 
     // Every 2xx is committed: it is in the table the moment the relay dies.
     const stored = await storedIds(database.url);
@@ -150,12 +144,12 @@ describe('relay SIGKILLed during heavy ingest', () => {
     const restartStarted = Date.now();
     await startRelay(database.url, env);
     const received = (): Set<string> => new Set(receiver.requests.map((request) => String(request.headers['webhook-id'])));
-    await waitUntil('the receiver to get every acknowledged event', 60_000, () => {
+    await expect.poll(() => {
       const ids = received();
       return acknowledged.every((id) => ids.has(id));
-    });
+    }, { timeout: 60_000, message: 'the receiver to get every acknowledged event' }).toBe(true);
     console.info(
-      `faults/sigkill: ${acknowledged.length} events acknowledged in ~2 s by 50 senders (${connectionErrors} requests cut off by the kill), ` +
+      `faults/sigkill: ${acknowledged.length} events acknowledged in ${sentForMs} ms by 50 senders (${connectionErrors} requests cut off by the kill), ` +
         `${stored.size} stored, ${deliveredBeforeKill} delivered before the kill; the second relay delivered the rest in ${Date.now() - restartStarted} ms ` +
         `(${receiver.requests.length} deliveries for ${received().size} events)`,
     );
@@ -191,12 +185,14 @@ describe('PostgreSQL stopped during ingest', () => {
       }
     }));
 
-    await sleep(1000);
+    // Ingest works before the outage: 50 events acknowledged.
+    await expect.poll(() => outcomes.filter((o) => o.status === 200).length, { timeout: 15_000, message: 'ingest to acknowledge 50 events before the outage' }).toBeGreaterThanOrEqual(50);
     const stoppedAt = Date.now();
     await postgres.stop(); // fast shutdown: open connections are terminated
     postgres = undefined;
-    await waitUntil('ingest to answer 503', 15_000, () => outcomes.some((o) => o.at > stoppedAt && o.status === 503));
-    await sleep(1500); // the outage goes on: every answer meanwhile must be a structured 503
+    await expect.poll(() => outcomes.some((o) => o.at > stoppedAt && o.status === 503), { timeout: 15_000, message: 'ingest to answer 503' }).toBe(true);
+    // The outage goes on until 100 answers have been refused: every answer meanwhile must be a structured 503 (checked below).
+    await expect.poll(() => outcomes.filter((o) => o.at > stoppedAt && o.status === 503).length, { timeout: 15_000, message: '100 answers during the outage' }).toBeGreaterThanOrEqual(100);
     const health = await fetch(`${relay.baseUrl}/readyz`); // not ready (/healthz, liveness, stays 200)
     expect(health.status).toBe(503);
     expect(((await health.json()) as { code: string }).code).toBe('storage_unavailable');
@@ -209,9 +205,10 @@ describe('PostgreSQL stopped during ingest', () => {
     const restartedAt = Date.now();
     postgres = await startEmbeddedPostgres({ dataDir, port });
     const databaseBackAt = Date.now();
-    await waitUntil('ingest to answer 200 again', 15_000, () => outcomes.some((o) => o.at > databaseBackAt && o.status === 200));
+    await expect.poll(() => outcomes.some((o) => o.at > databaseBackAt && o.status === 200), { timeout: 15_000, message: 'ingest to answer 200 again' }).toBe(true);
     const recoveredAt = outcomes.find((o) => o.at > databaseBackAt && o.status === 200)!.at;
-    await sleep(500);
+    // Ingest keeps working after the outage: 50 more events acknowledged.
+    await expect.poll(() => outcomes.filter((o) => o.at > databaseBackAt && o.status === 200).length, { timeout: 15_000, message: '50 events acknowledged after the outage' }).toBeGreaterThanOrEqual(50);
     sending = false;
     await senders;
 
@@ -231,10 +228,10 @@ describe('PostgreSQL stopped during ingest', () => {
     const lost = acknowledged.filter((id) => !stored.has(id));
     expect(lost, `${lost.length} acknowledged events not stored`).toEqual([]);
     // And the worker delivers them (it reconnected too).
-    await waitUntil('every acknowledged event delivered', 30_000, () => {
+    await expect.poll(() => {
       const ids = new Set(receiver.requests.map((request) => String(request.headers['webhook-id'])));
       return acknowledged.every((id) => ids.has(id));
-    });
+    }, { timeout: 30_000, message: 'every acknowledged event delivered' }).toBe(true);
     console.info(
       `faults/database: ${acknowledged.length} acknowledged, ${refused.length} answered 503 storage_unavailable; ` +
         `first 503 ${outcomes.find((o) => o.at > stoppedAt && o.status === 503)!.at - stoppedAt} ms after the stop began; ` +
@@ -286,13 +283,13 @@ describe('receiver hangs', () => {
     const baseline = await latencies(10);
     const hangStartedAt = Date.now();
     const hungIds = await Promise.all(Array.from({ length: 20 }, (_, i) => ingest(hanging.path, JSON.stringify({ hang: i }))));
-    await waitUntil('the hung deliveries to reach the receiver', 5000, () => hungSockets.size > 0);
+    await expect.poll(() => hungSockets.size, { timeout: 5000, message: 'the hung deliveries to reach the receiver' }).toBeGreaterThan(0);
     const during = await latencies(20);
     const duringMs = Date.now() - hangStartedAt;
 
     // Each hung delivery is one attempt, recorded as a timeout after ~500 ms.
     const attempts: { error: string | null; duration_ms: number; response_status: number | null }[] = [];
-    await waitUntil('every hung delivery recorded', 10_000, async () => {
+    await expect.poll(async () => {
       attempts.length = 0;
       for (const id of hungIds) {
         const event = (await (await fetch(`${relay.baseUrl}/v1/events/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as { status: string; attempts: typeof attempts };
@@ -300,7 +297,7 @@ describe('receiver hangs', () => {
         attempts.push(...event.attempts);
       }
       return true;
-    });
+    }, { timeout: 10_000, message: 'every hung delivery recorded' }).toBe(true);
     expect(attempts).toHaveLength(20);
     for (const attempt of attempts) {
       expect(attempt.response_status).toBeNull();
@@ -335,42 +332,44 @@ describe('SIGTERM', () => {
     }
     await receiver.waitFor(5, 5000);
 
-    // Three ingests still uploading: 10 chunks, 150 ms apart (~1.5 s each).
+    // Three ingests still uploading at SIGTERM: each sends its headers and the first half of its
+    // body, then the rest only once the relay has stopped listening.
+    let resumeUploads!: () => void;
+    const resumed = new Promise<void>((resolve) => (resumeUploads = resolve));
+    const connected: Promise<void>[] = [];
     const uploads = Array.from({ length: 3 }, (_, upload) => new Promise<{ status: number; body: string }>((resolve, reject) => {
       const chunks = Array.from({ length: 10 }, (_, i) => Buffer.from(JSON.stringify({ upload, chunk: i }).padEnd(100, ' ')));
-      const request = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: endpoint.path, headers: { 'content-type': 'text/plain', 'content-length': chunks.length * 100 } }, (response) => {
+      const request = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: endpoint.path, agent: false, headers: { 'content-type': 'text/plain', 'content-length': chunks.length * 100 } }, (response) => {
         let body = '';
         response.on('data', (chunk: Buffer) => (body += chunk.toString()));
         response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
       });
       request.on('error', reject);
-      let i = 0;
-      const tick = (): void => {
-        request.write(chunks[i++]!);
-        if (i < chunks.length) setTimeout(tick, 150);
-        else request.end();
-      };
-      tick();
+      connected.push(new Promise<void>((written) => request.write(Buffer.concat(chunks.slice(0, 5)), () => written())));
+      void resumed.then(() => request.end(Buffer.concat(chunks.slice(5))));
     }));
     // Settled once here, so a failure below is not also an unhandled rejection.
     const uploadsSettled = Promise.allSettled(uploads);
-    await sleep(200);
+    await Promise.all(connected);
+    // The relay accepts connections in order: once one opened after the uploads' is answered, theirs are accepted and their headers read.
+    const probe = (): Promise<string> => new Promise<string>((resolve) => {
+      const request = httpRequest({ host: '127.0.0.1', port, method: 'GET', path: '/healthz', agent: false }, (response) => {
+        response.resume();
+        resolve(`answered ${response.statusCode}`);
+      });
+      request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+      request.end();
+    });
+    expect(await probe()).toBe('answered 200');
 
     const exit = exitOf(relay.child);
     const termAt = Date.now();
     relay.child.kill('SIGTERM');
     // A new connection after SIGTERM is refused once the listener closes, which it does
-    // at once: the relay stops listening before it waits for anything.
-    await sleep(300);
-    const refused = await new Promise<string>((resolve) => {
-      const probe = httpRequest({ host: '127.0.0.1', port, method: 'GET', path: '/healthz', agent: false }, (response) => {
-        response.resume();
-        resolve(`answered ${response.statusCode}`);
-      });
-      probe.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-      probe.end();
-    });
-    expect(refused).toBe('ECONNREFUSED');
+    // at once: the relay stops listening before it waits for anything (here, the uploads held back until then).
+    await expect.poll(probe, { timeout: 1000, interval: 20, message: 'a new connection refused soon after SIGTERM' }).toBe('ECONNREFUSED');
+    expect(relay.child.exitCode, 'still finishing the uploads').toBeNull();
+    resumeUploads();
 
     const uploaded = (await uploadsSettled).map((result) => {
       if (result.status === 'rejected') throw new Error(`an upload in flight at SIGTERM failed: ${String(result.reason)}`);
@@ -379,7 +378,7 @@ describe('SIGTERM', () => {
     const { code, signal } = await exit;
     const exitMs = Date.now() - termAt;
     expect({ code, signal }, relay.stderr()).toEqual({ code: 0, signal: null });
-    // About 1.5 s of work in flight; before responses in flight at close ended their connections, the keep-alive timeout added 5 s.
+    // About 1 s of work in flight; before responses in flight at close ended their connections, the keep-alive timeout added 5 s.
     expect(exitMs).toBeLessThan(4000);
     for (const result of uploaded) expect(result.status, result.body).toBe(200);
 
@@ -401,6 +400,6 @@ describe('SIGTERM', () => {
     } finally {
       await client.end();
     }
-    console.info(`faults/sigterm: exited 0 ${exitMs} ms after SIGTERM with 5 deliveries (1 s each) and 3 uploads (~1.5 s each) in flight; all completed and recorded`);
+    console.info(`faults/sigterm: exited 0 ${exitMs} ms after SIGTERM with 5 deliveries (1 s each) and 3 half-sent uploads in flight; all completed and recorded`);
   }, 60_000);
 });

@@ -7,7 +7,7 @@
  */
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { HookUser, type HookRun } from '../support/cli.ts';
 
@@ -105,35 +105,25 @@ function problemsWith(run: HookRun, jsonMode: boolean): string[] {
   return problems;
 }
 
-async function tryConfig(name: string, setup: Setup, commands = COMMANDS.slice(0, 2)): Promise<string[]> {
-  const failures: string[] = [];
-  await Promise.all(commands.map(async (command) => {
+/** Puts the config in place for a fresh user per command, runs each command, and returns what was wrong with each run (an empty list when all is well). */
+async function tryConfig(setup: Setup, commands = COMMANDS.slice(0, 2)): Promise<Array<{ command: string; problems: string[]; stderr: string }>> {
+  return Promise.all(commands.map(async (command) => {
     const user = new HookUser();
     users.push(user);
     setup(user);
     const args = command.json ? [...command.args, '--json'] : command.args;
     const run = await user.run(args, { env: { HOOK_API_URL: '', HOOK_API_KEY: '' }, timeoutMs: 30_000 });
-    const problems = problemsWith(run, command.json);
-    if (problems.length) failures.push(`${name} / hook ${args.join(' ')}: ${problems.join('; ')}\n    stderr: ${run.stderr.slice(0, 300)}`);
+    return { command: `hook ${args.join(' ')}`, problems: problemsWith(run, command.json), stderr: run.stderr.slice(0, 300) };
   }));
-  return failures;
 }
 
-test('hand-picked malformed configs: exit 1 or 2, a clear message on stderr, nothing on stdout, no stack', { timeout: 180_000 }, async () => {
-  const failures: string[] = [];
-  const cases = Object.entries(CASES);
-  let runs = 0;
-  for (let index = 0; index < cases.length; index += 2) {
-    // Two configs at a time, each with two commands; every third config also with `hook login`, which writes the file.
-    const batch = cases.slice(index, index + 2).map(([name, setup], offset) => {
-      const commands = (index + offset) % 3 === 0 ? COMMANDS : COMMANDS.slice(0, 2);
-      runs += commands.length;
-      return tryConfig(name, setup, commands);
-    });
-    for (const found of await Promise.all(batch)) failures.push(...found);
-  }
-  console.log(`fuzz-cli-config: ${cases.length} hand-picked configs, ${runs} runs of hook`);
-  expect(failures, failures.join('\n')).toEqual([]);
+// Each hand-picked config is its own test, with two runs of hook at once; every third config also with `hook login`, which writes the file.
+describe('hand-picked malformed configs: exit 1 or 2, a clear message on stderr, nothing on stdout, no stack', { timeout: 60_000 }, () => {
+  test.for(Object.entries(CASES).map(([name, setup], index) => ({ name, setup, commands: index % 3 === 0 ? COMMANDS : COMMANDS.slice(0, 2) })))('$name', async ({ setup, commands }) => {
+    const runs = await tryConfig(setup, commands);
+    expect(runs).toHaveLength(commands.length);
+    for (const run of runs) expect(run.problems, `${run.command}\n    stderr: ${run.stderr}`).toEqual([]);
+  });
 });
 
 test('generated configs of the wrong shape: the same rules', { timeout: 180_000 }, async () => {
@@ -150,15 +140,16 @@ test('generated configs of the wrong shape: the same rules', { timeout: 180_000 
     fc.string({ unit: 'binary', maxLength: 200 }).filter((text) => { try { JSON.parse(text); return false; } catch { return true; } }),
     fc.uint8Array({ minLength: 1, maxLength: 200 }).map((bytes) => Buffer.from(bytes).toString('latin1')),
   );
-  const failures: string[] = [];
   let runs = 0;
+  // The property itself asserts, so a failing config makes fast-check shrink it to a smallest counterexample.
   await fc.assert(
-    fc.asyncProperty(config, async (content) => {
+    fc.asyncProperty(config, fc.constantFrom(...COMMANDS.slice(0, 2)), async (content, command) => {
       runs += 1;
-      failures.push(...(await tryConfig(`generated ${JSON.stringify(content).slice(0, 160)}`, writeConfig(content), [COMMANDS[runs % 2]!])));
+      const [run] = await tryConfig(writeConfig(content), [command]);
+      expect(run!.problems, `${run!.command} with config ${JSON.stringify(content).slice(0, 160)}\n    stderr: ${run!.stderr}`).toEqual([]);
     }),
     { numRuns: GENERATED_RUNS },
   );
   console.log(`fuzz-cli-config: ${runs} generated configs, ${runs} runs of hook`);
-  expect(failures, failures.join('\n')).toEqual([]);
+  expect(runs).toBeGreaterThanOrEqual(GENERATED_RUNS);
 });

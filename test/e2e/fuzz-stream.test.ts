@@ -7,14 +7,12 @@
  * take no client messages), and keep serving everyone else: clients connected throughout
  * still get events, and a well-behaved listener still gets deliveries.
  */
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import fc from 'fast-check';
 import WebSocket from 'ws';
 import { api, createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '../support/relay.ts';
 
 const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 50);
-/** How long a socket that was sent garbage is watched for a close before counting as kept open. */
-const SETTLE_MS = 250;
 const MAX_PAYLOAD_BYTES = 1024 * 1024;
 
 let relay: TestRelay;
@@ -60,14 +58,13 @@ function connect(path: string, headers: Record<string, string> = {}): Promise<{ 
   });
 }
 
-async function waitFor<T>(read: () => T | undefined, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** What `read` finds once it finds something (vi.waitFor, in beforeAll/afterAll too). */
+function waitFor<T>(read: () => T | undefined, timeoutMs = 5000): Promise<T> {
+  return vi.waitFor(() => {
     const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    if (value === undefined) throw new Error('not there yet');
+    return value;
+  }, { timeout: timeoutMs, interval: 20 });
 }
 
 const frameArbitrary: fc.Arbitrary<Frame> = fc.oneof(
@@ -109,7 +106,12 @@ function sendFrame(socket: WebSocket, frame: Frame): void {
 async function fuzzSocket(path: string, headers: Record<string, string>, frames: Frame[]): Promise<Outcome> {
   const { socket, messages, closed } = await connect(path, headers);
   for (const frame of frames) sendFrame(socket, frame);
-  const closeCode = await Promise.race([closed, new Promise<null>((resolve) => setTimeout(() => resolve(null), SETTLE_MS))]);
+  // The relay reads a socket's frames in order and closes on a bad one before reading on
+  // (the listen session's checks and ws's own are synchronous), and a closing socket answers
+  // no ping: a pong to a ping sent after the frames means it read them all and kept the socket.
+  const keptOpen = new Promise<null>((resolve) => socket.once('pong', () => resolve(null)));
+  if (socket.readyState === WebSocket.OPEN) socket.ping();
+  const closeCode = await Promise.race([closed, keptOpen]);
   if (closeCode === null) {
     socket.close(1000);
     await closed;

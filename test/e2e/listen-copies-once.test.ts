@@ -13,7 +13,7 @@ import type { TestDatabase } from '@hook/db/testing';
 import { HookUser } from '../support/cli.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually, startHook, startLocalServer, stopAllHookProcesses, type LocalServer } from '../support/hook-process.ts';
-import { startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
+import { relayMetric, startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
 
 const user = new HookUser();
 let database: TestDatabase;
@@ -59,19 +59,31 @@ async function ingest(url: string, n: number): Promise<string> {
   return ((await response.json()) as { id: string }).id;
 }
 
-/** The account's transformation CPU once every process has flushed its meter (every 5 s): the same value twice, 6 s apart. */
+/**
+ * The account's transformation CPU once both processes' meters have written what their
+ * threads measured so far (hook_transformation_cpu_seconds_total; this account is the
+ * only one). A meter writes every 5 s, in whole milliseconds: each may keep under 1 ms back.
+ */
 async function settledCpuMs(): Promise<number> {
-  const read = async (): Promise<number> => {
+  const measuredMs = async (): Promise<number> =>
+    (await Promise.all([relayA, relayB].map((relay) => relayMetric(relay.baseUrl, 'hook_transformation_cpu_seconds_total')))).reduce((sum, seconds) => sum + seconds * 1000, 0);
+  const usageMs = async (): Promise<number> => {
     const account = (await (await fetch(`${relayA.baseUrl}/v1/account`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { usage: { transformation_cpu_ms: number } };
     return account.usage.transformation_cpu_ms;
   };
-  let last = await read();
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 6000));
-    const now = await read();
-    if (now === last) return now;
-    last = now;
-  }
+  let usage = 0;
+  await expect.poll(async () => {
+    const measured = await measuredMs();
+    usage = await usageMs();
+    return measured - usage;
+  }, { timeout: 20_000, interval: 250, message: 'the meters to write what the threads measured' }).toBeLessThan(2);
+  return usage;
+}
+
+/** Until each process knows of `watches[i]` or more of the others' watches (accounts, mirrored URL destinations): then it sends them copies. */
+async function untilKnown(watches: [number, number]): Promise<void> {
+  await expect.poll(async () => (await Promise.all([relayA, relayB].map((relay) => relayMetric(relay.baseUrl, 'hook_stream_watches_elsewhere')))).map((known, i) => known >= watches[i]!), { timeout: 10_000 })
+    .toEqual([true, true]);
 }
 
 const shapedBody = (body: Buffer): unknown => JSON.parse(body.toString('utf8'));
@@ -93,8 +105,8 @@ describe('mirror copies are prepared once', () => {
     const local = await server();
     const listen = startHook(user, ['listen', String(local.port), '--endpoint', 'shaped', '--json', '--api-url', relayB.baseUrl]);
     expect((await listen.waitForJson((line) => line.type === 'ready')).mirror).toBe(true);
-    // relayA learns within a flush (50 ms) that relayB mirrors the destination; a second is plenty.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // relayA learns (one NOTIFY) that relayB has a session for the account and mirrors the destination.
+    await untilKnown([2, 0]);
     const sent = [await ingest(endpoint.url, 10), await ingest(endpoint.url, 11), await ingest(endpoint.url, 12)];
     await receiver.waitFor(6, 30_000);
     await local.waitFor(3, 30_000);
@@ -122,7 +134,8 @@ describe('mirror copies are prepared once', () => {
     const listenA = startHook(user, ['listen', String(localA.port), '--endpoint', 'listened', '--json', '--api-url', relayA.baseUrl]);
     const listenB = startHook(user, ['listen', String(localB.port), '--endpoint', 'listened', '--json', '--api-url', relayB.baseUrl]);
     await Promise.all([listenA.waitForJson((line) => line.type === 'ready'), listenB.waitForJson((line) => line.type === 'ready')]);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Each process learns (one NOTIFY) that the other has a session for the account.
+    await untilKnown([1, 1]);
     const before = await settledCpuMs();
     const sent = [await ingest(endpoint.url, 20), await ingest(endpoint.url, 21), await ingest(endpoint.url, 22), await ingest(endpoint.url, 23)];
     // Each listener sees every event: one decides it, the other is shown a copy.

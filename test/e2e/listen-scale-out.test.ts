@@ -12,7 +12,7 @@ import { WebSocket } from 'ws';
 import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from '../support/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
+import { relayMetric, startRelayProcess, stopRelayProcesses, type RelayProcess } from '../support/relay-process.ts';
 
 const children: ChildProcess[] = [];
 const sockets: WebSocket[] = [];
@@ -101,13 +101,20 @@ async function untilSeen(listeners: { deliveries: Delivery[] }[], ids: Iterable<
     .toEqual(listeners.map(() => wanted.length));
 }
 
+/**
+ * Until each process has learned (one NOTIFY) of the other's `watches`: its sessions' account,
+ * and the URL destinations they mirror. Then each sends the other what it needs.
+ */
+async function untilEachKnowsOfTheOther(watches: number): Promise<void> {
+  await expect.poll(() => Promise.all(relays.map((relay) => relayMetric(relay.baseUrl, 'hook_stream_watches_elsewhere'))), { timeout: 10_000 }).toEqual(relays.map(() => watches));
+}
+
 describe('hook listen on several relay processes', () => {
   it('shows each listener every event: deliveries another process sent arrive as mirror copies', { timeout: 90_000 }, async () => {
     const endpoint = await api<{ id: string; url: string }>('/v1/endpoints', { method: 'POST', body: { name: 'shared-cli', destination: { type: 'cli' } } });
     const { secret } = await api<{ secret: string }>(`/v1/endpoints/${endpoint.id}/secret`);
     const listeners = [await listen(relays[0]!, endpoint.id), await listen(relays[1]!, endpoint.id)];
-    // Each process learns that the other watches this account (one NOTIFY, ≤ ~100 ms).
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await untilEachKnowsOfTheOther(1); // the account
 
     const bodies = await sendEvents(new URL(endpoint.url).pathname, 30);
     await untilSeen(listeners, bodies.keys());
@@ -142,7 +149,7 @@ describe('hook listen on several relay processes', () => {
     const endpoint = await api<{ id: string; url: string }>('/v1/endpoints', { method: 'POST', body: { name: 'shared-url', destination: { type: 'url', url: receiver.url } } });
     const { secret } = await api<{ secret: string }>(`/v1/endpoints/${endpoint.id}/secret`);
     const listeners = [await listen(relays[0]!, endpoint.id), await listen(relays[1]!, endpoint.id)];
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await untilEachKnowsOfTheOther(2); // the account, and this URL destination (mirrored)
 
     const bodies = await sendEvents(new URL(endpoint.url).pathname, 12);
     await untilSeen(listeners, bodies.keys());

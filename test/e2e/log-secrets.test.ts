@@ -100,11 +100,13 @@ describe('the relay log', () => {
     await client.callTool({ name: 'get_endpoint', arguments: { id: endpoint.id } });
     await client.close();
 
-    // Give the log a moment, then stop the relay so its shutdown lines are in too.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    // One last request, then its log line: the relay logs in order, so every line before it is in.
+    await json(fetch(`${base}/v1/account`, { headers: auth }), 200);
+    await expect.poll(() => output.split('\n').some((line) => line.includes('"request answered"') && line.includes('"route":"/v1/account"')), { timeout: 10_000 }).toBe(true);
+    // Then stop the relay, and read its output to the end, so its shutdown lines are in too.
+    const closed = new Promise((resolve) => child!.once('close', resolve));
     child.kill('SIGTERM');
-    await exited;
+    await closed;
 
     // Every request line is JSON with its reqId; the refused request's line has the request_id its client saw.
     const requestLines = output.split('\n').filter((line) => line.includes('"request answered"')).map((line) => JSON.parse(line) as { reqId?: string; statusCode: number; route: string });

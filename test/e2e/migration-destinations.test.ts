@@ -142,7 +142,8 @@ describe('migration 009-destinations', () => {
       const due = before.filter((event) => event.endpoint_id === ids.url && (event.next_trigger === 'replay' || (event.status === 'pending' && event.next_attempt_at !== null)));
       expect(due).toHaveLength(DUE_PENDING + REPLAY_QUEUED + LEASED);
       await receiver.waitFor(due.length, 30_000);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // The due ones recorded delivered, and no lease held anywhere: no process has a delivery it could send (again).
+      await expect.poll(async () => (await client.query(`select count(*)::int as n from delivery where lease_id is not null or (event_id = any($1) and status <> 'delivered')`, [due.map((event) => event.id)])).rows[0].n, { timeout: 30_000 }).toBe(0);
       const delivered = receiver.requests.map((request) => String(request.headers['webhook-id']));
       expect(delivered.sort()).toEqual(due.map((event) => event.id).sort());
       const after = (await client.query(`select status, count(*)::int as n from delivery where event_id = any($1) group by status`, [due.map((event) => event.id)])).rows;

@@ -102,13 +102,17 @@ describe('ordered delivery across relay processes', () => {
       live.add(relays[name]);
     };
     // b dies while events still arrive, a as soon as b is back: each while deliveries are at the receiver.
+    // The senders hold the last third of the events until b is back, so that events still
+    // arrive (and deliveries are at the receiver) when a dies, however slowly b restarts.
+    const bIsBack = Promise.withResolvers<void>();
     const chaos = (async () => {
       await expect.poll(() => sent >= 200 && inFlight() >= 3, { timeout: 30_000, interval: 2 }).toBe(true);
       await killAndRestart('b');
+      bIsBack.resolve();
       await expect.poll(() => inFlight() >= 2, { timeout: 30_000, interval: 2 }).toBe(true);
       await killAndRestart('a');
     })();
-    chaos.catch(() => undefined); // awaited below, once every event was sent
+    chaos.catch(() => bIsBack.resolve()); // awaited below, once every event was sent
 
     // Each sender owns five keys and sends them round by round, each event acknowledged before the next.
     const acknowledged = new Map<string, string[]>();
@@ -116,6 +120,7 @@ describe('ordered delivery across relay processes', () => {
       const keys = Array.from({ length: KEYS / SENDERS }, (_, i) => `key-${sender + i * SENDERS}`);
       for (let seq = 0; seq < EVENTS_PER_KEY; seq++) {
         for (const orderKey of keys) {
+          if (sent >= 400) await bIsBack.promise;
           const id = await ingest(orderKey, seq);
           acknowledged.set(orderKey, [...(acknowledged.get(orderKey) ?? []), id]);
           sent++;

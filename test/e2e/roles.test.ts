@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '@hook/db/testing';
 import { freshDatabase } from '../support/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { startRelayProcess, stopRelayProcesses } from '../support/relay-process.ts';
+import { relayMetric, startRelayProcess, stopRelayProcesses } from '../support/relay-process.ts';
 
 const children: ChildProcess[] = [];
 let database: TestDatabase | undefined;
@@ -38,7 +38,6 @@ describe('HOOK_ROLE', () => {
       body: JSON.stringify({ name: 'split', destination: { type: 'url', url: receiver.url } }),
     })).json()) as { url: string };
     const accepted = (await (await fetch(endpoint.url, { method: 'POST', body: 'stored by the api process' })).json()) as { id: string };
-    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(receiver.requests).toHaveLength(0);
 
     const workerUrl = await startRelay('worker', database.url);
@@ -47,5 +46,9 @@ describe('HOOK_ROLE', () => {
     const [delivery] = await receiver.waitFor(1);
     expect(delivery!.headers['webhook-id']).toBe(accepted.id);
     expect(delivery!.body.toString()).toBe('stored by the api process');
+    // The one attempt was the worker's: the api process, which had the event from its ingest on, made none.
+    await expect.poll(() => relayMetric(workerUrl, 'hook_delivery_attempts_total')).toBe(1);
+    expect(await relayMetric(apiUrl, 'hook_delivery_attempts_total')).toBe(0);
+    expect(receiver.requests).toHaveLength(1);
   });
 });

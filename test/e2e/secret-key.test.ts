@@ -95,8 +95,7 @@ describe('HOOK_SECRET_KEY', () => {
     expect(await query(`select id from destination where secret like 'whsec_%' or previous_secret like 'whsec_%'`)).toEqual([]);
 
     const { id } = await (await fetch(endpoint.url, { method: 'POST', body: '{"n":1}' })).json() as { id: string };
-    const deadline = Date.now() + 15_000;
-    while (!receiver.requests.some((request) => request.headers['webhook-id'] === id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect.poll(() => receiver.requests.some((request) => request.headers['webhook-id'] === id), { timeout: 15_000 }).toBe(true);
     const delivery = receiver.requests.find((request) => request.headers['webhook-id'] === id)!;
     expect(verifyWebhook(delivery.body, delivery.headers as Record<string, string>, shownSecret).id).toBe(id);
     await stopRelays();

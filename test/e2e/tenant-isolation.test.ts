@@ -7,7 +7,7 @@
  * ROUTE_CHECKS says how each operation is checked or why it needs no check; a route added
  * to /openapi.json without an entry fails the test.
  */
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import WebSocket from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -57,14 +57,11 @@ function expectNothingOfA(what: string, value: unknown): void {
   for (const secret of secretsOfA()) expect(text.includes(secret), `${what} shows A's ${secret}: ${text.slice(0, 300)}`).toBe(false);
 }
 
-async function waitFor<T>(read: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Waits until `check` holds (vi.waitFor: some of these run in beforeAll, where expect.poll is not allowed). */
+async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  await vi.waitFor(async () => {
+    if (!(await check())) throw new Error('not yet');
+  }, { timeout: timeoutMs, interval: 50 });
 }
 
 async function makeTenant(name: string): Promise<Omit<Tenant, 'issueId' | 'slackUrlHint'>> {
@@ -338,10 +335,10 @@ async function playgroundAcrossSessions(): Promise<void> {
   const seen: any[] = [];
   const socket = new WebSocket(`${relay.baseUrl.replace(/^http/, 'ws')}/playground/stream?token=${two.token}`);
   socket.on('message', (data) => seen.push(JSON.parse(data.toString())));
-  await waitFor(() => (seen.some((message) => message.type === 'hello') ? true : undefined));
+  await until(() => (seen.some((message) => message.type === 'hello')), 10_000);
   const oneLater = await sendEvent(ingestUrl(one.endpoint.url), '{"session":"one, later"}');
   const twoLater = await sendEvent(ingestUrl(two.endpoint.url), '{"session":"two"}');
-  await waitFor(() => (seen.some((message) => message.event?.id === twoLater) ? true : undefined));
+  await until(() => (seen.some((message) => message.event?.id === twoLater)), 10_000);
   expect(JSON.stringify(seen)).not.toContain(oneLater);
   socket.close();
 }
@@ -353,17 +350,17 @@ beforeAll(async () => {
   [a, b] = tenants as [Tenant, Tenant];
   // A's URL events settle (delivered; failed after its one retry) before the snapshot.
   for (const tenant of [a, b]) {
-    await waitFor(async () => ((await api(relay.baseUrl, 'GET', `/v1/events/${tenant.deliveredEventId}`, { key: tenant.key })).body.status === 'delivered' ? true : undefined));
-    await waitFor(async () => ((await api(relay.baseUrl, 'GET', `/v1/events/${tenant.failedEventId}`, { key: tenant.key })).body.status === 'failed' ? true : undefined));
+    await until(async () => ((await api(relay.baseUrl, 'GET', `/v1/events/${tenant.deliveredEventId}`, { key: tenant.key })).body.status === 'delivered'), 10_000);
+    await until(async () => ((await api(relay.baseUrl, 'GET', `/v1/events/${tenant.failedEventId}`, { key: tenant.key })).body.status === 'failed'), 10_000);
   }
   // And so do the account notifications those produced (event.failed, plan.changed), which are events of A too.
-  await waitFor(async () => {
+  await until(async () => {
     // Outbox rows not yet turned into notification events count as unsettled too.
     const unsettled = await sqlRows(relay, "select event_id as id from delivery where account_id = ? and status in ('pending', 'retrying') and endpoint_id <> ?", [a.accountId, a.cliEndpoint.id]);
     const queued = await sqlRows(relay, 'select id from notification_outbox where account_id = ?', [a.accountId]);
     // And the Slack alert of A's issue.opened is sent.
     const alerts = await sqlRows(relay, "select id from alert_outbox where account_id = ? and status = 'pending'", [a.accountId]);
-    return unsettled.length === 0 && queued.length === 0 && alerts.length === 0 ? true : undefined;
+    return unsettled.length === 0 && queued.length === 0 && alerts.length === 0;
   }, 20_000);
   for (const tenant of [a, b]) {
     // Each failing endpoint opened one issue: its destination refused the connection.
@@ -426,7 +423,7 @@ test('B\'s stream never carries A\'s events: tail sees only B, listen and tail o
   const listenSeen: any[] = [];
   const listener = new WebSocket(`${relay.baseUrl.replace(/^http/, 'ws')}/v1/stream?mode=listen&endpoint_id=${b.cliEndpoint.id}`, { headers: { authorization: `Bearer ${b.key}` } });
   listener.on('message', (data) => listenSeen.push(JSON.parse(data.toString())));
-  await waitFor(() => (seen.some((message) => message.type === 'hello') && listenSeen.some((message) => message.type === 'hello') ? true : undefined));
+  await until(() => (seen.some((message) => message.type === 'hello') && listenSeen.some((message) => message.type === 'hello')), 10_000);
   expect(seen[0].account_id).toBe(b.accountId);
 
   const aEvents = [
@@ -435,11 +432,15 @@ test('B\'s stream never carries A\'s events: tail sees only B, listen and tail o
     await sendEvent(ingestUrl(a.failingEndpoint.url), '{"tenant":"a","live":true}'),
   ];
   const bEvent = await sendEvent(ingestUrl(b.cliEndpoint.url), '{"tenant":"b","live":true}');
-  await waitFor(() => (seen.some((message) => message.event?.id === bEvent) ? true : undefined));
-  await waitFor(() => (listenSeen.some((message) => message.type === 'delivery' && message.event.id === bEvent) ? true : undefined));
-  // Give A's attempts time to finish and (wrongly) reach B.
-  await waitFor(async () => ((await api(relay.baseUrl, 'GET', `/v1/events/${aEvents[1]}`, { key: a.key })).body.status === 'delivered' ? true : undefined));
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await until(() => (seen.some((message) => message.event?.id === bEvent)), 10_000);
+  await until(() => (listenSeen.some((message) => message.type === 'delivery' && message.event.id === bEvent)), 10_000);
+  // A's attempts finish (recorded), then one more event of B: B's sessions get what happens in
+  // order, so anything of A (wrongly) sent to them would come before that event.
+  await until(async () => ((await api(relay.baseUrl, 'GET', `/v1/events/${aEvents[1]}`, { key: a.key })).body.status === 'delivered'), 10_000);
+  await until(async () => ((await api(relay.baseUrl, 'GET', `/v1/events/${aEvents[2]}`, { key: a.key })).body.attempts.length > 0), 10_000);
+  const bLater = await sendEvent(ingestUrl(b.cliEndpoint.url), '{"tenant":"b","later":true}');
+  await until(() => (seen.some((message) => message.event?.id === bLater)), 10_000);
+  await until(() => (listenSeen.some((message) => message.type === 'delivery' && message.event.id === bLater)), 10_000);
   for (const [name, messages] of [['tail', seen], ['listen', listenSeen]] as const) {
     const text = JSON.stringify(messages);
     for (const id of [...aEvents, a.cliEndpoint.id, a.deliveredEndpoint.id, a.accountId]) expect(text.includes(id), `B's ${name} got A's ${id}`).toBe(false);

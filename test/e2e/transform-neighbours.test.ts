@@ -171,20 +171,29 @@ describe('a tenant looping a transformation whose result is nested 5,000 deep', 
     const attack: { status: number; body: any }[] = [];
     let stopped = false;
     const deadline = performance.now() + 40_000;
+    // The neighbour runs once per attack run that finishes: its turns are paced by the attack, not a clock.
+    let attackRan: () => void = () => undefined;
+    let attacking = true;
+    const nextAttackRun = (): Promise<void> => (attacking ? new Promise((resolve) => (attackRan = resolve)) : Promise.resolve());
     const loop = async () => {
       while (!stopped && performance.now() < deadline) {
         const run = await testRun(attacker.key, DEEP_RESULT);
         attack.push(run);
         if (run.status === 429) stopped = true;
+        attackRan();
       }
     };
-    const loops = Promise.all([loop(), loop()]);
+    const loops = Promise.all([loop(), loop()]).finally(() => {
+      attacking = false;
+      attackRan();
+    });
     const beside: number[] = [];
     while (!stopped && performance.now() < deadline) {
+      const attackRunDone = nextAttackRun();
       const run = await testRun(neighbour.key, SMALL);
       expect(run.body.ok).toBe(true);
       beside.push(run.ms);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await attackRunDone;
     }
     await loops;
     const figures = { alone_p50: percentile(alone, 50), beside_max: Math.max(...beside), neighbour_runs: beside.length, attack_runs: attack.length };

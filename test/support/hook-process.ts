@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
+import { vi } from 'vitest';
 import { HOOK_BIN, repoRoot, type HookUser } from './cli.ts';
 
 export interface HookProcess {
@@ -187,14 +188,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Polls `read` until `accept` holds for its value; returns that value. */
-export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 15_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  while (Date.now() < deadline) {
-    last = await read();
-    if (accept(last)) return last;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`${what} not reached within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+/** Polls `read` until `accept` holds for its value (vi.waitFor, every 50 ms); returns that value. */
+export function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+  return vi.waitFor(async () => {
+    const value = await read();
+    if (!accept(value)) throw new Error(`${what} not reached within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
+    return value;
+  }, { timeout: timeoutMs, interval: 50 });
 }

@@ -67,3 +67,12 @@ export async function startReceiver(respond: Responder = () => ({ status: 200 })
   receiver.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hooks`;
   return receiver;
 }
+
+/** A local port nothing listens on: bound a moment ago, then released (a connection to it is refused). */
+export async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}

@@ -33,6 +33,18 @@ export async function startRelayProcess(databaseUrl: string, env: Record<string,
   return { child, baseUrl };
 }
 
+/**
+ * A metric a relay process serves at GET /metrics: the sum of its samples (every label
+ * set), 0 when it has none. For instance `hook_stream_watches_elsewhere`, which says
+ * a process has learned of another's live-stream session (wait on it with expect.poll).
+ */
+export async function relayMetric(baseUrl: string, name: string): Promise<number> {
+  const response = await fetch(`${baseUrl}/metrics`);
+  if (!response.ok) throw new Error(`GET /metrics: ${response.status}`);
+  const samples = (await response.text()).split('\n').filter((line) => line === name || line.startsWith(`${name} `) || line.startsWith(`${name}{`));
+  return samples.reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
 /** Stops relay processes (SIGTERM) and waits for them to exit. */
 export async function stopRelayProcesses(children: readonly ChildProcess[]): Promise<void> {
   await Promise.all(children.map(async (child) => {

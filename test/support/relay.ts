@@ -2,7 +2,7 @@
  * A real relay for a test file: a fresh database, the app from buildApp, listening on
  * a free local port, spoken to over real HTTP.
  */
-import { buildApp, DeliveryWorker, leaseMsFor, loadConfig, type BuildAppOptions, type RelayConfig } from '@hook/relay';
+import { buildApp, loadConfig, type BuildAppOptions, type DeliveryWorker, type RelayConfig } from '@hook/relay';
 import { createOrm, type Orm } from '@hook/db';
 import type { Plan } from '@hook/core';
 import type { FastifyInstance } from 'fastify';
@@ -18,16 +18,16 @@ export interface TestRelay {
   app: FastifyInstance;
   orm: Orm;
   database: TestDatabase;
-  /** The delivery worker, when the relay was started with one. */
+  /** The delivery worker, when the relay was started with one (the app's `deliveryWorker`). */
   worker: DeliveryWorker | undefined;
   /** Every JSON answer checked against its route's response schema, and those that did not match (test/support/response-check.ts). */
   responses: ResponseCheck;
-  /** Closes the worker, app and ORM and drops the database; fails if an answer drifted from its schema. */
+  /** Closes the app (its worker and jobs with it) and the ORM and drops the database; fails if an answer drifted from its schema. */
   close(): Promise<void>;
 }
 
 export interface TestRelayOptions {
-  /** Run a delivery worker too, polling this often (ms). */
+  /** Run a delivery worker too (buildApp's `worker`), polling this often (ms). */
   workerPollMs?: number;
   /** How often that worker refreshes the queue's planner statistics (ms; its default otherwise). */
   workerStatisticsIntervalMs?: number;
@@ -39,6 +39,8 @@ export interface TestRelayOptions {
   listenPollIntervalMs?: number;
   /** Share the live stream with other relay processes on the database (stream/peers.ts), as the server does. */
   peers?: boolean;
+  /** How long closing waits for a background job's pass in progress (buildApp's jobStopGraceMs). */
+  jobStopGraceMs?: number;
   /**
    * Run on this relay's database instead of a fresh one: a second relay "process" on the
    * same PostgreSQL. Its close() leaves the database to its owner.
@@ -61,23 +63,17 @@ export async function startTestRelay(overrides: Partial<RelayConfig> = {}, optio
     streamHeartbeatIntervalMs: options.streamHeartbeatIntervalMs,
     listenPollIntervalMs: options.listenPollIntervalMs,
     resolveDestination: options.resolveDestination,
-    ...(options.peers ? { databaseUrl: database.url } : {}),
+    databaseUrl: database.url,
+    streamPeers: options.peers ?? false,
+    worker: options.workerPollMs === undefined ? false : {
+      pollIntervalMs: options.workerPollMs,
+      ...(options.workerStatisticsIntervalMs !== undefined ? { statisticsIntervalMs: options.workerStatisticsIntervalMs } : {}),
+    },
+    ...(options.jobStopGraceMs !== undefined ? { jobStopGraceMs: options.jobStopGraceMs } : {}),
   });
   const responses = checkResponses(app);
   options.routes?.(app);
-  let worker: DeliveryWorker | undefined;
-  if (options.workerPollMs !== undefined) {
-    worker = new DeliveryWorker({
-      context: app.delivery,
-      databaseUrl: database.url,
-      concurrency: config.deliveryConcurrency,
-      leaseMs: leaseMsFor(config),
-      pollIntervalMs: options.workerPollMs,
-      ...(options.workerStatisticsIntervalMs !== undefined ? { statisticsIntervalMs: options.workerStatisticsIntervalMs } : {}),
-      local: app.localDelivery,
-    });
-    await worker.start();
-  }
+  // Listening makes the app ready: its worker and jobs start.
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -86,10 +82,9 @@ export async function startTestRelay(overrides: Partial<RelayConfig> = {}, optio
     app,
     orm,
     database,
-    worker,
+    worker: app.deliveryWorker ?? undefined,
     responses,
     async close() {
-      await worker?.stop();
       await app.close();
       await orm.close();
       if (!options.sharing && !options.database) await database.drop();

@@ -19,14 +19,11 @@
  */
 import { countOf, type EventStatus, idTimeMs } from '@hook/core';
 import { HookApiError, HookNetworkError } from '@hook/client/errors';
-import type { EventSummary, HookClient, HookStream, StreamState } from '@hook/client';
+import { backoffDelayMs, type EventSummary, type HookClient, type HookStream, type StreamState } from '@hook/client';
 import type { HelloMessage, ServerMessage } from '@hook/core';
 import type { HeldRecords, Output } from './output/index.ts';
 import type { Line } from './output/view.ts';
 
-/** Waits between tries while the relay does not answer at all, doubling up to the stream's own cap. */
-const RELAY_WAIT_INITIAL_MS = 500;
-const RELAY_WAIT_MAX_MS = 10_000;
 /** In a pipe or --json: the first reminder that the stream is still down, this long after it dropped… */
 export const REMINDER_FIRST_MS = 30_000;
 /** …then each gap twice the one before, up to this. */
@@ -174,7 +171,7 @@ export async function untilRelayAnswers<T>(out: Output, apiUrl: string, call: ()
         return await call();
       } catch (error) {
         if (!(error instanceof HookNetworkError) || stop.isStopped()) throw error;
-        const delayMs = Math.min(RELAY_WAIT_MAX_MS, RELAY_WAIT_INITIAL_MS * 2 ** (attempt - 1));
+        const delayMs = backoffDelayMs(attempt); // the stream's own policy (@hook/client's backoff.ts)
         const first = outage === undefined;
         outage ??= new Outage(out, now, error.reason, describeRelayWait(apiUrl));
         outage.reason = error.reason;

@@ -3,7 +3,7 @@ import type { AccountDetails, Attempt, BlockedKey, Delivery, Destination, Destin
 import type { ApiKey, Member } from '@hook/client';
 import type { AlertSettings, NotificationSettings } from '@hook/client';
 import type { AttemptFinishedMessage, EventReceivedMessage, EventStatus, StreamAttemptDestination } from '@hook/core';
-import { HEADERS_NOT_KEPT, type VerificationResult } from '@hook/core';
+import { HEADERS_NOT_KEPT, isJsonContentType, isSuccessStatus, type VerificationResult } from '@hook/core';
 import { bytes, cellText, statusCell, type Block, type Cell, type Line, type Tone, type View } from './output/view.ts';
 import { verificationText } from './verification-flags.ts';
 import { responseText } from './response-flags.ts';
@@ -208,11 +208,15 @@ function lastAttemptCell(last: EventSummary['last_attempt'] | undefined): Cell {
 /** A destination's answer: its HTTP status (green for 2xx, else red), or `noAnswer` in red when none came. */
 function answerCell(status: number | null, noAnswer: string): Cell {
   if (status === null) return { text: noAnswer, tone: 'bad' };
-  return { text: String(status), tone: status >= 200 && status < 300 ? 'good' : 'bad' };
+  return { text: String(status), tone: isSuccessStatus(status) ? 'good' : 'bad' };
 }
 
+/** An attempt's `Result` cell: its status, else the kind of its failure with the relay's words for it (`timeout: no answer within 15000 ms …`). */
 function attemptResult(attempt: Attempt): Cell {
-  return answerCell(attempt.response_status, attempt.error ?? 'no answer');
+  // A relay from before failure_kind leaves it out.
+  const kind = attempt.failure_kind ?? null;
+  const words = attempt.error ?? 'no answer';
+  return answerCell(attempt.response_status, kind === null ? words : `${kind}: ${words}`);
 }
 
 export function attemptTable(attempts: readonly Attempt[]): Block {
@@ -238,11 +242,6 @@ export function deliveryTable(deliveries: readonly Delivery[]): Block {
     ]),
     empty: 'No deliveries: the event reached no destination.',
   };
-}
-
-function isJsonContentType(contentType: string | null): boolean {
-  const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  return mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
 /**

@@ -38,4 +38,9 @@ describe('headersToForward', () => {
     );
     expect(forwarded).toEqual({ 'content-type': 'application/json', 'webhook-id': 'evt_1', 'webhook-signature': 'v1,abc', 'x-custom': 'yes', 'content-length': '12' });
   });
+
+  it('compares names without case, as the relay does (core\'s withoutHopByHop)', () => {
+    const forwarded = headersToForward({ Host: 'relay.example', Connection: 'X-Hop', 'x-hop': '1', 'Content-Length': '999', 'Content-Type': 'text/plain' }, 3);
+    expect(forwarded).toEqual({ 'Content-Type': 'text/plain', 'content-length': '3' });
+  });
 });

@@ -72,6 +72,26 @@ describe('signature verification in views', () => {
     const before = eventView({ ...base, attempts: [attempt(1, { request: null, response_headers: null })] } as never);
     expect(renderPlain(before)).not.toContain('Last attempt');
   });
+
+  it('hook events get names the kind of a failed attempt beside the relay\'s words (a relay without failure_kind: the words alone)', async () => {
+    const { eventView } = await import('../src/views.ts');
+    const attempt = (n: number, extra: object) => ({ id: `att_${n}`, destination_id: 'dst_1', n, trigger: 'auto', started_at: '2026-11-25T12:48:20.000Z', duration_ms: 7, response_body: null, request: null, response_headers: null, ...extra });
+    const base = { ...event, headers: {}, attempt_count: 3, next_attempt_at: null, body: '{}', body_encoding: 'utf8', deliveries: [], verification: null };
+    const view = eventView({
+      ...base,
+      attempts: [
+        attempt(1, { response_status: null, error: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9', failure_kind: 'connection_refused' }),
+        attempt(2, { response_status: 503, error: null, failure_kind: 'http_5xx' }),
+        attempt(3, { response_status: null, error: 'no answer within 15000 ms (HOOK_DELIVERY_TIMEOUT)' }),
+      ],
+    } as never);
+    const text = renderPlain(view);
+    expect(text).toContain('connection_refused: ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9');
+    expect(text).toMatch(/ 503\b/);
+    expect(text).not.toContain('http_5xx');
+    expect(text).toMatch(/ no answer within 15000 ms \(HOOK_DELIVERY_TIMEOUT\)/);
+    expect(text).not.toContain('timeout:');
+  });
 });
 
 describe('attempt lines in hook events tail', () => {

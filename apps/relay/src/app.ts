@@ -8,7 +8,7 @@ import type { RelayConfig } from './config.ts';
 import { type AttemptContext } from './delivery/attempt.ts';
 import { DeliverySender } from './delivery/sender.ts';
 import { QueuePublisher } from './delivery/queues/index.ts';
-import { LocalDelivery } from './delivery/worker.ts';
+import { DeliveryWorker } from './delivery/worker.ts';
 import { requireApiKey } from './plugins/auth.ts';
 import { CallerAddresses, fastifyTrustProxy, requireAllowedAddress } from './plugins/ip-allowlist.ts';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
@@ -43,10 +43,11 @@ import { consolePages } from './routes/console/pages.ts';
 import { consoleSessionRoutes } from './routes/console/session.ts';
 import { landingRoutes } from './routes/landing/index.ts';
 import { siteAssets } from './routes/site-assets.ts';
+import { PERIODIC_STOP_GRACE_MS, settlesWithin, type Periodic } from './jobs/periodic.ts';
 import { startPlaygroundExpiry } from './jobs/playground-expiry.ts';
 import { startRetention } from './jobs/retention.ts';
-import { registerNotifier } from './jobs/notifier.ts';
-import { registerAlertSender } from './jobs/alert-sender.ts';
+import { startNotifier } from './jobs/notifier.ts';
+import { startAlertSender } from './jobs/alert-sender.ts';
 import { EmailSender } from './alerts/email.ts';
 import { SlackPoster } from './alerts/slack.ts';
 import { alertRoutes } from './routes/alerts/index.ts';
@@ -65,11 +66,11 @@ const API_BODY_LIMIT_BYTES = 1024 * 1024;
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** What a delivery attempt needs, shared by replay routes and the delivery worker. */
+    /** What a delivery attempt needs, shared by replay routes, listen sessions and the delivery worker. */
     delivery: AttemptContext;
-    /** This process's delivery worker, for ingest to hand new events to (attached by the worker when it starts). */
-    localDelivery: LocalDelivery;
-    /** This process's transformation threads (docs/transformations.md), for delivery and the test route. */
+    /** This process's delivery worker (started when the app is ready, stopped when it closes); null when it does not deliver (HOOK_ROLE=api, or BuildAppOptions.worker false). */
+    deliveryWorker: DeliveryWorker | null;
+    /** This process's transformation threads (docs/transformations.md), for delivery, the rule checks and the test route. */
     transformRunner: TransformPool;
   }
 }
@@ -86,8 +87,18 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** How often the live stream pings its clients (tests shorten it). Default STREAM_HEARTBEAT_INTERVAL_MS. */
   streamHeartbeatIntervalMs?: number;
-  /** The database's URL, for the connection that shares the live stream with other relay processes (stream/peers.ts). Without it tails see this process only. */
+  /** The database's URL, for the connections that LISTEN: the delivery worker's, and the live stream's link to other relay processes (stream/peers.ts). Default config.databaseUrl. */
   databaseUrl?: string;
+  /** Share the live stream with other relay processes on the database (stream/peers.ts). Default true; without it tails see this process only. */
+  streamPeers?: boolean;
+  /**
+   * This process's delivery worker (roles other than api): how often it polls for due
+   * deliveries (default 1 s) and refreshes the queue's statistics (default 30 s). False:
+   * none (tests that look at the queue undelivered).
+   */
+  worker?: false | { pollIntervalMs?: number; statisticsIntervalMs?: number };
+  /** How long closing waits for each background job's pass in progress (default PERIODIC_STOP_GRACE_MS, jobs/periodic.ts). */
+  jobStopGraceMs?: number;
   /** How often a `hook listen` session reads its endpoint's backlog when nothing woke it (tests lengthen it). Default 1 s. */
   listenPollIntervalMs?: number;
   /** Resolves destination names for delivery instead of the system's dns.lookup (tests play DNS answers with it). */
@@ -101,8 +112,18 @@ function dnsResolver(servers: string[] | null): Resolver {
   return resolver;
 }
 
-/** The relay's HTTP app, ready for `inject` or `listen`. It never listens by itself. */
-export async function buildApp({ config, orm, logger = false, streamHeartbeatIntervalMs, listenPollIntervalMs, resolveDestination, databaseUrl }: BuildAppOptions): Promise<FastifyInstance> {
+/**
+ * The relay's process: its HTTP app, ready for `inject` or `listen` (it never listens by
+ * itself), and everything else it runs. When the app is ready, the delivery worker and
+ * the background jobs start; when it closes, everything stops in order: new requests are
+ * refused and those under way answered (Fastify), the worker stops claiming and its
+ * deliveries in flight end and are recorded, accepted events are committed, the jobs stop
+ * (each waited for within its grace), then the connections out, the transformation
+ * threads, the live-stream link and tracing close. The ORM is the caller's to close after.
+ */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config, orm, logger = false, streamHeartbeatIntervalMs, listenPollIntervalMs, resolveDestination, jobStopGraceMs } = options;
+  const databaseUrl = options.databaseUrl ?? config.databaseUrl;
   // Ingest requests go past Fastify when they can (routes/ingest/direct.ts); set once ingest is registered.
   let directIngest: DirectIngest | null = null;
   const app = Fastify({
@@ -168,33 +189,7 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
       },
     })
     : null;
-  if (reads) {
-    metrics?.watchReadReplicas(reads);
-    app.addHook('onClose', () => reads.close());
-  }
-  const delivery = {
-    orm,
-    sender,
-    queues,
-    recorder,
-    retryScheduleMs: config.retryScheduleMs,
-    // Read when used: the transformation sandbox is decorated as `transformRunner` (transformations/runner.ts).
-    get transformRunner() {
-      return app.hasDecorator('transformRunner') ? (app as unknown as { transformRunner: AttemptContext['transformRunner'] }).transformRunner : undefined;
-    },
-    onAttemptFinished: (finished) => {
-      metrics?.attemptFinished(finished.attempt);
-      hub.attemptFinished(finished);
-    },
-    onDeliveryFiltered: (durationMs) => metrics?.deliveryMeasured('filtered', durationMs),
-    onSend: (outgoing) => copyUrlDelivery(hub, listeners, outgoing),
-    tracing: tracing ?? undefined,
-  } satisfies AttemptContext;
-  app.decorate('delivery', delivery);
-  // Another process sent a delivery: this one's sessions of its destination see what it sent.
-  hub.receiveCopiesWith((fact) => listeners.mirror(fact.destinationId, null, fact.message));
-  const localDelivery = new LocalDelivery();
-  app.decorate('localDelivery', localDelivery);
+  if (reads) metrics?.watchReadReplicas(reads);
   const transformMeter = new TransformationMeter(orm, (error) => app.log.warn({ err: error }, 'could not record transformation CPU usage'));
   const transformRunner = new TransformPool({
     timeoutMs: config.transformTimeoutMs,
@@ -217,11 +212,106 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
   });
   app.decorate('transformRunner', transformRunner);
   metrics?.watchTransformPool(transformRunner);
+  const delivery = {
+    orm,
+    sender,
+    queues,
+    recorder,
+    retryScheduleMs: config.retryScheduleMs,
+    transformRunner,
+    onAttemptFinished: (finished) => {
+      metrics?.attemptFinished(finished);
+      hub.attemptFinished(finished);
+    },
+    onDeliveryFiltered: (durationMs) => metrics?.deliveryMeasured('filtered', durationMs),
+    onSend: (outgoing) => copyUrlDelivery(hub, listeners, outgoing),
+    tracing: tracing ?? undefined,
+  } satisfies AttemptContext;
+  app.decorate('delivery', delivery);
+  // Another process sent a delivery: this one's sessions of its destination see what it sent.
+  hub.receiveCopiesWith((fact) => listeners.mirror(fact.destinationId, null, fact.message));
+
+  // Roles other than api deliver: the worker, and the jobs that keep the queue and the history (docs/deployment.md#roles).
+  const delivers = config.role !== 'api';
+  if (delivers && options.worker !== false && !databaseUrl) throw new Error('buildApp: a delivering relay needs databaseUrl (or config.databaseUrl) for its worker\'s LISTEN connection');
+  const worker = delivers && options.worker !== false && databaseUrl
+    ? new DeliveryWorker({
+      context: delivery,
+      databaseUrl,
+      concurrency: config.deliveryConcurrency,
+      leaseMs: leaseMsFor(config),
+      ...(options.worker?.pollIntervalMs !== undefined ? { pollIntervalMs: options.worker.pollIntervalMs } : {}),
+      ...(options.worker?.statisticsIntervalMs !== undefined ? { statisticsIntervalMs: options.worker.statisticsIntervalMs } : {}),
+      onError: (error) => app.log.error({ err: error }, 'delivery worker error'),
+    })
+    : null;
+  app.decorate('deliveryWorker', worker);
+  // Account notifications' alerts go out through these (docs/alerts.md); closed with the app.
+  const slack = delivers ? new SlackPoster({ allowPrivateDestinations: config.allowPrivateDestinations, resolve: resolveDestination }) : null;
+  const email = delivers && config.smtpUrl && config.alertEmailFrom ? new EmailSender({ smtpUrl: config.smtpUrl, from: config.alertEmailFrom }) : null;
+  // Closed after the drain (below): attempts recorded while draining still reach other processes' tails.
+  const peers = databaseUrl && options.streamPeers !== false
+    ? new StreamPeerLink({ hub, orm, databaseUrl, onError: (error) => app.log.warn({ err: error }, 'live stream link to other processes failed') })
+    : null;
+  await peers?.start();
+  if (peers) metrics?.watchStreamPeers(peers);
+
+  // The background jobs (jobs/*.ts), each a startPeriodic: started when the app is ready.
+  const jobs: Periodic[] = [];
+  const grace = jobStopGraceMs !== undefined ? { stopGraceMs: jobStopGraceMs } : {};
+  const failed = (job: string) => (error: unknown) => app.log.error({ err: error }, `${job} failed`);
+  function startJobs(): void {
+    if (delivers && slack) {
+      // Events past their retention are removed at start, then every HOOK_RETENTION_INTERVAL (docs/retention.md).
+      jobs.push(startRetention({ orm, intervalMs: config.retentionIntervalMs, onError: failed('retention pass'), ...grace }));
+      // Account notifications: outbox rows become events (workers deliver them); alert types are also queued for Slack and email (docs/alerts.md).
+      const alerts = startAlertSender({ orm, slack, email, publicUrl: config.publicUrl, retryScheduleMs: config.retryScheduleMs, onError: failed('alert sender pass'), ...grace });
+      jobs.push(alerts);
+      jobs.push(startNotifier({ orm, onDrained: () => alerts.wake(), onError: failed('notifier pass'), ...grace }));
+      // Ordered keys that nothing moved on (a relay died in between): docs/delivery.md#ordered-delivery.
+      jobs.push(startOrderingSweep({ orm, onError: failed('ordering sweep'), ...grace }));
+      // Issues whose events were all delivered resolve themselves; covered events retention removed are forgotten (docs/issues.md).
+      jobs.push(startIssueSweep({ orm, onError: failed('issue sweep'), ...grace }));
+    }
+    // Expired playground accounts are removed at start, then every 10 minutes, by the processes that serve the API.
+    if (config.role !== 'worker') jobs.push(startPlaygroundExpiry({ orm, onError: failed('playground expiry pass'), ...grace }));
+  }
 
   let closing = false;
-  app.addHook('preClose', (done) => {
+  let stopping: { worker: Promise<void> | undefined; jobs: Promise<unknown> } | undefined;
+  /** Stops the worker's claims and the jobs' passes at once; what they have under way is awaited in order at onClose. */
+  const beginStopping = () => {
     closing = true;
+    stopping ??= { worker: worker?.stop(), jobs: Promise.all(jobs.map((stop) => stop())) };
+    return stopping;
+  };
+  app.addHook('onReady', async () => {
+    if (!closing) await worker?.start();
+    // Not once closing began: its stop has been called for the jobs it knew.
+    if (!closing) startJobs();
+  });
+  app.addHook('preClose', (done) => {
+    beginStopping();
     done();
+  });
+  // Registered before any plugin, so it runs after theirs (Fastify runs onClose hooks last
+  // registered first), once Fastify has stopped accepting and answered what was under way.
+  app.addHook('onClose', async () => {
+    const stopped = beginStopping();
+    // Deliveries in flight end and are recorded; then every accepted event and result is committed.
+    await stopped.worker;
+    await writer.drain();
+    await recorder.drain();
+    await stopped.jobs;
+    // Connections out: a send still under way (an alert post past its job's grace) is not waited for beyond the grace.
+    await Promise.all([sender.close(), queues.close(), slack ? settlesWithin(slack.close(), jobStopGraceMs ?? PERIODIC_STOP_GRACE_MS) : null]);
+    email?.close();
+    await transformRunner.close();
+    await transformMeter.close();
+    await peers?.close();
+    // After the drain above: the spans of the events and attempts it finished are exported too.
+    await tracing?.shutdown();
+    await reads?.close();
   });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -233,23 +323,6 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     if (closing) reply.header('connection', 'close');
     done();
   });
-  // Stop taking events, then wait until every accepted one is committed.
-  app.addHook('onClose', async () => {
-    await writer.drain();
-    await recorder.drain();
-    await sender.close();
-    await queues.close();
-    await transformRunner.close();
-    await transformMeter.close();
-  });
-  // After the drain above: the spans of the events and attempts it finished are exported too.
-  if (tracing) app.addHook('onClose', () => tracing.shutdown());
-  // After the hook above: attempts recorded while draining still reach other processes' tails.
-  if (databaseUrl) {
-    const peers = new StreamPeerLink({ hub, orm, databaseUrl, onError: (error) => app.log.warn({ err: error }, 'live stream link to other processes failed') });
-    await peers.start();
-    app.addHook('onClose', () => peers.close());
-  }
 
   logRequests(app);
   registerErrorHandling(app);
@@ -263,45 +336,9 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
 
   await app.register(healthRoutes, { orm });
   if (metrics) await app.register(metricsRoutes, { metrics, token: config.metricsToken });
-  // Events past their retention are removed at start, then every HOOK_RETENTION_INTERVAL,
-  // by the processes that deliver (all, worker); docs/retention.md.
-  if (config.role !== 'api') {
-    let stopRetention: (() => Promise<void>) | undefined;
-    app.addHook('onReady', async () => {
-      stopRetention = startRetention({ orm, intervalMs: config.retentionIntervalMs, onError: (error) => app.log.error({ err: error }, 'retention pass failed') });
-    });
-    app.addHook('onClose', async () => {
-      await stopRetention?.();
-    });
-  }
-  if (config.role !== 'api') {
-    // Account notifications: outbox rows become events (workers deliver them); alert types are also queued for Slack and email (docs/alerts.md).
-    const wakeAlerts = registerAlertSender(app, {
-      orm,
-      slack: new SlackPoster({ allowPrivateDestinations: config.allowPrivateDestinations, resolve: resolveDestination }),
-      email: config.smtpUrl && config.alertEmailFrom ? new EmailSender({ smtpUrl: config.smtpUrl, from: config.alertEmailFrom }) : null,
-      publicUrl: config.publicUrl,
-      retryScheduleMs: config.retryScheduleMs,
-    });
-    registerNotifier(app, orm, { onDrained: wakeAlerts });
-  }
-  if (config.role !== 'api') {
-    // Ordered keys that nothing moved on (a relay died in between): docs/delivery.md#ordered-delivery.
-    let stopSweep: (() => Promise<void>) | undefined;
-    // Issues whose events were all delivered resolve themselves; covered events retention removed are forgotten (docs/issues.md).
-    let stopIssueSweep: (() => Promise<void>) | undefined;
-    app.addHook('onReady', async () => {
-      stopSweep = startOrderingSweep({ orm, onError: (error) => app.log.error({ err: error }, 'ordering sweep failed') });
-      stopIssueSweep = startIssueSweep({ orm, onError: (error) => app.log.error({ err: error }, 'issue sweep failed') });
-    });
-    app.addHook('onClose', async () => {
-      await stopSweep?.();
-      await stopIssueSweep?.();
-    });
-  }
   if (config.role === 'worker') return app; // a delivery-only process serves /healthz, /readyz and /metrics alone
   await app.register(accountSignupRoutes, { signupsPerAddressPerHour: config.signupsPerAddressPerHour });
-  const receiver = new IngestReceiver({ writer, targets, domains, local: localDelivery, listeners, hub, ingestUrl: config.ingestUrl });
+  const receiver = new IngestReceiver({ writer, targets, domains, local: worker, listeners, hub, ingestUrl: config.ingestUrl });
   await app.register(async (ingest) => {
     metrics?.countIngest(ingest);
     tracing?.traceIngest(ingest);
@@ -341,26 +378,18 @@ export async function buildApp({ config, orm, logger = false, streamHeartbeatInt
     await authenticated.register(memberRoutes);
     await authenticated.register(endpointRoutes, { ingestBaseUrl, targets, allowPrivateDestinations: config.allowPrivateDestinations, listeners });
     await authenticated.register(destinationRoutes, { targets, allowPrivateDestinations: config.allowPrivateDestinations, listeners });
-    await authenticated.register(eventRoutes, { delivery: app.delivery, leaseMs: leaseMsFor(config), listeners });
+    await authenticated.register(eventRoutes, { delivery, leaseMs: leaseMsFor(config), listeners });
     await authenticated.register(issueRoutes);
     await authenticated.register(transformationRoutes);
     await authenticated.register(mcpRoutes, { callerAddresses });
     await authenticated.register(notificationRoutes, { allowPrivateDestinations: config.allowPrivateDestinations });
     await authenticated.register(alertRoutes, { allowPrivateDestinations: config.allowPrivateDestinations, emailAvailable: config.smtpUrl !== null });
-    await authenticated.register(streamRoutes, { hub, listeners, leaseMs: leaseMsFor(config), ingestBaseUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
+    await authenticated.register(streamRoutes, { orm, delivery, hub, listeners, leaseMs: leaseMsFor(config), ingestBaseUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, listenPollIntervalMs });
   });
   await app.register(siteAssets);
   await app.register(consolePages);
   await app.register(consoleSessionRoutes);
   await app.register(landingRoutes, { publicUrl: config.publicUrl });
   await app.register(playgroundRoutes, { hub, ingestBaseUrl, heartbeatIntervalMs: streamHeartbeatIntervalMs, sessionsPerAddressPerHour: config.playgroundSessionsPerAddressPerHour, signupsPerAddressPerHour: config.signupsPerAddressPerHour });
-  // Expired playground accounts are removed at start, then every 10 minutes.
-  let stopPlaygroundExpiry: (() => Promise<void>) | undefined;
-  app.addHook('onReady', async () => {
-    stopPlaygroundExpiry = startPlaygroundExpiry({ orm, onError: (error) => app.log.error({ err: error }, 'playground expiry pass failed') });
-  });
-  app.addHook('onClose', async () => {
-    await stopPlaygroundExpiry?.();
-  });
   return app;
 }

@@ -7,8 +7,7 @@
  */
 import { createOrm, migrateToLatest, prepareSigningSecrets, startEmbeddedPostgres, type EmbeddedPostgres, type Orm } from '@hook/db';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, leaseMsFor } from './app.ts';
-import { DeliveryWorker } from './delivery/worker.ts';
+import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { relayLoggerOptions } from './logging.ts';
 import { loadOrCreateSecretKey } from './secret-key-file.ts';
@@ -33,16 +32,15 @@ const say = (line: string): void => {
 let embedded: EmbeddedPostgres | undefined;
 let orm: Orm | undefined;
 let app: FastifyInstance | undefined;
-let worker: DeliveryWorker | undefined;
 let stopping: Promise<void> | undefined;
 
 async function shutdown(signal: string): Promise<void> {
   stopping ??= (async () => {
     process.stderr.write(`hook relay: ${signal} received, shutting down\n`);
     // New connections are refused from now on (a load balancer moves on at once); open
-    // ones, such as a body still uploading, carry on until app.close() below.
+    // ones, such as a body still uploading, are answered within app.close(), which then
+    // stops the worker and the jobs in order (buildApp).
     if (app?.server.listening) app.server.close(() => undefined);
-    await worker?.stop();
     await app?.close();
     await orm?.close();
     await embedded?.stop();
@@ -78,18 +76,8 @@ try {
   // Refuses a key that cannot open the stored secrets, and encrypts any stored before encryption.
   const sealed = await prepareSigningSecrets(orm);
   if (sealed > 0) process.stderr.write(`hook relay: encrypted the signing secrets of ${sealed} destinations stored in plaintext\n`);
+  // The app owns the rest of the process: its delivery worker and background jobs start when it is ready (listen) and stop when it closes.
   app = await buildApp({ config, orm, databaseUrl, logger: relayLoggerOptions(config.logLevel, process.stderr) });
-  if (config.role !== 'api') {
-    worker = new DeliveryWorker({
-      context: app.delivery,
-      databaseUrl,
-      concurrency: config.deliveryConcurrency,
-      leaseMs: leaseMsFor(config),
-      local: app.localDelivery,
-      onError: (error) => app?.log.error({ err: error }, 'delivery worker error'),
-    });
-    await worker.start();
-  }
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -35,7 +35,7 @@ import {
 } from '@opentelemetry/semantic-conventions';
 import type { FastifyInstance } from 'fastify';
 import type { ClaimedDelivery, InsertOutcome, NewEvent } from '@hook/db';
-import type { TracingConfig } from './config.ts';
+import type { TracingConfig } from './tracing-config.ts';
 import type { AttemptOutcome, OutgoingDelivery, Transport } from './delivery/attempt.ts';
 import { transformedUrl } from './delivery/prepare.ts';
 import type { SendResult } from './delivery/sender.ts';
@@ -80,12 +80,15 @@ export function spanUrl(url: URL): string {
   return shown.href;
 }
 
-/** A short, low-cardinality kind for a failed attempt (error.type): the status code, else the error's code. */
-function errorType(result: Pick<SendResult, 'status' | 'error'>): string | null {
-  if (result.status !== null) return result.status >= 200 && result.status < 300 ? null : String(result.status);
-  if (result.error === null) return null;
-  if (result.error.startsWith('no answer within')) return 'timeout';
-  return /^([a-z_]+):/.exec(result.error)?.[1] ?? /\b(E[A-Z0-9_]{3,})\b/.exec(result.error)?.[1] ?? '_OTHER';
+/**
+ * A short, low-cardinality kind for a failed attempt (error.type): null for a success; the
+ * status code of any other answer, as the HTTP conventions ask; else the attempt's kind
+ * (SendResult.kind: timeout, connection_refused, dns, tls, network_error,
+ * transformation_error, broker_error).
+ */
+function errorType(result: Pick<SendResult, 'status' | 'kind'>): string | null {
+  if (result.kind === 'ok') return null;
+  return result.status !== null ? String(result.status) : result.kind;
 }
 
 function samplerFor(config: TracingConfig): Sampler {
@@ -262,7 +265,7 @@ export class Tracing {
       outgoing.headers.traceparent = traceParent;
       if (outgoing.headers.tracestate !== undefined && senders?.split('-')[1] !== span.spanContext().traceId) delete outgoing.headers.tracestate;
       if (toUrl) {
-        const url = new URL(outgoing.request === null ? delivery.destinationUrl! : transformedUrl(delivery.destinationUrl!, outgoing.request));
+        const url = new URL(transformedUrl(delivery.destinationUrl!, outgoing.request));
         span.setAttributes({
           [ATTR_HTTP_REQUEST_METHOD]: 'POST',
           [ATTR_URL_FULL]: spanUrl(url),

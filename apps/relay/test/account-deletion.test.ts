@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eraseAccount } from '@hook/db';
-import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
+import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
 
 let relay: TestRelay;
 let receiver: Receiver;

@@ -2,8 +2,8 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalHostname } from '../src/routes/accounts/settings.ts';
 import { onCustomDomain } from '../src/routes/endpoints/present.ts';
-import { api, createEndpoint, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
-import { startDnsServer, type TestDnsServer } from '../../../test/support/dns-server.ts';
+import { api, createEndpoint, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
+import { startDnsServer, type TestDnsServer } from '@hook/test/dns-server';
 
 // X-Forwarded-For from 127.0.0.1 is believed, so a test can call "from" any address.
 // Custom domains are verified against a real DNS server on a local port (HOOK_DNS_SERVERS).

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 let relay: TestRelay;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALERT_CHANNEL_LIMIT_PER_HOUR, ALERT_TESTS_PER_HOUR, issueTitle, type IssueKind } from '@hook/core';
 import { enqueueNotification } from '@hook/db';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
-import { startSmtpInbox, type SmtpInbox } from '../../../test/support/smtp-server.ts';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
+import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
+import { startSmtpInbox, type SmtpInbox } from '@hook/test/smtp-server';
 import { SlackPoster } from '../src/alerts/slack.ts';
 import { loadConfig } from '../src/config.ts';
 

@@ -10,8 +10,8 @@ import { Aedes } from 'aedes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '@hook/client';
 import { ATTEMPT_BODY_MAX_BYTES, ATTEMPT_HEADERS_MAX_BYTES, HEADERS_NOT_KEPT, REDACTED_HEADER_VALUE } from '@hook/core';
-import { startReceiver, type ReceivedRequest, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startReceiver, type ReceivedRequest, type Receiver } from '@hook/test/receiver';
+import { api, createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 /** Long waits between retries: every attempt here is the first. */
 const SLOW_SCHEDULE = [3_600_000, 3_600_000, 3_600_000];

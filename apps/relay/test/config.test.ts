@@ -1,6 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { CONFIG_DOC, DOCUMENTED_VARIABLES, REGENERATE_CONFIG_DOC, withGeneratedTables } from '../src/config-docs.ts';
+import {
+  boolean, byteSize, DerivedDefault, duration, envReader, oneOf, onOff, readVariable, url, variable, variableNames, wholeNumber, type Parser,
+} from '../src/env-variables.ts';
 
 const SECRET_KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
 const SECRET_KEY_BASE64 = SECRET_KEY.toString('base64');
@@ -265,5 +270,121 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_HEADERS: 'api-key' })).toThrow(/^OTEL_EXPORTER_OTLP_HEADERS="\(not shown\)"/);
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_HEADERS: 'key=%zz-secret' }))
       .toThrow(expect.objectContaining({ message: expect.not.stringContaining('secret') }));
+  });
+});
+
+describe('docs/configuration.md', () => {
+  const doc = readFileSync(CONFIG_DOC, 'utf8');
+
+  it('shows each variable as declared (the tables are generated from config.ts and tracing-config.ts)', () => {
+    expect(doc, `docs/configuration.md's tables differ from the declarations: run ${REGENERATE_CONFIG_DOC}`).toBe(withGeneratedTables(doc));
+  });
+
+  it('documents every declared variable once, and declares every variable it documents', () => {
+    const declared = DOCUMENTED_VARIABLES.flatMap(variableNames);
+    expect(new Set(declared).size).toBe(declared.length);
+    // Every variable named in the first column of a table, except the section the relay never reads.
+    const relaySections = doc.split('\n## Tests and benchmarks only\n')[0]!;
+    const documented = [...relaySections.matchAll(/^\| (`[A-Z_]+`(?:, `[A-Z_]+`)*) \|/gm)].flatMap((match) => match[1]!.split(', ').map((name) => name.slice(1, -1)));
+    expect(documented.sort()).toEqual([...declared].sort());
+  });
+
+  it('gives as default what the docs say: a default text in `code` reads back as the default, an "unset" one is empty', () => {
+    const noEnv = envReader({});
+    for (const declaration of DOCUMENTED_VARIABLES) {
+      const name = variableNames(declaration)[0]!;
+      if (declaration.default instanceof DerivedDefault) continue; // its text describes a rule (e.g. "one fewer than the machine's cores")
+      const literal = /^`([^`]+)`/.exec(declaration.defaultText)?.[1];
+      if (literal !== undefined) expect(declaration.parse(literal, name, noEnv), name).toEqual(declaration.default);
+      else if (declaration.defaultText.startsWith('unset')) expect([undefined, null, [], {}], name).toContainEqual(declaration.default);
+      else throw new Error(`${name}: a default text should start with the value in backticks or with "unset"`);
+    }
+  });
+
+  it('fails the comparison when a table and the declarations differ', () => {
+    const edited = doc.replace('| `HOOK_PORT` | integer 0–65535 | `8080` |', '| `HOOK_PORT` | integer 0–65535 | `8081` |');
+    expect(edited).not.toBe(doc);
+    expect(withGeneratedTables(edited)).toBe(doc);
+    expect(() => withGeneratedTables(doc.replace('\n## Delivery\n', '\n## Deliveries\n'))).toThrow(/no "## Delivery" heading/);
+  });
+});
+
+describe('the shared parsers', () => {
+  const noEnv = envReader({});
+  const message = (parse: Parser<unknown>, value: string): string => {
+    try {
+      parse(value, 'HOOK_X', noEnv);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+    throw new Error(`${value} was accepted`);
+  };
+
+  it('wholeNumber: digits only, in range, with a bound that may come from another variable', () => {
+    expect(wholeNumber(0, 10)('10', 'HOOK_X', noEnv)).toBe(10);
+    for (const value of ['11', '-1', '1e1', '0x5', '5.0', '+5', 'five']) expect(message(wholeNumber(0, 10), value)).toBe(`HOOK_X=${JSON.stringify(value)} is not valid: expected a whole number from 0 to 10.`);
+    expect(message(wholeNumber(1, 10, 'a number of widgets'), '0')).toBe('HOOK_X="0" is not valid: expected a number of widgets.');
+    const bounded = wholeNumber(1, (env) => Number(env('HOOK_MAX')));
+    expect(bounded('7', 'HOOK_X', envReader({ HOOK_MAX: '7' }))).toBe(7);
+    expect(() => bounded('8', 'HOOK_X', envReader({ HOOK_MAX: '7' }))).toThrow('HOOK_X="8" is not valid: expected a whole number from 1 to 7.');
+  });
+
+  it('duration, byteSize, oneOf, boolean, onOff and url say what they expected', () => {
+    expect(duration(1, 60_000, 'a short duration')('2s', 'HOOK_X', noEnv)).toBe(2000);
+    for (const value of ['2', '0s', '2m', '2 s']) expect(message(duration(1, 60_000, 'a short duration'), value)).toBe(`HOOK_X=${JSON.stringify(value)} is not valid: expected a short duration.`);
+    expect(byteSize()('2KiB', 'HOOK_X', noEnv)).toBe(2048);
+    expect(message(byteSize(), '2 furlongs')).toBe('HOOK_X="2 furlongs" is not valid: expected a positive size in bytes, e.g. 10485760 or 10mb.');
+    expect(message(byteSize({ min: 1024, max: 4096, expected: 'a size from 1kb to 4kb' }), '5kb')).toBe('HOOK_X="5kb" is not valid: expected a size from 1kb to 4kb.');
+    expect(message(byteSize({ min: 1024, max: 4096, expected: 'a size from 1kb to 4kb' }), '0')).toMatch(/expected a positive size in bytes/);
+    expect(oneOf(['red', 'green'], { anyCase: true })('GREEN', 'HOOK_X', noEnv)).toBe('green');
+    expect(message(oneOf(['red', 'green']), 'GREEN')).toBe('HOOK_X="GREEN" is not valid: expected red, green.');
+    expect(message(oneOf(['red', 'green'], { anyCase: true, expected: 'red or green' }), 'Blue')).toBe('HOOK_X="Blue" is not valid: expected red or green.');
+    expect([boolean('YES', 'HOOK_X', noEnv), boolean('0', 'HOOK_X', noEnv), onOff('On', 'HOOK_X', noEnv)]).toEqual([true, false, true]);
+    expect(message(boolean, 'on')).toBe('HOOK_X="on" is not valid: expected true or false.');
+    expect(message(onOff, 'true')).toBe('HOOK_X="true" is not valid: expected on or off.');
+    expect(url(['https:'])('https://a.example/x//', 'HOOK_X', noEnv)).toBe('https://a.example/x');
+    expect(url(['https:'], { asGiven: true })('https://a.example/x/', 'HOOK_X', noEnv)).toBe('https://a.example/x/');
+    expect(message(url(['http:', 'https:']), 'a.example')).toBe('HOOK_X="a.example" is not valid: expected a URL starting with http: or https://.');
+  });
+
+  it('reads the last of several names that is set, or combines them, and parses only what it uses', () => {
+    const refusing: Parser<string> = (value, name) => {
+      if (value === 'bad') throw new ConfigError(name, value, 'not bad');
+      return `${name}:${value}`;
+    };
+    const pair = variable({ name: ['OTEL_A', 'OTEL_TRACES_A'], section: 'S', format: '', defaultText: '', doc: '', default: 'none', parse: refusing });
+    expect(readVariable(pair, envReader({}))).toBe('none');
+    expect(readVariable(pair, envReader({ OTEL_A: 'x' }))).toBe('OTEL_A:x');
+    expect(readVariable(pair, envReader({ OTEL_A: 'bad', OTEL_TRACES_A: ' y ' }))).toBe('OTEL_TRACES_A:y');
+    const both = { ...pair, combine: (values: string[]) => values.join('+') };
+    expect(readVariable(both, envReader({ OTEL_A: 'x', OTEL_TRACES_A: 'y' }))).toBe('OTEL_A:x+OTEL_TRACES_A:y');
+    expect(() => readVariable(both, envReader({ OTEL_A: 'bad', OTEL_TRACES_A: 'y' }))).toThrow('OTEL_A="bad" is not valid: expected not bad.');
+  });
+});
+
+describe('loadConfig, between variables', () => {
+  it('needs HOOK_SMTP_URL and HOOK_ALERT_EMAIL_FROM together', () => {
+    expect(() => loadConfig({ HOOK_SMTP_URL: 'smtp://smtp.example.com' })).toThrow(/^HOOK_ALERT_EMAIL_FROM is not set: with HOOK_SMTP_URL/);
+    expect(() => loadConfig({ HOOK_ALERT_EMAIL_FROM: 'alerts@example.com' })).toThrow(/^HOOK_SMTP_URL is not set: HOOK_ALERT_EMAIL_FROM is set/);
+    expect(() => loadConfig({ HOOK_SMTP_URL: 'smtp://u:hunter2@', HOOK_ALERT_EMAIL_FROM: 'alerts@example.com' })).toThrow(/^HOOK_SMTP_URL="\(not shown\)" is not valid/);
+  });
+
+  it('names which read replica repeats the primary', () => {
+    const env = { HOOK_DATABASE_URL: 'postgres://db/hook', HOOK_SECRET_KEY: SECRET_KEY_HEX, HOOK_DATABASE_READ_URL: 'postgres://replica/hook,postgres://db/hook/' };
+    expect(() => loadConfig(env)).toThrow(`HOOK_DATABASE_READ_URL="(not shown)" is not valid: expected the URLs of streaming replicas, not HOOK_DATABASE_URL's own primary (URL 2 of 2 is not).`);
+  });
+
+  it('reads HOOK_DELIVERY_CONCURRENCY as the whole number the docs promise (no exponent, hex or decimals)', () => {
+    for (const value of ['1e3', '0x10', '8.0']) expect(() => loadConfig({ HOOK_DELIVERY_CONCURRENCY: value }), value).toThrow(`HOOK_DELIVERY_CONCURRENCY="${value}" is not valid: expected a whole number from 1 to 10000.`);
+  });
+
+  it('reads no other OTEL_* variable while tracing is off (environments set them for every SDK)', () => {
+    expect(loadConfig({ OTEL_TRACES_SAMPLER: 'jaeger_remote', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).tracing).toBeNull();
+    expect(loadConfig({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }).tracing).toBeNull();
+    // The specific endpoint wins, so the general one is not read at all.
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces/', OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }).tracing?.url).toBe('http://c:4318/v1/traces/');
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '101' }))
+      .toThrow('OTEL_BSP_MAX_EXPORT_BATCH_SIZE="101" is not valid: expected a whole number from 1 to 100.');
   });
 });

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { EVENT_LIST_WINDOW, firstIdAt, newId } from '@hook/core';
 import { eventListQuery } from '@hook/db';
-import { api, createEndpoint, sendEvent, signUp, sqlRows, startTestRelay, type ApiResponse, type TestRelay } from '../../../test/support/relay.ts';
-import { writeEventHistory, type EventHistory } from '../../../test/support/event-history.ts';
-import { historyIndex, historyRelation } from '../../../test/support/history-plan.ts';
+import { api, createEndpoint, sendEvent, signUp, sqlRows, startTestRelay, type ApiResponse, type TestRelay } from '@hook/test/relay';
+import { writeEventHistory, type EventHistory } from '@hook/test/event-history';
+import { historyIndex, historyRelation } from '@hook/test/history-plan';
 
 const HISTORY_EVENTS = 100_000;
 const STEP_MS = 1000;

@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startTestRelay, type TestRelay } from '@hook/test/relay';
 import { CONSOLE_BUNDLE_DIR } from '../src/console/bundle.ts';
 import { chosenEncoding } from '../src/routes/site-assets.ts';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../src/routes/console/pages.ts';

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyWebhook } from '@hook/client';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, createEndpointWithSecret, expectProblem, readJson, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
+import { workerCaughtUp } from '@hook/test/signals';
+import { api, createEndpoint, createEndpointWithSecret, expectProblem, readJson, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
 
@@ -32,26 +33,22 @@ async function eventOf(id: string): Promise<any> {
   return (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body;
 }
 
-/** Polls until the event reaches `status` (the worker runs in the background). */
-async function until(id: string, status: string, timeoutMs = 10_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** The event once it reaches `status` (the worker runs in the background). */
+function until(id: string, status: string, timeout = 10_000): Promise<any> {
+  return vi.waitFor(async () => {
     const event = await eventOf(id);
-    if (event.status === status) return event;
-    if (Date.now() > deadline) throw new Error(`event ${id} is ${event.status}, not ${status}, after ${timeoutMs} ms: ${JSON.stringify(event.attempts)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    expect(event.status, JSON.stringify(event.attempts)).toBe(status);
+    return event;
+  }, { timeout, interval: 20 });
 }
 
-/** Polls until the event has at least one attempt; returns the event as the API shows it. */
-async function firstAttempt(baseUrl: string, apiKey: string, id: string, timeoutMs = 5000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const event = (await api(baseUrl, 'GET', `/v1/events/${id}`, { key: apiKey })).body;
-    if (event.attempts.length > 0) return event;
-    if (Date.now() > deadline) throw new Error(`event ${id} has no attempt after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** The event once it has at least one attempt recorded (on this file's relay unless told). */
+function firstAttempt(id: string, on: { baseUrl: string; key: string } = { baseUrl: relay.baseUrl, key }): Promise<any> {
+  return vi.waitFor(async () => {
+    const event = (await api(on.baseUrl, 'GET', `/v1/events/${id}`, { key: on.key })).body;
+    expect(event.attempts).not.toHaveLength(0);
+    return event;
+  }, { timeout: 5000, interval: 20 });
 }
 
 function only(receiver: Receiver, eventId: string) {
@@ -117,7 +114,7 @@ describe('delivery', () => {
       expect(event.attempts).toHaveLength(7);
       expect(event.attempts.every((attempt: any) => attempt.trigger === 'auto' && attempt.response_status === 500)).toBe(true);
       expect(event.next_attempt_at).toBeNull();
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await workerCaughtUp(relay.worker); // it has claimed since the 7th was recorded, and tried nothing more
       expect(broken.requests).toHaveLength(7); // and no more
     } finally {
       await broken.close();
@@ -130,7 +127,7 @@ describe('delivery', () => {
       const endpoint = await urlEndpoint(slow.url);
       const id = await send(endpoint.url, '{"n":3}');
       await slow.waitFor(1);
-      const event = await firstAttempt(relay.baseUrl, key, id);
+      const event = await firstAttempt(id);
       expect(event.attempts[0]).toMatchObject({ response_status: null, error: expect.stringMatching(/no answer within 1000 ms/) });
       expect(event.attempts[0].duration_ms).toBeGreaterThanOrEqual(900);
     } finally {
@@ -141,7 +138,7 @@ describe('delivery', () => {
     await closed.close();
     const endpoint = await urlEndpoint(closedUrl);
     const id = await send(endpoint.url, '{"n":4}');
-    const event = await firstAttempt(relay.baseUrl, key, id);
+    const event = await firstAttempt(id);
     expect(event.attempts[0].error).toMatch(/ECONNREFUSED/);
     await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'paused' } });
   });
@@ -179,11 +176,7 @@ describe('delivery', () => {
       const endpoint = await urlEndpoint(gone.url);
       const id = await send(endpoint.url, '{"n":5}');
       await gone.waitFor(1);
-      const deadline = Date.now() + 5000;
-      while ((await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}`, { key })).body.status !== 'disabled') {
-        if (Date.now() > deadline) throw new Error('endpoint was not disabled');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await expect.poll(async () => (await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}`, { key })).body.status, { timeout: 5000, interval: 20 }).toBe('disabled');
       expect((await fetch(endpoint.url, { method: 'POST', body: 'x' })).status).toBe(410);
       expect((await eventOf(id)).attempts[0].response_status).toBe(410);
     } finally {
@@ -198,7 +191,7 @@ describe('delivery', () => {
       await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'paused' } });
       const ids = [];
       for (let i = 0; i < 5; i++) ids.push(await send(endpoint.url, `{"i":${i}}`));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await workerCaughtUp(relay.worker); // claimed since they were stored: none was taken
       expect(ordered.requests).toHaveLength(0);
       expect((await eventOf(ids[0]!)).status).toBe('pending');
       await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { status: 'active' } });
@@ -209,12 +202,7 @@ describe('delivery', () => {
       // The receiver answers before the attempt is recorded (recorded in batches), so wait for each record.
       const starts = [];
       for (const id of ids) {
-        const deadline = Date.now() + 5000;
-        let event = await eventOf(id);
-        while (event.attempts.length === 0 && Date.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-          event = await eventOf(id);
-        }
+        const event = await firstAttempt(id);
         starts.push(Date.parse(event.attempts[0].started_at));
       }
       expect([...starts].sort((a, b) => a - b)).toEqual(starts);
@@ -228,7 +216,7 @@ describe('delivery', () => {
     try {
       const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'cli first' });
       const id = await send(endpoint.url, '{"waited":true}');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await workerCaughtUp(relay.worker); // the worker has claimed since: a delivery to a listener is not its to take
       expect((await eventOf(id)).status).toBe('pending');
       await api(relay.baseUrl, 'PATCH', `/v1/endpoints/${endpoint.id}`, { key, json: { destination: { type: 'url', url: later.url } } });
       await until(id, 'delivered');
@@ -265,9 +253,7 @@ describe('queue statistics', () => {
     const lastAnalyze = async (): Promise<Date | null> =>
       // the queue: delivery's partition of open deliveries (migration 021)
       (await sqlRows(relay, "select last_analyze from pg_stat_user_tables where relname = 'delivery_open'"))[0].last_analyze;
-    const deadline = Date.now() + 10_000;
-    while ((await lastAnalyze()) === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await lastAnalyze()).not.toBeNull();
+    await expect.poll(lastAnalyze, { timeout: 10_000, interval: 50 }).not.toBeNull();
   });
 });
 
@@ -351,7 +337,7 @@ describe('private destinations', () => {
       const endpoint = await createEndpoint(strict.baseUrl, strictKey, { name: 'public', destination: { type: 'url', url: 'http://public.invalid/x' } });
       await sqlRows(strict, 'update destination set url = ? where endpoint_id = ?', [receiver.url, endpoint.id]);
       const id = (await readJson(await fetch(endpoint.url, { method: 'POST', body: 'x' }))).id;
-      const { attempts } = await firstAttempt(strict.baseUrl, strictKey, id);
+      const { attempts } = await firstAttempt(id, { baseUrl: strict.baseUrl, key: strictKey });
       expect(attempts[0]).toMatchObject({ response_status: null, error: expect.stringMatching(/private, loopback or link-local/) });
       expect(only(receiver, id)).toHaveLength(0);
     } finally {

@@ -13,8 +13,8 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '@hook/client';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, expectProblem, sendEvent, signUp, startTestRelay, type ApiResponse, type TestRelay } from '../../../test/support/relay.ts';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
+import { api, createEndpoint, expectProblem, sendEvent, signUp, startTestRelay, type ApiResponse, type TestRelay } from '@hook/test/relay';
 
 const fixture = (name: string): string => readFileSync(new URL(`fixtures/tls/${name}`, import.meta.url), 'utf8');
 

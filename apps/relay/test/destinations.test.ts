@@ -4,11 +4,12 @@
  * status and limits, the v1 endpoint fields as the first destination's, replay to a
  * listened destination, and destinations that come back getting their backlog now.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { verifyWebhook } from '@hook/client';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, expectProblem, sendEvent, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
+import { api, createEndpoint, expectProblem, sendEvent, signUp, startTestRelay, type TestRelay } from '@hook/test/relay';
+import { workerCaughtUp } from '@hook/test/signals';
 
 /** Long waits between retries: anything delivered within a test came due because something made it due. */
 const SLOW_SCHEDULE = [3_600_000, 3_600_000, 3_600_000];
@@ -41,14 +42,13 @@ async function eventOf(id: string): Promise<any> {
   return (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body;
 }
 
-async function until<T>(what: string, read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** `read()`'s value once `accept` takes it. */
+function until<T>(what: string, read: () => Promise<T>, accept: (value: T) => boolean, timeout = 8000): Promise<T> {
+  return vi.waitFor(async () => {
     const value = await read();
-    if (accept(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+    expect(accept(value), `${what}; last: ${JSON.stringify(value)}`).toBe(true);
+    return value;
+  }, { timeout, interval: 25 });
 }
 
 const arrivals = (at: Receiver, id: string) => at.requests.filter((request) => request.headers['webhook-id'] === id);
@@ -108,7 +108,7 @@ describe('destinations', () => {
     expect((await api(relay.baseUrl, 'PATCH', `/v1/destinations/${second.id}`, { key, json: { status: 'paused' } })).body.status).toBe('paused');
     const id = await sendEvent(endpoint.url, '{"held":1}');
     await until('the active destination', async () => arrivals(a, id).length, (n) => n === 1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await workerCaughtUp(relay.worker); // it has claimed since: the paused destination's delivery was not taken
     expect(arrivals(b, id)).toHaveLength(0);
     expect((await eventOf(id)).status).toBe('pending');
     await api(relay.baseUrl, 'PATCH', `/v1/destinations/${second.id}`, { key, json: { status: 'active' } });
@@ -144,8 +144,10 @@ describe('destinations', () => {
     await failing.opened;
     const id = await sendEvent(endpoint.url, '{"listen":1}');
     await until('retrying', () => eventOf(id), (e) => e.status === 'retrying');
-    for (const socket of sockets) socket.terminate();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await Promise.all([...sockets].map((socket) => new Promise((closed) => {
+      socket.once('close', closed);
+      socket.terminate();
+    })));
 
     // The developer fixed their handler and listens again: the event comes now, not in an hour.
     const fixed = listen(endpoint.id, 200);

@@ -9,8 +9,8 @@ import { sign as signGitHub } from '@octokit/webhooks-methods';
 import { describe, expect, it } from 'vitest';
 import { pruneExpiredEvents } from '@hook/db';
 import { PLAN_LIMITS } from '@hook/core';
-import { api, expectProblem, signUp, sqlRows, type TestRelay, useRelayWithReceiver } from '../../../test/support/relay.ts';
-import type { Receiver } from '../../../test/support/receiver.ts';
+import { api, expectProblem, signUp, sqlRows, type TestRelay, useRelayWithReceiver } from '@hook/test/relay';
+import type { Receiver } from '@hook/test/receiver';
 
 let relay: TestRelay;
 let receiver: Receiver;

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectIngest } from '../src/routes/ingest/direct.ts';
 import type { IngestReceiver } from '../src/routes/ingest/receive.ts';
-import { api, createEndpoint, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, signUp, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 const MAX_PAYLOAD = 4096;
 const GITHUB_SECRET = 'direct-secret';

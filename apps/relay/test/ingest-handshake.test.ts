@@ -6,8 +6,8 @@
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { api, expectProblem, sqlRows, type TestRelay, useRelayWithReceiver } from '../../../test/support/relay.ts';
-import type { Receiver } from '../../../test/support/receiver.ts';
+import { api, expectProblem, sqlRows, type TestRelay, useRelayWithReceiver } from '@hook/test/relay';
+import type { Receiver } from '@hook/test/receiver';
 
 let relay: TestRelay;
 let receiver: Receiver;

@@ -6,7 +6,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 const INGEST_HOST = 'in.hooks-content.test';
 const CONSOLE_HOST = 'hooks.test';

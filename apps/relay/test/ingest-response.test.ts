@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { usageMonth } from '@hook/core';
-import { api, createEndpoint, expectProblem, signUp, sqlRows, type TestRelay, useRelayWithReceiver } from '../../../test/support/relay.ts';
-import type { Receiver } from '../../../test/support/receiver.ts';
+import { api, createEndpoint, expectProblem, signUp, sqlRows, type TestRelay, useRelayWithReceiver } from '@hook/test/relay';
+import type { Receiver } from '@hook/test/receiver';
 
 let relay: TestRelay;
 let receiver: Receiver;

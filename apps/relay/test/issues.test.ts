@@ -1,7 +1,6 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startReceiver, type Receiver, closedPort } from '@hook/test/receiver';
+import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 // Two retries: an event fails for good after three attempts, within a fraction of a second.
 const FAST_SCHEDULE = [30, 30];
@@ -24,14 +23,6 @@ async function receiver(respond?: Parameters<typeof startReceiver>[0]): Promise<
   return started;
 }
 
-/** A local port nothing listens on (it was listened on a moment ago, then closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function issuesOf(key: string, query = ''): Promise<any[]> {
   const listed = await api(relay.baseUrl, 'GET', `/v1/issues${query}`, { key });

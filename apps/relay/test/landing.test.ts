@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readdir, readFile } from 'node:fs/promises';
-import { startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startTestRelay, type TestRelay } from '@hook/test/relay';
 
 let relay: TestRelay;
 beforeAll(async () => {

@@ -7,9 +7,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callTool, toolError } from '../../../test/support/mcp.ts';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { callTool, toolError } from '@hook/test/mcp';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
+import { createEndpoint, sendEvent, signUp, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 let relay: TestRelay;
 let receiver: Receiver;

@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@hook/relay';
-import { api, expectProblem, signUp, startTestRelay, type ApiResponse, type TestRelay } from '../../../test/support/relay.ts';
+import { api, expectProblem, signUp, startTestRelay, type ApiResponse, type TestRelay } from '@hook/test/relay';
 
 const ALLOWED = 'https://agents.example.com';
 const PUBLIC_URL = 'https://hooks.example.com';

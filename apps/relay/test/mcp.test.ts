@@ -7,9 +7,9 @@ import { HOOK_TOOLS, PATHS_WITHOUT_TOOLS, REST_ROUTE_COVERAGE } from '@hook/mcp'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callEveryTool, callTool, toolError } from '../../../test/support/mcp.ts';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, expectProblem, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { callEveryTool, callTool, toolError } from '@hook/test/mcp';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
+import { api, expectProblem, signUp, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 let relay: TestRelay;
 let receiver: Receiver;

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { verifyWebhook } from '@hook/client';
 import { enqueueNotification, AttemptRecorder, claimForListener } from '@hook/db';
 import { newId } from '@hook/core';
-import { startReceiver, type Receiver, type ReceivedRequest } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, expectProblem, readJson, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startReceiver, type Receiver, type ReceivedRequest } from '@hook/test/receiver';
+import { api, createEndpoint, expectProblem, readJson, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
+import { workerCaughtUp } from '@hook/test/signals';
 
 const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
 
@@ -38,14 +39,24 @@ function notificationsOf(inbox: Receiver, type: string): { request: ReceivedRequ
   return inbox.requests.map((request) => ({ request, body: JSON.parse(request.body.toString()) })).filter((entry) => entry.body.type === type);
 }
 
-async function waitForNotification(inbox: Receiver, type: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = notificationsOf(inbox, type);
-    if (found.length > 0) return found[0]!;
-    if (Date.now() > deadline) throw new Error(`no ${type} notification within ${timeoutMs} ms; got ${inbox.requests.map((r) => r.body.toString()).join(', ')}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** The first notification of `type` the inbox received, once there is one. */
+function waitForNotification(inbox: Receiver, type: string, timeout = 10_000) {
+  return vi.waitFor(() => {
+    const [found] = notificationsOf(inbox, type);
+    expect(found, `a ${type} notification; got ${inbox.requests.map((r) => r.body.toString()).join(', ')}`).toBeDefined();
+    return found!;
+  }, { timeout, interval: 20 });
+}
+
+/**
+ * Resolves once what the account's notifications so far led to has happened: its outbox
+ * is drained (each row became an event, or was dropped, in the drain's transaction), and
+ * the worker has claimed since and has no attempt in progress, so every notification
+ * event that was due has been sent and its answer recorded.
+ */
+async function notificationsSettled(accountId: string): Promise<void> {
+  await vi.waitFor(async () => expect(await sqlRows(relay, 'select id from notification_outbox where account_id = ?', [accountId])).toEqual([]), { timeout: 10_000, interval: 20 });
+  await workerCaughtUp(relay.worker);
 }
 
 /** The answer to a WebSocket upgrade of GET /v1/stream that the relay refuses. */
@@ -71,14 +82,13 @@ async function listed(key: string, query = ''): Promise<any[]> {
   return response.body.data;
 }
 
-async function waitFor<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** `read()`'s value once `accept` takes it. */
+function waitFor<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string, timeout = 10_000): Promise<T> {
+  return vi.waitFor(async () => {
     const value = await read();
-    if (accept(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    expect(accept(value), `${what}: ${JSON.stringify(value)}`).toBe(true);
+    return value;
+  }, { timeout, interval: 20 });
 }
 
 describe('account notifications', () => {
@@ -142,7 +152,7 @@ describe('account notifications', () => {
   });
 
   it('sends a signed event.failed when a user endpoint exhausts its retries, listed with its attempt', async () => {
-    const { key, inbox, secret } = await notifiedAccount();
+    const { key, accountId, inbox, secret } = await notifiedAccount();
     const failing = await receiver(() => ({ status: 500 }));
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'failing', destination: { type: 'url', url: failing.url } });
     const eventId = await sendEvent(endpoint.url, '{"n":1}');
@@ -159,8 +169,8 @@ describe('account notifications', () => {
     // The first failure opened an issue (docs/issues.md), which is notified too: once, for all seven failures.
     const { body: opened } = await waitForNotification(inbox, 'issue.opened');
     expect(opened).toMatchObject({ type: 'issue.opened', data: { endpoint_id: endpoint.id, destination_id: endpoint.destinations[0].id, kind: 'http_5xx', event_id: eventId, last_status: 500, failure_count: 1 } });
-    // Exactly one of each, however long we wait.
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // Exactly one of each: once all that was queued has been sent.
+    await notificationsSettled(accountId);
     expect(notificationsOf(inbox, 'event.failed')).toHaveLength(1);
     expect(notificationsOf(inbox, 'issue.opened')).toHaveLength(1);
     expect(inbox.requests).toHaveLength(2);
@@ -223,7 +233,7 @@ describe('account notifications', () => {
     await relay.orm.em.fork().transactional((em) => enqueueNotification(em, { accountId, type: 'plan.changed', data: { from_plan: 'free', to_plan: 'pro', changed_at: new Date().toISOString() } }));
     await inbox.waitFor(1);
     await waitFor(async () => (await api(relay.baseUrl, 'GET', '/v1/account/notifications', { key })).body.status, (status) => status === 'disabled', 'notification URL disabled');
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await notificationsSettled(accountId);
     expect(inbox.requests).toHaveLength(1);
     expect(await sqlRows(relay, 'select * from notification_outbox where account_id = ?', [accountId])).toHaveLength(0);
     // Setting the URL again makes it active.
@@ -250,7 +260,7 @@ describe('account notifications', () => {
     const plan = await waitForNotification(inbox, 'plan.changed');
     expect(plan.body.data).toEqual({ from_plan: 'free', to_plan: 'pro', changed_at: changedAt });
     verifyWebhook(plan.request.body, plan.request.headers as Record<string, string>, secret);
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await notificationsSettled(accountId);
     expect(inbox.requests).toHaveLength(2);
     // Queued in order, so listed in order (newest first).
     expect((await listed(key)).map((event) => event.type)).toEqual(['plan.changed', 'usage.threshold']);
@@ -267,7 +277,7 @@ describe('account notifications', () => {
     expect(claimed!.id).toBe(eventId);
     const answer = () => ({
       delivery: { ...claimed!, autoAttempts: 6 },
-      attempt: { id: newId('attempt'), startedAt: new Date(), durationMs: 3, responseStatus: 502, responseBody: null, error: null },
+      attempt: { id: newId('attempt'), startedAt: new Date(), durationMs: 3, responseStatus: 502, responseBody: null, error: null, failureKind: 'http_5xx' as const },
       next: { status: 'failed' as const, autoAttempts: 7, nextAttemptAt: null },
       health: 'failed' as const,
     });
@@ -280,14 +290,14 @@ describe('account notifications', () => {
   });
 
   it('sends plan.changed when the plan changes', async () => {
-    const { key, inbox } = await notifiedAccount();
+    const { key, accountId, inbox } = await notifiedAccount();
     const changed = await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'pro' } });
     expect(changed.status).toBe(200);
     const { body } = await waitForNotification(inbox, 'plan.changed');
     expect(body.data).toEqual({ from_plan: 'free', to_plan: 'pro', changed_at: changed.body.plan_history[0].changed_at });
     // Asking for the plan it is on changes nothing, and notifies nothing.
     await api(relay.baseUrl, 'POST', '/v1/account/plan', { key, json: { plan: 'pro' } });
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await notificationsSettled(accountId);
     expect(notificationsOf(inbox, 'plan.changed')).toHaveLength(1);
   });
 
@@ -308,7 +318,7 @@ describe('account notifications', () => {
     await sendEvent(endpoint.url, '{}'); // 10,000: 100%
     expect((await fetch(endpoint.url, { method: 'POST', body: '{}' })).status).toBe(429);
     await waitFor(async () => notificationsOf(inbox, 'usage.threshold').length, (n) => n >= 2, 'the 100% notification');
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await notificationsSettled(accountId);
     expect(notificationsOf(inbox, 'usage.threshold').map((entry) => entry.body.data)).toEqual([
       { month, threshold: 0.8, events_accepted: 8_000, events_per_month: 10_000 },
       { month, threshold: 1, events_accepted: 10_000, events_per_month: 10_000 },
@@ -321,8 +331,9 @@ describe('account notifications', () => {
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'gone', destination: { type: 'url', url: gone.url } });
     await sendEvent(endpoint.url, '{}');
     await gone.waitFor(1);
+    // The 410 recorded (and endpoint.disabled queued with it), then drained: each row dropped, or made an event, in the drain's transaction.
+    await waitFor(async () => (await api(relay.baseUrl, 'GET', `/v1/endpoints/${endpoint.id}`, { key })).body.status, (status) => status === 'disabled', 'endpoint disabled');
     await waitFor(() => sqlRows(relay, 'select * from notification_outbox where account_id = ?', [accountId]), (rows) => rows.length === 0, 'outbox drained');
-    await new Promise((resolve) => setTimeout(resolve, 700));
     expect(await sqlRows(relay, 'select id from event where account_id = ? and endpoint_id <> ?', [accountId, endpoint.id])).toHaveLength(0);
     expect(await listed(key)).toEqual([]);
   });
@@ -333,8 +344,7 @@ describe('account notifications', () => {
     await inbox.waitFor(1);
     expect((await api(relay.baseUrl, 'DELETE', '/v1/account/notifications', { key })).status).toBe(204);
     await relay.orm.em.fork().transactional((em) => enqueueNotification(em, { accountId, type: 'plan.changed', data: { from_plan: 'pro', to_plan: 'free', changed_at: new Date().toISOString() } }));
-    await waitFor(() => sqlRows(relay, 'select * from notification_outbox where account_id = ?', [accountId]), (rows) => rows.length === 0, 'outbox drained');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await notificationsSettled(accountId);
     expect(inbox.requests).toHaveLength(1);
     expect(await listed(key)).toHaveLength(1);
   });
@@ -356,11 +366,13 @@ describe('bulk replay', () => {
     const failing = await receiver(() => ({ status: 500 }));
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'fails', destination: { type: 'url', url: failing.url } });
     const id = await sendEvent(endpoint.url, '{"type":"x"}');
-    // The event fails after its retries; its event.failed notification then fails too.
+    // The event fails after its retries. Its first failure opened an issue, whose issue.opened
+    // notification fails too, and so does the event.failed notification queued when it failed.
     await waitFor(
-      () => sqlRows(relay, "select count(*)::int as n from delivery where account_id = ? and status = 'failed'", [accountId]),
-      (rows) => rows[0].n === 2,
-      'the event and its notification failed',
+      () => sqlRows(relay, `select e.type from delivery d join event e on e.id = d.event_id
+                            where d.account_id = ? and d.status = 'failed' order by e.type`, [accountId]),
+      (rows) => rows.map((row) => row.type).join() === 'event.failed,issue.opened,x',
+      'the event and both its notifications failed',
       20_000,
     );
     const replayed = await api(relay.baseUrl, 'POST', '/v1/events/replay', { key, json: { status: 'failed' } });

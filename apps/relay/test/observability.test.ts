@@ -2,13 +2,13 @@
  * Operations surfaces (docs/deployment.md#operations): /healthz is liveness only, /readyz
  * checks the database and its migrations, /metrics counts what the relay does.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { MIGRATIONS_TABLE, QUEUE_STATUS_SQL } from '@hook/db';
 import { maskSecrets } from '../src/logging.ts';
-import { setDatabaseReachable } from '../../../test/support/database.ts';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { setDatabaseReachable } from '@hook/test/database';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
+import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 let relay: TestRelay;
 let receiver: Receiver;
@@ -42,14 +42,13 @@ async function scrape(baseUrl = relay.baseUrl): Promise<Map<string, number>> {
   return parseMetrics(await response.text());
 }
 
-async function eventually<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** `read()`'s value once `done` takes it. */
+function eventually<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeout = 10_000): Promise<T> {
+  return vi.waitFor(async () => {
     const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+    expect(done(value), `${what}: still ${JSON.stringify(value instanceof Map ? Object.fromEntries(value) : value)}`).toBe(true);
+    return value;
+  }, { timeout, interval: 50 });
 }
 
 describe('/healthz and /readyz', () => {

@@ -1,6 +1,6 @@
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 let relay: TestRelay;
 let document: any;

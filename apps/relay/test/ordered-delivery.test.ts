@@ -8,8 +8,8 @@
  * releases what waited; an unordered destination still delivers concurrently.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstSuccessOrder, overlappingExchanges, startTimedReceiver, succeeded, type Exchange, type ExchangeResponder, type TimedReceiver } from '../../../test/support/timed-receiver.ts';
-import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { firstSuccessOrder, overlappingExchanges, startTimedReceiver, succeeded, type Exchange, type ExchangeResponder, type TimedReceiver } from '@hook/test/timed-receiver';
+import { api, createEndpoint, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 /** Nine attempts 40 ms apart: a failing event gives up within about half a second. */
 const FAST_SCHEDULE = Array<number>(8).fill(40);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageMonth } from '@hook/core';
-import { api, createEndpoint, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
-import { startRelayProcess, type RelayProcess } from '../../../test/support/relay-process.ts';
+import { api, createEndpoint, expectProblem, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
+import { startRelayProcess, type RelayProcess } from '@hook/test/relay-process';
 
 let relay: TestRelay;
 beforeAll(async () => {

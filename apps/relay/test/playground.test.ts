@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { removeExpiredPlaygrounds } from '@hook/db';
-import { api, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, expectProblem, sendEvent, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 let relay: TestRelay;
 const open = new Set<WebSocket>();
@@ -41,16 +41,20 @@ function stream(token: string): Promise<{ next(timeoutMs?: number): Promise<any>
     messages.push(JSON.parse(data.toString()));
     wake?.();
   });
-  const next = async (timeoutMs = 3000): Promise<any> => {
-    const deadline = Date.now() + timeoutMs;
-    while (messages.length === 0) {
-      if (Date.now() > deadline) throw new Error('no stream message in time');
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, 50);
-      });
-    }
-    return messages.shift();
+  const next = (timeoutMs = 3000): Promise<any> => {
+    if (messages.length > 0) return Promise.resolve(messages.shift());
+    // The next message as it arrives; fails after timeoutMs (a guard, not a wait).
+    return new Promise((resolve, reject) => {
+      const guard = setTimeout(() => {
+        wake = undefined;
+        reject(new Error('no stream message in time'));
+      }, timeoutMs);
+      wake = () => {
+        wake = undefined;
+        clearTimeout(guard);
+        resolve(messages.shift());
+      };
+    });
   };
   return new Promise((resolve, reject) => {
     socket.on('open', () => resolve({ next }));

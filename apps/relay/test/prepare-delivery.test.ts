@@ -74,6 +74,7 @@ describe('transformedUrl', () => {
     expect(transformedUrl('https://example.com/hooks?k=1&v=1', request('/orders', 'v=2&v=3&x=y'))).toBe('https://example.com/hooks/orders?k=1&v=2&v=3&x=y');
     expect(transformedUrl('https://example.com/', request('/a/b', ''))).toBe('https://example.com/a/b');
     expect(transformedUrl('https://example.com/hooks', request('', ''))).toBe('https://example.com/hooks');
+    expect(transformedUrl('https://example.com/hooks?k=1', null)).toBe('https://example.com/hooks?k=1');
   });
 });
 

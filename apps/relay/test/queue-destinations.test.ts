@@ -16,7 +16,8 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { Aedes, type AuthenticateError } from 'aedes';
 import { connectAsync, type IPublishPacket, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createEndpoint, expectProblem, sendEvent, signUp, startTestRelay, type ApiResponse, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, expectProblem, sendEvent, signUp, startTestRelay, type ApiResponse, type TestRelay } from '@hook/test/relay';
+import { closedPort } from '@hook/test/receiver';
 
 /** Long waits between retries: a delivery that arrives within a test arrived because something made it due. */
 const SLOW_SCHEDULE = [3_600_000, 3_600_000, 3_600_000];
@@ -48,14 +49,6 @@ async function serveBroker(port = 0): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-/** A local port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 beforeAll(async () => {
   relay = await startTestRelay({ retryScheduleMs: SLOW_SCHEDULE, deliveryTimeoutMs: 2000 }, { workerPollMs: 20 });

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { api, createEndpoint, expectProblem, signUp, sqlRows, startTestRelay, type ApiResponse, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, expectProblem, signUp, sqlRows, startTestRelay, type ApiResponse, type TestRelay } from '@hook/test/relay';
 
 /** Answers of `count` sequential requests with `key`. */
 async function calls(relay: TestRelay, key: string, count: number, path = '/v1/endpoints'): Promise<ApiResponse[]> {

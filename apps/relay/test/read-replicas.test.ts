@@ -11,10 +11,10 @@ import type { FastifyInstance } from 'fastify';
 import { createOrm, migrateToLatest, replicaName, type Orm } from '@hook/db';
 import { buildApp } from '../src/app.ts';
 import { loadConfig, type RelayConfig } from '../src/config.ts';
-import { api, createEndpoint, sendEvent, signUp } from '../../../test/support/relay.ts';
-import { checkResponses, type ResponseCheck } from '../../../test/support/response-check.ts';
-import { TEST_SECRET_KEY_BYTES } from '../../../test/support/secret-key.ts';
-import { startStreamingReplica, type StreamingReplicaPair } from '../../../test/support/streaming-replica.ts';
+import { api, createEndpoint, sendEvent, signUp } from '@hook/test/relay';
+import { checkResponses, type ResponseCheck } from '@hook/test/response-check';
+import { TEST_SECRET_KEY_BYTES } from '@hook/test/secret-key';
+import { startStreamingReplica, type StreamingReplicaPair } from '@hook/test/streaming-replica';
 
 /** Short, so that the lagging case waits little; checks run every 600 ms (a fifth of it). */
 const MAX_LAG_MS = 3000;

@@ -5,7 +5,7 @@
  */
 import { ApiKeySchema } from '@hook/core/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, signUp, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 const KEY = { id: 'key_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', name: null, prefix: 'hk_abcdefgh', member_id: 'mem_01JD2Y0Z3M4N5P6Q7R8S9TVWXY', created_at: '2026-01-02T03:04:05.000Z' };
 

@@ -10,8 +10,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { historyLeaves, pruneExpiredEvents } from '@hook/db';
-import { api, createEndpoint, sendEvent, signUp, sqlRows, type TestRelay, useRelayWithReceiver } from '../../../test/support/relay.ts';
-import type { Receiver } from '../../../test/support/receiver.ts';
+import { api, createEndpoint, sendEvent, signUp, sqlRows, type TestRelay, useRelayWithReceiver } from '@hook/test/relay';
+import type { Receiver } from '@hook/test/receiver';
 
 const DAY_MS = 86_400_000;
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstIdAt, type IdKind, type Plan } from '@hook/core';
 import { pruneExpiredEvents, type PruneOptions } from '@hook/db';
 import { startRetention } from '../src/jobs/retention.ts';
-import { createEndpoint, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { createEndpoint, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;

@@ -4,20 +4,19 @@
  * and never follow redirects (a receiver cannot bounce a delivery to an internal URL).
  */
 import type { LookupAddress } from 'node:dns';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createEndpoint, expectProblem, readJson, signUp, sqlRows, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { api, createEndpoint, expectProblem, readJson, signUp, sqlRows, startTestRelay, type TestRelay } from '@hook/test/relay';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
 
 const FAST_SCHEDULE = [60_000, 60_000, 60_000, 60_000, 60_000, 60_000];
 
-async function attemptsOf(relay: TestRelay, key: string, id: string, count: number): Promise<any[]> {
-  const deadline = Date.now() + 8000;
-  for (;;) {
-    const event = (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body;
-    if (event.attempts.length >= count) return event.attempts;
-    if (Date.now() > deadline) throw new Error(`event ${id} has ${event.attempts.length} of ${count} attempts`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** The event's attempts once it has at least `count`. */
+function attemptsOf(relay: TestRelay, key: string, id: string, count: number): Promise<any[]> {
+  return vi.waitFor(async () => {
+    const { attempts } = (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body;
+    expect(attempts.length, `event ${id}'s attempts`).toBeGreaterThanOrEqual(count);
+    return attempts;
+  }, { timeout: 8000, interval: 20 });
 }
 
 describe('DNS rebinding', () => {
@@ -149,7 +148,7 @@ describe('redirects', () => {
     expect(attempt).toMatchObject({ response_status: 307, n: 1 });
     expect((await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body.status).toBe('retrying');
     await redirector.waitFor(1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The attempt is recorded once its exchange is over: a followed redirect would have reached the target before.
     expect(target.requests).toHaveLength(0);
   });
 });

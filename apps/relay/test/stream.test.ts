@@ -1,9 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { verifyWebhook } from '@hook/client';
 import type { DeliveryMessage, ServerMessage } from '@hook/core';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpoint, createEndpointWithSecret, sendEvent, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
+import { api, createEndpoint, createEndpointWithSecret, sendEvent, signUp, startTestRelay, type TestRelay } from '@hook/test/relay';
+import { collectSignals, type Signals } from '@hook/test/signals';
+import { LISTEN_SESSION_CHANNEL, type ListenSessionSignal } from '../src/stream/listen-session.ts';
 
 const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
 
@@ -11,9 +13,13 @@ let relay: TestRelay;
 let key: string;
 let receiver: Receiver;
 const open = new Set<WebSocket>();
+/** What the listen sessions did (listen-session.ts): claims and the results they took in. */
+let sessions: Signals<ListenSessionSignal>;
 
 beforeAll(async () => {
-  relay = await startTestRelay({ retryScheduleMs: FAST_SCHEDULE, deliveryTimeoutMs: 1000 }, { workerPollMs: 20 });
+  sessions = collectSignals(LISTEN_SESSION_CHANNEL);
+  // Sessions poll every 100 ms here, so a test can wait for a poll rather than a second.
+  relay = await startTestRelay({ retryScheduleMs: FAST_SCHEDULE, deliveryTimeoutMs: 1000 }, { workerPollMs: 20, listenPollIntervalMs: 100 });
   // One account for the whole file, with more endpoints than free allows.
   ({ key } = await signUp(relay.baseUrl, { plan: 'pro' }));
   receiver = await startReceiver();
@@ -23,6 +29,7 @@ afterEach(() => {
   open.clear();
 });
 afterAll(async () => {
+  sessions.stop();
   await relay.close();
   await receiver.close();
 });
@@ -41,29 +48,36 @@ function connect(query: string, apiKey = key): Promise<StreamClient> {
   open.add(socket);
   const messages: ServerMessage[] = [];
   let consumed = 0;
-  const waiters: (() => void)[] = [];
+  const waiters = new Set<() => void>();
   socket.on('message', (data) => {
     messages.push(JSON.parse(data.toString()));
-    for (const wake of waiters.splice(0)) wake();
+    for (const wake of [...waiters]) wake();
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   const client: StreamClient = {
     socket,
     messages,
     closed,
-    async next(type, timeoutMs = 5000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        while (consumed < messages.length) {
-          const message = messages[consumed++]!;
-          if (message.type === type) return message as never;
-        }
-        if (Date.now() > deadline) throw new Error(`no ${type} message within ${timeoutMs} ms; got ${JSON.stringify(messages.map((m) => m.type))}`);
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 50);
-        });
-      }
+    next(type, timeoutMs = 5000) {
+      // Looks at each message once, as it arrives; fails after timeoutMs (a guard, not a wait).
+      return new Promise((resolve, reject) => {
+        const look = (): void => {
+          while (consumed < messages.length) {
+            const message = messages[consumed++]!;
+            if (message.type !== type) continue;
+            waiters.delete(look);
+            clearTimeout(guard);
+            resolve(message as never);
+            return;
+          }
+        };
+        const guard = setTimeout(() => {
+          waiters.delete(look);
+          reject(new Error(`no ${type} message within ${timeoutMs} ms; got ${JSON.stringify(messages.map((m) => m.type))}`));
+        }, timeoutMs);
+        waiters.add(look);
+        look();
+      });
     },
     answer(delivery, status, error) {
       socket.send(JSON.stringify({ type: 'result', version: 1, delivery_id: delivery.delivery_id, status, duration_ms: 3, error: error ?? null, response_body: 'ok\u0000' }));
@@ -99,14 +113,19 @@ async function eventOf(id: string): Promise<any> {
   return (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key })).body;
 }
 
-async function until(id: string, check: (event: any) => boolean, timeoutMs = 5000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** The event once `check` holds for it. */
+function until(id: string, check: (event: any) => boolean, timeout = 5000): Promise<any> {
+  return vi.waitFor(async () => {
     const event = await eventOf(id);
-    if (check(event)) return event;
-    if (Date.now() > deadline) throw new Error(`event ${id} did not get there: ${JSON.stringify({ status: event.status, attempts: event.attempts })}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    expect(check(event), `event ${id} did not get there: ${JSON.stringify({ status: event.status, attempts: event.attempts })}`).toBe(true);
+    return event;
+  }, { timeout, interval: 20 });
+}
+
+/** Resolves once the session took in its listener's result for `deliveryId`; returns what it took it for. */
+async function resultTaken(sessionId: string, deliveryId: string): Promise<string> {
+  const taken = await sessions.waitFor((signal) => signal.kind === 'result' && signal.sessionId === sessionId && signal.deliveryId === deliveryId);
+  return taken.kind === 'result' ? taken.as : '';
 }
 
 describe('GET /v1/stream refusals (before the upgrade, as problem documents)', () => {
@@ -181,8 +200,8 @@ describe('listen mode on an endpoint with a CLI destination', () => {
     const missed = await send(endpoint.url, '{"missed":true}');
     const a = await connect(`mode=listen&endpoint_id=${endpoint.id}&skip_missed=true`);
     const b = await connect(`mode=listen&endpoint_id=${endpoint.id}&skip_missed=true`);
-    await a.next('hello');
-    await b.next('hello');
+    const aSession = (await a.next('hello')).session_id;
+    const bSession = (await b.next('hello')).session_id;
     const fresh = await send(endpoint.url, '{"fresh":true}');
     const [toA, toB] = await Promise.all([a.next('delivery'), b.next('delivery')]);
     expect([toA.event.id, toB.event.id]).toEqual([fresh, fresh]);
@@ -192,10 +211,14 @@ describe('listen mode on an endpoint with a CLI destination', () => {
     a.answer(toA, decider === toA ? 200 : 500);
     b.answer(toB, decider === toB ? 200 : 500);
     await until(fresh, (event) => event.status === 'delivered');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The mirror's session has taken its answer in, as a mirror copy's: nothing to record.
+    expect(await resultTaken(mirror === toA ? aSession : bSession, mirror.delivery_id)).toBe('mirror');
     expect((await eventOf(fresh)).attempts.map((attempt: any) => attempt.response_status)).toEqual([200]);
     expect(mirror.headers['webhook-signature']).toBe(decider.headers['webhook-signature']);
-    await new Promise((resolve) => setTimeout(resolve, 1300)); // past a poll: the missed event is still not offered
+    // Past a poll (a claim walking the due index from the start, after the answers): the missed event is still not offered.
+    const mark = sessions.seen.length;
+    await sessions.waitFor((signal, index) => index >= mark && signal.kind === 'claimed' && signal.sessionId === aSession && signal.fromStart);
+    expect(sessions.seen.flatMap((signal) => (signal.kind === 'claimed' && signal.sessionId === aSession ? signal.eventIds : []))).not.toContain(missed);
     expect(a.messages.filter((m) => m.type === 'delivery').map((m) => (m as DeliveryMessage).event.id)).toEqual([fresh]);
     expect((await eventOf(missed)).status).toBe('pending');
   });
@@ -249,13 +272,14 @@ describe('listen mode on an endpoint with a URL destination (mirror)', () => {
   it('mirrors new events without recording the answers', async () => {
     const endpoint = await createEndpoint(relay.baseUrl, key, { name: 'mirror', destination: { type: 'url', url: receiver.url } });
     const listener = await connect(`mode=listen&endpoint_id=${endpoint.id}`);
-    expect(await listener.next('hello')).toMatchObject({ endpoint: { destination_type: 'url', mirror: true } });
+    const hello = await listener.next('hello');
+    expect(hello).toMatchObject({ endpoint: { destination_type: 'url', mirror: true } });
     const id = await send(endpoint.url, '{"mirror":true}');
     const delivery = await listener.next('delivery');
     expect(delivery.event.id).toBe(id);
     listener.answer(delivery, 500);
     const event = await until(id, (e) => e.status === 'delivered');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await resultTaken(hello.session_id, delivery.delivery_id)).toBe('mirror'); // taken in, as a copy's answer
     expect((await eventOf(id)).attempts.map((attempt: any) => attempt.trigger)).toEqual(['auto']);
     expect(event.status).toBe('delivered');
   });
@@ -285,6 +309,8 @@ describe('connection lifetime', () => {
       const deaf = new WebSocket(url, { headers, autoPong: false });
       const alive = new WebSocket(url, { headers });
       open.add(deaf).add(alive);
+      let alivePings = 0;
+      alive.on('ping', () => (alivePings += 1));
       const deafClosed = new Promise<number>((resolve) => deaf.on('close', (code) => resolve(code)));
       const aliveClosed = new Promise<number>((resolve) => alive.on('close', (code) => resolve(code)));
       let aliveOpen = true;
@@ -292,7 +318,9 @@ describe('connection lifetime', () => {
       const startedMs = Date.now();
       expect(await deafClosed).toBe(1006); // terminated: no closing handshake
       expect(Date.now() - startedMs).toBeLessThan(2000);
-      await new Promise((resolve) => setTimeout(resolve, 300)); // well past two heartbeats
+      // Well past two more heartbeats (the deaf one was dropped for missing two), answered.
+      const pingsThen = alivePings;
+      await vi.waitFor(() => expect(alivePings).toBeGreaterThanOrEqual(pingsThen + 3), { timeout: 5000, interval: 10 });
       expect(aliveOpen).toBe(true);
       await own.app.close();
       expect(await aliveClosed).toBe(1001);

@@ -2,12 +2,12 @@
  * Transformations and filters on the delivery paths (issue 7): the worker, replays and
  * `hook listen`, against a real relay, real receivers and the real sandbox.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { verifyWebhook } from '@hook/client';
 import type { DeliveryMessage, ServerMessage } from '@hook/core';
-import { startReceiver, type Receiver } from '../../../test/support/receiver.ts';
-import { api, createEndpointWithSecret, expectProblem, sendEvent, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { startReceiver, type Receiver } from '@hook/test/receiver';
+import { api, createEndpointWithSecret, expectProblem, sendEvent, signUp, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 const FAST_SCHEDULE = [30, 30, 30, 30, 30, 30];
 
@@ -55,14 +55,13 @@ async function eventOf(id: string, apiKey = key): Promise<any> {
   return (await api(relay.baseUrl, 'GET', `/v1/events/${id}`, { key: apiKey })).body;
 }
 
-async function until(id: string, status: string, apiKey = key, timeoutMs = 10_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** The event once it reaches `status`. */
+function until(id: string, status: string, apiKey = key, timeout = 10_000): Promise<any> {
+  return vi.waitFor(async () => {
     const event = await eventOf(id, apiKey);
-    if (event.status === status) return event;
-    if (Date.now() > deadline) throw new Error(`event ${id} is ${event.status}, not ${status}: ${JSON.stringify(event.attempts)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    expect(event.status, JSON.stringify(event.attempts)).toBe(status);
+    return event;
+  }, { timeout, interval: 20 });
 }
 
 function received(id: string, on: Receiver = receiver) {
@@ -184,11 +183,7 @@ describe('hook listen deliveries', () => {
       socket.once('error', reject);
       socket.once('open', () => resolve({
         async next() {
-          const deadline = Date.now() + 5000;
-          while (deliveries.length === 0) {
-            if (Date.now() > deadline) throw new Error('no delivery within 5 s');
-            await new Promise((wake) => setTimeout(wake, 20));
-          }
+          await vi.waitFor(() => expect(deliveries, 'a delivery').not.toHaveLength(0), { timeout: 5000, interval: 20 });
           return deliveries.shift()!;
         },
         answer(delivery, status) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createEndpoint, expectProblem, sendEvent, signUp, startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
+import { api, createEndpoint, expectProblem, sendEvent, signUp, startTestRelay, type TestRelay } from '@hook/test/relay';
 
 let relay: TestRelay;
 let key: string;

@@ -4,7 +4,7 @@
  * (the relay's problem+json) or `HookNetworkError` (no answer at all).
  */
 import { Agent, request, type Dispatcher } from 'undici';
-import { INGEST_EVENT_ID_HEADER, INGEST_EVENT_STATUS_HEADER, LIST_LIMIT_DEFAULT, type IngestOutcome } from '@hook/core';
+import { INGEST_EVENT_ID_HEADER, INGEST_EVENT_STATUS_HEADER, isSuccessStatus, LIST_LIMIT_DEFAULT, type IngestOutcome } from '@hook/core';
 import { HookApiError, HookNetworkError, networkFailureOf } from './api-errors.ts';
 import type {
   AccountDeletion, AccountDetails, AccountUpdate, ApiKey, BulkReplayRequest, BulkReplayResult, CreatedApiKey, Endpoint, EndpointCreate, EndpointUpdate, Event,
@@ -461,7 +461,7 @@ export function createHookClient(options: HookClientOptions): HookClient {
         const headers = { 'user-agent': userAgent, ...sendOptions.headers };
         const answer = await exchange(url, target.origin, { method, headers, body: sendOptions.body });
         const eventId = headerValue(answer.headers, INGEST_EVENT_ID_HEADER);
-        if (eventId !== '' && answer.status >= 200 && answer.status < 300) {
+        if (eventId !== '' && isSuccessStatus(answer.status)) {
           return { id: eventId, status: headerValue(answer.headers, INGEST_EVENT_STATUS_HEADER) as IngestOutcome };
         }
         // A relay without the headers answers the default JSON (and nothing else can be read from a custom response).

@@ -45,11 +45,12 @@ import {
   type StreamMode,
 } from '@hook/core';
 import { HookApiError, networkFailureOf } from './api-errors.ts';
+import { backoffDelayMs, RECONNECT_BACKOFF } from './backoff.ts';
 import type { Problem } from './api-types.ts';
 
-/** First reconnect delay; each failed try doubles it, up to STREAM_RECONNECT_MAX_DELAY_MS. */
-export const STREAM_RECONNECT_INITIAL_DELAY_MS = 250;
-export const STREAM_RECONNECT_MAX_DELAY_MS = 10_000;
+/** First reconnect delay; each failed try doubles it, up to STREAM_RECONNECT_MAX_DELAY_MS (backoff.ts). */
+export const STREAM_RECONNECT_INITIAL_DELAY_MS = RECONNECT_BACKOFF.initialDelayMs;
+export const STREAM_RECONNECT_MAX_DELAY_MS = RECONNECT_BACKOFF.maxDelayMs;
 /** A connection that stayed open this long was healthy: the next reconnect starts again at the initial delay. */
 export const STREAM_STABLE_CONNECTION_MS = 10_000;
 /** How long the WebSocket upgrade may take before the try counts as failed. */
@@ -518,12 +519,11 @@ export class HookStream extends EventEmitter<HookStreamEvents> {
     this.#reconnectTimer = setTimeout(() => this.#connect(), delayMs);
   }
 
-  /** Exponential backoff with "equal jitter": half the delay fixed, half random, so clients that lost one relay spread out. */
+  /** The wait before try `attempt` (2 for the first retry), by the one backoff policy (backoff.ts). */
   #reconnectDelayMs(attempt: number): number {
-    const initial = this.#options.reconnectInitialDelayMs ?? STREAM_RECONNECT_INITIAL_DELAY_MS;
-    const max = this.#options.reconnectMaxDelayMs ?? STREAM_RECONNECT_MAX_DELAY_MS;
-    const base = Math.min(max, initial * 2 ** Math.max(0, attempt - 2));
-    return Math.round(base / 2 + (this.#random() * base) / 2);
+    const initialDelayMs = this.#options.reconnectInitialDelayMs ?? STREAM_RECONNECT_INITIAL_DELAY_MS;
+    const maxDelayMs = this.#options.reconnectMaxDelayMs ?? STREAM_RECONNECT_MAX_DELAY_MS;
+    return backoffDelayMs(attempt - 1, { initialDelayMs, maxDelayMs }, this.#random);
   }
 }
 

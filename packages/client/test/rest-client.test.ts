@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createHookClient, fillPage, HookApiError, HookNetworkError, paginate, type HookClient } from '../src/index.ts';
+import { closedPort } from '@hook/test/receiver';
 
 interface Seen {
   method: string;
@@ -56,14 +57,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-/** A port nothing listens on: bound once, then released. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 describe('requests', () => {
   it('sends the key, JSON bodies and only the query parameters given, under the base URL\'s path', async () => {

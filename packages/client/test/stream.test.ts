@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { STREAM_PROTOCOL_VERSION, type ServerMessage } from '@hook/core';
 import { HookApiError, openStream, streamUrl, type HookStream, type HookStreamOptions, type StreamState } from '../src/index.ts';
@@ -86,12 +86,8 @@ function stream(options: Partial<HookStreamOptions> & { apiUrl: string }): { str
   return { stream: made, states, messages };
 }
 
-async function until(condition: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+function until(condition: () => boolean, timeout = 5000, what = 'condition'): Promise<void> {
+  return vi.waitFor(() => expect(condition(), what).toBe(true), { timeout, interval: 10 });
 }
 
 afterEach(async () => {
@@ -220,9 +216,16 @@ describe('HookStream', () => {
   });
 
   it('keeps a connection whose pings are answered', async () => {
-    const relay = await scriptedRelay();
+    let pings = 0;
+    const relay = await scriptedRelay({
+      onConnection(ws) {
+        ws.send(JSON.stringify(hello()));
+        ws.on('ping', () => (pings += 1));
+      },
+    });
     const { states } = stream({ apiUrl: relay.url, heartbeatIntervalMs: 20 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Many heartbeats, each answered (one with two unanswered is dropped, as above).
+    await until(() => pings >= 10, 5000, 'ten heartbeats');
     expect(relay.upgrades).toHaveLength(1);
     expect(states.map((state) => state.state)).toEqual(['connecting', 'open']);
   });

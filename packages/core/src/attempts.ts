@@ -67,6 +67,24 @@ function storable(text: string): string {
 }
 
 /**
+ * What an attempt keeps of the receiver's answer (`response_body`), whoever read it (the
+ * relay's sender, a `hook listen` local server's answer, as the CLI reads it and as the
+ * relay stores what the CLI sent): its first `maxBytes` (ATTEMPT_BODY_MAX_BYTES) as text,
+ * never half a UTF-8 character, NUL as U+FFFD (PostgreSQL text cannot hold it, and a
+ * receiver may send anything). Text is cut as its UTF-8 bytes would be.
+ */
+export function keptResponseBody(body: Buffer | string, maxBytes = ATTEMPT_BODY_MAX_BYTES): string {
+  let text: string;
+  if (typeof body === 'string') {
+    // A UTF-8 character is at most 3 bytes per UTF-16 unit: short text needs no counting.
+    text = body.length * 3 <= maxBytes || Buffer.byteLength(body) <= maxBytes ? body : bodyStart(Buffer.from(body, 'utf8'), maxBytes).toString('utf8');
+  } else {
+    text = (body.length <= maxBytes ? body : bodyStart(body, maxBytes)).toString('utf8');
+  }
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+/**
  * The bytes stored of a request body a transformation made: one byte more than
  * ATTEMPT_BODY_MAX_BYTES, so that reading it back (keptBody) can tell a body that was cut
  * from one that was exactly that long.

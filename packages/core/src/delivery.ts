@@ -5,7 +5,7 @@
  */
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { AttemptErrorClass, AttemptTrigger, EventStatus } from './events.ts';
+import type { AttemptTrigger, EventStatus } from './events.ts';
 
 /** The default schedule of automatic retries (DESIGN.md §3): 6 retries, each 4× the last. */
 export const DEFAULT_RETRY_SCHEDULE_TEXT = '30s,2m,8m,32m,2h8m,8h32m';
@@ -122,20 +122,14 @@ const NOT_FORWARDED = new Set([
   'transfer-encoding', 'upgrade', 'host', 'content-length', 'expect', 'http2-settings',
 ]);
 
-/** The error text of an attempt the sender gave up waiting on ends with this (delivery/sender.ts). */
+/**
+ * The error text of an attempt given up for want of an answer ends with this (delivery/sender.ts,
+ * queues, oauth2): it names the setting to change. Only people read it; the attempt's kind
+ * (`timeout`, issues.ts) is what code reads.
+ */
 export const DELIVERY_TIMEOUT_MARKER = '(HOOK_DELIVERY_TIMEOUT)';
 
-/**
- * The class of a recorded attempt's failure when no answer came; null when the
- * destination answered (its status says the rest). Attempts record their error as text,
- * so this reads the prefixes the relay writes: the one place that does.
- */
-export function attemptErrorClass(attempt: { response_status: number | null; error: string | null }): AttemptErrorClass | null {
-  if (attempt.response_status !== null) return null;
-  if (attempt.error?.startsWith('transformation_failed:')) return 'transformation_failed';
-  if (attempt.error?.includes(DELIVERY_TIMEOUT_MARKER)) return 'timeout';
-  return 'network_error';
-}
+export { isSuccessStatus } from './http-rules.ts';
 
 /** Headers the relay adds to every delivery; same-named incoming headers are replaced. */
 export const DELIVERY_HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-hook-signature', 'x-hook-event-id', 'x-hook-attempt', 'x-hook-mirror'];
@@ -143,13 +137,33 @@ export const DELIVERY_HEADER_NAMES = ['webhook-id', 'webhook-timestamp', 'webhoo
 /** The header on a `hook listen` mirror copy (docs/listen.md#several-listeners): another listener's answer decides the delivery. */
 export const MIRROR_HEADER = 'x-hook-mirror';
 
-/** The original request headers that travel with a delivery: all but hop-by-hop ones (and any the Connection header names). */
+/** The relay's own headers as a set, for forwardableHeaders. */
+const SET_BY_THE_RELAY: ReadonlySet<string> = new Set(DELIVERY_HEADER_NAMES);
+
+/**
+ * The headers without the hop-by-hop ones (NOT_FORWARDED, and any the Connection header
+ * names), names compared without case and kept as given: what may be copied onto another
+ * request (`hook listen`'s request to the local server; the relay's delivery through
+ * forwardableHeaders).
+ */
+export function withoutHopByHop(headers: Record<string, string>): Record<string, string> {
+  return headersWithout(headers, null);
+}
+
+/** The original request headers that travel with a delivery: all but hop-by-hop ones (withoutHopByHop) and those the relay sets itself (DELIVERY_HEADER_NAMES). */
 export function forwardableHeaders(headers: Record<string, string>): Record<string, string> {
-  const named = new Set((headers.connection ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
+  return headersWithout(headers, SET_BY_THE_RELAY);
+}
+
+function headersWithout(headers: Record<string, string>, alsoDropped: ReadonlySet<string> | null): Record<string, string> {
+  let connection = headers.connection;
+  if (connection === undefined) for (const name in headers) if (name.toLowerCase() === 'connection') connection = headers[name];
+  const named = connection === undefined ? null : new Set(connection.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (NOT_FORWARDED.has(name) || named.has(name) || DELIVERY_HEADER_NAMES.includes(name)) continue;
-    out[name] = value;
+  for (const name in headers) {
+    const lower = name.toLowerCase();
+    if (NOT_FORWARDED.has(lower) || named?.has(lower) || alsoDropped?.has(lower)) continue;
+    out[name] = headers[name]!;
   }
   return out;
 }

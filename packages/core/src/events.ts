@@ -1,3 +1,6 @@
+import { isJsonContentType } from './http-rules.ts';
+import { PROVIDER_BODY_TYPES, PROVIDER_TYPE_HEADERS } from './providers/index.ts';
+
 /** Where an event is in its delivery (DESIGN.md §3); `filtered`: its endpoint's filter did not match, so it was not delivered (docs/filters.md). */
 export const EVENT_STATUSES = ['pending', 'delivered', 'retrying', 'failed', 'filtered'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
@@ -43,7 +46,7 @@ export const ATTEMPT_TRIGGERS = ['auto', 'replay', 'listen'] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 
 /**
- * Why an attempt got no HTTP answer (attemptErrorClass, delivery.ts): `timeout` (none
+ * Why an attempt got no HTTP answer (attemptErrorClass, issues.ts): `timeout` (none
  * within HOOK_DELIVERY_TIMEOUT), `transformation_failed` (nothing was sent) or
  * `network_error` (refused, reset, DNS, a private address, a listener's local server unreachable).
  */
@@ -61,12 +64,7 @@ function cleanType(type: string): string {
 /** Largest body searched for top-level JSON fields (`type`, a dedupe key); bigger bodies keep only the header's type. */
 const TYPE_SNIFF_MAX_BYTES = 1024 * 1024;
 
-/** Whether a content type is JSON (`application/json` or any `+json` media type). */
-export function isJsonContentType(contentType: string | null | undefined): boolean {
-  if (!contentType) return false;
-  const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
-  return mediaType === 'application/json' || mediaType.endsWith('+json');
-}
+export { isJsonContentType };
 
 /**
  * A JSON body's top-level object: parsed when the content type is JSON and the body is
@@ -85,15 +83,16 @@ export function readJsonObject(contentType: string | null | undefined, body: Buf
 
 /**
  * The request headers that name an event's type (docs/api.md#event-type), in the order
- * they are read. `withAction`: the sender also names what happened in the body's top-level
- * `action` (GitHub: `pull_request` and `"action": "opened"` is `pull_request.opened`, as
- * GitHub's own Octokit names it). A fixed list, so ingest looks up a few names and no more.
+ * they are read: Hook's own, then each provider's (its file's `typeHeader`,
+ * providers/index.ts). `withAction`: the sender also names what happened in the body's
+ * top-level `action` (GitHub: `pull_request` and `"action": "opened"` is
+ * `pull_request.opened`, as GitHub's own Octokit names it). A fixed list, so ingest looks
+ * up a few names and no more.
  */
 const EVENT_TYPE_HEADERS: ReadonlyArray<{ header: string; withAction: boolean }> = [
   // Anyone's: `hook send --type`, the playground, MCP send_test_event.
   { header: 'x-event-type', withAction: false },
-  { header: 'x-github-event', withAction: true },
-  { header: 'x-shopify-topic', withAction: false },
+  ...PROVIDER_TYPE_HEADERS,
 ];
 
 /** A trimmed non-blank string, else null. */
@@ -103,9 +102,9 @@ function textOf(value: unknown): string | null {
 
 /**
  * An event's type: the first of EVENT_TYPE_HEADERS present (with GitHub's `action`
- * appended), else from a JSON body's top level: Slack's `event_callback` envelope gives
- * its inner `event.type`, anything else its string `type` (Stripe, Standard Webhooks,
- * Slack's `url_verification`); else null. The body is only read, never rewritten, and
+ * appended), else from a JSON body's top level: a provider's own rule first (Slack's
+ * `event_callback` envelope gives its inner `event.type`), else its string `type` (Stripe,
+ * Standard Webhooks, Slack's `url_verification`); else null. The body is only read, never rewritten, and
  * only when a rule needs it. `json` gives the parsed body when the caller has it already
  * (ingest parses a body at most once).
  */
@@ -123,10 +122,9 @@ export function extractEventType(
   }
   const object = json();
   if (object === null) return null;
-  if (object.type === 'event_callback') {
-    const inner = object.event;
-    const innerType = inner && typeof inner === 'object' ? textOf((inner as Record<string, unknown>).type) : null;
-    if (innerType !== null) return cleanType(innerType);
+  for (const typeOf of PROVIDER_BODY_TYPES) {
+    const named = typeOf(object);
+    if (named !== null) return cleanType(named);
   }
   const type = textOf(object.type);
   return type === null ? null : cleanType(type);

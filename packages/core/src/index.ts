@@ -14,6 +14,7 @@ export * from './wording.ts';
 export * from './verification.ts';
 export * from './responses.ts';
 export * from './handshakes.ts';
+export * from './providers/index.ts';
 export * from './dedupe.ts';
 export * from './custom-domains.ts';
 export * from './destination-options.ts';

@@ -42,7 +42,7 @@ import type { QueueDestinationType } from './destination-options.ts';
  * before answering is offered again, not counted as a failed attempt.
  */
 import type { AttemptTrigger, EventStatus } from './events.ts';
-import type { VerificationResult } from './verification.ts';
+import type { VerificationResult } from './providers/index.ts';
 
 export const STREAM_PROTOCOL_VERSION = 1;
 /** How often each side pings; two missed pongs close the socket. */

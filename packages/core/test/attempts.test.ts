@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ATTEMPT_BODY_MAX_BYTES, ATTEMPT_HEADER_VALUE_MAX_BYTES, ATTEMPT_HEADERS_MAX_BYTES, boundHeaders, HEADERS_NOT_KEPT, keptBody, storedRequestBody } from '../src/index.ts';
+import { ATTEMPT_BODY_MAX_BYTES, ATTEMPT_HEADER_VALUE_MAX_BYTES, ATTEMPT_HEADERS_MAX_BYTES, boundHeaders, HEADERS_NOT_KEPT, keptBody, keptResponseBody, storedRequestBody } from '../src/index.ts';
 
 const bytesOf = (headers: Record<string, string>) =>
   Object.entries(headers).filter(([name]) => name !== HEADERS_NOT_KEPT).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(value), 0);
@@ -54,5 +54,24 @@ describe('storedRequestBody and keptBody', () => {
 
   it('bytes that are not UTF-8 come back as base64', () => {
     expect(keptBody(storedRequestBody(Buffer.from([0xff, 0x00, 0xfe])))).toEqual({ body: '/wD+', body_encoding: 'base64', body_truncated: false });
+  });
+});
+
+describe('keptResponseBody', () => {
+  it('keeps the first ATTEMPT_BODY_MAX_BYTES of an answer, never half a character, NUL as U+FFFD', () => {
+    expect(keptResponseBody(Buffer.from('{"ok":true}'))).toBe('{"ok":true}');
+    expect(keptResponseBody(Buffer.alloc(ATTEMPT_BODY_MAX_BYTES + 100, 'a'))).toBe('a'.repeat(ATTEMPT_BODY_MAX_BYTES));
+    // 'é' is 2 bytes: an odd start cuts before the last whole one.
+    const accented = `x${'é'.repeat(ATTEMPT_BODY_MAX_BYTES)}`;
+    expect(keptResponseBody(Buffer.from(accented))).toBe(`x${'é'.repeat(ATTEMPT_BODY_MAX_BYTES / 2 - 1)}`);
+    expect(keptResponseBody(Buffer.from('a\u0000b'))).toBe('a\uFFFDb');
+  });
+
+  it('cuts text as its UTF-8 bytes would be, so what a listener sent is kept as the sender keeps an answer', () => {
+    const accented = `x${'é'.repeat(ATTEMPT_BODY_MAX_BYTES)}`;
+    expect(keptResponseBody(accented)).toBe(keptResponseBody(Buffer.from(accented)));
+    expect(Buffer.byteLength(keptResponseBody('€'.repeat(ATTEMPT_BODY_MAX_BYTES)))).toBeLessThanOrEqual(ATTEMPT_BODY_MAX_BYTES);
+    expect(keptResponseBody('short\u0000')).toBe('short\uFFFD');
+    expect(keptResponseBody('a'.repeat(100), 10)).toBe('a'.repeat(10));
   });
 });

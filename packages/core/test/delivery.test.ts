@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  attemptErrorClass, DEFAULT_RETRY_SCHEDULE_MS, forwardableHeaders, isPrivateAddress, isPrivateHostname, MAX_RETRY_AFTER_MS, parseDuration,
+  DEFAULT_RETRY_SCHEDULE_MS, forwardableHeaders, isPrivateAddress, isPrivateHostname, isSuccessStatus, withoutHopByHop, MAX_RETRY_AFTER_MS, parseDuration,
   parseRetryAfter, parseRetrySchedule, retryDelayMs, stateAfterAttempt, type DeliveryState,
 } from '../src/index.ts';
 
@@ -83,6 +83,17 @@ describe('forwardableHeaders', () => {
   });
 });
 
+describe('withoutHopByHop', () => {
+  it('drops hop-by-hop headers and those named by Connection, whatever their case, and keeps the relay\'s own', () => {
+    expect(
+      withoutHopByHop({
+        Host: 'relay', 'Content-Length': '5', Connection: 'Keep-Alive, X-Trace', 'keep-alive': 'timeout=5', 'x-trace': '1', TE: 'trailers',
+        'transfer-encoding': 'chunked', 'webhook-signature': 'v1,abc', 'x-hook-attempt': '2', 'Content-Type': 'application/json',
+      }),
+    ).toEqual({ 'webhook-signature': 'v1,abc', 'x-hook-attempt': '2', 'Content-Type': 'application/json' });
+  });
+});
+
 describe('private destinations', () => {
   it('knows private, loopback, link-local, metadata and reserved addresses', () => {
     for (const address of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:a9fe:a9fe', '64:ff9b::10.0.0.1', '64:ff9b::a9fe:a9fe', 'not-an-ip']) {
@@ -114,13 +125,11 @@ describe('private destinations', () => {
   });
 });
 
-describe('attemptErrorClass', () => {
-  it('says why no answer came, from the error texts the relay records, and nothing when one came', () => {
-    expect(attemptErrorClass({ response_status: 500, error: null })).toBeNull();
-    expect(attemptErrorClass({ response_status: 200, error: 'ignored' })).toBeNull();
-    expect(attemptErrorClass({ response_status: null, error: 'no answer within 15000 ms (HOOK_DELIVERY_TIMEOUT)' })).toBe('timeout');
-    expect(attemptErrorClass({ response_status: null, error: 'transformation_failed: ReferenceError: x is not defined' })).toBe('transformation_failed');
-    expect(attemptErrorClass({ response_status: null, error: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9' })).toBe('network_error');
-    expect(attemptErrorClass({ response_status: null, error: null })).toBe('network_error');
+describe('isSuccessStatus', () => {
+  it('is true for 2xx only', () => {
+    expect([200, 201, 204, 299].map(isSuccessStatus)).toEqual([true, true, true, true]);
+    expect([100, 199, 300, 302, 404, 500].map(isSuccessStatus)).toEqual([false, false, false, false, false, false]);
+    expect(isSuccessStatus(null)).toBe(false);
+    expect(isSuccessStatus(undefined)).toBe(false);
   });
 });

@@ -1,35 +1,56 @@
 import { describe, expect, it } from 'vitest';
-import { failureKind, ISSUE_KINDS, issueTitle } from '../src/index.ts';
+import { answerKind, ATTEMPT_KINDS, attemptErrorClass, ISSUE_KINDS, issueTitle, transportFailureKind } from '../src/index.ts';
 
-describe('failureKind', () => {
-  const answered = (status: number) => failureKind({ responseStatus: status, error: null });
-  const failed = (error: string | null, queue?: boolean) => failureKind({ responseStatus: null, error, ...(queue === undefined ? {} : { queue }) });
-
-  it('is null for a 2xx, and the status class otherwise', () => {
-    expect([200, 204, 299].map(answered)).toEqual([null, null, null]);
-    expect([400, 404, 410, 429, 499].map(answered)).toEqual(Array(5).fill('http_4xx'));
-    expect([500, 503, 599].map(answered)).toEqual(Array(3).fill('http_5xx'));
-    expect([101, 301, 302, 399, 600].map(answered)).toEqual(Array(5).fill('http_other'));
+describe('answerKind', () => {
+  it('is ok for a 2xx, and the status class otherwise', () => {
+    expect([200, 204, 299].map(answerKind)).toEqual(['ok', 'ok', 'ok']);
+    expect([400, 404, 410, 429, 499].map(answerKind)).toEqual(Array(5).fill('http_4xx'));
+    expect([500, 503, 599].map(answerKind)).toEqual(Array(3).fill('http_5xx'));
+    expect([101, 199, 301, 302, 399, 600].map(answerKind)).toEqual(Array(6).fill('http_other'));
   });
+});
 
-  it('reads why no answer came from the error text the relay records', () => {
-    expect(failed('no answer within 15000 ms (HOOK_DELIVERY_TIMEOUT)')).toBe('timeout');
-    expect(failed('UND_ERR_CONNECT_TIMEOUT: Connect Timeout Error')).toBe('timeout');
-    expect(failed('UND_ERR_HEADERS_TIMEOUT: Headers Timeout Error')).toBe('timeout');
-    expect(failed('transformation_failed: TypeError: x is not a function (line 2)')).toBe('transformation_error');
-    expect(failed('ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9')).toBe('connection_refused');
-    expect(failed('ENOTFOUND: getaddrinfo ENOTFOUND nowhere.invalid')).toBe('dns');
-    expect(failed('EAI_AGAIN: getaddrinfo EAI_AGAIN example.com')).toBe('dns');
-    expect(failed('DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate; the destination\'s server certificate is not trusted')).toBe('tls');
-    expect(failed('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: the destination asks for a client certificate (mTLS)')).toBe('tls');
-    expect(failed('ECONNRESET: socket hang up')).toBe('network_error');
-    expect(failed(null)).toBe('network_error');
+describe('transportFailureKind', () => {
+  const coded = (code: string, message = 'anything') => Object.assign(new Error(message), { code });
+  const wrapped = (cause: unknown) => Object.assign(new TypeError('fetch failed'), { cause });
+
+  it('reads the error\'s name and code, or its cause\'s, never its message', () => {
+    expect(transportFailureKind(coded('ECONNREFUSED'))).toBe('connection_refused');
+    expect(transportFailureKind(wrapped(coded('ECONNREFUSED')))).toBe('connection_refused');
+    expect(transportFailureKind(coded('ENOTFOUND'))).toBe('dns');
+    expect(transportFailureKind(coded('EAI_AGAIN'))).toBe('dns');
+    expect(transportFailureKind(coded('UND_ERR_CONNECT_TIMEOUT'))).toBe('timeout');
+    expect(transportFailureKind(coded('UND_ERR_HEADERS_TIMEOUT'))).toBe('timeout');
+    expect(transportFailureKind(Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }))).toBe('timeout');
+    expect(transportFailureKind(coded('DEPTH_ZERO_SELF_SIGNED_CERT'))).toBe('tls');
+    expect(transportFailureKind(coded('ERR_SSL_WRONG_VERSION_NUMBER'))).toBe('tls');
+    expect(transportFailureKind(coded('ERR_TLS_CERT_ALTNAME_INVALID'))).toBe('tls');
+    expect(transportFailureKind(coded('ECONNRESET', 'connect ECONNREFUSED timeout certificate'))).toBe('network_error');
+    expect(transportFailureKind(new Error('ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9'))).toBe('network_error');
+    expect(transportFailureKind('not an error')).toBe('network_error');
   });
 
   it('calls a broker\'s other failures broker_error; its refused, DNS, TLS and timeouts keep their kinds', () => {
-    expect(failed('PRECONDITION_FAILED - inequivalent arg', true)).toBe('broker_error');
-    expect(failed('ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:5672 (is the broker running and listening on that port?)', true)).toBe('connection_refused');
-    expect(failed('no answer within 15000 ms (HOOK_DELIVERY_TIMEOUT)', true)).toBe('timeout');
+    expect(transportFailureKind(coded('PRECONDITION_FAILED'), 'broker_error')).toBe('broker_error');
+    expect(transportFailureKind(new Error('NOAUTH'), 'broker_error')).toBe('broker_error');
+    expect(transportFailureKind(coded('ECONNREFUSED'), 'broker_error')).toBe('connection_refused');
+    expect(transportFailureKind(coded('ENOTFOUND'), 'broker_error')).toBe('dns');
+  });
+});
+
+describe('attemptErrorClass', () => {
+  it('sums a kind up as the event list shows it, and is null when an answer came', () => {
+    expect(attemptErrorClass({ kind: 'http_5xx', responseStatus: 500 })).toBeNull();
+    expect(attemptErrorClass({ kind: 'ok', responseStatus: 200 })).toBeNull();
+    expect(attemptErrorClass({ kind: 'ok', responseStatus: null })).toBeNull();
+    expect(attemptErrorClass({ kind: 'timeout', responseStatus: null })).toBe('timeout');
+    expect(attemptErrorClass({ kind: 'transformation_error', responseStatus: null })).toBe('transformation_failed');
+    for (const kind of ['connection_refused', 'dns', 'tls', 'network_error', 'broker_error'] as const) expect(attemptErrorClass({ kind, responseStatus: null }), kind).toBe('network_error');
+    expect(attemptErrorClass({ kind: null, responseStatus: null })).toBe('network_error');
+  });
+
+  it('has a class for every kind of attempt', () => {
+    expect(ATTEMPT_KINDS).toEqual(['ok', ...ISSUE_KINDS]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createVerifier, DEFAULT_TOLERANCE_SECONDS, type VerificationSettings } from '../src/verification.ts';
+import { createVerifier, type VerificationSettings } from '../src/providers/index.ts';
+import { DEFAULT_TOLERANCE_SECONDS } from '../src/verification.ts';
 
 const settings = (provider: VerificationSettings['provider'], extra: Partial<VerificationSettings> = {}): VerificationSettings =>
   ({ provider, mode: 'reject', tolerance_seconds: DEFAULT_TOLERANCE_SECONDS, ...extra });

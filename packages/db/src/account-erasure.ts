@@ -27,6 +27,7 @@
  * Every step is idempotent: an erasure cut short (a crash) is finished by running it again.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import type { Orm } from './orm.ts';
 import { DELIVERY_OPEN } from './queue/statements/claimed-columns.ts';
 import { removeEventsCtes } from './retention-sql.ts';
@@ -56,11 +57,12 @@ export interface AccountErasure {
  */
 export async function closeAccountEndpoints(orm: Orm, accountId: string, now: Date): Promise<{ ingestIds: string[]; customDomain: string | null } | null> {
   return orm.em.fork().transactional(async (em) => {
-    const [account] = await em.execute<{ custom_domain: string | null }[]>('select custom_domain from account where id = ? for update', [accountId]);
+    const db = em.getKysely();
+    const { rows: [account] } = await sql<{ custom_domain: string | null }>`select custom_domain from account where id = ${accountId} for update`.execute(db);
     if (!account) return null;
-    await em.execute('update destination set deleted_at = ?, updated_at = ? where account_id = ? and deleted_at is null', [now, now, accountId]);
-    await em.execute('update endpoint set deleted_at = ?, updated_at = ? where account_id = ? and deleted_at is null', [now, now, accountId]);
-    const endpoints = await em.execute<{ ingest_id: string }[]>('select ingest_id from endpoint where account_id = ?', [accountId]);
+    await sql`update destination set deleted_at = ${now}, updated_at = ${now} where account_id = ${accountId} and deleted_at is null`.execute(db);
+    await sql`update endpoint set deleted_at = ${now}, updated_at = ${now} where account_id = ${accountId} and deleted_at is null`.execute(db);
+    const { rows: endpoints } = await sql<{ ingest_id: string }>`select ingest_id from endpoint where account_id = ${accountId}`.execute(db);
     return { ingestIds: endpoints.map((row) => row.ingest_id), customDomain: account.custom_domain };
   });
 }
@@ -74,18 +76,16 @@ export async function closeAccountEndpoints(orm: Orm, accountId: string, now: Da
  * were removed and the last id looked at (null: nothing after `afterId`).
  */
 export async function removeAccountEventBatch(em: EntityManager, accountId: string, afterId: string, limit: number): Promise<{ removed: number; lastId: string | null }> {
-  const rows = await em.execute<{ removed: number; last_id: string | null }[]>(
-    `with candidates as (
-       select id from event where account_id = ? and id > ? order by account_id, id limit ?
+  const { rows } = await sql<{ removed: number; last_id: string | null }>`
+     with candidates as (
+       select id from event where account_id = ${accountId} and id > ${afterId} order by account_id, id limit ${limit}
      ), doomed as (
        select e.id from event e
        where e.id in (select id from candidates)
-         and not exists (select 1 from delivery l where l.event_id = e.id and l.lease_id is not null and l.locked_until > now() and ${DELIVERY_OPEN})
+         and not exists (select 1 from delivery l where l.event_id = e.id and l.lease_id is not null and l.locked_until > now() and ${sql.raw(DELIVERY_OPEN)})
        for update skip locked
      ), ${removeEventsCtes('doomed')}
-     select (select count(*)::int from removed_events) as removed, (select max(id) from candidates) as last_id`,
-    [accountId, afterId, limit],
-  );
+     select (select count(*)::int from removed_events) as removed, (select max(id) from candidates) as last_id`.execute(em.getKysely());
   return { removed: rows[0]?.removed ?? 0, lastId: rows[0]?.last_id ?? null };
 }
 
@@ -96,39 +96,34 @@ export async function removeAccountEventBatch(em: EntityManager, accountId: stri
  */
 export async function removeAccountRow(orm: Orm, accountId: string): Promise<AccountErasure> {
   return orm.em.fork().transactional(async (em) => {
-    const [counts] = await em.execute<{ endpoints: number; destinations: number; api_keys: number; members: number }[]>(
-      `select (select count(*)::int from endpoint where account_id = ? and kind = 'user') as endpoints,
-              (select count(*)::int from destination d join endpoint p on p.id = d.endpoint_id where d.account_id = ? and p.kind = 'user') as destinations,
-              (select count(*)::int from api_key where account_id = ?) as api_keys,
-              (select count(*)::int from member where account_id = ?) as members`,
-      [accountId, accountId, accountId, accountId],
-    );
+    const db = em.getKysely();
+    const { rows: [counts] } = await sql<{ endpoints: number; destinations: number; api_keys: number; members: number }>`
+      select (select count(*)::int from endpoint where account_id = ${accountId} and kind = 'user') as endpoints,
+             (select count(*)::int from destination d join endpoint p on p.id = d.endpoint_id where d.account_id = ${accountId} and p.kind = 'user') as destinations,
+             (select count(*)::int from api_key where account_id = ${accountId}) as api_keys,
+             (select count(*)::int from member where account_id = ${accountId}) as members`.execute(db);
     // Rate-limit counters are keyed by what they limit (migration 015): its keys' and its own go with them.
-    await em.execute(
-      `delete from rate_limit_counter where key in (select 'api-key ' || id from api_key where account_id = ? union all select 'api-account ' || ?::text)`,
-      [accountId, accountId],
-    );
-    const endpoints = await em.execute<{ id: string }[]>('select id from endpoint where account_id = ?', [accountId]);
-    await em.execute('delete from account where id = ?', [accountId]);
+    await sql`
+      delete from rate_limit_counter
+      where key in (select 'api-key ' || id from api_key where account_id = ${accountId} union all select 'api-account ' || ${accountId}::text)`.execute(db);
+    const { rows: endpoints } = await sql<{ id: string }>`select id from endpoint where account_id = ${accountId}`.execute(db);
+    await sql`delete from account where id = ${accountId}`.execute(db);
     // Dedupe keys are rows of their own (migration 022), found by endpoint; after the account
     // row, so that a key an ingest statement in flight claimed goes too.
-    // endpoint ids hold letters, digits and `_` only: an array literal
-    await em.execute('delete from event_dedupe_key where endpoint_id = any(?::text[])', [`{${endpoints.map((row) => row.id).join(',')}}`]);
-    const [swept] = await em.execute<{ events: number }[]>(
-      `with stray as (
-         select id from event where account_id = ?
+    await sql`delete from event_dedupe_key where endpoint_id = any(${endpoints.map((row) => row.id)}::text[])`.execute(db);
+    const { rows: [swept] } = await sql<{ events: number }>`
+       with stray as (
+         select id from event where account_id = ${accountId}
        ), ${removeEventsCtes('stray')}, removed_notifications as (
-         delete from notification_outbox where account_id = ?
+         delete from notification_outbox where account_id = ${accountId}
        ), removed_alerts as (
-         delete from alert_outbox where account_id = ?
+         delete from alert_outbox where account_id = ${accountId}
        ), removed_issue_events as (
-         delete from issue_event where issue_id in (select id from issue where account_id = ?) and account_id = ?
+         delete from issue_event where issue_id in (select id from issue where account_id = ${accountId}) and account_id = ${accountId}
        ), removed_issues as (
-         delete from issue where account_id = ?
+         delete from issue where account_id = ${accountId}
        )
-       select count(*)::int as events from removed_events`,
-      [accountId, accountId, accountId, accountId, accountId, accountId],
-    );
+       select count(*)::int as events from removed_events`.execute(db);
     return {
       endpoints: counts?.endpoints ?? 0,
       destinations: counts?.destinations ?? 0,
@@ -187,7 +182,7 @@ export async function eraseAccount(orm: Orm, accountId: string, options: EraseAc
       after = batch.lastId;
       if (pauseMs > 0) await pause(pauseMs);
     }
-    const [left] = await em.execute<{ exists: boolean }[]>('select exists (select 1 from event where account_id = ?) as exists', [accountId]);
+    const { rows: [left] } = await sql<{ exists: boolean }>`select exists (select 1 from event where account_id = ${accountId}) as exists`.execute(em.getKysely());
     // What is left has deliveries in flight (or was locked): look again shortly; past the wait, step 3 takes it.
     if (!left?.exists || Date.now() >= waitUntilMs) break;
     await pause(IN_FLIGHT_RECHECK_MS);

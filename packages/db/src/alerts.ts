@@ -47,11 +47,12 @@ export function slackUrlHint(url: string): string {
 }
 
 export async function readAlertSettings(em: EntityManager, accountId: string): Promise<AlertSettings> {
-  const channels = await em.execute<{ channel: AlertChannel; slack_url_hint: string | null; email_to: string[] | null }[]>(
-    'select channel, slack_url_hint, email_to from alert_channel where account_id = ?', [accountId]);
-  const recent = await em.execute<AlertRecord[]>(`
-    select channel, type, status, attempts, last_error, ${iso('created_at')} as created_at, ${iso('sent_at')} as sent_at
-    from alert_outbox where account_id = ? order by created_at desc, id desc limit ?`, [accountId, RECENT_ALERTS_SHOWN]);
+  const db = em.getKysely();
+  const { rows: channels } = await sql<{ channel: AlertChannel; slack_url_hint: string | null; email_to: string[] | null }>`
+    select channel, slack_url_hint, email_to from alert_channel where account_id = ${accountId}`.execute(db);
+  const { rows: recent } = await sql<AlertRecord>`
+    select channel, type, status, attempts, last_error, ${sql.raw(iso('created_at'))} as created_at, ${sql.raw(iso('sent_at'))} as sent_at
+    from alert_outbox where account_id = ${accountId} order by created_at desc, id desc limit ${RECENT_ALERTS_SHOWN}`.execute(db);
   return {
     slackUrlHint: channels.find((row) => row.channel === 'slack')?.slack_url_hint ?? null,
     emailTo: channels.find((row) => row.channel === 'email')?.email_to ?? [],
@@ -67,21 +68,21 @@ export interface AlertSettingsChange {
 
 /** Sets or removes the account's channels (the caller checked the URL and addresses). */
 export async function writeAlertSettings(em: EntityManager, accountId: string, change: AlertSettingsChange): Promise<void> {
+  const db = em.getKysely();
   if (change.slackUrl !== undefined) {
-    if (change.slackUrl === null) await em.execute("delete from alert_channel where account_id = ? and channel = 'slack'", [accountId], 'run');
+    if (change.slackUrl === null) await sql`delete from alert_channel where account_id = ${accountId} and channel = 'slack'`.execute(db);
     else {
-      await em.execute(`
-        insert into alert_channel (account_id, channel, slack_url, slack_url_hint) values (?, 'slack', ?, ?)
-        on conflict (account_id, channel) do update set slack_url = excluded.slack_url, slack_url_hint = excluded.slack_url_hint, updated_at = now()`,
-      [accountId, sealSigningSecret(em, change.slackUrl), slackUrlHint(change.slackUrl)], 'run');
+      await sql`
+        insert into alert_channel (account_id, channel, slack_url, slack_url_hint) values (${accountId}, 'slack', ${sealSigningSecret(em, change.slackUrl)}, ${slackUrlHint(change.slackUrl)})
+        on conflict (account_id, channel) do update set slack_url = excluded.slack_url, slack_url_hint = excluded.slack_url_hint, updated_at = now()`.execute(db);
     }
   }
   if (change.emailTo !== undefined) {
-    if (change.emailTo.length === 0) await em.execute("delete from alert_channel where account_id = ? and channel = 'email'", [accountId], 'run');
+    if (change.emailTo.length === 0) await sql`delete from alert_channel where account_id = ${accountId} and channel = 'email'`.execute(db);
     else {
       await sql`
         insert into alert_channel (account_id, channel, email_to) values (${accountId}, 'email', ${change.emailTo}::text[])
-        on conflict (account_id, channel) do update set email_to = excluded.email_to, updated_at = now()`.execute(em.getKysely());
+        on conflict (account_id, channel) do update set email_to = excluded.email_to, updated_at = now()`.execute(db);
     }
   }
 }
@@ -175,11 +176,12 @@ async function insertAlertRows(em: EntityManager, rows: { accountId: string; cha
  */
 export async function queueTestAlerts(em: EntityManager, accountId: string, data: Record<string, unknown>): Promise<AlertChannel[] | { retryAfterSeconds: number }> {
   // each test's rows share their transaction's created_at: one distinct value per test
-  const [recent] = await em.execute<{ tests: number; oldest_age_s: number | null }[]>(`
+  const db = em.getKysely();
+  const { rows: [recent] } = await sql<{ tests: number; oldest_age_s: number | null }>`
     select count(distinct created_at)::int as tests, extract(epoch from now() - min(created_at))::float8 as oldest_age_s
-    from alert_outbox where account_id = ? and type = 'test' and created_at > now() - interval '1 hour'`, [accountId]);
+    from alert_outbox where account_id = ${accountId} and type = 'test' and created_at > now() - interval '1 hour'`.execute(db);
   if (recent && recent.tests >= ALERT_TESTS_PER_HOUR) return { retryAfterSeconds: Math.max(1, Math.ceil(3600 - (recent.oldest_age_s ?? 0))) };
-  const channels = await em.execute<{ channel: AlertChannel }[]>('select channel from alert_channel where account_id = ? order by channel', [accountId]);
+  const { rows: channels } = await sql<{ channel: AlertChannel }>`select channel from alert_channel where account_id = ${accountId} order by channel`.execute(db);
   const createdAt = new Date().toISOString();
   await insertAlertRows(em, channels.map(({ channel }) => ({ accountId, channel, type: 'test', payload: { data, created_at: createdAt, held_back: null } })));
   return channels.map((row) => row.channel);
@@ -252,19 +254,21 @@ export type AlertOutcome = { sent: true } | { sent: false; error: string; retryI
 
 /** Records a claimed alert's try. */
 export async function recordAlertOutcome(orm: Orm, id: string, outcome: AlertOutcome): Promise<void> {
-  const em = orm.em.fork();
+  const db = orm.em.fork().getKysely();
   if (outcome.sent) {
-    await em.execute("update alert_outbox set status = 'sent', sent_at = now(), last_error = null where id = ?", [id], 'run');
+    await sql`update alert_outbox set status = 'sent', sent_at = now(), last_error = null where id = ${id}`.execute(db);
   } else if (outcome.retryInMs === null) {
-    await em.execute("update alert_outbox set status = 'failed', last_error = ? where id = ?", [outcome.error, id], 'run');
+    await sql`update alert_outbox set status = 'failed', last_error = ${outcome.error} where id = ${id}`.execute(db);
   } else {
-    await em.execute('update alert_outbox set last_error = ?, next_attempt_at = now() + make_interval(secs => ?::double precision / 1000) where id = ?', [outcome.error, outcome.retryInMs, id], 'run');
+    await sql`
+      update alert_outbox set last_error = ${outcome.error}, next_attempt_at = now() + make_interval(secs => ${outcome.retryInMs}::double precision / 1000)
+      where id = ${id}`.execute(db);
   }
 }
 
 /** Deletes sent and failed alerts older than `olderThanMs` (they only fill the recent list and the hourly count, which look at the last hour). Returns how many. */
 export async function pruneAlertOutbox(orm: Orm, olderThanMs: number): Promise<number> {
-  const rows = await orm.em.fork().execute<{ id: string }[]>(
-    "delete from alert_outbox where status <> 'pending' and created_at < now() - make_interval(secs => ?::double precision / 1000) returning id", [olderThanMs]);
+  const { rows } = await sql<{ id: string }>`
+    delete from alert_outbox where status <> 'pending' and created_at < now() - make_interval(secs => ${olderThanMs}::double precision / 1000) returning id`.execute(orm.em.fork().getKysely());
   return rows.length;
 }

@@ -15,6 +15,8 @@
  * (never a whole table in memory). Restore creates the schema by running the relay's own
  * migrations up to the archive's, then loads every table in one transaction, so a restore
  * that fails leaves no rows behind.
+ *
+ * SQL: a raw `pg` client, not the ORM's kysely; why, in ../README.md (How SQL is written here).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';

@@ -5,6 +5,7 @@
  * function: nothing but these functions reads or writes the table.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 
 /** A session ends this long after its last use (sliding). */
 export const CONSOLE_SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
@@ -16,17 +17,16 @@ const CONSOLE_SESSION_TOUCH_MS = 60 * 1000;
 /** Opens a session for a key; also removes every expired session (an index range, usually empty). */
 export async function insertConsoleSession(em: EntityManager, session: { tokenHash: string; keyId: string; accountId: string; now: Date }): Promise<Date> {
   const expiresAt = new Date(session.now.getTime() + CONSOLE_SESSION_IDLE_MS);
-  await em.execute('delete from console_session where expires_at <= ?', [session.now]);
-  await em.execute(
-    'insert into console_session (token_hash, key_id, account_id, created_at, last_used_at, expires_at) values (?, ?, ?, ?, ?, ?)',
-    [session.tokenHash, session.keyId, session.accountId, session.now, session.now, expiresAt],
-  );
+  const db = em.getKysely();
+  await sql`delete from console_session where expires_at <= ${session.now}`.execute(db);
+  await sql`insert into console_session (token_hash, key_id, account_id, created_at, last_used_at, expires_at)
+            values (${session.tokenHash}, ${session.keyId}, ${session.accountId}, ${session.now}, ${session.now}, ${expiresAt})`.execute(db);
   return expiresAt;
 }
 
 /** The key id of the live session behind a token hash, or null when unknown, expired or its key is gone. */
 export async function findConsoleSessionKey(em: EntityManager, tokenHash: string, now: Date): Promise<string | null> {
-  const rows = await em.execute<{ key_id: string }[]>('select key_id from console_session where token_hash = ? and expires_at > ?', [tokenHash, now]);
+  const { rows } = await sql<{ key_id: string }>`select key_id from console_session where token_hash = ${tokenHash} and expires_at > ${now}`.execute(em.getKysely());
   return rows[0]?.key_id ?? null;
 }
 
@@ -35,15 +35,14 @@ export async function findConsoleSessionKey(em: EntityManager, tokenHash: string
  * (no write) when the session was used within the last minute.
  */
 export async function touchConsoleSession(em: EntityManager, tokenHash: string, now: Date): Promise<void> {
-  await em.execute(
-    `update console_session
-     set last_used_at = ?, expires_at = least(created_at + make_interval(secs => ?), ?::timestamptz + make_interval(secs => ?))
-     where token_hash = ? and last_used_at < ?`,
-    [now, CONSOLE_SESSION_MAX_MS / 1000, now, CONSOLE_SESSION_IDLE_MS / 1000, tokenHash, new Date(now.getTime() - CONSOLE_SESSION_TOUCH_MS)],
-  );
+  await sql`
+    update console_session
+    set last_used_at = ${now},
+        expires_at = least(created_at + make_interval(secs => ${CONSOLE_SESSION_MAX_MS / 1000}), ${now}::timestamptz + make_interval(secs => ${CONSOLE_SESSION_IDLE_MS / 1000}))
+    where token_hash = ${tokenHash} and last_used_at < ${new Date(now.getTime() - CONSOLE_SESSION_TOUCH_MS)}`.execute(em.getKysely());
 }
 
 /** Ends a session (signing out). */
 export async function deleteConsoleSession(em: EntityManager, tokenHash: string): Promise<void> {
-  await em.execute('delete from console_session where token_hash = ?', [tokenHash]);
+  await sql`delete from console_session where token_hash = ${tokenHash}`.execute(em.getKysely());
 }

@@ -5,6 +5,7 @@
  * order, with each event's deliveries found by primary key.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import { firstIdAt } from '@hook/core';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -34,24 +35,21 @@ export async function readDailyUsage(em: EntityManager, options: { accountId: st
   const dates = starts.map((start) => new Date(start).toISOString().slice(0, 10));
   const lows = starts.map((start) => firstIdAt('event', start));
   const highs = starts.map((start) => firstIdAt('event', start + DAY_MS));
-  // Array literals, not JavaScript arrays: em.execute would spread those into parameters. Ids and dates hold no quotes or commas.
-  const literal = (values: readonly string[]) => `{${values.join(',')}}`;
-  const excluded = options.excludeEndpointIds.length === 0 ? null : literal(options.excludeEndpointIds);
-  const rows = await em.execute<DailyUsage[]>(`
+  const excluded = options.excludeEndpointIds.length === 0 ? null : [...options.excludeEndpointIds];
+  const { rows } = await sql<DailyUsage>`
     select b.date::text as date, n.events, d.deliveries, d.delivered, d.failed
-    from unnest(?::date[], ?::text[], ?::text[]) as b(date, low_id, high_id)
+    from unnest(${dates}::date[], ${lows}::text[], ${highs}::text[]) as b(date, low_id, high_id)
     cross join lateral (
       select count(*)::int as events from event e
-      where e.account_id = ? and e.id >= b.low_id and e.id < b.high_id and (?::text[] is null or e.endpoint_id <> all(?::text[]))
+      where e.account_id = ${options.accountId} and e.id >= b.low_id and e.id < b.high_id and (${excluded}::text[] is null or e.endpoint_id <> all(${excluded}::text[]))
     ) n
     cross join lateral (
       select count(*) filter (where l.status <> 'filtered')::int as deliveries,
              count(*) filter (where l.status = 'delivered')::int as delivered,
              count(*) filter (where l.status = 'failed')::int as failed
       from event e join delivery l on l.event_id = e.id
-      where e.account_id = ? and e.id >= b.low_id and e.id < b.high_id and (?::text[] is null or e.endpoint_id <> all(?::text[]))
+      where e.account_id = ${options.accountId} and e.id >= b.low_id and e.id < b.high_id and (${excluded}::text[] is null or e.endpoint_id <> all(${excluded}::text[]))
     ) d
-    order by b.date`,
-  [literal(dates), literal(lows), literal(highs), options.accountId, excluded, excluded, options.accountId, excluded, excluded]);
+    order by b.date`.execute(em.getKysely());
   return rows;
 }

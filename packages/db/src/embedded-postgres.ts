@@ -5,6 +5,8 @@
  * hooks that stop the server while the relay is still draining, ties the server to the
  * terminal's process group (Ctrl-C would kill it mid-commit), and cannot pick a free
  * port or clean up a server left by a relay that was killed.
+ *
+ * SQL: a raw `pg` client, not the ORM's kysely; why, in ../README.md (How SQL is written here).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';

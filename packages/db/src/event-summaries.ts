@@ -4,9 +4,12 @@
  * delivery's result writes only the narrow delivery row and the attempt, never the wide
  * event row with its body. Lists read the event rows in keyset order and each one's
  * deliveries by primary key.
+ *
+ * SQL: the list's query is still text with `?` run by em.execute, and SUMMARIES a named
+ * statement; why, in ../README.md (How SQL is written here).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { EVENT_LIST_WINDOW, firstIdAt, type EventStatus, type VerificationResult } from '@hook/core';
+import { EVENT_LIST_WINDOW, firstIdAt, type EventStatus, type IssueKind, type VerificationResult } from '@hook/core';
 import type { Orm } from './orm.ts';
 import { runStatement } from './queue/executor.ts';
 import { DELIVERY_OPEN } from './queue/statements/claimed-columns.ts';
@@ -71,6 +74,8 @@ export interface LastAttempt {
   startedAt: Date;
   responseStatus: number | null;
   error: string | null;
+  /** The kind it was recorded with (core's AttemptKind: null for a success, and for attempts recorded before kinds were). */
+  failureKind: IssueKind | null;
 }
 
 /** An event as lists show it: the stored request (body only when asked for) with its summary and last attempt. */
@@ -91,7 +96,7 @@ export interface ListedEvent extends EventSummary, Omit<ReceivedEvent, 'body'> {
  */
 const LAST_ATTEMPT_JOIN = `
     left join lateral (
-      select a.destination_id, a.started_at, a.response_status, a.error
+      select a.destination_id, a.started_at, a.response_status, a.error, a.failure_kind
       from attempt a
       where a.event_id = e.id and a.account_id = ? and a.retention_class = e.retention_class
       order by (s.status in ('retrying', 'failed') and a.response_status between 200 and 299) is true, a.started_at desc, a.id desc
@@ -161,7 +166,7 @@ interface ListedRow {
   id: string; account_id: string; endpoint_id: string; type: string | null; method: string; path: string; query: string;
   headers: Record<string, string>; content_type: string | null; size: number; received_at: string | Date; body?: Buffer; verification: VerificationResult | null; handshake: string | null; dedupe_key: string | null;
   retention_class: number; status: EventStatus; attempt_count: number; next_attempt_at: string | Date | null;
-  last_destination_id: string | null; last_started_at: string | Date | null; last_response_status: number | null; last_error: string | null;
+  last_destination_id: string | null; last_started_at: string | Date | null; last_response_status: number | null; last_error: string | null; last_failure_kind: IssueKind | null;
   /** Its place in the walk, from 1 (eventListQuery). */
   walked: number;
   /** The walk's last row: its bound, or the oldest event that could match. */
@@ -187,7 +192,7 @@ function toListed(row: ListedRow): ListedEvent {
     retentionClass: row.retention_class, status: row.status, attemptCount: row.attempt_count, nextAttemptAt: row.next_attempt_at === null ? null : new Date(row.next_attempt_at),
     lastAttempt: row.last_started_at === null
       ? null
-      : { destinationId: row.last_destination_id, startedAt: new Date(row.last_started_at), responseStatus: row.last_response_status, error: row.last_error },
+      : { destinationId: row.last_destination_id, startedAt: new Date(row.last_started_at), responseStatus: row.last_response_status, error: row.last_error, failureKind: row.last_failure_kind },
     ...(row.body ? { body: row.body } : {}),
   };
 }
@@ -252,7 +257,7 @@ export function eventListQuery(filter: EventListFilter): { sql: string; params: 
   const sql = `
     select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at, e.verification, e.handshake, e.dedupe_key,
            e.retention_class, ${filter.withBody ? 'e.body,' : ''} s.status, s.attempt_count, s.next_attempt_at,
-           la.destination_id as last_destination_id, la.started_at as last_started_at, la.response_status as last_response_status, la.error as last_error,
+           la.destination_id as last_destination_id, la.started_at as last_started_at, la.response_status as last_response_status, la.error as last_error, la.failure_kind as last_failure_kind,
            e.walked, e.walk_end, ${matched} as matched
     from (
       select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.headers, e.content_type, e.size, e.received_at, e.verification, e.handshake, e.dedupe_key,

@@ -6,6 +6,7 @@
  * every event it covers was delivered, and forgets the covered events retention dropped.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import { idTimeMs, issueTitle, type EventStatus, type IssueKind, type IssueResolver, type IssueStatus } from '@hook/core';
 import type { Orm } from './orm.ts';
 import { replayMany } from './queue/statements/replay.ts';
@@ -113,27 +114,26 @@ export interface IssueListFilter {
  * again meanwhile moves to the top, and a later page does not show it twice.
  */
 export async function listIssues(em: EntityManager, filter: IssueListFilter): Promise<IssueRecord[]> {
-  const rows = await em.execute<IssueRow[]>(`
-    select ${ISSUE_COLUMNS}
+  const endpointId = filter.endpointId ?? null, destinationId = filter.destinationId ?? null, kind = filter.kind ?? null, afterId = filter.afterId ?? null;
+  const { rows } = await sql<IssueRow>`
+    select ${sql.raw(ISSUE_COLUMNS)}
     from (
       select s.* from issue s
-      where s.account_id = ? and s.status = any(?::text[])
-        and (?::text is null or s.endpoint_id = ?) and (?::text is null or s.destination_id = ?) and (?::text is null or s.kind = ?)
-        and (?::text is null or (s.last_seen_at, s.id) < (select a.last_seen_at, a.id from issue a where a.id = ? and a.account_id = s.account_id))
+      where s.account_id = ${filter.accountId} and s.status = any(${filter.statuses ?? ['open', 'acknowledged']}::text[])
+        and (${endpointId}::text is null or s.endpoint_id = ${endpointId}) and (${destinationId}::text is null or s.destination_id = ${destinationId})
+        and (${kind}::text is null or s.kind = ${kind})
+        and (${afterId}::text is null or (s.last_seen_at, s.id) < (select a.last_seen_at, a.id from issue a where a.id = ${afterId} and a.account_id = s.account_id))
       order by s.last_seen_at desc, s.id desc
-      limit ?
-    ) s ${ISSUE_COUNTS}
-    order by s.last_seen_at desc, s.id desc`, [
-    filter.accountId, `{${(filter.statuses ?? ['open', 'acknowledged']).join(',')}}`,
-    filter.endpointId ?? null, filter.endpointId ?? null, filter.destinationId ?? null, filter.destinationId ?? null, filter.kind ?? null, filter.kind ?? null,
-    filter.afterId ?? null, filter.afterId ?? null, filter.limit,
-  ]);
+      limit ${filter.limit}
+    ) s ${sql.raw(ISSUE_COUNTS)}
+    order by s.last_seen_at desc, s.id desc`.execute(em.getKysely());
   return rows.map(toRecord);
 }
 
 /** One of the account's issues; null when it has none by that id. */
 export async function getIssue(em: EntityManager, accountId: string, issueId: string): Promise<IssueRecord | null> {
-  const [row] = await em.execute<IssueRow[]>(`select ${ISSUE_COLUMNS} from issue s ${ISSUE_COUNTS} where s.id = ? and s.account_id = ?`, [issueId, accountId]);
+  const { rows: [row] } = await sql<IssueRow>`
+    select ${sql.raw(ISSUE_COLUMNS)} from issue s ${sql.raw(ISSUE_COUNTS)} where s.id = ${issueId} and s.account_id = ${accountId}`.execute(em.getKysely());
   return row ? toRecord(row) : null;
 }
 
@@ -143,28 +143,30 @@ export async function getIssue(em: EntityManager, accountId: string, issueId: st
  * Events retention dropped are left out (and their rows go with the sweep).
  */
 export async function listIssueEvents(em: EntityManager, accountId: string, issueId: string, page: { limit: number; afterEventId?: string | undefined }): Promise<IssueEventRecord[]> {
-  return em.execute<IssueEventRecord[]>(`
-    select ie.event_id, e.type, ${iso('e.received_at')} as received_at, l.status as delivery_status, l.attempt_count,
-           ${iso('ie.last_failed_at')} as last_failed_at, ie.last_status, ie.last_error
+  const afterEventId = page.afterEventId ?? null;
+  const { rows } = await sql<IssueEventRecord>`
+    select ie.event_id, e.type, ${sql.raw(iso('e.received_at'))} as received_at, l.status as delivery_status, l.attempt_count,
+           ${sql.raw(iso('ie.last_failed_at'))} as last_failed_at, ie.last_status, ie.last_error
     from issue s
     join issue_event ie on ie.issue_id = s.id and ie.account_id = s.account_id
     join event e on e.id = ie.event_id and e.account_id = s.account_id
     join delivery l on l.event_id = ie.event_id and l.destination_id = s.destination_id and l.account_id = s.account_id
-    where s.id = ? and s.account_id = ?
-      and (?::text is null or (ie.last_failed_at, ie.event_id) < (select c.last_failed_at, c.event_id from issue_event c where c.issue_id = s.id and c.event_id = ?))
+    where s.id = ${issueId} and s.account_id = ${accountId}
+      and (${afterEventId}::text is null or (ie.last_failed_at, ie.event_id) < (select c.last_failed_at, c.event_id from issue_event c where c.issue_id = s.id and c.event_id = ${afterEventId}))
     order by ie.last_failed_at desc, ie.event_id desc
-    limit ?`, [issueId, accountId, page.afterEventId ?? null, page.afterEventId ?? null, page.limit]);
+    limit ${page.limit}`.execute(em.getKysely());
+  return rows;
 }
 
 /** A person saw the issue: open → acknowledged (new failures no longer alert). Idempotent; a resolved issue stays resolved. Null: no such issue. */
 export async function acknowledgeIssue(em: EntityManager, accountId: string, issueId: string): Promise<IssueRecord | null> {
-  await em.execute(`update issue set status = 'acknowledged', acknowledged_at = now() where id = ? and account_id = ? and status = 'open'`, [issueId, accountId]);
+  await sql`update issue set status = 'acknowledged', acknowledged_at = now() where id = ${issueId} and account_id = ${accountId} and status = 'open'`.execute(em.getKysely());
   return getIssue(em, accountId, issueId);
 }
 
 /** A person resolved the issue (resolved_by user). Idempotent. A later failure reopens it. Null: no such issue. */
 export async function resolveIssue(em: EntityManager, accountId: string, issueId: string): Promise<IssueRecord | null> {
-  await em.execute(`update issue set status = 'resolved', resolved_by = 'user', resolved_at = now() where id = ? and account_id = ? and status <> 'resolved'`, [issueId, accountId]);
+  await sql`update issue set status = 'resolved', resolved_by = 'user', resolved_at = now() where id = ${issueId} and account_id = ${accountId} and status <> 'resolved'`.execute(em.getKysely());
   return getIssue(em, accountId, issueId);
 }
 
@@ -176,9 +178,9 @@ export async function resolveIssue(em: EntityManager, accountId: string, issueId
  */
 export async function retryIssue(orm: Orm, accountId: string, issueId: string, max: number): Promise<{ issue: IssueRecord; queued: number } | null> {
   const em = orm.em.fork();
-  const [found] = await em.execute<{ destination_id: string; first_event_id: string | null }[]>(
-    `select s.destination_id, (select min(ie.event_id) from issue_event ie where ie.issue_id = s.id and ie.account_id = s.account_id) as first_event_id
-     from issue s where s.id = ? and s.account_id = ?`, [issueId, accountId]);
+  const { rows: [found] } = await sql<{ destination_id: string; first_event_id: string | null }>`
+    select s.destination_id, (select min(ie.event_id) from issue_event ie where ie.issue_id = s.id and ie.account_id = s.account_id) as first_event_id
+    from issue s where s.id = ${issueId} and s.account_id = ${accountId}`.execute(em.getKysely());
   if (!found) return null;
   const replayed = found.first_event_id === null ? { deliveries: 0 } : await replayMany(orm, {
     accountId,
@@ -189,7 +191,7 @@ export async function retryIssue(orm: Orm, accountId: string, issueId: string, m
     since: new Date(idTimeMs(found.first_event_id)),
     max,
   });
-  await em.execute('update issue set retry_requested_at = now(), retry_queued = ? where id = ? and account_id = ?', [replayed.deliveries, issueId, accountId]);
+  await sql`update issue set retry_requested_at = now(), retry_queued = ${replayed.deliveries} where id = ${issueId} and account_id = ${accountId}`.execute(em.getKysely());
   return { issue: (await getIssue(em, accountId, issueId))!, queued: replayed.deliveries };
 }
 
@@ -204,10 +206,10 @@ export const ISSUE_SWEEP_BATCH = 500;
  * id looked at (null: the walk reached the end).
  */
 export async function resolveDeliveredIssues(orm: Orm, afterId = '', limit = ISSUE_SWEEP_BATCH): Promise<{ resolved: string[]; lastId: string | null }> {
-  const rows = await orm.em.fork().execute<{ id: string; resolved: boolean }[]>(`
+  const { rows } = await sql<{ id: string; resolved: boolean }>`
     with looked as (
       select s.id, s.account_id, s.destination_id from issue s
-      where s.status <> 'resolved' and s.id > ? order by s.id limit ?
+      where s.status <> 'resolved' and s.id > ${afterId} order by s.id limit ${limit}
     ),
     resolved as (
       update issue s set status = 'resolved', resolved_by = 'auto', resolved_at = now()
@@ -216,12 +218,12 @@ export async function resolveDeliveredIssues(orm: Orm, afterId = '', limit = ISS
         and (not exists (
                select 1 from issue_event ie
                join delivery l on l.event_id = ie.event_id and l.destination_id = k.destination_id and l.account_id = k.account_id
-               where ie.issue_id = k.id and ie.account_id = k.account_id and not ${DONE})
+               where ie.issue_id = k.id and ie.account_id = k.account_id and not ${sql.raw(DONE)})
              -- a deleted destination gets nothing more: its issue has nothing left to retry
              or exists (select 1 from destination d where d.id = k.destination_id and d.account_id = k.account_id and d.deleted_at is not null))
       returning s.id
     )
-    select k.id, k.id in (select id from resolved) as resolved from looked k order by k.id`, [afterId, limit]);
+    select k.id, k.id in (select id from resolved) as resolved from looked k order by k.id`.execute(orm.em.fork().getKysely());
   return { resolved: rows.filter((row) => row.resolved).map((row) => row.id), lastId: rows.length < limit ? null : rows.at(-1)!.id };
 }
 
@@ -232,9 +234,9 @@ export async function resolveDeliveredIssues(orm: Orm, afterId = '', limit = ISS
  * the last event id looked at (null: the walk reached the end).
  */
 export async function pruneIssueEvents(orm: Orm, afterEventId = '', limit = ISSUE_SWEEP_BATCH): Promise<{ removed: number; lastEventId: string | null }> {
-  const [row] = await orm.em.fork().execute<{ removed: number; looked: number; last_id: string | null }[]>(`
+  const { rows: [row] } = await sql<{ removed: number; looked: number; last_id: string | null }>`
     with looked as (
-      select ie.issue_id, ie.event_id from issue_event ie where ie.event_id > ? order by ie.event_id limit ?
+      select ie.issue_id, ie.event_id from issue_event ie where ie.event_id > ${afterEventId} order by ie.event_id limit ${limit}
     ),
     removed as (
       delete from issue_event ie using looked k
@@ -242,7 +244,6 @@ export async function pruneIssueEvents(orm: Orm, afterEventId = '', limit = ISSU
         and not exists (select 1 from event e where e.id = k.event_id)
       returning 1
     )
-    select (select count(*)::int from removed) as removed, (select count(*)::int from looked) as looked, (select max(event_id) from looked) as last_id`,
-    [afterEventId, limit]);
+    select (select count(*)::int from removed) as removed, (select count(*)::int from looked) as looked, (select max(event_id) from looked) as last_id`.execute(orm.em.fork().getKysely());
   return { removed: row?.removed ?? 0, lastEventId: (row?.looked ?? 0) < limit ? null : row!.last_id };
 }

@@ -1,3 +1,4 @@
+// One LISTEN connection held open, on a raw `pg` client: why, in ../README.md (How SQL is written here).
 import pg from 'pg';
 
 /** Wait between reconnection attempts after a listening connection fails. */

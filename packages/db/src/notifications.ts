@@ -12,6 +12,7 @@ import { generateSigningSecret, isAlertType, newId, newIngestId, type EndpointSt
 import { queueAlerts } from './alerts.ts';
 import type { Orm } from './orm.ts';
 import { retentionClassSql } from './partitions.ts';
+import { destinationOfEvent } from './queue/statements/claimed-columns.ts';
 import { DUE_CHANNEL } from './queue/types.ts';
 import { openSigningSecret, sealSigningSecret } from './signing-secrets.ts';
 
@@ -27,11 +28,8 @@ export interface NotificationInput<T extends NotificationType = NotificationType
  * Dropped if the account has no notification URL when the notifier gets to it.
  */
 export async function enqueueNotification<T extends NotificationType>(em: EntityManager, notification: NotificationInput<T>): Promise<void> {
-  await em.execute(
-    'insert into notification_outbox (account_id, type, data) values (?, ?, ?::jsonb)',
-    [notification.accountId, notification.type, JSON.stringify(notification.data)],
-    'run',
-  );
+  await sql`insert into notification_outbox (account_id, type, data)
+            values (${notification.accountId}, ${notification.type}, ${JSON.stringify(notification.data)}::jsonb)`.execute(em.getKysely());
 }
 
 /** The account's notification destination: its hidden endpoint. */
@@ -65,41 +63,40 @@ function toEndpointRow(em: EntityManager, row: EndpointRow): NotificationEndpoin
  * calls leave exactly one live notifications endpoint.
  */
 export async function setNotificationUrl(em: EntityManager, accountId: string, url: string): Promise<NotificationEndpointRow> {
-  const rows = await em.execute<EndpointRow[]>(`
+  const { rows } = await sql<EndpointRow>`
     with ep as (
       insert into endpoint (id, account_id, kind, name, ingest_id, status, created_at, updated_at)
-      values (?, ?, 'notifications', 'notifications', ?, 'active', now(), now())
+      values (${newId('endpoint')}, ${accountId}, 'notifications', 'notifications', ${newIngestId()}, 'active', now(), now())
       on conflict (account_id) where kind = 'notifications' and deleted_at is null
       do update set status = 'active', updated_at = now()
       returning id, account_id, status, created_at, updated_at
     ),
     dst as (
       insert into destination (id, account_id, endpoint_id, position, type, url, secret, status, created_at, updated_at)
-      select 'dst_' || substr(ep.id, 4), ep.account_id, ep.id, 0, 'url', ?, ?, 'active', now(), now() from ep
+      select 'dst_' || substr(ep.id, 4), ep.account_id, ep.id, 0, 'url', ${url}, ${sealSigningSecret(em, generateSigningSecret())}, 'active', now(), now() from ep
       on conflict (id) do update
       set url = excluded.url, status = 'active', disabled_reason = null, consecutive_failures = 0, failing_since = null, updated_at = now()
       returning url, secret
     )
-    select ep.id, dst.url as destination_url, dst.secret, ep.status, ep.created_at, ep.updated_at from ep, dst`,
-  [newId('endpoint'), accountId, newIngestId(), url, sealSigningSecret(em, generateSigningSecret())]);
+    select ep.id, dst.url as destination_url, dst.secret, ep.status, ep.created_at, ep.updated_at from ep, dst`.execute(em.getKysely());
   return toEndpointRow(em, rows[0]!);
 }
 
 /** The account's live notifications endpoint, or null. */
 export async function findNotificationEndpoint(em: EntityManager, accountId: string): Promise<NotificationEndpointRow | null> {
-  const rows = await em.execute<EndpointRow[]>(`
+  const { rows } = await sql<EndpointRow>`
     select p.id, d.url as destination_url, d.secret, p.status, p.created_at, p.updated_at
     from endpoint p join destination d on d.endpoint_id = p.id and d.position = 0 and d.deleted_at is null
-    where p.account_id = ? and p.kind = 'notifications' and p.deleted_at is null`, [accountId]);
+    where p.account_id = ${accountId} and p.kind = 'notifications' and p.deleted_at is null`.execute(em.getKysely());
   return rows[0] ? toEndpointRow(em, rows[0]) : null;
 }
 
 /** Stops notifications: deletes (softly) the live notifications endpoint. False when there was none. */
 export async function clearNotificationUrl(em: EntityManager, accountId: string): Promise<boolean> {
-  const rows = await em.execute<{ id: string }[]>(`
+  const { rows } = await sql<{ id: string }>`
     update endpoint set deleted_at = now(), updated_at = now()
-    where account_id = ? and kind = 'notifications' and deleted_at is null
-    returning id`, [accountId]);
+    where account_id = ${accountId} and kind = 'notifications' and deleted_at is null
+    returning id`.execute(em.getKysely());
   return rows.length > 0;
 }
 
@@ -109,7 +106,7 @@ export async function clearNotificationUrl(em: EntityManager, accountId: string)
  * endpoint id on the events' own indexes.
  */
 export async function notificationEndpointIds(em: EntityManager, accountId: string): Promise<string[]> {
-  const rows = await em.execute<{ id: string }[]>("select id from endpoint where account_id = ? and kind = 'notifications'", [accountId]);
+  const { rows } = await sql<{ id: string }>`select id from endpoint where account_id = ${accountId} and kind = 'notifications'`.execute(em.getKysely());
   return rows.map((row) => row.id);
 }
 
@@ -127,22 +124,24 @@ interface OutboxRow {
  * them with FOR UPDATE SKIP LOCKED (so concurrent notifiers never take the same row),
  * stores one event per row on the account's active notifications endpoint (rows of an
  * account without one, or whose URL answered 410, are dropped), deletes the rows, and
- * wakes delivery workers as ingest does. Events are stored directly, not through
- * insertEvents: notifications do not count toward the monthly allowance. Rows of an alert
+ * wakes delivery workers as ingest does. Each event gets its deliveries as ingest's do
+ * (destinationOfEvent: the notifications endpoint's one destination). Events are stored by
+ * a statement of their own, not through insertEvents: notifications do not count toward
+ * the monthly allowance, and are stored in the transaction that takes their outbox rows. Rows of an alert
  * type (ALERT_TYPES) are also queued for the account's alert channels (alerts.ts), whether
  * or not it has a notification URL, in the same transaction, so an alert exists exactly
  * when its notification was taken. Returns how many rows it took (events stored or not).
  */
 export async function drainNotificationOutbox(orm: Orm, limit: number): Promise<number> {
   return orm.em.fork().transactional(async (em) => {
-    const taken = await em.execute<OutboxRow[]>(`
+    const { rows: taken } = await sql<OutboxRow>`
       select o.id, o.account_id, o.type, o.data,
              to_char(o.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at, p.id as endpoint_id
       from notification_outbox o
       left join endpoint p on p.account_id = o.account_id and p.kind = 'notifications' and p.deleted_at is null and p.status = 'active'
       order by o.id
-      limit ?
-      for update of o skip locked`, [limit]);
+      limit ${limit}
+      for update of o skip locked`.execute(em.getKysely());
     if (taken.length === 0) return 0;
     await queueAlerts(em, taken.flatMap((row) => (isAlertType(row.type) ? [{ accountId: row.account_id, type: row.type, data: row.data, createdAt: row.created_at }] : [])));
     const events = taken.filter((row) => row.endpoint_id !== null).map((row) => {
@@ -167,16 +166,18 @@ export async function drainNotificationOutbox(orm: Orm, limit: number): Promise<
         where a.id in (select account_id from input)
       ),
       inserted as (
-        insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at, retention_class)
+        insert into event (id, account_id, endpoint_id, type, method, path, query, headers, body, content_type, size, received_at, retention_class, delivery_count)
         select n.id, n.account_id, n.endpoint_id, n.type, 'POST', '', '', '{"content-type":"application/json"}'::jsonb, n.body,
-               'application/json', n.size, now(), c.retention_class
+               'application/json', n.size, now(), c.retention_class,
+               (select count(*) from destination d where ${sql.raw(destinationOfEvent('n'))})
         from input n join classes c on c.account_id = n.account_id
       ),
       deliveries as (
+        -- a delivery to each of the event's destinations, as ingest decides them (destinationOfEvent)
         insert into delivery (event_id, destination_id, account_id, endpoint_id, status, next_attempt_at, retention_class)
         select n.id, d.id, n.account_id, n.endpoint_id, 'pending', now(), c.retention_class
         from input n join classes c on c.account_id = n.account_id
-        join destination d on d.endpoint_id = n.endpoint_id and d.position = 0 and d.deleted_at is null
+        join destination d on ${sql.raw(destinationOfEvent('n'))}
         returning 1
       )
       select pg_notify(${DUE_CHANNEL}, '') from (select 1 from deliveries limit 1) as due

@@ -1,13 +1,8 @@
 /** What the relay's readiness probe and metrics read from the database (docs/deployment.md#operations). */
-import { CompiledQuery } from 'kysely';
+import { sql } from 'kysely';
 import { MIGRATIONS } from './migrations/index.ts';
 import { MIGRATIONS_TABLE, type Orm } from './orm.ts';
-import { DELIVERY_OPEN } from './queue/statements/claimed-columns.ts';
-
-async function run<Row>(orm: Orm, text: string, params: readonly unknown[] = []): Promise<Row[]> {
-  const result = await orm.em.getKysely().executeQuery<Row>(CompiledQuery.raw(text, [...params]));
-  return [...result.rows];
-}
+import { DELIVERY_OPEN, LEASE_FREE } from './queue/statements/claimed-columns.ts';
 
 /**
  * Names of the migrations this code ships that the database has not applied, oldest
@@ -15,9 +10,10 @@ async function run<Row>(orm: Orm, text: string, params: readonly unknown[] = [])
  * a database without that table has none applied.
  */
 export async function pendingMigrations(orm: Orm): Promise<string[]> {
-  const [table] = await run<{ name: string | null }>(orm, 'select to_regclass($1)::text as name', [MIGRATIONS_TABLE]);
+  const db = orm.em.getKysely();
+  const { rows: [table] } = await sql<{ name: string | null }>`select to_regclass(${MIGRATIONS_TABLE}::text)::text as name`.execute(db);
   if (!table?.name) return MIGRATIONS.map((migration) => migration.name);
-  const rows = await run<{ name: string }>(orm, `select name from ${MIGRATIONS_TABLE}`);
+  const { rows } = await sql<{ name: string }>`select name from ${sql.table(MIGRATIONS_TABLE)}`.execute(db);
   const applied = new Set(rows.map((row) => row.name));
   return MIGRATIONS.map((migration) => migration.name).filter((name) => !applied.has(name));
 }
@@ -37,14 +33,14 @@ export interface QueueStatus {
  * resume releases. (`cli` deliveries wait for a listener, so they are not a backlog.)
  */
 export async function readQueueStatus(orm: Orm): Promise<QueueStatus> {
-  const [row] = await run<{ due: string; oldest_due_seconds: number | null }>(orm, QUEUE_STATUS_SQL);
+  const { rows: [row] } = await sql<{ due: string; oldest_due_seconds: number | null }>`${sql.raw(QUEUE_STATUS_SQL)}`.execute(orm.em.getKysely());
   return { due: Number(row?.due ?? 0), oldestDueSeconds: Math.max(0, row?.oldest_due_seconds ?? 0) };
 }
 
-/** readQueueStatus's statement (exported for the test that checks its plan). */
+/** readQueueStatus's statement, without parameters (text, exported for the test that checks its plan). */
 export const QUEUE_STATUS_SQL = `
     select count(*) as due, extract(epoch from now() - min(l.next_attempt_at))::float8 as oldest_due_seconds
     from delivery l join destination d on d.id = l.destination_id and d.type = 'url'
     where l.next_attempt_at is not null and l.next_attempt_at <= now()
       and ${DELIVERY_OPEN}
-      and (l.lease_id is null or l.locked_until < now())`;
+      and ${LEASE_FREE}`;

@@ -21,6 +21,7 @@
  */
 import { PLAN_LIMITS, PLANS, firstIdAt } from '@hook/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import type { Orm } from './orm.ts';
 import { DELIVERY_OPEN } from './queue/statements/claimed-columns.ts';
 
@@ -50,13 +51,14 @@ export function periodDays(retentionClass: number): number {
 
 /** Makes (once, whoever else is making them) the class and its leaves for every period meeting [from, to]; returns how many leaves were made. */
 export async function ensureHistoryPartitions(em: EntityManager, retentionClass: number, from: Date, to: Date): Promise<number> {
-  const [row] = await em.execute<{ made: number }[]>('select hook_ensure_history_partitions(?::int, ?::timestamptz, ?::timestamptz) as made', [retentionClass, from, to]);
+  const { rows: [row] } = await sql<{ made: number }>`
+    select hook_ensure_history_partitions(${retentionClass}::int, ${from}::timestamptz, ${to}::timestamptz) as made`.execute(em.getKysely());
   return row?.made ?? 0;
 }
 
 /** The classes accounts have now (their events are stored in these). */
 async function classesInUse(em: EntityManager): Promise<number[]> {
-  const rows = await em.execute<{ c: number }[]>(`select distinct ${retentionClassSql('a')} as c from account a`);
+  const { rows } = await sql<{ c: number }>`select distinct ${sql.raw(retentionClassSql('a'))} as c from account a`.execute(em.getKysely());
   return rows.map((row) => Number(row.c)).filter((c) => c > 0);
 }
 
@@ -93,13 +95,13 @@ export async function maintainHistoryPartitions(orm: Orm, now: Date = new Date()
  */
 export async function moveStrandedDeliveries(em: EntityManager): Promise<number> {
   try {
-    const [row] = await em.execute<{ n: number }[]>(`
+    const { rows: [row] } = await sql<{ n: number }>`
       with moved as (
         update delivery set layout = 1
         where layout = 0 and next_attempt_at is not null and (status in ('pending', 'retrying') or next_trigger = 'replay')
         returning 1
       )
-      select count(*)::int as n from moved`);
+      select count(*)::int as n from moved`.execute(em.getKysely());
     return row?.n ?? 0;
   } catch (error) {
     if ((error as { code?: string }).code === '40001') return 0;
@@ -121,10 +123,10 @@ const LEAF_NAME = /^event_r(\d+)_(\d{4})(\d{2})(\d{2})$/;
 
 /** Every leaf of every class > 0, oldest first. */
 export async function historyLeaves(em: EntityManager): Promise<HistoryLeaf[]> {
-  const rows = await em.execute<{ relname: string }[]>(`
+  const { rows } = await sql<{ relname: string }>`
     select c.relname from pg_inherits i
     join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
-    where p.relname ~ '^event_r[0-9]+$' and p.relname <> 'event_r0'`);
+    where p.relname ~ '^event_r[0-9]+$' and p.relname <> 'event_r0'`.execute(em.getKysely());
   const leaves: HistoryLeaf[] = [];
   for (const { relname } of rows) {
     const match = LEAF_NAME.exec(relname);
@@ -155,9 +157,11 @@ export interface DropResult {
  * key, so a statement updating one of them meanwhile fails rather than writing to a copy.
  */
 async function keepLongerRetained(em: EntityManager, leaf: HistoryLeaf): Promise<number> {
-  const accounts = await em.execute<{ id: string; retention_class: number }[]>(`
-    select a.id, ${retentionClassSql('a')} as retention_class from account a
-    where ${retentionClassSql('a')} > ? and exists (select 1 from ${leaf.eventLeaf} e where e.account_id = a.id)`, [leaf.retentionClass]);
+  const classOf = sql.raw(retentionClassSql('a'));
+  const eventLeaf = sql.id(leaf.eventLeaf);
+  const { rows: accounts } = await sql<{ id: string; retention_class: number }>`
+    select a.id, ${classOf} as retention_class from account a
+    where ${classOf} > ${leaf.retentionClass} and exists (select 1 from ${eventLeaf} e where e.account_id = a.id)`.execute(em.getKysely());
   let moved = 0;
   const fromId = firstIdAt('event', leaf.startMs);
   const toId = firstIdAt('event', leaf.endMs);
@@ -166,16 +170,17 @@ async function keepLongerRetained(em: EntityManager, leaf: HistoryLeaf): Promise
     await ensureHistoryPartitions(em, to, new Date(leaf.startMs), new Date(leaf.endMs - 1));
     // Each statement starts from the account's events in the leaf (its (account_id, id)
     // index) and reaches their deliveries and attempts by key, whatever else the day holds.
-    const theirs = `select id from ${leaf.eventLeaf} where account_id = ?`;
+    const theirs = sql`select id from ${eventLeaf} where account_id = ${account.id}`;
     await em.transactional(async (tx) => {
+      const db = tx.getKysely();
       // the class and period pin the leaf (and the queue, and delivery_r0): not every delivery partition
-      await tx.execute(`update delivery d set retention_class = ? from (${theirs}) m
-                        where d.event_id = m.id and d.retention_class = ? and d.event_id >= ? and d.event_id < ?`, [to, account.id, leaf.retentionClass, fromId, toId]);
-      await tx.execute(`update attempt a set retention_class = ? from (${theirs}) m
-                        where a.event_id = m.id and a.retention_class = ? and a.event_id >= ? and a.event_id < ?`, [to, account.id, leaf.retentionClass, fromId, toId]);
-      const [row] = await tx.execute<{ n: number }[]>(`
-        with m as (update event set retention_class = ? where retention_class = ? and account_id = ? and id >= ? and id < ? returning 1)
-        select count(*)::int as n from m`, [to, leaf.retentionClass, account.id, fromId, toId]);
+      await sql`update delivery d set retention_class = ${to} from (${theirs}) m
+                where d.event_id = m.id and d.retention_class = ${leaf.retentionClass} and d.event_id >= ${fromId} and d.event_id < ${toId}`.execute(db);
+      await sql`update attempt a set retention_class = ${to} from (${theirs}) m
+                where a.event_id = m.id and a.retention_class = ${leaf.retentionClass} and a.event_id >= ${fromId} and a.event_id < ${toId}`.execute(db);
+      const { rows: [row] } = await sql<{ n: number }>`
+        with m as (update event set retention_class = ${to} where retention_class = ${leaf.retentionClass} and account_id = ${account.id} and id >= ${fromId} and id < ${toId} returning 1)
+        select count(*)::int as n from m`.execute(db);
       moved += row?.n ?? 0;
     });
   }
@@ -195,15 +200,16 @@ const DELIVERY_DELETE_BATCH = 5000;
 async function removeDeliveries(em: EntityManager, leaf: HistoryLeaf): Promise<void> {
   const fromId = firstIdAt('event', leaf.startMs);
   const toId = firstIdAt('event', leaf.endMs);
-  await em.execute(`delete from delivery l where ${DELIVERY_OPEN} and l.retention_class = ? and l.event_id >= ? and l.event_id < ?`, [leaf.retentionClass, fromId, toId]);
-  const [legacy] = await em.execute<{ any: boolean }[]>(`select exists (select 1 from delivery_r0 where event_id >= ? and event_id < ?) as any`, [fromId, toId]);
+  const db = em.getKysely();
+  await sql`delete from delivery l where ${sql.raw(DELIVERY_OPEN)} and l.retention_class = ${leaf.retentionClass} and l.event_id >= ${fromId} and l.event_id < ${toId}`.execute(db);
+  const { rows: [legacy] } = await sql<{ any: boolean }>`select exists (select 1 from delivery_r0 where event_id >= ${fromId} and event_id < ${toId}) as any`.execute(db);
   if (!legacy?.any) return;
   let after = '';
   for (;;) {
-    const ids = (await em.execute<{ id: string }[]>(`select id from ${leaf.eventLeaf} where id > ? order by id limit ${DELIVERY_DELETE_BATCH}`, [after])).map((row) => row.id);
+    const { rows } = await sql<{ id: string }>`select id from ${sql.id(leaf.eventLeaf)} where id > ${after} order by id limit ${DELIVERY_DELETE_BATCH}`.execute(db);
+    const ids = rows.map((row) => row.id);
     if (ids.length === 0) return;
-    // event ids hold letters, digits and `_` only: an array literal
-    await em.execute('delete from delivery where layout = 0 and event_id = any(?::text[])', [`{${ids.join(',')}}`]);
+    await sql`delete from delivery where layout = 0 and event_id = any(${ids}::text[])`.execute(db);
     if (ids.length < DELIVERY_DELETE_BATCH) return;
     after = ids.at(-1)!;
   }
@@ -217,10 +223,10 @@ async function removeDeliveries(em: EntityManager, leaf: HistoryLeaf): Promise<v
  * previous-version relay's claim) only takes room: ingest takes over a key whose event is gone.
  */
 async function removeDedupeKeys(em: EntityManager, leaf: HistoryLeaf): Promise<void> {
-  await em.execute(`
+  await sql`
     delete from event_dedupe_key k
-    where k.event_id >= ? and k.event_id < ?
-      and exists (select 1 from ${leaf.eventLeaf} e where e.id = k.event_id)`, [firstIdAt('event', leaf.startMs), firstIdAt('event', leaf.endMs)]);
+    where k.event_id >= ${firstIdAt('event', leaf.startMs)} and k.event_id < ${firstIdAt('event', leaf.endMs)}
+      and exists (select 1 from ${sql.id(leaf.eventLeaf)} e where e.id = k.event_id)`.execute(em.getKysely());
 }
 
 /**
@@ -228,17 +234,17 @@ async function removeDedupeKeys(em: EntityManager, leaf: HistoryLeaf): Promise<v
  * one table; returns whether this call dropped it (another process may have).
  */
 async function detachAndDrop(em: EntityManager, table: string, retentionClass: number, leafName: string): Promise<boolean> {
-  const [state] = await em.execute<{ pending: boolean | null; exists: boolean }[]>(`
-    select to_regclass(?) is not null as exists,
-           (select i.inhdetachpending from pg_inherits i where i.inhrelid = to_regclass(?)) as pending`, [leafName, leafName]);
+  const db = em.getKysely();
+  const { rows: [state] } = await sql<{ pending: boolean | null; exists: boolean }>`
+    select to_regclass(${leafName}::text) is not null as exists,
+           (select i.inhdetachpending from pg_inherits i where i.inhrelid = to_regclass(${leafName}::text)) as pending`.execute(db);
   if (!state?.exists) return false;
-  const parent = `${table}_r${retentionClass}`;
-  if (state.pending === true) await em.execute(`alter table ${parent} detach partition ${leafName} finalize`);
-  else if (state.pending === false) await em.execute(`alter table ${parent} detach partition ${leafName} concurrently`);
-  const [dropped] = await em.execute<{ dropped: boolean }[]>(`
-    select to_regclass(?) is not null as dropped`, [leafName]);
+  const parent = sql.id(`${table}_r${retentionClass}`);
+  if (state.pending === true) await sql`alter table ${parent} detach partition ${sql.id(leafName)} finalize`.execute(db);
+  else if (state.pending === false) await sql`alter table ${parent} detach partition ${sql.id(leafName)} concurrently`.execute(db);
+  const { rows: [dropped] } = await sql<{ dropped: boolean }>`select to_regclass(${leafName}::text) is not null as dropped`.execute(db);
   if (!dropped?.dropped) return false;
-  await em.execute(`drop table ${leafName}`);
+  await sql`drop table ${sql.id(leafName)}`.execute(db);
   return true;
 }
 
@@ -277,14 +283,14 @@ export async function dropExpiredPartitions(orm: Orm, options: { now?: Date; sig
  * leaves whose drop it finished).
  */
 async function dropDetachedLeaves(em: EntityManager): Promise<number> {
-  const rows = await em.execute<{ relname: string }[]>(`
+  const { rows } = await sql<{ relname: string }>`
     select c.relname from pg_class c
     where c.relkind = 'r' and not c.relispartition and c.relname ~ '^(event|attempt|delivery)_r[0-9]+_[0-9]{8}$'
-      and c.relnamespace = (select relnamespace from pg_class where oid = 'event'::regclass)`);
+      and c.relnamespace = (select relnamespace from pg_class where oid = 'event'::regclass)`.execute(em.getKysely());
   let leaves = 0;
   for (const { relname } of rows) {
     try {
-      await em.execute(`drop table ${relname}`);
+      await sql`drop table ${sql.id(relname)}`.execute(em.getKysely());
       if (relname.startsWith('event_')) leaves++;
     } catch (error) {
       if (!isConcurrentDrop(error)) throw error;

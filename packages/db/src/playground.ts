@@ -1,10 +1,11 @@
 /**
  * Playground sessions (/playground): a temporary account with one endpoint, reached
  * through a token whose hash is kept in `playground_session` (see migration
- * 004-playground). Plain SQL, one named statement per function, since the table has
+ * 004-playground). Plain SQL, one statement per function, since the table has
  * no entity: nothing but these functions reads or writes it.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import type { Orm } from './orm.ts';
 
 /** What a playground token opens: one account and the endpoint made for it. */
@@ -45,19 +46,15 @@ export async function insertPlaygroundSession(
   em: EntityManager,
   session: { accountId: string; endpointId: string; tokenHash: string; createdAt: Date; expiresAt: Date },
 ): Promise<void> {
-  await em.execute(
-    'insert into playground_session (account_id, endpoint_id, token_hash, created_at, expires_at) values (?, ?, ?, ?, ?)',
-    [session.accountId, session.endpointId, session.tokenHash, session.createdAt, session.expiresAt],
-  );
+  await sql`insert into playground_session (account_id, endpoint_id, token_hash, created_at, expires_at)
+            values (${session.accountId}, ${session.endpointId}, ${session.tokenHash}, ${session.createdAt}, ${session.expiresAt})`.execute(em.getKysely());
 }
 
 /** The live session behind a token hash: none when unknown or expired (even before the expiry job removes it). */
 export async function findPlaygroundSession(em: EntityManager, tokenHash: string, now: Date): Promise<PlaygroundSession | null> {
-  const rows = await em.execute<SessionRow[]>(
-    `select account_id, endpoint_id, created_at, expires_at, claimed_at from playground_session
-     where token_hash = ? and (expires_at is null or expires_at > ?)`,
-    [tokenHash, now],
-  );
+  const { rows } = await sql<SessionRow>`
+    select account_id, endpoint_id, created_at, expires_at, claimed_at from playground_session
+    where token_hash = ${tokenHash} and (expires_at is null or expires_at > ${now})`.execute(em.getKysely());
   return rows[0] ? toSession(rows[0]) : null;
 }
 
@@ -66,12 +63,10 @@ export async function findPlaygroundSession(em: EntityManager, tokenHash: string
  * claim racing the expiry job (or a second claim) either wins whole or gets nothing.
  */
 export async function claimPlaygroundSession(em: EntityManager, tokenHash: string, now: Date): Promise<PlaygroundSession | null> {
-  const rows = await em.execute<SessionRow[]>(
-    `update playground_session set expires_at = null, claimed_at = ?
-     where token_hash = ? and expires_at > ?
-     returning account_id, endpoint_id, created_at, expires_at, claimed_at`,
-    [now, tokenHash, now],
-  );
+  const { rows } = await sql<SessionRow>`
+    update playground_session set expires_at = null, claimed_at = ${now}
+    where token_hash = ${tokenHash} and expires_at > ${now}
+    returning account_id, endpoint_id, created_at, expires_at, claimed_at`.execute(em.getKysely());
   return rows[0] ? toSession(rows[0]) : null;
 }
 
@@ -88,15 +83,13 @@ export const PLAYGROUND_REMOVAL_GRACE_MS = 60_000;
  * account is gone.
  */
 export async function removeExpiredPlaygrounds(orm: Orm, now: Date = new Date(), graceMs = PLAYGROUND_REMOVAL_GRACE_MS): Promise<number> {
-  const em = orm.em.fork();
-  await em.execute(
-    `update endpoint set status = 'disabled', updated_at = ?
-     where status <> 'disabled' and account_id in (select account_id from playground_session where expires_at <= ?)`,
-    [now, now],
-  );
-  const removed = await em.execute<{ removed: number }[]>(
-    `with expired as (
-       select account_id from playground_session where expires_at <= ? for update
+  const db = orm.em.fork().getKysely();
+  await sql`
+    update endpoint set status = 'disabled', updated_at = ${now}
+    where status <> 'disabled' and account_id in (select account_id from playground_session where expires_at <= ${now})`.execute(db);
+  const { rows: removed } = await sql<{ removed: number }>`
+     with expired as (
+       select account_id from playground_session where expires_at <= ${new Date(now.getTime() - graceMs)} for update
      ), removed_deliveries as (
        delete from delivery where event_id in (select id from event where account_id in (select account_id from expired))
      ), removed_attempts as (
@@ -108,8 +101,6 @@ export async function removeExpiredPlaygrounds(orm: Orm, now: Date = new Date(),
      ), removed_accounts as (
        delete from account where id in (select account_id from expired) returning id
      )
-     select count(*)::int as removed from removed_accounts`,
-    [new Date(now.getTime() - graceMs)],
-  );
+     select count(*)::int as removed from removed_accounts`.execute(db);
   return removed[0]?.removed ?? 0;
 }

@@ -4,6 +4,7 @@
  * key gets its limit once however many processes answer it. Plain SQL, one statement per
  * function: nothing but these functions reads or writes the table.
  */
+import { sql } from 'kysely';
 import type { Orm } from './orm.ts';
 import { runStatement, type NamedStatement } from './queue/executor.ts';
 
@@ -53,8 +54,7 @@ export async function countRateLimitedRequest(orm: Orm, key: string, windowMs: n
  * the counters need no index on `expires_at` (which would cost every increment an index write).
  */
 export async function pruneRateLimitCounters(orm: Orm): Promise<number> {
-  const rows = await orm.em.fork().getConnection().execute<{ removed: number }[]>(
-    'with gone as (delete from rate_limit_counter where expires_at <= now() returning 1) select count(*)::integer as removed from gone',
-  );
+  const { rows } = await sql<{ removed: number }>`
+    with gone as (delete from rate_limit_counter where expires_at <= now() returning 1) select count(*)::integer as removed from gone`.execute(orm.em.fork().getKysely());
   return rows[0]?.removed ?? 0;
 }

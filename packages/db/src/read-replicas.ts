@@ -19,6 +19,7 @@
  * Nothing is asked of the database per request: a read costs a map lookup.
  */
 import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import { ormConfig, poolShares, type Orm } from './orm.ts';
 import { attachSecretBox } from './signing-secrets.ts';
 
@@ -261,7 +262,7 @@ export class ReadReplicas {
     const timeoutMs = Math.max(1000, 2 * this.#intervalMs);
     const atMs = this.#now();
     try {
-      const [row] = await withTimeout(this.#primary.em.fork().execute<{ lsn: string }[]>('select pg_current_wal_lsn()::text as lsn'), timeoutMs, 'the primary');
+      const { rows: [row] } = await withTimeout(sql<{ lsn: string }>`select pg_current_wal_lsn()::text as lsn`.execute(this.#primary.em.fork().getKysely()), timeoutMs, 'the primary');
       this.#positions.push({ atMs, lsn: parseLsn(row!.lsn) });
     } catch {
       // Without the primary's position the replicas are measured against the last ones
@@ -271,8 +272,8 @@ export class ReadReplicas {
     while (this.#positions.length > 1 && this.#positions[0]!.atMs < oldestKept) this.#positions.shift();
     await Promise.all(this.#replicas.map(async (replica) => {
       try {
-        const [row] = await withTimeout(
-          replica.orm.em.fork().execute<{ standby: boolean; lsn: string | null }[]>('select pg_is_in_recovery() as standby, pg_last_wal_replay_lsn()::text as lsn'),
+        const { rows: [row] } = await withTimeout(
+          sql<{ standby: boolean; lsn: string | null }>`select pg_is_in_recovery() as standby, pg_last_wal_replay_lsn()::text as lsn`.execute(replica.orm.em.fork().getKysely()),
           timeoutMs,
           replica.name,
         );

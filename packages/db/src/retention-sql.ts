@@ -17,6 +17,7 @@
  */
 import { firstIdAt, isPlan, retentionDaysOf, type Plan } from '@hook/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql, type RawBuilder } from 'kysely';
 import type { Orm } from './orm.ts';
 import { DAY_MS, dropExpiredPartitions } from './partitions.ts';
 
@@ -81,24 +82,20 @@ export interface RetentionCandidate {
  * with nothing old cost almost nothing and are not looked at further.
  */
 export async function findRetentionCandidates(em: EntityManager, afterAccountId: string, olderThanId: string, limit: number): Promise<RetentionCandidate[]> {
-  const rows = await em.execute<{ id: string; plan: string; retention_days: number | null; oldest_event_id: string }[]>(
-    `select a.id, a.plan, a.retention_days, oldest.id as oldest_event_id
-     from account a
-     cross join lateral (select e.id from event e where e.account_id = a.id and e.retention_class = 0 order by e.id limit 1) oldest
-     where a.id > ? and oldest.id < ?
-     order by a.id
-     limit ?`,
-    [afterAccountId, olderThanId, limit],
-  );
+  const { rows } = await sql<{ id: string; plan: string; retention_days: number | null; oldest_event_id: string }>`
+    select a.id, a.plan, a.retention_days, oldest.id as oldest_event_id
+    from account a
+    cross join lateral (select e.id from event e where e.account_id = a.id and e.retention_class = 0 order by e.id limit 1) oldest
+    where a.id > ${afterAccountId} and oldest.id < ${olderThanId}
+    order by a.id
+    limit ${limit}`.execute(em.getKysely());
   return rows.map((row) => ({ accountId: row.id, plan: row.plan, retentionDays: row.retention_days, oldestEventId: row.oldest_event_id }));
 }
 
 /** An account's plan changes, oldest first (ids are time-sortable). */
 export async function planHistoryOf(em: EntityManager, accountId: string): Promise<PlanPeriodChange[]> {
-  const rows = await em.execute<{ from_plan: string; to_plan: string; changed_at: Date | string }[]>(
-    'select from_plan, to_plan, changed_at from plan_change where account_id = ? order by id',
-    [accountId],
-  );
+  const { rows } = await sql<{ from_plan: string; to_plan: string; changed_at: Date | string }>`
+    select from_plan, to_plan, changed_at from plan_change where account_id = ${accountId} order by id`.execute(em.getKysely());
   return rows.filter((row) => isPlan(row.from_plan) && isPlan(row.to_plan)).map((row) => ({
     fromPlan: row.from_plan as Plan, toPlan: row.to_plan as Plan, changedAt: new Date(row.changed_at),
   }));
@@ -110,14 +107,15 @@ export async function planHistoryOf(em: EntityManager, accountId: string): Promi
  * cascade from the event; an event's dedupe key is a column of it). `removed_events`
  * returns each removed id. Retention and account erasure both remove events this way.
  */
-export function removeEventsCtes(ids: string, classZeroOnly = false): string {
-  const only = classZeroOnly ? ' and retention_class = 0' : '';
-  return `removed_attempts as (
-       delete from attempt where event_id in (select id from ${ids})${only}
+export function removeEventsCtes(ids: string, classZeroOnly = false): RawBuilder<unknown> {
+  const from = sql.id(ids);
+  const only = classZeroOnly ? sql` and retention_class = 0` : sql``;
+  return sql`removed_attempts as (
+       delete from attempt where event_id in (select id from ${from})${only}
      ), removed_deliveries as (
-       delete from delivery where event_id in (select id from ${ids})${only}
+       delete from delivery where event_id in (select id from ${from})${only}
      ), removed_events as (
-       delete from event where id in (select id from ${ids})${only} returning id
+       delete from event where id in (select id from ${from})${only} returning id
      )`;
 }
 
@@ -154,26 +152,21 @@ export interface ExpiredBatch {
  * Row locks only: ingest (INSERT) never waits on it.
  */
 export async function removeExpiredEventBatch(em: EntityManager, batch: ExpiredBatch): Promise<{ removed: number; lastId: string | null }> {
-  const params: unknown[] = [batch.accountId, batch.fromId, batch.toId, batch.cutoff];
-  let otherRangesGuard = '';
+  let otherRangesGuard = sql``;
   if (batch.otherRanges) {
     const { receivedFrom, receivedTo, earliestCutoff } = batch.otherRanges;
-    const inRange = [receivedFrom && 'received_at >= ?', receivedTo && 'received_at < ?'].filter(Boolean).join(' and ');
-    otherRangesGuard = `and ((${inRange}) or received_at < ?)`;
-    params.push(...[receivedFrom, receivedTo].filter((bound) => bound !== null), earliestCutoff);
+    const inRange = [receivedFrom && sql`received_at >= ${receivedFrom}`, receivedTo && sql`received_at < ${receivedTo}`].filter((bound) => bound !== null);
+    otherRangesGuard = sql`and ((${sql.join(inRange, sql` and `)}) or received_at < ${earliestCutoff})`;
   }
-  params.push(batch.limit);
-  const rows = await em.execute<{ removed: number; last_id: string | null }[]>(
-    `with expired as (
+  const { rows } = await sql<{ removed: number; last_id: string | null }>`
+     with expired as (
        select id from event
-       where retention_class = 0 and account_id = ? and id >= ? and id < ? and received_at < ? ${otherRangesGuard}
+       where retention_class = 0 and account_id = ${batch.accountId} and id >= ${batch.fromId} and id < ${batch.toId} and received_at < ${batch.cutoff} ${otherRangesGuard}
        order by account_id, id
-       limit ?
+       limit ${batch.limit}
        for update skip locked
      ), ${removeEventsCtes('expired', true)}
-     select count(*)::int as removed, max(id) as last_id from removed_events`,
-    params,
-  );
+     select count(*)::int as removed, max(id) as last_id from removed_events`.execute(em.getKysely());
   return { removed: rows[0]?.removed ?? 0, lastId: rows[0]?.last_id ?? null };
 }
 

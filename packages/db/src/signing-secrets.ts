@@ -4,7 +4,7 @@
  * SecretBox as a MikroORM extension, so every EntityManager fork and raw query mapping
  * reaches the same key without a module-level singleton.
  */
-import { CompiledQuery } from 'kysely';
+import { sql } from 'kysely';
 import type { Configuration } from '@mikro-orm/core';
 import { isSealedSecret, SecretBox, SecretBoxError } from '@hook/core';
 import type { Orm } from './orm.ts';
@@ -58,18 +58,14 @@ export const SEAL_BATCH_SIZE = 500;
  */
 export async function prepareSigningSecrets(orm: Orm, batchSize = SEAL_BATCH_SIZE): Promise<number> {
   const box = signingSecretBox(orm);
-  const kysely = orm.em.getKysely();
-  const query = async <Row>(text: string, params: unknown[]): Promise<Row[]> => [...(await kysely.executeQuery<Row>(CompiledQuery.raw(text, params))).rows];
-
-  const samples = await query<{ secret: string }>(
-    `select distinct on (split_part(secret, ':', 3)) secret
-     from (select secret, id from destination where secret like 'enc:%'
-           union all select verification_secret, id from endpoint where verification_secret like 'enc:%'
-           union all select handshake_secret, id from endpoint where handshake_secret like 'enc:%'
-           union all select slack_url, account_id from alert_channel where slack_url like 'enc:%') as sealed
-     order by split_part(secret, ':', 3), id`,
-    [],
-  );
+  const db = orm.em.getKysely();
+  const { rows: samples } = await sql<{ secret: string }>`
+    select distinct on (split_part(secret, ':', 3)) secret
+    from (select secret, id from destination where secret like 'enc:%'
+          union all select verification_secret, id from endpoint where verification_secret like 'enc:%'
+          union all select handshake_secret, id from endpoint where handshake_secret like 'enc:%'
+          union all select slack_url, account_id from alert_channel where slack_url like 'enc:%') as sealed
+    order by split_part(secret, ':', 3), id`.execute(db);
   for (const { secret } of samples) {
     try {
       box.open(secret);
@@ -82,22 +78,20 @@ export async function prepareSigningSecrets(orm: Orm, batchSize = SEAL_BATCH_SIZ
   let sealed = 0;
   let after = '';
   for (;;) {
-    const rows = await query<{ id: string; secret: string; previous_secret: string | null }>(
-      `select id, secret, previous_secret from destination
-       where id > $1 and (secret not like 'enc:%' or previous_secret not like 'enc:%')
-       order by id limit $2`,
-      [after, batchSize],
-    );
+    const { rows } = await sql<{ id: string; secret: string; previous_secret: string | null }>`
+      select id, secret, previous_secret from destination
+      where id > ${after} and (secret not like 'enc:%' or previous_secret not like 'enc:%')
+      order by id limit ${batchSize}`.execute(db);
     if (rows.length === 0) return sealed;
     after = rows[rows.length - 1]!.id;
     const seal = (value: string | null) => (value === null || isSealedSecret(value) ? value : box.seal(value));
-    const updated = await query<{ id: string }>(
-      `update destination e set secret = v.secret, previous_secret = v.previous_secret
-       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as v(id, old_secret, old_previous_secret, secret, previous_secret)
-       where e.id = v.id and e.secret = v.old_secret and e.previous_secret is not distinct from v.old_previous_secret
-       returning e.id`,
-      [rows.map((row) => row.id), rows.map((row) => row.secret), rows.map((row) => row.previous_secret), rows.map((row) => seal(row.secret)), rows.map((row) => seal(row.previous_secret))],
-    );
+    const { rows: updated } = await sql<{ id: string }>`
+      update destination e set secret = v.secret, previous_secret = v.previous_secret
+      from unnest(${rows.map((row) => row.id)}::text[], ${rows.map((row) => row.secret)}::text[], ${rows.map((row) => row.previous_secret)}::text[],
+                  ${rows.map((row) => seal(row.secret))}::text[], ${rows.map((row) => seal(row.previous_secret))}::text[])
+        as v(id, old_secret, old_previous_secret, secret, previous_secret)
+      where e.id = v.id and e.secret = v.old_secret and e.previous_secret is not distinct from v.old_previous_secret
+      returning e.id`.execute(db);
     sealed += updated.length;
   }
 }

@@ -1,4 +1,4 @@
-import { CompiledQuery } from 'kysely';
+import { sql } from 'kysely';
 import type { VerificationResult } from '@hook/core';
 import { openListenConnection } from './listen-connection.ts';
 import { eventSummaryColumns } from './event-summaries.ts';
@@ -67,11 +67,11 @@ export interface StreamEventRow {
  * summary (a long path or query) does not fit in a NOTIFY payload: one primary-key lookup per batch.
  */
 export async function readStreamEvents(orm: Orm, ids: readonly string[]): Promise<StreamEventRow[]> {
-  const result = await orm.em.getKysely().executeQuery<Omit<StreamEventRow, 'received_at'> & { received_at: string | Date }>(CompiledQuery.raw(`
+  const result = await sql<Omit<StreamEventRow, 'received_at'> & { received_at: string | Date }>`
     select e.id, e.account_id, e.endpoint_id, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, e.verification, s.status
-    from event e cross join lateral (select ${eventSummaryColumns('e.account_id')} from delivery l
+    from event e cross join lateral (select ${sql.raw(eventSummaryColumns('e.account_id'))} from delivery l
                                      where l.event_id = e.id and l.account_id = e.account_id and l.retention_class = e.retention_class) s
-    where e.id = any($1::text[])`, [ids]));
+    where e.id = any(${ids}::text[])`.execute(orm.em.getKysely());
   const byId = new Map(result.rows.map((row) => [row.id, { ...row, received_at: new Date(row.received_at) }]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }

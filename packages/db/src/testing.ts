@@ -1,6 +1,7 @@
 /**
  * Test databases: one template migrated once per test run, and a fresh copy of it per
  * test file (CREATE DATABASE … TEMPLATE is a file copy, far faster than migrating).
+ * SQL: a raw `pg` client, not the ORM's kysely; why, in ../README.md (How SQL is written here).
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';

@@ -1,5 +1,5 @@
-import type { EntityManager } from '@mikro-orm/core';
-import { CompiledQuery } from 'kysely';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import { PLAN_LIMITS, PLANS, usageMonth } from '@hook/core';
 import type { Orm } from './orm.ts';
 
@@ -21,13 +21,11 @@ export interface AccountUsage {
  */
 export async function readAccountUsage(em: EntityManager, accountId: string, now: Date): Promise<AccountUsage> {
   const month = usageMonth(now);
-  const [row] = await em.getConnection().execute<{ events_accepted: string | null; transformation_cpu_ms: string | null; endpoints: string; members: string }[]>(
-    `select (select events_accepted from account_usage where account_id = ? and month = ?) as events_accepted,
-            (select transformation_cpu_ms from account_usage where account_id = ? and month = ?) as transformation_cpu_ms,
-            (select count(*) from endpoint where account_id = ? and deleted_at is null and kind = 'user') as endpoints,
-            (select count(*) from member where account_id = ?) as members`,
-    [accountId, month, accountId, month, accountId, accountId],
-  );
+  const { rows: [row] } = await sql<{ events_accepted: string | null; transformation_cpu_ms: string | null; endpoints: string; members: string }>`
+    select (select events_accepted from account_usage where account_id = ${accountId} and month = ${month}) as events_accepted,
+           (select transformation_cpu_ms from account_usage where account_id = ${accountId} and month = ${month}) as transformation_cpu_ms,
+           (select count(*) from endpoint where account_id = ${accountId} and deleted_at is null and kind = 'user') as endpoints,
+           (select count(*) from member where account_id = ${accountId}) as members`.execute(em.getKysely());
   return { month: month.slice(0, 7), eventsAccepted: Number(row?.events_accepted ?? 0), endpoints: Number(row?.endpoints ?? 0), members: Number(row?.members ?? 0), transformationCpuMs: Number(row?.transformation_cpu_ms ?? 0) };
 }
 
@@ -39,13 +37,11 @@ export async function addTransformationCpu(orm: Orm, cpuMsByAccount: ReadonlyMap
   if (cpuMsByAccount.size === 0) return;
   const accounts = [...cpuMsByAccount.keys()];
   const cpuMs = accounts.map((account) => Math.round(cpuMsByAccount.get(account)!));
-  await orm.em.getKysely().executeQuery(CompiledQuery.raw(
-    `insert into account_usage (account_id, month, transformation_cpu_ms)
-     select a.account_id, $1::date, a.cpu_ms from unnest($2::text[], $3::bigint[]) as a (account_id, cpu_ms)
-     join account on account.id = a.account_id
-     on conflict (account_id, month) do update set transformation_cpu_ms = account_usage.transformation_cpu_ms + excluded.transformation_cpu_ms`,
-    [usageMonth(now), accounts, cpuMs],
-  ));
+  await sql`
+    insert into account_usage (account_id, month, transformation_cpu_ms)
+    select a.account_id, ${usageMonth(now)}::date, a.cpu_ms from unnest(${accounts}::text[], ${cpuMs}::bigint[]) as a (account_id, cpu_ms)
+    join account on account.id = a.account_id
+    on conflict (account_id, month) do update set transformation_cpu_ms = account_usage.transformation_cpu_ms + excluded.transformation_cpu_ms`.execute(orm.em.getKysely());
 }
 
 /**
@@ -55,10 +51,11 @@ export async function addTransformationCpu(orm: Orm, cpuMsByAccount: ReadonlyMap
  * whether this call queued it.
  */
 export async function recordTransformationThrottled(orm: Orm, accountId: string, now: Date): Promise<boolean> {
-  const { rows } = await orm.em.getKysely().executeQuery<{ queued: boolean }>(CompiledQuery.raw(
-    `with marked as (
+  const plans = sql.join(PLANS.map((plan) => sql`(${plan}::text, ${PLAN_LIMITS[plan].transformationCpuMsPerMinute}::int)`));
+  const { rows } = await sql<{ queued: boolean }>`
+     with marked as (
        insert into account_usage (account_id, month, transformation_throttled_at)
-       select id, $1::date, $2::timestamptz from account where id = $3
+       select id, ${usageMonth(now)}::date, ${now.toISOString()}::timestamptz from account where id = ${accountId}
        on conflict (account_id, month) do update set transformation_throttled_at = excluded.transformation_throttled_at
          where account_usage.transformation_throttled_at is null
        returning account_id, month, transformation_throttled_at
@@ -68,11 +65,9 @@ export async function recordTransformationThrottled(orm: Orm, accountId: string,
                 'month', to_char(m.month, 'YYYY-MM'), 'plan', a.plan, 'cpu_ms_per_minute', p.cpu_ms_per_minute,
                 'throttled_at', to_char(m.transformation_throttled_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
        from marked m join account a on a.id = m.account_id
-       join (values ${PLANS.map((_plan, i) => `($${4 + 2 * i}::text, $${5 + 2 * i}::int)`).join(', ')}) as p (plan, cpu_ms_per_minute) on p.plan = a.plan
+       join (values ${plans}) as p (plan, cpu_ms_per_minute) on p.plan = a.plan
        returning 1
      )
-     select exists (select 1 from queued) as queued`,
-    [usageMonth(now), now.toISOString(), accountId, ...PLANS.flatMap((plan) => [plan, PLAN_LIMITS[plan].transformationCpuMsPerMinute])],
-  ));
+     select exists (select 1 from queued) as queued`.execute(orm.em.getKysely());
   return rows[0]?.queued === true;
 }

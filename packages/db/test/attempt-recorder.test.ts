@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@hook/core';
 import { AttemptRecorder, claimDue, createOrm, EventWriter, type ClaimedDelivery, type NewEvent, type Orm, type RecordInput } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
-import { freshDatabase } from '../../../test/support/database.ts';
+import { freshDatabase } from '@hook/test/database';
 import { insertEndpoint } from './rows.ts';
 
 let database: TestDatabase;
@@ -43,7 +43,7 @@ function newEvent(account: number): NewEvent {
 function delivered(delivery: ClaimedDelivery, responseStatus = 200): RecordInput {
   return {
     delivery,
-    attempt: { id: newId('attempt'), startedAt: new Date(), durationMs: 5, responseStatus, responseBody: null, error: null },
+    attempt: { id: newId('attempt'), startedAt: new Date(), durationMs: 5, responseStatus, responseBody: null, error: null, failureKind: null },
     next: { status: 'delivered', autoAttempts: delivery.autoAttempts + 1, nextAttemptAt: null },
     health: 'ok',
   };

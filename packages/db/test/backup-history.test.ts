@@ -15,7 +15,7 @@ import { firstIdAt, newId } from '@hook/core';
 import pg from 'pg';
 import { adminQuery, dropDatabaseForce, withDatabase, type TestDatabase } from '../src/testing.ts';
 import { backupDatabase, restoreDatabase } from '../src/index.ts';
-import { freshDatabase } from '../../../test/support/database.ts';
+import { freshDatabase } from '@hook/test/database';
 import { insertEndpoint } from './rows.ts';
 
 const DAY_MS = 86_400_000;

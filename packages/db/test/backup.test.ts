@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { adminQuery, type TestDatabase } from '../src/testing.ts';
 import { backupDatabase } from '../src/index.ts';
-import { freshDatabase } from '../../../test/support/database.ts';
+import { freshDatabase } from '@hook/test/database';
 
 let database: TestDatabase;
 let workDir: string;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstIdAt, newId, type EventStatus } from '@hook/core';
 import { createOrm, eventListQuery, insertEvents, listEvents, type EventListFilter, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
-import { freshDatabase } from '../../../test/support/database.ts';
+import { freshDatabase } from '@hook/test/database';
 import { insertEndpoint } from './rows.ts';
 
 const EVENTS = 40;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newId, usageMonth } from '@hook/core';
 import { addTransformationCpu, createOrm, EventWriter, readAccountUsage, recordTransformationThrottled, type InsertOutcome, type NewEvent, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
-import { freshDatabase } from '../../../test/support/database.ts';
+import { freshDatabase } from '@hook/test/database';
 import { insertEndpoint } from './rows.ts';
 
 let database: TestDatabase;

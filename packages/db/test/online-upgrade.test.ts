@@ -50,7 +50,7 @@ import {
 import { adminQuery, withDatabase } from '../src/testing.ts';
 import { DELIVERY_OPTIONS_COLUMNS } from '../src/migrations/023-delivery-options.ts';
 import { ATTEMPT_COLUMNS, ISSUES_TABLES } from '../src/migrations/025-issues.ts';
-import { createLegacyAccounts, fillLegacyHistory, legacyIngest, PREVIOUS_RELEASE_MIGRATION, type LegacyAccount } from '../../../test/support/legacy-history.ts';
+import { createLegacyAccounts, fillLegacyHistory, legacyIngest, PREVIOUS_RELEASE_MIGRATION, type LegacyAccount } from '@hook/test/legacy-history';
 
 const EVENTS = 20_000;
 const DAY_MS = 86_400_000;
@@ -193,7 +193,7 @@ async function deliveryDigest(client: pg.Client, table: string, exceptEvents: re
 function delivered(delivery: ClaimedDelivery): RecordInput {
   return {
     delivery,
-    attempt: { id: newId('attempt'), startedAt: new Date(), durationMs: 5, responseStatus: 200, responseBody: null, error: null },
+    attempt: { id: newId('attempt'), startedAt: new Date(), durationMs: 5, responseStatus: 200, responseBody: null, error: null, failureKind: null },
     next: { status: 'delivered', autoAttempts: delivery.autoAttempts + 1, nextAttemptAt: null },
     health: 'ok',
   };

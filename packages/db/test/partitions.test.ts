@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createOrm, dropExpiredPartitions, ensureHistoryPartitions, historyLeaves, maintainHistoryPartitions, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
-import { freshDatabase } from '../../../test/support/database.ts';
+import { freshDatabase } from '@hook/test/database';
 
 const DAY_MS = 86_400_000;
 let database: TestDatabase;

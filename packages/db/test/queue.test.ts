@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DESTINATION_FAILURE_LIMIT, firstIdAt, newId } from '@hook/core';
+import { answerKind, DESTINATION_FAILURE_LIMIT, firstIdAt, newId, type IssueKind } from '@hook/core';
 import pg from 'pg';
 import {
-  AttemptRecorder, CLAIM_DUE, CLAIM_LISTEN, CLAIM_LISTEN_AFTER, QUEUE_SESSION_SETTINGS, releaseLease, queueExecutor, pruneIssueEvents, RECORD_GROUPED_RESULTS, RECORD_RESULTS, claimDue, resolveDeliveredIssues, claimForListener, createOrm, DUE_CHANNEL, EventWriter, refreshQueueStatistics, replayEvent, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
+  AttemptRecorder, CLAIM_DUE, CLAIM_LISTEN, CLAIM_LISTEN_AFTER, QUEUE_SESSION_SETTINGS, releaseLease, queueExecutor, pruneIssueEvents, RECORD_GROUPED_RESULTS, RECORD_INPUT, RECORD_RESULTS, claimDue, resolveDeliveredIssues, claimForListener, createOrm, DUE_CHANNEL, EventWriter, readDeliveries, refreshQueueStatistics, replayEvent, summarizeEvents, type ClaimedDelivery, type NewEvent, type Orm,
 } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
-import { freshDatabase } from '../../../test/support/database.ts';
+import { freshDatabase } from '@hook/test/database';
 import { insertEndpoint } from './rows.ts';
-import { historyIndex, historyKey, historyRelation } from '../../../test/support/history-plan.ts';
+import { historyIndex, historyKey, historyRelation } from '@hook/test/history-plan';
 
 let database: TestDatabase;
 let orm: Orm;
@@ -59,10 +59,16 @@ async function due(count: number, endpoint = endpointId): Promise<string[]> {
 
 const claimOptions = { limit: 1000, leaseMs: 60_000, perDestinationLimit: 1000 };
 
+/** The kind an attempt with this answer is recorded with (null: no answer, a network error). */
+function failureKindOf(status: number | null): IssueKind | null {
+  const kind = status === null ? 'network_error' : answerKind(status);
+  return kind === 'ok' ? null : kind;
+}
+
 function result(delivery: ClaimedDelivery, status: number | null, next: { status: 'delivered' | 'retrying' | 'failed'; nextAttemptAt?: Date | null }) {
   return {
     delivery,
-    attempt: { id: newId('attempt'), startedAt: new Date(), durationMs: 5, responseStatus: status, responseBody: null, error: status === null ? 'refused' : null },
+    attempt: { id: newId('attempt'), startedAt: new Date(), durationMs: 5, responseStatus: status, responseBody: null, error: status === null ? 'refused' : null, failureKind: failureKindOf(status) },
     next: { status: next.status, autoAttempts: delivery.autoAttempts + 1, nextAttemptAt: next.nextAttemptAt ?? null },
     health: status !== null && status >= 200 && status < 300 ? 'ok' as const : 'failed' as const,
   };
@@ -101,7 +107,8 @@ describe('claimDue', () => {
       const together = (await Promise.all([1, 2, 3].map(() => claimDue(orm, claimOptions)))).flat();
       expect(together.map((delivery) => delivery.id).sort()).toEqual(ids.slice(0, 3).sort());
       expect(await claimDue(orm, claimOptions)).toEqual([]);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      // A second later (the window is the database clock's: its start is moved back a second instead of waiting one)
+      await sql('update destination set rate_window_start = rate_window_start - interval \'1 second\' where id = ?', [destinationId]);
       expect((await claimDue(orm, claimOptions)).map((delivery) => delivery.id)).toEqual(ids.slice(3, 6));
     } finally {
       await sql('update destination set rate_per_second = null, rate_window_start = null, rate_window_count = 0 where id = ?', [destinationId]);
@@ -359,11 +366,16 @@ describe('insertEvents with a lease (the shortcut for new events)', () => {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     let count = 0;
-    client.on('notification', () => (count += 1));
+    const marker = `after the action ${newId('event')}`;
+    let markerArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (markerArrived = resolve));
+    client.on('notification', (notification) => (notification.payload === marker ? markerArrived() : (count += 1)));
     await client.query(`listen ${DUE_CHANNEL}`);
     try {
       await action();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Notifications arrive in commit order: once one sent after the action is here, all of the action's are.
+      await sql('select pg_notify(?, ?)', [DUE_CHANNEL, marker]);
+      await arrived;
       return count;
     } finally {
       await client.end();
@@ -377,6 +389,8 @@ describe('insertEvents with a lease (the shortcut for new events)', () => {
     const delivery = outcome?.stored ? outcome.delivery : null;
     expect(delivery).toMatchObject({ id: event.id, destinationId, leaseId: 'lease.1', destinationUrl: 'http://127.0.0.1:9/x', secrets: ['whsec_AAAA'], attemptCount: 0, trigger: 'auto' });
     expect(delivery!.body.equals(event.body)).toBe(true);
+    // the same delivery as a claim returns it (one mapper, toClaimed): the shortcut's event side is the request in memory, the rest the statement's
+    expect(delivery).toEqual((await readDeliveries(orm, accountId, [{ eventId: event.id, destinationId }]))[0]);
     const [row] = await sql('select lease_id, locked_until > now() + interval \'50 seconds\' as long_lease from delivery where event_id = ?', [event.id]);
     expect(row).toEqual({ lease_id: 'lease.1', long_lease: true });
     // Nobody else can claim it while the lease holds.
@@ -528,8 +542,8 @@ describe('the record statement plan', () => {
     const nodes = await queueExecutor(orm).transaction(async (client) => {
       await client.query('set local plan_cache_mode = force_generic_plan');
       await client.query(`prepare record_plan as ${RECORD_RESULTS.text}`);
-      const arrays = Array.from({ length: 18 }, () => `'{}'`).join(', ');
-      const explained = await client.query(`explain (format json) execute record_plan(${arrays}, 10, 86400000, 'channel', ${Array.from({ length: 5 }, () => `'{}'`).join(', ')})`);
+      const arrays = RECORD_INPUT.columns.map(() => `'{}'`).join(', ');
+      const explained = await client.query(`explain (format json) execute record_plan(${arrays}, 10, 86400000, 'channel')`);
       return planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
     });
     const onDelivery = nodes.filter((node) => historyRelation('delivery').test(node['Relation Name']) && String(node['Node Type']).endsWith('Scan'));
@@ -550,8 +564,8 @@ describe('the record statement plan', () => {
     const plan = (statement: string) => queueExecutor(orm).transaction(async (client) => {
       await client.query('set local plan_cache_mode = force_generic_plan');
       await client.query(`prepare plan_of as ${statement}`);
-      const arrays = Array.from({ length: 18 }, () => `'{}'`).join(', ');
-      const explained = await client.query(`explain (format json) execute plan_of(${arrays}, 10, 86400000, 'channel', ${Array.from({ length: 5 }, () => `'{}'`).join(', ')})`);
+      const arrays = RECORD_INPUT.columns.map(() => `'{}'`).join(', ');
+      const explained = await client.query(`explain (format json) execute plan_of(${arrays}, 10, 86400000, 'channel')`);
       await client.query('deallocate plan_of');
       return planNodes(explained.rows[0]['QUERY PLAN'][0].Plan);
     });

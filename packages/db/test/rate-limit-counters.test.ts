@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countRateLimitedRequest, createOrm, pruneRateLimitCounters, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
-import { freshDatabase } from '../../../test/support/database.ts';
+import { freshDatabase } from '@hook/test/database';
 
 let database: TestDatabase;
 const orms: Orm[] = [];

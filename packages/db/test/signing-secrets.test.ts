@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretKey, generateSigningSecret, newId, SecretBox } from '@hook/core';
 import { claimDue, createOrm, EventWriter, openSigningSecret, prepareSigningSecrets, sealSigningSecret, type Orm } from '../src/index.ts';
 import type { TestDatabase } from '../src/testing.ts';
-import { freshDatabase } from '../../../test/support/database.ts';
+import { freshDatabase } from '@hook/test/database';
 import { insertEndpoint } from './rows.ts';
 
 let database: TestDatabase;

@@ -116,8 +116,11 @@ export default defineCommand<[string | undefined], ListenOptions>({
     const apiUrl = client.apiUrl;
     /** Deliveries being forwarded to the local server. */
     const inFlight = new Set<Forwarding>();
+    /** Told when a delivery leaves `inFlight` or `unconfirmed`, or all are abandoned: what the shutdown waits on. */
+    const settling = changeSignal();
     const stop = stopSignal(() => {
       for (const forwarding of inFlight) forwarding.abort();
+      settling.notify();
     });
     const forwarder = new LocalForwarder(target);
     let stream: HookStream | undefined;
@@ -172,6 +175,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
       const printUnconfirmed = (): void => {
         for (const report of unconfirmed.values()) print({ ...report, unconfirmed: 'connection_lost' });
         unconfirmed.clear();
+        settling.notify();
       };
       /** At the end: late answers no connection took. */
       const printUnsent = (): void => {
@@ -218,6 +222,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
         inFlight.add(forwarding);
         void forwarding.outcome.then((outcome) => {
           inFlight.delete(forwarding);
+          settling.notify();
           // Abandoned at shutdown: left unanswered, so the relay offers it again.
           if (forwarding.aborted) return;
           const sent = live.sendResult({
@@ -246,6 +251,7 @@ export default defineCommand<[string | undefined], ListenOptions>({
         if (!report) return;
         unconfirmed.delete(recorded.delivery_id);
         answeredLate.delete(recorded.delivery_id);
+        settling.notify();
         print({ ...report, recorded });
       }
 
@@ -265,10 +271,15 @@ export default defineCommand<[string | undefined], ListenOptions>({
           noteConnection(out, { state: 'stopping', in_flight: inFlight.size }, `Stopping: waiting up to ${STOP_GRACE_MS / 1000} s for ${countOf(inFlight.size, 'delivery', 'deliveries')} in flight (Ctrl-C again to abandon them)…`);
         }
         // Results already sent get their verdict too, within the same grace.
-        const deadline = Date.now() + STOP_GRACE_MS;
-        while ((inFlight.size > 0 || unconfirmed.size > 0) && Date.now() < deadline && !(inFlight.size > 0 && [...inFlight].every((forwarding) => forwarding.aborted))) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
+        let graceOver = false;
+        const grace = setTimeout(() => {
+          graceOver = true;
+          settling.notify();
+        }, STOP_GRACE_MS);
+        while ((inFlight.size > 0 || unconfirmed.size > 0) && !graceOver && !(inFlight.size > 0 && [...inFlight].every((forwarding) => forwarding.aborted))) {
+          await settling.next();
         }
+        clearTimeout(grace);
         if (inFlight.size > 0) {
           noteConnection(out, { state: 'stopping', abandoned: inFlight.size }, `Abandoned ${countOf(inFlight.size, 'delivery', 'deliveries')}; the relay offers them again to the next listener.`);
           for (const forwarding of inFlight) forwarding.abort();
@@ -286,3 +297,16 @@ export default defineCommand<[string | undefined], ListenOptions>({
     }
   },
 });
+
+/** A wait for "something changed" without polling: `next()` resolves at the following `notify()`. */
+function changeSignal(): { next(): Promise<void>; notify(): void } {
+  let waiting: (() => void)[] = [];
+  return {
+    next: () => new Promise<void>((resolve) => waiting.push(resolve)),
+    notify: () => {
+      const resolved = waiting;
+      waiting = [];
+      for (const resolve of resolved) resolve();
+    },
+  };
+}

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import type { IngestSendMethod } from '@hook/client';
+import { isJsonContentType } from '@hook/core';
 import { defineCommand, type CommandContext } from '../command.ts';
 import { INPUT_UNREADABLE, UsageError, UserError } from '../errors.ts';
 import { fixtureRequest, readFixture } from '../event-fixture.ts';
@@ -53,11 +54,6 @@ async function bodyFrom(context: CommandContext, data: string): Promise<Buffer> 
     }
   }
   return Buffer.from(data, 'utf8');
-}
-
-function isJsonContentType(contentType: string): boolean {
-  const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
-  return mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
 function isValidJson(body: Buffer): boolean {

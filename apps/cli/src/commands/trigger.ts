@@ -1,4 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
+import { SAMPLE_PROVIDERS } from '@hook/core';
 import { HookApiError } from '@hook/client/errors';
 import { defineCommand } from '../command.ts';
 import { RelayErrorWithFix, UsageError } from '../errors.ts';
@@ -16,6 +17,11 @@ interface TriggerOptions {
 /** The providers, loaded when the command runs: the samples stay out of every other command's start. */
 async function providers(): Promise<readonly Provider[]> {
   return (await import('../trigger/providers.ts')).PROVIDERS;
+}
+
+/** `a, b, c or d`. */
+function oneOf(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
 }
 
 function listing(all: readonly Provider[]) {
@@ -45,7 +51,7 @@ function freshContext(endpointUrl: string): SampleContext {
 
 export default defineCommand<[string | undefined, string | undefined], TriggerOptions>({
   path: ['trigger'],
-  summary: 'Send a sample GitHub, Stripe, Shopify or Slack event, signed as that provider signs it',
+  summary: `Send a sample ${oneOf(SAMPLE_PROVIDERS.map((provider) => provider.title))} event, signed as that provider signs it`,
   description: [
     'Send a realistic sample event (shipped with hook) to an endpoint\'s receiving URL, with the provider\'s own headers, ' +
       'signed with the provider\'s scheme and a test secret, so your handler\'s signature check can be exercised offline. ' +
@@ -64,7 +70,7 @@ export default defineCommand<[string | undefined, string | undefined], TriggerOp
   ],
   configure(command) {
     command
-      .argument('[provider]', 'github, stripe, shopify or slack')
+      .argument('[provider]', oneOf(SAMPLE_PROVIDERS.map((provider) => provider.name)))
       .argument('[event]', 'the event: push, payment_intent.succeeded, orders/create, app_mention… (see --list)')
       .option('--endpoint <endpoint>', 'endpoint to send to (id or name; default: the profile\'s default endpoint, else the only one)')
       .option('--secret <secret>', 'sign with this secret instead of the provider\'s test secret')

@@ -16,7 +16,7 @@
  *   13:03:12  500  POST /webhooks  12 ms  evt_01M80PKE2V3WJ6R0S3QXW1M2ZB  charge.failed
  *             attempt 1; next retry in 30 s at 13:03:42
  */
-import type { DeliveryMessage, RecordedMessage } from '@hook/core';
+import { isSuccessStatus, type DeliveryMessage, type RecordedMessage } from '@hook/core';
 import { bodyExcerpt, STREAM_BODY_LIMITS } from '../output/body.ts';
 import { isoSeconds, type Cell, type Line } from '../output/view.ts';
 import type { ForwardOutcome } from './local-forwarder.ts';
@@ -57,16 +57,12 @@ export function waitText(ms: number): string {
   return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
 }
 
-function succeeded(status: number | null): boolean {
-  return status !== null && status >= 200 && status < 300;
-}
-
 /** The local server's status, toned: 2xx good (green), 4xx warn (yellow), 5xx and no answer bad (red). */
 function statusCellOf(status: number | null): Cell {
   const text = status === null ? 'ERR' : String(status);
   if (status === null || status >= 500) return { text, tone: 'bad' };
   if (status >= 400) return { text, tone: 'warn' };
-  if (succeeded(status)) return { text, tone: 'good' };
+  if (isSuccessStatus(status)) return { text, tone: 'good' };
   return text;
 }
 
@@ -86,7 +82,7 @@ function verdictText(report: DeliveryReport, nowMs: number, clock: (date: Date) 
   const parts: string[] = [];
   if (report.late) parts.push('answer sent after a reconnect');
   if (recorded.trigger === 'replay') parts.push('replay');
-  if (!succeeded(outcome.status) || recorded.attempt > 1) parts.push(`attempt ${recorded.attempt}`);
+  if (!isSuccessStatus(outcome.status) || recorded.attempt > 1) parts.push(`attempt ${recorded.attempt}`);
   if (recorded.status === 'failed') {
     parts.push(recorded.trigger === 'replay' ? 'event failed' : 'retries exhausted: failed');
   } else if (recorded.status !== 'delivered' && recorded.next_attempt_at !== null) {
@@ -100,7 +96,7 @@ function verdictText(report: DeliveryReport, nowMs: number, clock: (date: Date) 
 
 /** Whether `--print-body` shows this delivery's answer. */
 function showsBody(report: DeliveryReport, printBody: PrintBody | undefined): boolean {
-  return printBody === 'all' || (printBody === 'failed' && !succeeded(report.outcome.status));
+  return printBody === 'all' || (printBody === 'failed' && !isSuccessStatus(report.outcome.status));
 }
 
 /** The local server's answer, indented under the line: its start (STREAM_BODY_LIMITS), with a note when there was more. */

@@ -11,19 +11,13 @@
  * signal made for each of a thousand requests a second.
  */
 import { Pool, type Dispatcher } from 'undici';
-import { ATTEMPT_BODY_MAX_BYTES, type DeliveryMessage } from '@hook/core';
+import { ATTEMPT_BODY_MAX_BYTES, keptResponseBody, withoutHopByHop, type DeliveryMessage } from '@hook/core';
 import { forwardPath, type ForwardTarget } from './target.ts';
 
 /** How long the local server has to answer one delivery. */
 export const FORWARD_TIMEOUT_MS = 30_000;
 /** Idle connections to the local server are closed after this long. */
 const KEEP_ALIVE_TIMEOUT_MS = 30_000;
-
-/** Headers about one connection, or that the HTTP client sets itself: never copied. */
-const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer',
-  'transfer-encoding', 'upgrade', 'host', 'content-length', 'expect', 'http2-settings',
-]);
 
 export interface ForwardOutcome {
   /** The full URL the delivery went to. */
@@ -33,19 +27,13 @@ export interface ForwardOutcome {
   durationMs: number;
   /** Why there was no answer: "connection refused: nothing listens on 127.0.0.1:3000". */
   error: string | null;
-  /** The first ATTEMPT_BODY_MAX_BYTES of the answer as text; null without an answer. */
+  /** What an attempt keeps of the answer (core's keptResponseBody); null without an answer. */
   responseBody: string | null;
 }
 
-/** The headers to send: the delivery's, minus hop-by-hop ones and any the Connection header names. */
+/** The headers to send: the delivery's, minus hop-by-hop ones and any the Connection header names (core's rule, as the relay's), with a content-length of its own. */
 export function headersToForward(headers: Record<string, string>, bodyLength: number): Record<string, string> {
-  const named = headers.connection === undefined ? undefined : new Set(headers.connection.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
-  const out: Record<string, string> = {};
-  for (const name in headers) {
-    const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named?.has(lower)) continue;
-    out[lower] = headers[name]!;
-  }
+  const out = withoutHopByHop(headers);
   out['content-length'] = String(bodyLength);
   return out;
 }
@@ -124,14 +112,7 @@ export class Forwarding implements Dispatcher.DispatchHandlers {
 
   onComplete(): void {
     const kept = this.#kept.length === 1 ? this.#kept[0]! : Buffer.concat(this.#kept);
-    this.#resolve({
-      url: this.#url,
-      status: this.#status,
-      durationMs: this.#elapsed(),
-      error: null,
-      // NUL cannot be stored in PostgreSQL text, and a local server may send anything.
-      responseBody: kept.toString('utf8', 0, ATTEMPT_BODY_MAX_BYTES).replaceAll('\u0000', '\uFFFD'),
-    });
+    this.#resolve({ url: this.#url, status: this.#status, durationMs: this.#elapsed(), error: null, responseBody: keptResponseBody(kept) });
   }
 
   onError(error: Error): void {

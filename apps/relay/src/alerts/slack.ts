@@ -39,7 +39,7 @@ export class SlackPoster {
     const problem = slackUrlProblem(url, { allowPrivate: this.#allowPrivate });
     if (problem) return { ok: false, error: `the Slack webhook URL ${problem}` };
     const result = await this.#sender.send(url, { 'content-type': 'application/json' }, Buffer.from(JSON.stringify(message)));
-    if (result.status !== null && result.status >= 200 && result.status <= 299) return { ok: true };
+    if (result.kind === 'ok') return { ok: true };
     const error = result.status === null ? (result.error ?? 'no answer') : `Slack answered ${result.status}: ${result.body ?? ''}`;
     return { ok: false, error: error.slice(0, ALERT_ERROR_MAX_CHARS) };
   }

@@ -6,7 +6,10 @@
  * transport, and record the result with the delivery's next state in one statement
  * (AttemptRecorder, record-results.ts).
  */
-import { boundHeaders, forwardableHeaders, newId, signPayloadWithSecrets, storedRequestBody, stateAfterAttempt, type EventStatus, type NextState, type StreamAttempt, type StreamAttemptDestination } from '@hook/core';
+import {
+  boundHeaders, forwardableHeaders, newId, signPayloadWithSecrets, storedRequestBody, stateAfterAttempt, type AttemptKind, type EventStatus, type IssueKind, type NextState, type StreamAttempt,
+  type StreamAttemptDestination,
+} from '@hook/core';
 import { afterOrderedResult, releaseLease, type AttemptRecorder, type ClaimedDelivery, type DeliveryResult, type DestinationHealth, type OrderedOutcome, type Orm } from '@hook/db';
 import type { QueuePublisher } from './queues/index.ts';
 import type { TransformPool } from '../transformations/pool.ts';
@@ -78,6 +81,8 @@ export interface FinishedAttempt {
   /** The event's status after (the summary of its deliveries). */
   eventStatus: EventStatus;
   attempt: StreamAttempt;
+  /** What the attempt came to (SendResult.kind): what metrics count it as. */
+  kind: AttemptKind;
 }
 
 /** What an attempt came to: the answer (null: none was sent) and the delivery's next state. */
@@ -111,11 +116,10 @@ export function destinationTransport(context: Pick<AttemptContext, 'sender' | 'q
   const { sender, queues } = context;
   return async ({ delivery, headers, body, request }) => {
     if (delivery.destinationType === 'url') {
-      const url = request === null ? delivery.destinationUrl! : transformedUrl(delivery.destinationUrl!, request);
-      return sender.send(url, headers, body, { destinationId: delivery.destinationId, auth: delivery.auth, tls: delivery.tls });
+      return sender.send(transformedUrl(delivery.destinationUrl!, request), headers, body, { destinationId: delivery.destinationId, auth: delivery.auth, tls: delivery.tls });
     }
     if (!queues || delivery.destinationTarget === null) {
-      return { status: null, ok: false, body: null, error: `this relay process cannot publish to ${delivery.destinationType} destinations`, retryAfterMs: null, durationMs: 0, requestHeaders: null };
+      return { status: null, kind: 'broker_error', body: null, error: `this relay process cannot publish to ${delivery.destinationType} destinations`, retryAfterMs: null, durationMs: 0, requestHeaders: null };
     }
     const auth = delivery.auth?.type === 'basic' ? delivery.auth : null;
     return queues.publish({ url: delivery.destinationUrl!, target: delivery.destinationTarget, auth, tls: delivery.tls }, { body, headers });
@@ -181,7 +185,7 @@ async function makeAttempt(
   let health: DestinationHealth = null;
   let exchange: Exchange | null = null;
   if (prepared.kind === 'failed') {
-    result = { status: null, body: null, error: prepared.error, retryAfterMs: null, durationMs: now() - startedAt.getTime() };
+    result = { status: null, kind: 'transformation_error', body: null, error: prepared.error, retryAfterMs: null, durationMs: now() - startedAt.getTime() };
     next = prepared.retryable
       ? stateAfterAttempt({ status: delivery.status, autoAttempts: delivery.autoAttempts }, delivery.trigger, { ok: false, retryAfterMs: null }, context.retryScheduleMs, now(), context.random ?? Math.random)
       : { status: 'failed', autoAttempts: delivery.autoAttempts + (delivery.trigger === 'replay' ? 0 : 1), nextAttemptAtMs: null };
@@ -210,7 +214,7 @@ async function makeAttempt(
   const attemptId = newId('attempt');
   const recorded = await record(context, delivery, {
     ...(prepared.kind === 'send' && prepared.newType ? { newType: prepared.newType } : {}),
-    attempt: { id: attemptId, startedAt, durationMs: result.durationMs, responseStatus: result.status, responseBody: result.body, error: result.error, ...exchange },
+    attempt: { id: attemptId, startedAt, durationMs: result.durationMs, responseStatus: result.status, responseBody: result.body, error: result.error, failureKind: failureKindOf(result), ...exchange },
     next,
     health,
   });
@@ -240,9 +244,14 @@ function exchangeOf(outgoing: OutgoingDelivery, answer: SendResult): Exchange {
   };
 }
 
-/** Whether an answer is a success: a 2xx, or a broker's acknowledgement. */
+/** Whether an answer is a success: a 2xx, or a broker's acknowledgement (its kind, set where it was made). */
 function succeeded(result: SendResult): boolean {
-  return result.ok ?? (result.status !== null && result.status >= 200 && result.status < 300);
+  return result.kind === 'ok';
+}
+
+/** The kind an attempt is recorded with, and its issue grouped by: null for a success. */
+function failureKindOf(result: SendResult): IssueKind | null {
+  return result.kind === 'ok' ? null : result.kind;
 }
 
 /**
@@ -290,6 +299,7 @@ function announce(context: AttemptContext, delivery: ClaimedDelivery, made: { id
       response_status: made.result.status,
       error: made.result.error,
     },
+    kind: made.result.kind,
   });
 }
 
@@ -355,7 +365,7 @@ export async function recordLateAnswer(context: AttemptContext, current: Claimed
   const delivery: ClaimedDelivery = { ...current, attemptCount: attempt - 1, leaseId: decides ? '' : NO_LEASE };
   const attemptId = newId('attempt');
   const recorded = await record(context, delivery, {
-    attempt: { id: attemptId, startedAt, durationMs: answer.durationMs, responseStatus: answer.status, responseBody: answer.body, error: answer.error },
+    attempt: { id: attemptId, startedAt, durationMs: answer.durationMs, responseStatus: answer.status, responseBody: answer.body, error: answer.error, failureKind: failureKindOf(answer) },
     next,
     health: decides ? (ok ? 'ok' : 'failed') : null,
   });

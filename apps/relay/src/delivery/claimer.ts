@@ -38,6 +38,12 @@ export interface ReservedSlot {
   cancel(): void;
 }
 
+/** Where ingest gets a slot for a new event's delivery (a process's delivery worker, or its listen sessions: stream/listeners.ts). */
+export interface DeliverySlots {
+  /** A slot for the delivery of event `eventId` to `destinationId`, or null when none is to spare. */
+  reserve(destinationId: string, eventId: string): ReservedSlot | null;
+}
+
 export interface ClaimerOptions {
   /** Most deliveries in flight at once. */
   slots: number;
@@ -100,6 +106,8 @@ export class Claimer {
   #running = true;
   #timer: NodeJS.Timeout | undefined;
   #timerAtMs = Infinity;
+  /** stop()s waiting for the last delivery, claim and reserved slot to settle. */
+  readonly #whenIdle: (() => void)[] = [];
 
   constructor(options: ClaimerOptions) {
     this.#options = options;
@@ -200,6 +208,7 @@ export class Claimer {
       this.#options.onError(error);
     } finally {
       this.#claiming = false;
+      this.#settleIfIdle();
     }
   }
 
@@ -220,6 +229,13 @@ export class Claimer {
   #hold(destinationId: string, change: number): void {
     this.#held += change;
     addCount(this.#perDestination, destinationId, change);
+    if (change < 0) this.#settleIfIdle();
+  }
+
+  /** Resolves the stop()s waiting, once nothing is claimed, in flight or reserved. */
+  #settleIfIdle(): void {
+    if (this.#whenIdle.length === 0 || this.#claiming || this.#work.size > 0 || this.#held > 0) return;
+    for (const resolve of this.#whenIdle.splice(0)) resolve();
   }
 
   /** Starts a delivery whose slot is held; frees the slot once (when the owner says, at the latest when it is done). */
@@ -270,6 +286,7 @@ export class Claimer {
             this.wake();
           }
         } else free();
+        this.#settleIfIdle();
       });
     this.#work.add(work);
   }
@@ -278,11 +295,11 @@ export class Claimer {
   async stop(): Promise<void> {
     this.#running = false;
     if (this.#timer) clearTimeout(this.#timer);
-    while (this.#claiming || this.#work.size > 0 || this.#held > 0) {
-      await Promise.allSettled([...this.#work]);
-      // A reserved slot settles when its event commits (a claim in flight, when it returns).
-      if (this.#claiming || (this.#work.size === 0 && this.#held > 0)) await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    // Deliveries end by themselves, a claim in flight when it returns, a reserved slot when its event commits.
+    await new Promise<void>((resolve) => {
+      this.#whenIdle.push(resolve);
+      this.#settleIfIdle();
+    });
   }
 
   /** Stops at once, for an owner whose deliveries end by themselves (a closed session: they are given back). */

@@ -11,13 +11,14 @@
  * destination's later token requests go that way at once.
  */
 import { createHash } from 'node:crypto';
-import { DELIVERY_TIMEOUT_MARKER, type DestinationAuth } from '@hook/core';
+import { DELIVERY_TIMEOUT_MARKER, isSuccessStatus, transportFailureKind, type AttemptKind, type DestinationAuth } from '@hook/core';
 
 export type OAuth2Auth = Extract<DestinationAuth, { type: 'oauth2' }>;
 
-/** What the token endpoint answered: `status` null with `error` when no answer came. */
+/** What the token endpoint answered: `status` null with `error` (and why, `kind`) when no answer came. */
 export interface TokenEndpointAnswer {
   status: number | null;
+  kind: AttemptKind;
   body: string | null;
   error: string | null;
 }
@@ -25,8 +26,13 @@ export interface TokenEndpointAnswer {
 /** POSTs a form to a token endpoint: the sender's own connection rules (private addresses refused, its time limit). */
 export type PostTokenRequest = (url: string, headers: Record<string, string>, body: Buffer) => Promise<TokenEndpointAnswer>;
 
-/** An access token, or why there is none (the attempt's error). */
-export type TokenOutcome = { token: string } | { error: string };
+/**
+ * An access token, or why there is none: the attempt's error and kind. No answer from the
+ * token endpoint keeps that failure's kind (timeout, connection_refused, dns, tls…); an
+ * answer without a token is a `network_error`: the receiver was never reached, so no
+ * status of the receiver's can stand for it.
+ */
+export type TokenOutcome = { token: string } | { error: string; kind: AttemptKind };
 
 /** Most destinations whose tokens are kept; beyond, the one cached first is dropped (it costs one token request). */
 const CACHED_DESTINATIONS_MAX = 10_000;
@@ -70,10 +76,10 @@ function parseJsonObject(text: string | null): Record<string, unknown> | null {
 }
 
 /** A token endpoint's answer read (RFC 6749 §5.1, §5.2): the token and its lifetime, or what went wrong. */
-function readTokenAnswer(answer: TokenEndpointAnswer): { token: string; lifetimeMs: number | null } | { problem: string; oauthError: string | null } {
-  if (answer.status === null) return { problem: answer.error ?? 'no answer', oauthError: null };
+function readTokenAnswer(answer: TokenEndpointAnswer): { token: string; lifetimeMs: number | null } | { problem: string; oauthError: string | null; kind?: AttemptKind } {
+  if (answer.status === null) return { problem: answer.error ?? 'no answer', oauthError: null, kind: answer.kind };
   const document = parseJsonObject(answer.body);
-  if (answer.status < 200 || answer.status > 299) {
+  if (!isSuccessStatus(answer.status)) {
     const oauthError = typeof document?.error === 'string' ? document.error : null;
     const description = typeof document?.error_description === 'string' ? document.error_description : null;
     const detail = oauthError !== null ? [oauthError, description].filter((part) => part !== null).join(': ') : JSON.stringify((answer.body ?? '').slice(0, ERROR_BODY_QUOTED_CHARS));
@@ -121,7 +127,7 @@ export class OAuth2Tokens {
     entry.pending ??= this.#request(entry, auth).finally(() => {
       entry.pending = null;
     });
-    return beforeDeadline(entry.pending, deadline, () => ({ error: `oauth2 token request to ${auth.token_url} failed: no answer within ${this.#timeoutMs} ms ${DELIVERY_TIMEOUT_MARKER}` }));
+    return beforeDeadline(entry.pending, deadline, () => ({ error: `oauth2 token request to ${auth.token_url} failed: no answer within ${this.#timeoutMs} ms ${DELIVERY_TIMEOUT_MARKER}`, kind: 'timeout' }));
   }
 
   /**
@@ -155,14 +161,14 @@ export class OAuth2Tokens {
         if ('token' in inBody) entry.credentialsInBody = true;
         read = inBody;
       }
-      if ('problem' in read) return { error: `oauth2 token request to ${auth.token_url} failed: ${read.problem}` };
+      if ('problem' in read) return { error: `oauth2 token request to ${auth.token_url} failed: ${read.problem}`, kind: read.kind ?? 'network_error' };
       const lifetimeMs = read.lifetimeMs ?? LIFETIME_UNSTATED_MS;
       entry.token = read.token;
       // From when it was asked for: the server's clock started no later.
       entry.renewAtMs = requestedAtMs + lifetimeMs - Math.min(EXPIRY_MARGIN_MAX_MS, lifetimeMs * EXPIRY_MARGIN_SHARE);
       return { token: read.token };
     } catch (error) {
-      return { error: `oauth2 token request to ${auth.token_url} failed: ${(error as Error).message}` };
+      return { error: `oauth2 token request to ${auth.token_url} failed: ${(error as Error).message}`, kind: transportFailureKind(error) };
     }
   }
 

@@ -28,7 +28,7 @@ export type PreparedDelivery =
   | { kind: 'filtered'; newType?: { type: string | null } }
   /**
    * The transformation failed (threw, ran too long, used too much memory): the event fails
-   * at once, an attempt records `error`. `retryable`: the sandbox failed, not the code (its
+   * at once, an attempt records `error`, of kind `transformation_error`. `retryable`: the sandbox failed, not the code (its
    * thread was lost): the attempt fails and the event is retried as after a failed send.
    */
   | { kind: 'failed'; error: string; retryable?: true }
@@ -137,11 +137,12 @@ export async function prepareDelivery(runner: TransformRunner | undefined, deliv
 }
 
 /**
- * Where a transformed request goes: the destination URL with the request's path appended
- * to its path and the request's query merged into its query (the request's values win).
+ * Where an attempt goes: the destination URL, or for a transformed request that URL with the
+ * request's path appended to its path and the request's query merged into its query (the
+ * request's values win). The sender and the trace's URL attributes both ask here.
  */
-export function transformedUrl(destinationUrl: string, request: TransformedRequest): string {
-  if (request.path === '' && request.query === '') return destinationUrl;
+export function transformedUrl(destinationUrl: string, request: TransformedRequest | null): string {
+  if (request === null || (request.path === '' && request.query === '')) return destinationUrl;
   const url = new URL(destinationUrl);
   if (request.path !== '') url.pathname = url.pathname.replace(/\/+$/, '') + (request.path.startsWith('/') ? request.path : `/${request.path}`);
   const added = new URLSearchParams(request.query);

@@ -3,7 +3,10 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { Agent, buildConnector, request } from 'undici';
-import { ATTEMPT_BODY_MAX_BYTES, DELIVERY_TIMEOUT_MARKER, isPrivateAddress, isPrivateHostname, parseRetryAfter, type DestinationAuth, type DestinationTls } from '@hook/core';
+import {
+  answerKind, ATTEMPT_BODY_MAX_BYTES, DELIVERY_TIMEOUT_MARKER, isPrivateAddress, isPrivateHostname, keptResponseBody, parseRetryAfter, transportFailureKind,
+  type AttemptKind, type DestinationAuth, type DestinationTls,
+} from '@hook/core';
 import { bearerAuthorization, destinationAuthHeaders, redactedHeaders, withDestinationHeaders } from './http-auth.ts';
 import { OAuth2Tokens } from './oauth2.ts';
 
@@ -25,9 +28,13 @@ const TLS_AGENTS_MAX = 1_000;
 export interface SendResult {
   /** The HTTP status, or null when none came (network error, timeout, refused destination, a broker's answer). */
   status: number | null;
-  /** Whether the attempt succeeded, when the status does not say: a broker's acknowledgement (queue destinations). Absent: a 2xx status. */
-  ok?: boolean;
-  /** The first ATTEMPT_BODY_MAX_BYTES of the answer, as text. */
+  /**
+   * What the attempt came to, decided here, where it happened (core's AttemptKind): `ok` (a
+   * 2xx, a broker's acknowledgement), the answer's class, or why none came. It is recorded
+   * with the attempt and read by metrics and traces; the error text is for people.
+   */
+  kind: AttemptKind;
+  /** What is kept of the answer (core's keptResponseBody: its first ATTEMPT_BODY_MAX_BYTES, as text). */
   body: string | null;
   error: string | null;
   retryAfterMs: number | null;
@@ -197,9 +204,10 @@ export class DeliverySender {
   async send(url: string, headers: Record<string, string>, body: Buffer, options?: DestinationSendOptions): Promise<SendResult> {
     const startedMs = performance.now();
     const deadline = AbortSignal.timeout(this.#timeoutMs);
-    const failed = (error: string): SendResult => ({ status: null, body: null, error, retryAfterMs: null, durationMs: performance.now() - startedMs, requestHeaders: null });
+    const failed = (failure: { error: string; kind: AttemptKind }): SendResult => ({ status: null, kind: failure.kind, body: null, error: failure.error, retryAfterMs: null, durationMs: performance.now() - startedMs, requestHeaders: null });
     const dispatcher = this.#dispatcherFor(options);
-    if (typeof dispatcher === 'string') return failed(dispatcher);
+    // Settings that cannot make a TLS connection fail it as the handshake would.
+    if (typeof dispatcher === 'string') return failed({ error: dispatcher, kind: 'tls' });
     const plan: PostPlan = { destinationId: options?.destinationId ?? null, dispatcher, deadline, startedMs, keepBytes: ATTEMPT_BODY_MAX_BYTES };
     const auth = options?.auth ?? null;
     const post = async (sent: Record<string, string>): Promise<SendResult> => {
@@ -212,7 +220,7 @@ export class DeliverySender {
 
     const destinationId = options!.destinationId;
     const first = await this.#tokens.token(destinationId, auth, deadline);
-    if ('error' in first) return failed(first.error);
+    if ('error' in first) return failed(first);
     const result = await post(withDestinationHeaders(headers, bearerAuthorization(first.token)));
     if (result.status !== 401) return result;
     const renewed = await this.#tokens.renew(destinationId, auth, first.token, deadline);
@@ -271,9 +279,9 @@ export class DeliverySender {
     const elapsed = (): number => performance.now() - plan.startedMs;
     // A URL stored before the relay checked that it parses fails its attempts, not the worker.
     const hostname = URL.parse(url)?.hostname;
-    if (hostname === undefined) return { status: null, body: null, error: `the destination URL ${JSON.stringify(url)} cannot be parsed; change it`, retryAfterMs: null, durationMs: elapsed() };
+    if (hostname === undefined) return { status: null, kind: 'network_error', body: null, error: `the destination URL ${JSON.stringify(url)} cannot be parsed; change it`, retryAfterMs: null, durationMs: elapsed() };
     if (!this.#allowPrivate && isPrivateHostname(hostname)) {
-      return { status: null, body: null, error: new PrivateDestinationError(hostname, hostname).message, retryAfterMs: null, durationMs: elapsed() };
+      return { status: null, kind: 'network_error', body: null, error: new PrivateDestinationError(hostname, hostname).message, retryAfterMs: null, durationMs: elapsed() };
     }
     try {
       const response = await request(url, { method: 'POST', headers, body, dispatcher: plan.dispatcher, signal: plan.deadline });
@@ -288,15 +296,23 @@ export class DeliverySender {
       const retryAfter = response.headers['retry-after'];
       return {
         status: response.statusCode,
-        // NUL cannot be stored in PostgreSQL text; a receiver may send anything.
-        body: Buffer.concat(kept).subarray(0, plan.keepBytes).toString('utf8').replaceAll('\u0000', '\uFFFD'),
+        kind: answerKind(response.statusCode),
+        body: keptResponseBody(kept.length === 1 ? kept[0]! : Buffer.concat(kept), plan.keepBytes),
         error: null,
         retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
         durationMs: elapsed(),
         responseHeaders: response.headers,
       };
     } catch (error) {
-      return { status: null, body: null, error: describeError(error, this.#timeoutMs, plan.destinationId).replaceAll('\u0000', ''), retryAfterMs: null, durationMs: elapsed() };
+      return {
+        status: null,
+        // The deadline (an AbortError) is a timeout; a private address refused by the lookup is a network error like any other refusal.
+        kind: transportFailureKind(error),
+        body: null,
+        error: describeError(error, this.#timeoutMs, plan.destinationId).replaceAll('\u0000', ''),
+        retryAfterMs: null,
+        durationMs: elapsed(),
+      };
     }
   }
 }

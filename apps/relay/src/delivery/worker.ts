@@ -1,7 +1,8 @@
 import { randomToken } from '@hook/core';
 import { claimDue, listenForDueEvents, refreshQueueStatistics, releaseLease, type ClaimedDelivery, type DueListener, type Orm } from '@hook/db';
 import { attemptDelivery, destinationTransport, type AttemptContext, type NextInKeySlot, type Transport } from './attempt.ts';
-import { Claimer, type ReservedSlot } from './claimer.ts';
+import { Claimer, type DeliverySlots, type ReservedSlot } from './claimer.ts';
+import { startPeriodic, type Periodic } from '../jobs/periodic.ts';
 
 export interface DeliveryWorkerOptions {
   context: AttemptContext;
@@ -17,34 +18,9 @@ export interface DeliveryWorkerOptions {
   /** How often to refresh the queue's planner statistics (see refreshQueueStatistics). Default 30 s. */
   statisticsIntervalMs?: number;
   onError?: (error: unknown) => void;
-  /** Where this process's ingest finds the worker, to hand it new events directly (see LocalDelivery). */
-  local?: LocalDelivery;
 }
 
 export type { ReservedSlot } from './claimer.ts';
-
-/**
- * Where ingest finds the delivery worker of its own process, when there is one
- * (HOOK_ROLE=all). Events it can take are stored already claimed and delivered at once:
- * no NOTIFY round trip and no claim statement per event, which is most of an idle
- * relay's latency and much of a busy one's database work.
- */
-export class LocalDelivery {
-  #worker: DeliveryWorker | undefined;
-
-  attach(worker: DeliveryWorker): void {
-    this.#worker = worker;
-  }
-
-  detach(worker: DeliveryWorker): void {
-    if (this.#worker === worker) this.#worker = undefined;
-  }
-
-  /** A slot for a new event's delivery to this destination, or null when the worker has none to spare. */
-  reserve(destinationId: string, eventId: string): ReservedSlot | null {
-    return this.#worker?.reserve(destinationId, eventId) ?? null;
-  }
-}
 
 /**
  * Delivers due deliveries to URL destinations: claims as many as it has free slots
@@ -54,8 +30,13 @@ export class LocalDelivery {
  * the next delivery goes out, under the lease it still holds. Wakes on NOTIFY (new
  * events), on its poll timer (retries coming due) and when a delivery it made schedules
  * a retry sooner than the next poll.
+ *
+ * It is also where ingest of its own process (HOOK_ROLE=all) hands new events over
+ * (`reserve`, as DeliverySlots): those it can take are stored already claimed and
+ * delivered at once, with no NOTIFY round trip and no claim statement per event, which
+ * is most of an idle relay's latency and much of a busy one's database work.
  */
-export class DeliveryWorker {
+export class DeliveryWorker implements DeliverySlots {
   readonly #options: DeliveryWorkerOptions;
   readonly #pollIntervalMs: number;
   readonly #claimer: Claimer;
@@ -65,21 +46,24 @@ export class DeliveryWorker {
   readonly #leaseToken = randomToken(9);
   #running = false;
   #pollTimer: NodeJS.Timeout | undefined;
-  #statisticsTimer: NodeJS.Timeout | undefined;
+  #statistics: Periodic | undefined;
+  #starting: Promise<void> | undefined;
+  #stopping: Promise<void> | undefined;
+  #claims = 0;
+  #attempting = 0;
 
   constructor(options: DeliveryWorkerOptions) {
     this.#options = options;
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.#transport = destinationTransport(options.context);
-    // The shared context, with this worker taking an ordered key's next delivery itself
-    // (its getters, such as the transformation pool, still read live through the prototype).
-    this.#context = Object.assign(Object.create(options.context) as AttemptContext, { slotForNextInKey: (done: ClaimedDelivery) => this.#slotForNext(done) });
+    // The shared context, with this worker taking an ordered key's next delivery itself.
+    this.#context = { ...options.context, slotForNextInKey: (done: ClaimedDelivery) => this.#slotForNext(done) };
     const perDestinationLimit = options.perDestinationLimit ?? Math.max(1, Math.ceil(options.concurrency / 2));
     const onError = (error: unknown): void => this.#options.onError?.(error);
     this.#claimer = new Claimer({
       slots: options.concurrency,
       perDestinationLimit,
-      claim: (limit) => claimDue(this.orm, { limit, leaseMs: options.leaseMs, perDestinationLimit }),
+      claim: (limit) => claimDue(this.orm, { limit, leaseMs: options.leaseMs, perDestinationLimit }).finally(() => (this.#claims += 1)),
       start: (delivery, free, wait) => this.#attempt(delivery, free, wait),
       lease: (eventId, destinationId) => ({ id: `${this.#leaseToken}.${eventId}.${destinationId}`, ms: options.leaseMs, destinationType: 'url' }),
       onError,
@@ -90,14 +74,33 @@ export class DeliveryWorker {
     return this.#options.context.orm;
   }
 
-  async start(): Promise<void> {
+  /** Claim statements finished so far (read only: tests wait on it to know the worker looked at the queue again). */
+  get claims(): number {
+    return this.#claims;
+  }
+
+  /** Attempts started (claimed, or handed over by ingest) and not yet recorded. */
+  get attempting(): number {
+    return this.#attempting;
+  }
+
+  /** Refreshes the queue's statistics, listens for new events and starts claiming; once. */
+  start(): Promise<void> {
+    this.#starting ??= this.#start();
+    return this.#starting;
+  }
+
+  async #start(): Promise<void> {
+    if (this.#stopping) return;
     this.#running = true;
     await refreshQueueStatistics(this.orm);
-    this.#statisticsTimer = setInterval(() => {
-      refreshQueueStatistics(this.orm).catch((error: unknown) => this.#options.onError?.(error));
-    }, this.#options.statisticsIntervalMs ?? 30_000);
-    this.#statisticsTimer.unref();
-    this.#options.local?.attach(this);
+    if (this.#stopping) return;
+    this.#statistics = startPeriodic({
+      intervalMs: this.#options.statisticsIntervalMs ?? 30_000,
+      runAtStart: false,
+      pass: () => refreshQueueStatistics(this.orm),
+      onError: (error) => this.#options.onError?.(error),
+    });
     this.#listener = await listenForDueEvents(this.#options.databaseUrl, () => this.#claimer.wake(), (error) => this.#options.onError?.(error));
     this.#poll();
   }
@@ -126,10 +129,15 @@ export class DeliveryWorker {
       await releaseLease(this.orm, delivery);
       return;
     }
-    // Its wait for a transformation thread holds no slot (claimer.ts): ingest's shortcut keeps them.
-    const { next } = await attemptDelivery(this.#context, delivery, this.#transport, free, wait);
-    // A retry due before the next poll: wake for it rather than make it wait.
-    if (next.nextAttemptAtMs !== null) this.#claimer.wakeIn(next.nextAttemptAtMs - Date.now() + 1);
+    this.#attempting += 1;
+    try {
+      // Its wait for a transformation thread holds no slot (claimer.ts): ingest's shortcut keeps them.
+      const { next } = await attemptDelivery(this.#context, delivery, this.#transport, free, wait);
+      // A retry due before the next poll: wake for it rather than make it wait.
+      if (next.nextAttemptAtMs !== null) this.#claimer.wakeIn(next.nextAttemptAtMs - Date.now() + 1);
+    } finally {
+      this.#attempting -= 1;
+    }
   }
 
   /**
@@ -148,14 +156,22 @@ export class DeliveryWorker {
     };
   }
 
-  /** Stops claiming and waits for the deliveries in flight to finish and be recorded. */
-  async stop(): Promise<void> {
+  /** Stops claiming and waits for the deliveries in flight to finish and be recorded (a start under way first ends). */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
     this.#running = false;
-    this.#options.local?.detach(this);
     if (this.#pollTimer) clearTimeout(this.#pollTimer);
-    if (this.#statisticsTimer) clearInterval(this.#statisticsTimer);
+    // Claims stop at once; a start under way ends before its connection is closed.
+    const stopped = this.#claimer.stop();
+    await this.#starting?.catch(() => undefined);
+    if (this.#pollTimer) clearTimeout(this.#pollTimer);
+    await this.#statistics?.();
     await this.#listener?.close();
     // Reserved slots settle when their events commit (delivered ones are given back untried).
-    await this.#claimer.stop();
+    await stopped;
   }
 }

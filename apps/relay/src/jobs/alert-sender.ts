@@ -1,10 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { ALERT_MAX_ATTEMPTS, retryDelayMs } from '@hook/core';
 import { claimDueAlerts, pruneAlertOutbox, recordAlertOutcome, type AlertOutcome, type ClaimedAlert, type Orm } from '@hook/db';
 import type { EmailSender } from '../alerts/email.ts';
 import { emailMessage, slackMessage, type AlertMessageInput } from '../alerts/messages.ts';
 import type { SlackPoster } from '../alerts/slack.ts';
-import { startPeriodic } from './periodic.ts';
+import { startPeriodic, type Periodic } from './periodic.ts';
 
 /** How often the alert outbox is looked at without a wake: every second. */
 export const ALERT_SENDER_INTERVAL_MS = 1000;
@@ -31,6 +30,7 @@ export interface AlertSenderOptions {
   retryScheduleMs: readonly number[];
   intervalMs?: number;
   onError?: (error: unknown) => void;
+  stopGraceMs?: number;
 }
 
 /** What a failed try becomes: another try after the schedule's wait, or failed after ALERT_MAX_ATTEMPTS. */
@@ -67,16 +67,18 @@ async function sendAlert(alert: ClaimedAlert, options: AlertSenderOptions): Prom
  * full ones come back. Any number of relay processes may run it: alerts are claimed with
  * SKIP LOCKED and held by a lease. Each alert is tried up to ALERT_MAX_ATTEMPTS times,
  * waiting as HOOK_RETRY_SCHEDULE says in between. Returns the function that stops it
- * (waiting for a pass in progress) and `wake`.
+ * (waiting for a pass in progress, within its grace: a post under way when it stops
+ * keeps its lease, and another try comes after it) and `wake`. Its Slack and SMTP
+ * connections are the caller's to close.
  */
-export function startAlertSender(options: AlertSenderOptions): (() => Promise<void>) & { wake(): void } {
+export function startAlertSender(options: AlertSenderOptions): Periodic {
   let prunedAtMs = 0;
-  return startPeriodic(async (stopped) => {
+  return startPeriodic({ intervalMs: options.intervalMs ?? ALERT_SENDER_INTERVAL_MS, onError: options.onError, stopGraceMs: options.stopGraceMs, pass: async (signal) => {
     if (Date.now() - prunedAtMs > PRUNE_INTERVAL_MS) {
       prunedAtMs = Date.now();
       await pruneAlertOutbox(options.orm, ALERT_KEPT_MS);
     }
-    while (!stopped()) {
+    while (!signal.aborted) {
       const alerts = await claimDueAlerts(options.orm, ALERT_SENDER_BATCH_SIZE, ALERT_LEASE_MS);
       await Promise.all(alerts.map(async (alert) => {
         const outcome = await sendAlert(alert, options).catch((error: unknown): AlertOutcome => failure(alert, String((error as Error).message ?? error), options.retryScheduleMs));
@@ -84,19 +86,5 @@ export function startAlertSender(options: AlertSenderOptions): (() => Promise<vo
       }));
       if (alerts.length < ALERT_SENDER_BATCH_SIZE) break;
     }
-  }, options.intervalMs ?? ALERT_SENDER_INTERVAL_MS, options.onError);
-}
-
-/** Runs the alert sender while `app` is up: from onReady until close, then closes its connections. Returns its wake. */
-export function registerAlertSender(app: FastifyInstance, options: AlertSenderOptions): () => void {
-  let sender: ReturnType<typeof startAlertSender> | undefined;
-  app.addHook('onReady', async () => {
-    sender = startAlertSender({ ...options, onError: (error) => app.log.error({ err: error }, 'alert sender pass failed') });
-  });
-  app.addHook('onClose', async () => {
-    await sender?.();
-    await options.slack.close();
-    options.email?.close();
-  });
-  return () => sender?.wake();
+  } });
 }

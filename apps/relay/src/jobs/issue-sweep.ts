@@ -1,6 +1,6 @@
 import { ISSUE_SWEEP_INTERVAL_MS } from '@hook/core';
 import { pruneIssueEvents, resolveDeliveredIssues, type Orm } from '@hook/db';
-import { startPeriodic } from './periodic.ts';
+import { startPeriodic, type Periodic } from './periodic.ts';
 
 /**
  * Issues' upkeep (docs/issues.md), every ISSUE_SWEEP_INTERVAL_MS (5 s):
@@ -12,21 +12,22 @@ import { startPeriodic } from './periodic.ts';
  *   (rows / ISSUE_SWEEP_BATCH) passes, with bounded work each.
  * Any number of relay processes may run it: each step is idempotent.
  */
-export function startIssueSweep({ orm, intervalMs = ISSUE_SWEEP_INTERVAL_MS, onResolved, onError }: {
+export function startIssueSweep({ orm, intervalMs = ISSUE_SWEEP_INTERVAL_MS, onResolved, onError, stopGraceMs }: {
   orm: Orm;
   intervalMs?: number;
   onResolved?: (issueIds: string[]) => void;
   onError?: (error: unknown) => void;
-}): () => Promise<void> {
+  stopGraceMs?: number;
+}): Periodic {
   let pruneAfter = '';
-  return startPeriodic(async (stopped) => {
+  return startPeriodic({ intervalMs, onError, stopGraceMs, pass: async (signal) => {
     let after: string | null = '';
-    while (after !== null && !stopped()) {
+    while (after !== null && !signal.aborted) {
       const pass: { resolved: string[]; lastId: string | null } = await resolveDeliveredIssues(orm, after);
       if (pass.resolved.length > 0) onResolved?.(pass.resolved);
       after = pass.lastId;
     }
-    if (stopped()) return;
+    if (signal.aborted) return;
     pruneAfter = (await pruneIssueEvents(orm, pruneAfter)).lastEventId ?? '';
-  }, intervalMs, onError);
+  } });
 }

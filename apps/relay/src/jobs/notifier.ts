@@ -1,6 +1,5 @@
-import type { FastifyInstance } from 'fastify';
 import { drainNotificationOutbox, type Orm } from '@hook/db';
-import { startPeriodic } from './periodic.ts';
+import { startPeriodic, type Periodic } from './periodic.ts';
 
 /** How often the notification outbox is looked at: every 500 ms (an empty look is one index probe). */
 export const NOTIFIER_INTERVAL_MS = 500;
@@ -14,6 +13,7 @@ export interface NotifierOptions {
   onError?: (error: unknown) => void;
   /** Told after a pass that took outbox rows: some may have queued alerts (the alert sender's wake). */
   onDrained?: () => void;
+  stopGraceMs?: number;
 }
 
 /**
@@ -25,24 +25,13 @@ export interface NotifierOptions {
  * a LISTEN connection per process. Returns the function that stops it, waiting for a
  * pass in progress.
  */
-export function startNotifier({ orm, intervalMs = NOTIFIER_INTERVAL_MS, onError, onDrained }: NotifierOptions): () => Promise<void> {
-  return startPeriodic(async (stopped) => {
+export function startNotifier({ orm, intervalMs = NOTIFIER_INTERVAL_MS, onError, onDrained, stopGraceMs }: NotifierOptions): Periodic {
+  return startPeriodic({ intervalMs, onError, stopGraceMs, pass: async (signal) => {
     let taken = 0;
-    for (let batch = NOTIFIER_BATCH_SIZE; !stopped() && batch === NOTIFIER_BATCH_SIZE;) {
+    for (let batch = NOTIFIER_BATCH_SIZE; !signal.aborted && batch === NOTIFIER_BATCH_SIZE;) {
       batch = await drainNotificationOutbox(orm, NOTIFIER_BATCH_SIZE);
       taken += batch;
     }
     if (taken > 0) onDrained?.();
-  }, intervalMs, onError);
-}
-
-/** Runs the notifier while `app` is up: from onReady until close. */
-export function registerNotifier(app: FastifyInstance, orm: Orm, { onDrained }: { onDrained?: () => void } = {}): void {
-  let stop: (() => Promise<void>) | undefined;
-  app.addHook('onReady', async () => {
-    stop = startNotifier({ orm, onError: (error) => app.log.error({ err: error }, 'notifier pass failed'), ...(onDrained ? { onDrained } : {}) });
-  });
-  app.addHook('onClose', async () => {
-    await stop?.();
-  });
+  } });
 }

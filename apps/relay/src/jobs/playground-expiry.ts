@@ -1,5 +1,5 @@
 import { removeExpiredPlaygrounds, type Orm } from '@hook/db';
-import { startPeriodic } from './periodic.ts';
+import { startPeriodic, type Periodic } from './periodic.ts';
 
 /** How often expired playground accounts are looked for: every 10 minutes. */
 export const PLAYGROUND_EXPIRY_INTERVAL_MS = 10 * 60 * 1000;
@@ -8,6 +8,7 @@ export interface PlaygroundExpiryOptions {
   orm: Orm;
   intervalMs?: number;
   onError?: (error: unknown) => void;
+  stopGraceMs?: number;
 }
 
 /**
@@ -15,6 +16,6 @@ export interface PlaygroundExpiryOptions {
  * (removeExpiredPlaygrounds is one idempotent pass, so any number of relay processes may
  * run it). Returns the function that stops it, waiting for a pass in progress.
  */
-export function startPlaygroundExpiry({ orm, intervalMs = PLAYGROUND_EXPIRY_INTERVAL_MS, onError }: PlaygroundExpiryOptions): () => Promise<void> {
-  return startPeriodic(() => removeExpiredPlaygrounds(orm), intervalMs, onError);
+export function startPlaygroundExpiry({ orm, intervalMs = PLAYGROUND_EXPIRY_INTERVAL_MS, onError, stopGraceMs }: PlaygroundExpiryOptions): Periodic {
+  return startPeriodic({ intervalMs, onError, stopGraceMs, pass: () => removeExpiredPlaygrounds(orm) });
 }

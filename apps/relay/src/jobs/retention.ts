@@ -1,4 +1,5 @@
 import { maintainHistoryPartitions, pruneExpiredEvents, type Orm, type PruneResult } from '@hook/db';
+import { startPeriodic, type Periodic } from './periodic.ts';
 
 export interface RetentionJobOptions {
   orm: Orm;
@@ -12,35 +13,29 @@ export interface RetentionJobOptions {
   pauseMs?: number;
   onPass?: (result: PruneResult) => void;
   onError?: (error: unknown) => void;
+  /** How long stopping waits for a pass in progress (see startPeriodic). */
+  stopGraceMs?: number;
 }
 
 /**
  * Makes the history partitions the next days need, and removes events past their
- * retention, now and then every `intervalMs` (see docs/retention.md). A pass still running when the next is due is not doubled: the
- * tick is skipped. Passes of several processes may overlap safely (they skip each
- * other's rows). Returns the function that stops it: the pass in progress stops after
- * its current batch and is waited for.
+ * retention, now and then every `intervalMs` (see docs/retention.md), as a periodic job
+ * (startPeriodic: a pass still running when the next is due is not doubled). Passes of
+ * several processes may overlap safely (they skip each other's rows). Returns the
+ * function that stops it: the pass in progress stops after its current batch and is
+ * waited for.
  */
-export function startRetention({ orm, intervalMs, now = () => new Date(), batchSize, pauseMs, onPass, onError }: RetentionJobOptions): () => Promise<void> {
-  const stopping = new AbortController();
-  let running: Promise<void> | undefined;
-  const pass = (): void => {
-    if (running) return;
-    const at = now();
-    // the partitions the next days need first, then what expired (docs/retention.md#partitions)
-    running = maintainHistoryPartitions(orm, at)
-      .then(() => pruneExpiredEvents(orm, { now: at, batchSize, pauseMs, signal: stopping.signal }))
-      .then((result) => onPass?.(result), (error: unknown) => onError?.(error))
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  pass();
-  const timer = setInterval(pass, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    stopping.abort();
-    await running;
-  };
+export function startRetention({ orm, intervalMs, now = () => new Date(), batchSize, pauseMs, onPass, onError, stopGraceMs }: RetentionJobOptions): Periodic {
+  return startPeriodic({
+    intervalMs,
+    onError,
+    ...(stopGraceMs !== undefined ? { stopGraceMs } : {}),
+    pass: async (signal) => {
+      const at = now();
+      // the partitions the next days need first, then what expired (docs/retention.md#partitions)
+      await maintainHistoryPartitions(orm, at);
+      if (signal.aborted) return;
+      onPass?.(await pruneExpiredEvents(orm, { now: at, batchSize, pauseMs, signal }));
+    },
+  });
 }

@@ -178,10 +178,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Dup
     : new HookError(BAD_REQUEST, [error.message]);
   const { definition } = hookError;
   const requestId = `req_${newUlid()}`;
-  const body = JSON.stringify({
-    type: `urn:hook:error:${definition.code}`, title: definition.title, status: definition.status, detail: hookError.message,
-    code: definition.code, fix: definition.fix, request_id: requestId,
-  });
+  const body = JSON.stringify(problemOf(hookError, requestId).body);
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${definition.status} ${STATUS_CODES[definition.status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`);
   }

@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HookError, IP_NOT_ALLOWED } from '@hook/core';
+import type { CanonicalCidr } from '../cidr.ts';
 import type { TrustProxy } from '../config.ts';
 
 declare module 'fastify' {
@@ -18,49 +19,56 @@ declare module 'fastify' {
   }
 }
 
-/** `allowed_ips` entries: canonical CIDRs, IPv4 or IPv6. */
-export type CanonicalCidr = string;
+export { canonicalCidr, type CanonicalCidr } from '../cidr.ts';
 
-/** `address` with every bit past the first `prefix` cleared: the network it is in. */
-function networkOf(address: ipaddr.IPv4 | ipaddr.IPv6, prefix: number): ipaddr.IPv4 | ipaddr.IPv6 {
-  const bytes = address.toByteArray().map((byte, i) => byte & (0xff00 >> Math.min(8, Math.max(0, prefix - 8 * i))));
-  return ipaddr.fromByteArray(bytes);
+/** An account's `allowed_ips`, parsed: what a request's address is matched against. */
+export type AllowList = ReadonlyArray<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
+
+export function parseAllowList(allowedIps: readonly CanonicalCidr[]): AllowList {
+  return allowedIps.map((entry) => ipaddr.parseCIDR(entry));
 }
 
-/**
- * An `allowed_ips` entry in canonical form: `10.1.2.3/8` → `10.0.0.0/8`, `2001:DB8::1` →
- * `2001:db8::1/128` (RFC 5952 text), an IPv4-mapped IPv6 network as its IPv4 one; or why
- * it is not one. node:net's isIP decides what an address is: ipaddr.js would also take
- * legacy IPv4 forms such as `127.1`, which are refused here.
- */
-export function canonicalCidr(text: string): { cidr: CanonicalCidr } | { error: string } {
-  const invalid = { error: 'must be an IP address or CIDR such as 203.0.113.7, 10.0.0.0/8 or 2001:db8::/32' };
-  const [address = '', prefixText, ...rest] = text.trim().split('/');
-  if (rest.length > 0 || address.includes('%')) return invalid;
-  const family = isIP(address);
-  if (family === 0) return invalid;
-  const width = family === 4 ? 32 : 128;
-  if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return invalid;
-  const prefix = prefixText === undefined ? width : Number(prefixText);
-  if (prefix > width) return { error: `has a prefix length over ${width}, the most an IPv${family} address has` };
-  const parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96) {
-    return { cidr: `${networkOf((parsed as ipaddr.IPv6).toIPv4Address(), prefix - 96).toString()}/${prefix - 96}` };
-  }
-  const network = networkOf(parsed, prefix);
-  return { cidr: `${network.kind() === 'ipv6' ? (network as ipaddr.IPv6).toRFC5952String() : network.toString()}/${prefix}` };
-}
-
-/** Whether `address` (as request.ip gives it) falls in any of the canonical CIDRs; an IPv4-mapped address is matched as its IPv4 one too. */
-export function addressAllowed(allowedIps: readonly CanonicalCidr[], address: string): boolean {
+/** Whether `address` (as request.ip gives it) falls in `list`; an IPv4-mapped address is matched as its IPv4 one too. */
+export function allowListMatches(list: AllowList, address: string): boolean {
   if (isIP(address) === 0) return false;
   const parsed = ipaddr.parse(address);
   const forms = parsed.kind() === 'ipv4' ? [parsed, (parsed as ipaddr.IPv4).toIPv4MappedAddress()]
     : (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? [parsed, (parsed as ipaddr.IPv6).toIPv4Address()] : [parsed];
-  return allowedIps.some((entry) => {
-    const range = ipaddr.parseCIDR(entry);
-    return forms.some((form) => form.kind() === range[0].kind() && form.match(range));
-  });
+  return list.some((range) => forms.some((form) => form.kind() === range[0].kind() && form.match(range)));
+}
+
+/** Whether `address` falls in any of the canonical CIDRs (parsing them for this one answer). */
+export function addressAllowed(allowedIps: readonly CanonicalCidr[], address: string): boolean {
+  return allowListMatches(parseAllowList(allowedIps), address);
+}
+
+/**
+ * Parsed allow-lists by their text, so a request costs a lookup and the matching, not a
+ * parse of every entry: the caller's allowed_ips are read afresh with each request's key,
+ * but an account's list changes rarely. At most `max` lists are kept (the oldest goes first).
+ */
+export class AllowListCache {
+  readonly #lists = new Map<string, AllowList>();
+  readonly #max: number;
+
+  constructor(max = 1000) {
+    this.#max = max;
+  }
+
+  get(allowedIps: readonly CanonicalCidr[]): AllowList {
+    const key = allowedIps.join(',');
+    let list = this.#lists.get(key);
+    if (list === undefined) {
+      list = parseAllowList(allowedIps);
+      if (this.#lists.size >= this.#max) this.#lists.delete(this.#lists.keys().next().value ?? '');
+      this.#lists.set(key, list);
+    }
+    return list;
+  }
+
+  get size(): number {
+    return this.#lists.size;
+  }
 }
 
 /**
@@ -104,10 +112,11 @@ export class CallerAddresses {
 
 /** Every route registered inside `app` after this call (and after requireApiKey) refuses addresses outside the account's allowed_ips. */
 export function requireAllowedAddress(app: FastifyInstance, addresses: CallerAddresses): void {
+  const lists = new AllowListCache();
   app.decorateRequest('callerAddress', '');
   app.addHook('onRequest', async (request) => {
     request.callerAddress = addresses.of(request);
     const { allowedIps } = request.caller;
-    if (allowedIps.length > 0 && !addressAllowed(allowedIps, request.callerAddress)) throw new HookError(IP_NOT_ALLOWED, [request.callerAddress]);
+    if (allowedIps.length > 0 && !allowListMatches(lists.get(allowedIps), request.callerAddress)) throw new HookError(IP_NOT_ALLOWED, [request.callerAddress]);
   });
 }

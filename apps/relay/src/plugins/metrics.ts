@@ -4,7 +4,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { attemptErrorClass, HookError, METRICS_TOKEN_REQUIRED } from '@hook/core';
+import { attemptErrorClass, HookError, isSuccessStatus, METRICS_TOKEN_REQUIRED, type AttemptKind } from '@hook/core';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { readQueueStatus, type Orm, type PrimaryReadReason, type QueueStatus, type ReadTarget, type ReplicaStatus } from '@hook/db';
 import type { FinishedAttempt } from '../delivery/attempt.ts';
@@ -28,15 +28,18 @@ export type StreamMode = 'tail' | 'listen' | 'playground';
 const INGEST_OUTCOME_BY_STATUS: Record<number, IngestOutcome> = { 401: 'signature_invalid', 404: 'not_found', 410: 'disabled', 413: 'too_large', 429: 'quota_exceeded' };
 
 export function ingestOutcome(statusCode: number, duplicate = false): IngestOutcome {
-  if (statusCode >= 200 && statusCode < 300) return duplicate ? 'duplicate' : 'accepted';
+  if (isSuccessStatus(statusCode)) return duplicate ? 'duplicate' : 'accepted';
   return INGEST_OUTCOME_BY_STATUS[statusCode] ?? 'error';
 }
 
-/** A recorded attempt's outcome: its status, else why none came (attemptErrorClass, the one reading of the error text). */
-export function deliveryOutcome(attempt: Pick<FinishedAttempt['attempt'], 'response_status' | 'error'>): DeliveryOutcome {
-  const status = attempt.response_status;
-  if (status !== null) return status >= 200 && status < 300 ? 'delivered' : 'failed_status';
-  return attemptErrorClass(attempt)!;
+/**
+ * The outcome label of an attempt, from its kind (set where the attempt succeeded or
+ * failed, SendResult.kind): delivered, failed_status for any other answer, else why none
+ * came, summed up as the event list's error_class is (attemptErrorClass).
+ */
+export function deliveryOutcome(kind: AttemptKind): DeliveryOutcome {
+  if (kind === 'ok') return 'delivered';
+  return attemptErrorClass({ kind, responseStatus: null }) ?? 'failed_status';
 }
 
 /** Latency buckets in seconds, from a fast local insert to a slow receiver. */
@@ -61,7 +64,7 @@ export class RelayMetrics {
   });
   readonly #deliveryAttempts = new Counter({
     name: `${METRICS_PREFIX}delivery_attempts_total`,
-    help: 'Deliveries to URL destinations made by this process (automatic and replays; not hook listen), by outcome (delivered, failed_status, timeout, network_error, transformation_failed, filtered).',
+    help: 'Delivery attempts made by this process (automatic, replays and hook listen sessions), by outcome (delivered, failed_status, timeout, network_error, transformation_failed, filtered).',
     labelNames: ['outcome'],
     registers: [this.registry],
   });
@@ -153,8 +156,8 @@ export class RelayMetrics {
     this.#ingestDuration.observe({ outcome }, seconds);
   }
 
-  attemptFinished(attempt: Pick<FinishedAttempt['attempt'], 'response_status' | 'error' | 'duration_ms'>): void {
-    this.deliveryMeasured(deliveryOutcome(attempt), attempt.duration_ms);
+  attemptFinished(finished: Pick<FinishedAttempt, 'kind' | 'attempt'>): void {
+    this.deliveryMeasured(deliveryOutcome(finished.kind), finished.attempt.duration_ms);
   }
 
   transformationCpuUsed(cpuMs: number): void {
@@ -163,6 +166,18 @@ export class RelayMetrics {
 
   transformationThrottled(): void {
     this.#transformationThrottles.inc();
+  }
+
+  /** The live stream's link to other relay processes (stream/peers.ts): how many watches they announced, read at scrape time. */
+  watchStreamPeers(peers: { readonly watchesElsewhere: number }): void {
+    new Gauge({
+      name: `${METRICS_PREFIX}stream_watches_elsewhere`,
+      help: 'Watches that live-stream sessions on other relay processes on the database announced, as far as this process knows: accounts with a tail or listen session, and URL destinations a listen session mirrors (what happens to them here is sent there).',
+      registers: [this.registry],
+      collect() {
+        this.set(peers.watchesElsewhere);
+      },
+    });
   }
 
   /** Gauges read from the transformation threads at scrape time. */

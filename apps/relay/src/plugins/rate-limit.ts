@@ -28,8 +28,8 @@ interface ChildOptions {
  * relay process already shares, and the relay needs nothing else to run; a second shared
  * service only for counters would be one more thing to deploy and to lose. Why a store
  * for the plugin rather than a limiter of our own: the plugin keeps deciding everything
- * else (per-route options, the RateLimit-* and Retry-After headers, the refusal), exactly
- * as before; only where the counts live changed. The cost is one statement (an upsert on
+ * else (per-route options, the RateLimit-* and Retry-After headers, the refusal); the
+ * store only decides where the counts live. The cost is one statement (an upsert on
  * one row, a HOT update, no WAL) and its round trip per limited request: about 0.2 ms of
  * this process's CPU; `npm run bench:api` measures what it takes from an API request
  * (docs/deployment.md#rate-limits-across-processes).

@@ -1,6 +1,7 @@
+import { channel } from 'node:diagnostics_channel';
 import type { WebSocket } from 'ws';
 import {
-  ATTEMPT_BODY_MAX_BYTES, ENDPOINT_GONE, firstIdAt, HookError, MIRROR_HEADER, newUlid, randomToken, parseClientMessages, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
+  answerKind, ENDPOINT_GONE, firstIdAt, HookError, keptResponseBody, MIRROR_HEADER, newUlid, randomToken, parseClientMessages, STREAM_PROTOCOL_ERROR, STREAM_CLOSE_CODES, STREAM_PROTOCOL_VERSION,
   type AttemptTrigger, type DeliveryMessage, type ResultMessage,
 } from '@hook/core';
 import { claimForListener, Destination, Endpoint, makeDestinationsDue, readDeliveries, type ClaimedDelivery, type ListenClaimCursor, type Orm } from '@hook/db';
@@ -43,6 +44,18 @@ export interface ListenSessionOptions {
   batches: boolean;
   onError: (error: unknown) => void;
 }
+
+/**
+ * What sessions did, published on a `node:diagnostics_channel` (read only, and free when
+ * nobody subscribes; tests wait on it): each claim statement a session finished, with
+ * whether it walked the due index from the start (as every poll does) and the events it
+ * took, and each result a listener sent, with what the session took it for.
+ */
+export const LISTEN_SESSION_CHANNEL = 'hook:listen-session';
+export type ListenSessionSignal =
+  | { kind: 'claimed'; sessionId: string; fromStart: boolean; eventIds: string[] }
+  | { kind: 'result'; sessionId: string; deliveryId: string; as: 'answer' | 'mirror' | 'late' | 'unknown' };
+const signals = channel(LISTEN_SESSION_CHANNEL);
 
 /** Most new events a mirroring session queues while its listener is busy; more are dropped. */
 const MIRROR_QUEUE_MAX = 10_000;
@@ -227,6 +240,7 @@ export class ListenSession {
    * back or whose lease ran out behind the cursor.
    */
   async #claim(limit: number): Promise<ClaimedDelivery[]> {
+    const fromStart = this.#cursor === null;
     const { deliveries, cursor } = await claimForListener(this.#options.orm, {
       destinationId: this.#endpoint.destinationId!,
       accountId: this.#endpoint.accountId,
@@ -237,6 +251,7 @@ export class ListenSession {
       after: this.#cursor,
     });
     if (cursor) this.#cursor = cursor;
+    if (signals.hasSubscribers) this.#signal({ kind: 'claimed', sessionId: this.sessionId, fromStart, eventIds: deliveries.map((delivery) => delivery.id) });
     return deliveries;
   }
 
@@ -360,7 +375,15 @@ export class ListenSession {
     for (const result of parsed.messages) this.#onResult(result);
   }
 
+  #signal(signal: ListenSessionSignal): void {
+    signals.publish(signal);
+  }
+
   #onResult(result: ResultMessage): void {
+    if (signals.hasSubscribers) {
+      const as = this.#mirrorIds.has(result.delivery_id) ? 'mirror' : result.late ? 'late' : this.#waiting.has(result.delivery_id) ? 'answer' : 'unknown';
+      this.#signal({ kind: 'result', sessionId: this.sessionId, deliveryId: result.delivery_id, as });
+    }
     if (this.#mirrorIds.delete(result.delivery_id)) {
       this.#mirrorsOut -= 1;
       this.#pumpMirror();
@@ -373,13 +396,7 @@ export class ListenSession {
     const waiting = this.#waiting.get(result.delivery_id);
     if (!waiting) return; // answered twice: nothing to do
     this.#waiting.delete(result.delivery_id);
-    waiting.resolve({
-      status: result.status,
-      body: storable(result.response_body),
-      error: storable(result.error),
-      retryAfterMs: null,
-      durationMs: result.duration_ms,
-    });
+    waiting.resolve(listenerAnswer(result));
     this.#pumpMirror();
   }
 
@@ -396,7 +413,7 @@ export class ListenSession {
       this.#sendRecorded(sent, 'listen', null, true);
       return;
     }
-    const answer: SendResult = { status: result.status, body: storable(result.response_body), error: storable(result.error), retryAfterMs: null, durationMs: result.duration_ms };
+    const answer = listenerAnswer(result);
     const outcome = await recordLateAnswer(this.#options.delivery, current, answer, late.attempt, new Date(late.forwarded_at)).catch((error: unknown) => {
       this.#options.onError(error);
       return null;
@@ -417,10 +434,19 @@ export class ListenSession {
   }
 }
 
-/** Text a listener sent, as it can be stored: at most ATTEMPT_BODY_MAX_BYTES, without NUL characters (PostgreSQL text cannot hold them). */
-function storable(text: string | null | undefined): string | null {
-  if (!text) return null;
-  const bytes = Buffer.from(text, 'utf8');
-  const kept = bytes.length <= ATTEMPT_BODY_MAX_BYTES ? text : bytes.subarray(0, ATTEMPT_BODY_MAX_BYTES).toString('utf8');
-  return kept.replaceAll('\u0000', '\uFFFD');
+/**
+ * A listener's result as the attempt's answer: its local server's status and kind, or,
+ * without one, `network_error` (the stream protocol carries only the error's words, for
+ * people: a `cli` destination's attempts join no issue); its text kept as an answer's is
+ * (core's keptResponseBody).
+ */
+function listenerAnswer(result: ResultMessage): SendResult {
+  return {
+    status: result.status,
+    kind: result.status === null ? 'network_error' : answerKind(result.status),
+    body: result.response_body ? keptResponseBody(result.response_body) : null,
+    error: result.error ? keptResponseBody(result.error) : null,
+    retryAfterMs: null,
+    durationMs: result.duration_ms,
+  };
 }

@@ -1,3 +1,4 @@
+import { channel } from 'node:diagnostics_channel';
 import { newUlid } from '@hook/core';
 import { openStreamChannel, readStreamEvents, STREAM_PAYLOAD_MAX_BYTES, type Orm, type StreamChannel } from '@hook/db';
 import type { CopyFact, StreamFact, StreamHub, StreamPeers } from './hub.ts';
@@ -10,6 +11,14 @@ const MAX_PENDING_FACTS = 10_000;
 const WATCH_ANNOUNCE_INTERVAL_MS = 10_000;
 /** How long an account counts as watched elsewhere after the last announcement naming it (a process that died stops counting after this). */
 const WATCH_EXPIRY_MS = 3 * WATCH_ANNOUNCE_INTERVAL_MS;
+
+/**
+ * Each `watch` announcement a process takes in from another, published on a
+ * `node:diagnostics_channel` as { processId, from, accountIds } (read only, free when
+ * nobody subscribes; tests wait on it to know a peer has learned of a watch).
+ */
+export const STREAM_PEERS_WATCH_CHANNEL = 'hook:stream-peers:watch';
+const watchSignals = channel(STREAM_PEERS_WATCH_CHANNEL);
 
 /**
  * What travels on the channel. `p` is the sending process, so each one drops its own
@@ -85,6 +94,14 @@ export class StreamPeerLink implements StreamPeers {
     this.#options.hub.connectPeers(this);
     this.#announceTimer = setInterval(() => this.localWatchesChanged(), WATCH_ANNOUNCE_INTERVAL_MS);
     this.#announceTimer.unref();
+  }
+
+  /** How many watches other processes announced and this process knows of: accounts, and URL destinations mirrored (read only: /metrics shows it as hook_stream_watches_elsewhere). */
+  get watchesElsewhere(): number {
+    const now = Date.now();
+    let count = 0;
+    for (const until of this.#watchedElsewhere.values()) if (until > now) count++;
+    return count;
   }
 
   watch(accountId: string): boolean {
@@ -177,6 +194,7 @@ export class StreamPeerLink implements StreamPeers {
     } else if (message.k === 'watch') {
       const until = Date.now() + WATCH_EXPIRY_MS;
       for (const accountId of message.a) this.#watchedElsewhere.set(accountId, until);
+      if (watchSignals.hasSubscribers) watchSignals.publish({ processId: this.processId, from: message.p, accountIds: message.a });
     } else if (message.k === 'facts') {
       const facts = this.#joinParts(message.p, message.f);
       this.#receiving = this.#receiving.then(() => this.#receive(facts)).catch((error: unknown) => this.#options.onError?.(error as Error));

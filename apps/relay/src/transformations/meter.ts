@@ -4,6 +4,7 @@
  * statement for all accounts), and once more when the relay stops.
  */
 import { addTransformationCpu, type Orm } from '@hook/db';
+import { startPeriodic, type Periodic } from '../jobs/periodic.ts';
 
 /** How often metered CPU is written to the database. */
 export const METER_FLUSH_INTERVAL_MS = 5_000;
@@ -12,14 +13,14 @@ export class TransformationMeter {
   readonly #orm: Orm;
   readonly #onError: (error: unknown) => void;
   #pending = new Map<string, number>();
-  #timer: NodeJS.Timeout;
+  readonly #flusher: Periodic;
   #flushing: Promise<void> = Promise.resolve();
 
   constructor(orm: Orm, onError: (error: unknown) => void, flushIntervalMs = METER_FLUSH_INTERVAL_MS) {
     this.#orm = orm;
     this.#onError = onError;
-    this.#timer = setInterval(() => void this.flush(), flushIntervalMs);
-    this.#timer.unref();
+    // Each flush keeps what it could not write (it never throws), so the job has no error of its own.
+    this.#flusher = startPeriodic({ intervalMs: flushIntervalMs, runAtStart: false, pass: () => this.flush() });
   }
 
   add(accountId: string, cpuMs: number): void {
@@ -49,8 +50,9 @@ export class TransformationMeter {
     return this.#flushing;
   }
 
+  /** Stops the periodic flush and writes what is left. */
   async close(): Promise<void> {
-    clearInterval(this.#timer);
+    await this.#flusher();
     await this.flush();
   }
 }

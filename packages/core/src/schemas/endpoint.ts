@@ -2,9 +2,9 @@
 import { Type } from 'typebox';
 import { DEDUPE_FIELD_PATTERN, DEDUPE_HEADER_PATTERN, DEDUPE_SOURCE_MAX_CHARS } from '../dedupe.ts';
 import { ENDPOINT_STATUSES } from '../events.ts';
-import { HANDSHAKE_PROVIDERS } from '../handshakes.ts';
+import { HANDSHAKE_PROVIDERS, VERIFICATION_PROVIDERS } from '../providers/index.ts';
 import { RESPONSE_EVENT_ID_PLACEHOLDER, RESPONSE_MAX_BODY_BYTES, RESPONSE_MAX_HEADER_VALUE, RESPONSE_MAX_HEADERS, RESPONSE_STATUS_MAX, RESPONSE_STATUS_MIN } from '../responses.ts';
-import { DEFAULT_TOLERANCE_SECONDS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, VERIFICATION_MODES, VERIFICATION_PROVIDERS } from '../verification.ts';
+import { DEFAULT_TOLERANCE_SECONDS, HMAC_ALGORITHMS, HMAC_ENCODINGS, HMAC_SIGNED, VERIFICATION_MODES } from '../verification.ts';
 import { DELIVERY_DELAY_MAX_SECONDS, ORDERING_ON_GIVE_UP, SIGNATURE_SCHEMES } from '../destination-options.ts';
 import { IdOf, ResourceName, Timestamp } from './common.ts';
 

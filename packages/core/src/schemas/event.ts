@@ -2,9 +2,10 @@
 import { Type } from 'typebox';
 import { ATTEMPT_BODY_MAX_BYTES, ATTEMPT_HEADER_VALUE_MAX_BYTES, ATTEMPT_HEADERS_MAX_BYTES, HEADERS_NOT_KEPT, REDACTED_HEADER_VALUE } from '../attempts.ts';
 import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_LIST_WINDOW, EVENT_STATUS_LIST_PATTERN, EVENT_STATUSES } from '../events.ts';
-import { HANDSHAKE_PROVIDERS } from '../handshakes.ts';
-import { VERIFICATION_PROVIDERS, VERIFICATION_REASONS } from '../verification.ts';
+import { HANDSHAKE_PROVIDERS, VERIFICATION_PROVIDERS } from '../providers/index.ts';
+import { VERIFICATION_REASONS } from '../verification.ts';
 import { NOTIFICATION_TYPES } from '../notifications.ts';
+import { ISSUE_KINDS } from '../issues.ts';
 import { IdOf, NullableTimestamp, Page, PageQuery, Timestamp } from './common.ts';
 import { Destination } from './endpoint.ts';
 
@@ -35,6 +36,9 @@ export const AttemptSchema = Type.Object({
   response_status: Type.Union([Type.Integer(), Type.Null()]),
   response_body: Type.Union([Type.String(), Type.Null()], { description: `The first ${ATTEMPT_BODY_MAX_BYTES} bytes of the answer, as text; null when none came` }),
   error: Type.Union([Type.String(), Type.Null()]),
+  failure_kind: Type.Union([Type.Enum([...ISSUE_KINDS]), Type.Null()], {
+    description: 'The kind of failure, as issues group it (docs/issues.md#kinds): the answer\'s class (http_4xx, http_5xx, http_other) or why none came (timeout, connection_refused, dns, tls, network_error, transformation_error, broker_error); null for a success, and for attempts made before kinds were kept',
+  }),
   request: Type.Union([AttemptRequestSchema, Type.Null()], {
     description: 'The request Hook sent (docs/api.md#attempts); null when nothing was sent (a transformation failed, or its TLS or OAuth2 settings stopped it first), and for attempts made before requests were kept',
   }),

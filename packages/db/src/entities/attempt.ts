@@ -19,7 +19,7 @@ export const Attempt = defineEntity({
     responseStatus: p.integer().nullable(),
     responseBody: p.text().nullable(),
     error: p.string().nullable(),
-    /** The kind of failure it was (core's failureKind: what an issue groups by); null for a success and for attempts made before issues. */
+    /** The kind of failure it was (core's AttemptKind, set where the attempt failed: what an issue groups by); null for a success and for attempts made before issues. */
     failureKind: p.string().nullable(),
     /**
      * The request as sent: its headers (the destination's credentials redacted) and, when a

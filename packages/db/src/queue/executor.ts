@@ -30,6 +30,7 @@
  *   are then made again (same `webhook-id`), as after a lease runs out; nothing is lost.
  *   A relay process that dies loses nothing this way: the server still writes them.
  */
+import type { RawBuilder } from 'kysely';
 import pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { Orm } from '../orm.ts';
@@ -187,4 +188,15 @@ export async function closeQueueExecutor(owner: { config: { getExtension<T>(name
 /** Runs a named statement of the queue (see QueueExecutor). */
 export function runStatement<Row>(orm: Orm, statement: NamedStatement, params: readonly unknown[]): Promise<Row[]> {
   return queueExecutor(orm).run<Row>(statement, params);
+}
+
+/**
+ * A statement put together with kysely's `sql` template, as the named statement `name` and
+ * its parameters, to run with runStatement: for a statement whose text is assembled from
+ * its options (ingest's, insert-events.ts), where kysely numbers the parameters. Its text
+ * must depend only on `name`, as every named statement's does.
+ */
+export function composedStatement(orm: Orm, name: string, query: RawBuilder<unknown>): { statement: NamedStatement; params: readonly unknown[] } {
+  const compiled = query.compile(orm.em.getKysely());
+  return { statement: { name, text: compiled.sql }, params: compiled.parameters };
 }

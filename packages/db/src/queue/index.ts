@@ -9,7 +9,7 @@ export { DUE_CHANNEL, type ClaimedDelivery, type DeliveryResult, type ReceivedEv
 export { insertEvents, insertEventsOrFail, type InsertOptions, type InsertOutcome, type KnownUsageRows, type NewEvent } from './statements/insert-events.ts';
 export { CLAIM_DUE, claimDue, type ClaimOptions } from './statements/claim-due.ts';
 export { CLAIM_LISTEN, CLAIM_LISTEN_AFTER, claimForListener, type ListenClaimCursor, type ListenClaimOptions } from './statements/claim-listen.ts';
-export { RECORD_GROUPED_RESULTS, RECORD_RESULTS, RECORD_TYPED_RESULTS, recordResults, type DestinationHealth, type RecordInput, type RecordOutcome } from './statements/record-results.ts';
+export { RECORD_GROUPED_RESULTS, RECORD_INPUT, RECORD_RESULTS, RECORD_TYPED_RESULTS, recordResults, type DestinationHealth, type RecordInput, type RecordOutcome } from './statements/record-results.ts';
 export { releaseLease } from './statements/release-lease.ts';
 export { makeDestinationsDue, notifyDue } from './statements/make-due.ts';
 export { readDeliveries } from './statements/read-deliveries.ts';

@@ -81,8 +81,8 @@ export interface DeliveryResult {
     responseStatus: number | null;
     responseBody: string | null;
     error: string | null;
-    /** The kind of its failure (core's failureKind; null: it succeeded); absent: recordResults works it out from the status and error. */
-    failureKind?: IssueKind | null;
+    /** The kind of its failure, decided where it failed (core's AttemptKind, SendResult.kind); null: it succeeded. */
+    failureKind: IssueKind | null;
     /** The headers sent and answered, bounded by core's boundHeaders (stored as given), and the body sent (docs/api.md#attempts): null or absent when not kept. */
     requestHeaders?: Record<string, string> | null;
     responseHeaders?: Record<string, string> | null;

@@ -1,4 +1,5 @@
 import { Option } from 'commander';
+import { HANDSHAKE_PROVIDERS, VERIFICATION_PROVIDERS } from '@hook/core';
 import type { EndpointUpdate } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
@@ -34,9 +35,9 @@ export default defineCommand<[string], UpdateOptions>({
     'Change an endpoint (PATCH /v1/endpoints/{id}); what is not given stays as it is.\n' +
     'Paused: events are received and held. Disabled: the URL refuses events (410). Resume makes it active again and delivers what was held, oldest first.\n' +
     'A transformation (JavaScript, docs/transformations.md) reshapes each event before delivery; a filter (JSON, docs/filters.md) decides which are delivered.\n' +
-    'Verification (docs/sources.md) checks each request\'s signature at the ingest URL with the sender\'s secret: --verify github|stripe|shopify|slack|standard-webhooks|hmac.\n' +
+    `Verification (docs/sources.md) checks each request's signature at the ingest URL with the sender's secret: --verify ${VERIFICATION_PROVIDERS.join('|')}.\n` +
     'A custom response (docs/sources.md) answers each stored request with your status, headers and body; the --response-… flags given make the whole response.\n' +
-    'A handshake (docs/sources.md) is answered at the ingest URL at once and stored, not delivered: --handshake slack|meta|graph|dropbox|zoom|twitter.\n' +
+    `A handshake (docs/sources.md) is answered at the ingest URL at once and stored, not delivered: --handshake ${HANDSHAKE_PROVIDERS.join('|')}.\n` +
     'Dedupe (docs/sources.md) answers a request whose key (a header, or a JSON field) was already stored with the original event\'s id, and stores and delivers it no second time.',
   examples: [
     ['hook endpoints update orders --destination https://example.com/webhooks', 'deliver to a URL (waiting events go there now)'],

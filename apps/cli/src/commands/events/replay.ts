@@ -1,4 +1,5 @@
 import { Option } from 'commander';
+import { isSuccessStatus } from '@hook/core';
 import type { Attempt, ReplayedEvent } from '@hook/client';
 import { defineCommand } from '../../command.ts';
 import { endpointErrorFor, endpointIdOf } from '../../endpoint-ref.ts';
@@ -24,11 +25,6 @@ interface ReplayLine {
   failed: boolean;
 }
 
-function isSuccess(attempt: Attempt | undefined): boolean {
-  const status = attempt?.response_status;
-  return status !== undefined && status !== null && status >= 200 && status < 300;
-}
-
 /** One line per destination the replay went to; only a URL attempt without a 2xx is a failure (cli destinations answer later, in `hook listen`). */
 function replayLines(event: ReplayedEvent): ReplayLine[] {
   return event.replay.map(({ destination_id: destinationId, outcome }) => {
@@ -45,7 +41,7 @@ function replayLines(event: ReplayedEvent): ReplayLine[] {
     return {
       text: `Replayed ${to}: attempt #${attempt.n} ${result} in ${attempt.duration_ms} ms; status now ${delivery?.status ?? event.status}${eventStatus}`,
       attempt,
-      failed: !isSuccess(attempt),
+      failed: !isSuccessStatus(attempt.response_status),
     };
   });
 }

@@ -9,6 +9,7 @@ import type { Attempt, Delivery, HookEvent } from './api.ts';
 import { BODY_PREVIEW_CHARS, HEX_PREVIEW_BYTES, formatSize, hexDump, viewOfBody } from './format.ts';
 import { highlightedJson } from './json.tsx';
 import { CopyButton } from './copy.tsx';
+import { isSuccessStatus } from '../../../../../packages/core/src/http-rules.ts';
 import { RelativeTime, clockText, relativeText, useNow } from './time.tsx';
 
 /** The tone tokens.css gives a status: colour, and a shape beside the word. */
@@ -176,7 +177,7 @@ function AttemptExchange({ attempt, event }: { attempt: Attempt; event: HookEven
 }
 
 function AttemptRow({ attempt, event }: { attempt: Attempt; event: HookEvent }) {
-  const ok = attempt.response_status !== null && attempt.response_status >= 200 && attempt.response_status < 300;
+  const ok = isSuccessStatus(attempt.response_status);
   // The exchange renders only once opened: an event with many attempts stays quick to show.
   const [open, setOpen] = useState(false);
   const hasExchange = Boolean(attempt.response_body || attempt.request || attempt.response_headers);

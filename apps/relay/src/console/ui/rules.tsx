@@ -11,6 +11,7 @@ import { describedBy, FieldProblem, jsonOf, useSubmit } from './forms.ts';
 // function delivery runs. It comes by path because @hook/core's index also carries Node-only
 // modules (signing, secrets) that a browser bundle cannot take.
 import { matchesFilter, parseFilterQuery, type FilterRequest } from '../../../../../packages/core/src/filters.ts';
+import { isJsonContentType } from '../../../../../packages/core/src/http-rules.ts';
 
 const EXAMPLE_CODE = `addHandler('transform', (request, context) => {
   // request: { method, path, query, headers, body }; return what is delivered
@@ -25,11 +26,6 @@ interface TestOutcome {
     | { ok: false; logs: { level: string; message: string }[]; error: { message: string; line: number | null } };
   /** Whether the filter passes what the code returned (or the input without code); undefined without a filter. */
   delivered?: boolean;
-}
-
-function isJsonContentType(contentType: string | null | undefined): boolean {
-  const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  return mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
 /** A stored event as the code and filter see it: its body parsed when it is JSON, else its text. */

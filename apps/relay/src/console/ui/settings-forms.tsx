@@ -2,18 +2,25 @@
 // handshake, dedupe and the custom response, each a small form that PATCHes
 // /v1/endpoints/{id} with its one field (null turns it off). Secrets are write-only: the
 // relay shows only that one is set and its last four characters.
+import type { HandshakeProvider, VerificationProvider } from '@hook/core';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { call, type Endpoint } from './api.ts';
 import { ConfirmButton } from './dialog.tsx';
 import { describedBy, FieldProblem, integerOf, jsonOf, textOf, useSubmit, type FieldMessages } from './forms.ts';
 
-const VERIFICATION_PROVIDERS = ['github', 'stripe', 'shopify', 'slack', 'standard-webhooks', 'hmac'] as const;
-const HANDSHAKE_PROVIDERS = [
-  { value: 'slack', label: 'Slack (url_verification)' }, { value: 'meta', label: 'Meta: WhatsApp, Messenger, Instagram (needs the verify token)' },
-  { value: 'graph', label: 'Microsoft Graph' }, { value: 'dropbox', label: 'Dropbox' },
-  { value: 'zoom', label: 'Zoom (needs the secret token)' }, { value: 'twitter', label: 'X / Twitter CRC (needs the consumer secret)' },
-] as const;
+// The providers (packages/core/src/providers/): the bundle cannot import the registry (it is
+// Node code), so the choices are written here, and `satisfies` makes a provider added to or
+// removed from the registry a type error until this list follows.
+const VERIFICATION_PROVIDERS = Object.keys({
+  github: true, stripe: true, shopify: true, slack: true, 'standard-webhooks': true, gitlab: true, hmac: true,
+} satisfies Record<VerificationProvider, true>);
+const HANDSHAKE_LABELS = {
+  slack: 'Slack (url_verification)', meta: 'Meta: WhatsApp, Messenger, Instagram (needs the verify token)',
+  graph: 'Microsoft Graph', dropbox: 'Dropbox',
+  zoom: 'Zoom (needs the secret token)', twitter: 'X / Twitter CRC (needs the consumer secret)',
+} satisfies Record<HandshakeProvider, string>;
+const HANDSHAKE_PROVIDERS = Object.entries(HANDSHAKE_LABELS).map(([value, label]) => ({ value, label }));
 
 type Setting = 'verification' | 'handshake' | 'dedupe' | 'response';
 
@@ -96,7 +103,7 @@ const plain = (values: readonly string[]) => values.map((value) => ({ value, lab
 
 function VerificationForm({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: (endpoint: Endpoint) => void }) {
   const set = endpoint.verification;
-  const [provider, setProvider] = useState(set?.provider ?? 'github');
+  const [provider, setProvider] = useState<string>(set?.provider ?? 'github');
   const f = `verification-${endpoint.id}`;
   return (
     <SettingForm
@@ -141,7 +148,7 @@ function VerificationForm({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: 
 
 function HandshakeForm({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: (endpoint: Endpoint) => void }) {
   const set = endpoint.handshake;
-  const [provider, setProvider] = useState(set?.provider ?? 'slack');
+  const [provider, setProvider] = useState<string>(set?.provider ?? 'slack');
   const needsSecret = provider === 'meta' || provider === 'zoom' || provider === 'twitter';
   const f = `handshake-${endpoint.id}`;
   return (

@@ -52,7 +52,7 @@ async function connectAmqp(options: BrokerConnectOptions): Promise<BrokerConnect
   } catch (error) {
     const text = describeAmqpError(error, username);
     // A socket's error keeps its code (ECONNREFUSED …) for the publisher's words.
-    throw text === (error as Error)?.message ? error : new Error(text);
+    throw text === (error as Error)?.message ? error : new Error(text, { cause: error });
   }
   return new AmqpConnection(model);
 }

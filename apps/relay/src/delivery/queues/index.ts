@@ -3,7 +3,8 @@
  * broker and sign-in, opened on the first message and reused for the next ones; a connection
  * that dropped is opened again by the next message, and a message in flight when it dropped
  * fails its attempt (the relay retries it). Every answer is a SendResult, never a throw: the
- * broker's acknowledgement is `ok: true`, anything else a clear `error`.
+ * broker's acknowledgement is kind `ok`, anything else a clear `error` with its kind
+ * (`timeout`, `connection_refused`, `dns`, `tls` as for a URL, else `broker_error`).
  *
  * What each broker carries and how it acknowledges is in its driver (amqp.ts, nats.ts,
  * redis.ts, mqtt.ts). This module owns what they share: the private-address rule, the time
@@ -12,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { DELIVERY_TIMEOUT_MARKER, isPrivateAddress, isPrivateHostname, type DestinationAuth, type DestinationTls, type QueueDestinationType, type QueueTarget } from '@hook/core';
+import { DELIVERY_TIMEOUT_MARKER, isPrivateAddress, isPrivateHostname, transportFailureKind, type AttemptKind, type DestinationAuth, type DestinationTls, type QueueDestinationType, type QueueTarget } from '@hook/core';
 import { PrivateDestinationError, type SendResult } from '../sender.ts';
 import type { QueueDestination, QueueMessage } from './types.ts';
 import { amqpDriver } from './amqp.ts';
@@ -72,8 +73,23 @@ export interface QueueDriver {
 
 const DRIVERS: Record<QueueDestinationType, QueueDriver> = { amqp: amqpDriver, nats: natsDriver, redis: redisDriver, mqtt: mqttDriver };
 
-/** An error whose message is already the clear text a user reads on the attempt. */
-class PublishError extends Error {}
+/**
+ * An error whose message is already the clear text a user reads on the attempt. Its kind
+ * is `kind` when given, else that of its `cause` (transportFailureKind), else `broker_error`.
+ */
+class PublishError extends Error {
+  readonly kind: AttemptKind | undefined;
+
+  constructor(message: string, options: { cause?: unknown; kind?: AttemptKind } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.kind = options.kind;
+  }
+}
+
+/** The kind of a failed publish (PublishError). */
+function failureKindOf(error: unknown): AttemptKind {
+  return (error instanceof PublishError ? error.kind : undefined) ?? transportFailureKind(error, 'broker_error');
+}
 
 interface PooledConnection {
   connection: Promise<BrokerConnection>;
@@ -105,24 +121,24 @@ export class QueuePublisher {
   async publish(destination: QueueDestination, message: QueueMessage): Promise<SendResult> {
     const started = performance.now();
     const sent: { headers: Record<string, string> | null } = { headers: null };
-    const result = (ok: boolean, text: string): SendResult => ({
+    const result = (kind: AttemptKind, text: string): SendResult => ({
       status: null,
-      ok,
+      kind,
       // NUL cannot be stored in PostgreSQL text, and a broker's error may echo anything.
-      body: ok ? text.replaceAll('\u0000', '') : null,
-      error: ok ? null : text.replaceAll('\u0000', ''),
+      body: kind === 'ok' ? text.replaceAll('\u0000', '') : null,
+      error: kind === 'ok' ? null : text.replaceAll('\u0000', ''),
       retryAfterMs: null,
       durationMs: performance.now() - started,
       requestHeaders: sent.headers,
     });
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new PublishError(`no answer within ${this.#timeoutMs} ms ${DELIVERY_TIMEOUT_MARKER}`)), this.#timeoutMs);
+      timer = setTimeout(() => reject(new PublishError(`no answer within ${this.#timeoutMs} ms ${DELIVERY_TIMEOUT_MARKER}`, { kind: 'timeout' })), this.#timeoutMs);
     });
     try {
-      return result(true, await Promise.race([this.#publish(destination, message, sent), timedOut]));
+      return result('ok', await Promise.race([this.#publish(destination, message, sent), timedOut]));
     } catch (error) {
-      return result(false, describeError(error));
+      return result(failureKindOf(error), describeError(error));
     } finally {
       clearTimeout(timer);
     }
@@ -212,7 +228,7 @@ export class QueuePublisher {
         timeoutMs: this.#timeoutMs,
       });
     } catch (error) {
-      throw new PublishError(`could not connect to ${where}: ${describeError(error)}`);
+      throw new PublishError(`could not connect to ${where}: ${describeError(error)}`, { cause: error });
     }
   }
 
@@ -225,9 +241,9 @@ export class QueuePublisher {
     if (!this.#allowPrivate && isPrivateHostname(hostname)) throw new PrivateDestinationError(hostname, hostname);
     if (isIP(hostname)) return hostname;
     const addresses = await new Promise<LookupAddress[]>((resolve, reject) => {
-      this.#resolve(hostname, { all: true }, (error, found) => (error ? reject(new PublishError(`could not resolve the broker name ${hostname}: ${describeError(error)}`)) : resolve(found)));
+      this.#resolve(hostname, { all: true }, (error, found) => (error ? reject(new PublishError(`could not resolve the broker name ${hostname}: ${describeError(error)}`, { cause: error, kind: 'dns' })) : resolve(found)));
     });
-    if (addresses.length === 0) throw new PublishError(`the broker name ${hostname} resolves to no address`);
+    if (addresses.length === 0) throw new PublishError(`the broker name ${hostname} resolves to no address`, { kind: 'dns' });
     if (!this.#allowPrivate) {
       const refused = addresses.find((address) => isPrivateAddress(address.address));
       if (refused) throw new PrivateDestinationError(hostname, refused.address);

@@ -64,7 +64,8 @@ function open(options: BrokerConnectOptions, protocolVersion: 4 | 5): Promise<Mq
     client.on('error', () => {});
     const fail = (error: Error & { code?: number }): void => {
       client.end(true);
-      const refused = error.code !== undefined && /^Connection refused/.test(error.message);
+      // The broker's refusal (a CONNACK reason code) has a numeric code; a socket's error a string (ECONNREFUSED …).
+      const refused = typeof error.code === 'number';
       const signIn = refused && (error.code === 4 || error.code === 5 || error.code === 0x86 || error.code === 0x87);
       const wrapped = new Error(
         signIn

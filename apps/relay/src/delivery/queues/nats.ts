@@ -52,7 +52,8 @@ async function connectNats(options: BrokerConnectOptions): Promise<BrokerConnect
       ...(options.secure || tls ? { tls: tlsOptions } : {}),
     });
   } catch (error) {
-    throw new Error(describeNatsError(error, auth?.username));
+    // The cause keeps the socket's code (ECONNREFUSED, ERR_TLS_…): the attempt's kind (transportFailureKind).
+    throw new Error(describeNatsError(error, auth?.username), { cause: error });
   }
   return new NatsJetStreamConnection(nc, options.timeoutMs);
 }

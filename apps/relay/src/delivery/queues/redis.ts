@@ -67,7 +67,8 @@ async function connectRedis(options: BrokerConnectOptions): Promise<BrokerConnec
     await client.connect();
   } catch (error) {
     client.disconnect();
-    throw new Error(describeRedisError(lastError ?? error, auth?.username));
+    // The cause keeps the socket's code (ECONNREFUSED, ERR_TLS_…): the attempt's kind (transportFailureKind).
+    throw new Error(describeRedisError(lastError ?? error, auth?.username), { cause: lastError ?? error });
   }
   let maxBulkBytes = REDIS_DEFAULT_PROTO_MAX_BULK_LEN_BYTES;
   try {

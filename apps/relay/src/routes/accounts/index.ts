@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { LockMode, type EntityManager } from '@mikro-orm/core';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { customDomainChallenge, HookError, newId, nextUsageMonthStart, PLAN_CHANGE_BLOCKED, PLAN_LIMITS, retentionDaysOf, type Plan } from '@hook/core';
 import { Account, enqueueNotification, ensureClassPartitions, PlanChange, readAccountUsage, type AccountUsage } from '@hook/db';
 import { createAccount, createApiKey } from './new-account.ts';

@@ -4,7 +4,6 @@ import { HookError, signingPublicKey, validateFilter, VALIDATION_FAILED, type Fi
 import { openSigningSecret, type SecretBoxOwner } from '@hook/db';
 import { checkDestinationTarget } from '../destinations/options.ts';
 import { TRANSFORMATION_CODE_MAX_BYTES, type Destination, type FilterInput, type TransformationInput } from '../../schemas.ts';
-import type { TransformRunner } from '../../transformations/types.ts';
 
 /** Refuses a destination whose fields are not its type's, or whose URL cannot be parsed or is at a private address (unless this relay allows them). */
 export async function checkDestination(destination: Static<typeof Destination> | undefined, allowPrivate: boolean): Promise<void> {
@@ -22,8 +21,7 @@ export async function checkRules(app: FastifyInstance, body: { transformation?: 
     if (Buffer.byteLength(code, 'utf8') > TRANSFORMATION_CODE_MAX_BYTES) {
       errors.push({ field: 'body.transformation.code', message: `is ${Buffer.byteLength(code, 'utf8')} bytes; at most ${TRANSFORMATION_CODE_MAX_BYTES} (64 KiB)` });
     } else {
-      const runner = app.hasDecorator('transformRunner') ? (app as unknown as { transformRunner: TransformRunner }).transformRunner : undefined;
-      const problem = runner ? await runner.check(code) : { message: 'this relay process has no transformation sandbox', line: null };
+      const problem = await app.transformRunner.check(code);
       if (problem) errors.push({ field: 'body.transformation.code', message: problem.line === null ? problem.message : `line ${problem.line}: ${problem.message}` });
     }
   }

@@ -33,7 +33,7 @@ export async function findEndpoint(request: FastifyRequest, id: string, em: Enti
 
 /**
  * Endpoints (DESIGN.md §4). An endpoint's `destination`, `transformation`, `filter` and
- * secret routes read and write its first destination (v1 as before destinations); its
+ * secret routes read and write its first destination (the v1 shape of an endpoint with one target); its
  * other destinations are managed under /v1/endpoints/{id}/destinations and
  * /v1/destinations/{id} (routes/destinations).
  */

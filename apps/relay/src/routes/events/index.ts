@@ -22,7 +22,7 @@ export function presentEventSummary(event: ListedEvent) {
       destination_id: last.destinationId,
       started_at: last.startedAt.toISOString(),
       response_status: last.responseStatus,
-      error_class: attemptErrorClass({ response_status: last.responseStatus, error: last.error }),
+      error_class: attemptErrorClass({ kind: last.failureKind, responseStatus: last.responseStatus }),
     },
   };
 }

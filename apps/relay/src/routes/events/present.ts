@@ -1,4 +1,4 @@
-import { keptBody, type EventStatus, type HandshakeProvider, type VerificationResult } from '@hook/core';
+import { keptBody, type EventStatus, type IssueKind, type HandshakeProvider, type VerificationResult } from '@hook/core';
 import type { AttemptEntity } from '@hook/db';
 
 /** What any view of a stored request shows about it, body aside. */
@@ -62,6 +62,7 @@ export function presentAttempt(attempt: AttemptEntity) {
     response_status: attempt.responseStatus ?? null,
     response_body: attempt.responseBody ?? null,
     error: attempt.error ?? null,
+    failure_kind: (attempt.failureKind ?? null) as IssueKind | null,
     request: requestHeaders === null ? null : {
       headers: requestHeaders,
       ...(requestBody === null

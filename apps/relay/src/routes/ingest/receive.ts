@@ -5,7 +5,7 @@
  */
 import { dedupeKeyOf, ENDPOINT_DISABLED, extractEventType, readJsonObject, HANDSHAKE_REFUSED, HookError, INGEST_HOST_REQUIRED, INGEST_NOT_FOUND, type IngestOutcome, newId, nextUsageMonthStart, QUOTA_EXCEEDED, renderResponseBody, SIGNATURE_INVALID, type VerificationFailure } from '@hook/core';
 import type { EventWriter, InsertOutcome, NewEvent } from '@hook/db';
-import type { LocalDelivery } from '../../delivery/worker.ts';
+import type { DeliverySlots } from '../../delivery/claimer.ts';
 import type { StreamHub } from '../../stream/hub.ts';
 import type { ListenerRegistry } from '../../stream/listeners.ts';
 import { ingestHostOf } from '../../plugins/tenant-content.ts';
@@ -19,7 +19,8 @@ export interface IngestReceiverOptions {
   writer: EventWriter;
   targets: IngestTargetCache;
   domains: CustomDomainCache;
-  local: LocalDelivery;
+  /** This process's delivery worker, which takes URL deliveries as they are stored; null in a process that does not deliver (HOOK_ROLE=api). */
+  local: DeliverySlots | null;
   listeners: ListenerRegistry;
   hub: StreamHub;
   ingestUrl: string | undefined;
@@ -163,7 +164,7 @@ export class IngestReceiver {
     // destination, this process's worker (URL) or a listen session here (`cli`), if it has
     // a slot free, takes the delivery as it is stored.
     const sole = target.status === 'active' ? target.soleDestination : null;
-    const slot = sole === null ? null : sole.type === 'url' ? local.reserve(sole.id, id) : listeners.reserve(sole.id, id);
+    const slot = sole === null ? null : sole.type === 'url' ? (local?.reserve(sole.id, id) ?? null) : listeners.reserve(sole.id, id);
     const event = {
       id,
       accountId: target.accountId,

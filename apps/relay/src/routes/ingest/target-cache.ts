@@ -1,5 +1,6 @@
 import { createHandshakeResponder, createVerifier, servableResponseHeaders, type DedupeSettings, type EndpointResponse, type DestinationType, type HandshakeProvider, type HandshakeResponder, type VerificationMode, type Verifier } from '@hook/core';
 import { Destination, Endpoint, openSigningSecret, type Orm } from '@hook/db';
+import { LRUCache } from 'lru-cache';
 
 /** What ingest needs to know about the endpoint behind an ingest id. */
 export interface IngestTarget {
@@ -9,7 +10,7 @@ export interface IngestTarget {
   /**
    * The endpoint's only destination when it has one and it is active (a URL one without
    * limits of its own): ingest may then store the event's delivery claimed by this
-   * process's worker (worker.ts LocalDelivery) or one of its listen sessions
+   * process's worker (a slot it reserves: DeliverySlots, claimer.ts) or one of its listen sessions
    * (stream/listeners.ts), and deliver it at once.
    */
   soleDestination: { id: string; type: DestinationType } | null;
@@ -35,50 +36,48 @@ export interface IngestTargetCacheOptions {
   maxEntries?: number;
 }
 
-interface Entry {
-  target: IngestTarget | null;
-  expiresAtMs: number;
-}
+/** A load's answer for an id that is no endpoint's, when the load was cut short by `invalidate` (lru-cache would report that as an error). */
+const UNKNOWN = Symbol('unknown ingest id');
 
 /**
  * Ingest ids resolved to endpoints, kept for a short time so that a burst to one URL
  * costs one query, not one per request. Changes made through this process invalidate
- * at once; changes made by another relay process show within `ttlMs`. Concurrent
- * misses for one id share a single query.
+ * at once, including a load in flight (its answer is not kept); changes made by another
+ * relay process show within `ttlMs`. Concurrent misses for one id share a single query.
  */
 export class IngestTargetCache {
   readonly #orm: Orm;
-  readonly #ttlMs: number;
-  readonly #maxEntries: number;
-  readonly #entries = new Map<string, Entry>();
-  readonly #loading = new Map<string, Promise<IngestTarget | null>>();
+  readonly #cache: LRUCache<string, IngestTarget | typeof UNKNOWN>;
 
   constructor(orm: Orm, options: IngestTargetCacheOptions = {}) {
     this.#orm = orm;
-    this.#ttlMs = options.ttlMs ?? 1000;
-    this.#maxEntries = options.maxEntries ?? 10_000;
+    this.#cache = new LRUCache({
+      ttl: options.ttlMs ?? 1000,
+      max: options.maxEntries ?? 10_000,
+      ttlResolution: 0, // an entry's age is read from performance.now() each time, not a 1 ms memo of it
+      // A load that `invalidate` (or eviction) cuts short still answers the requests waiting on it,
+      // with what it read, but lru-cache does not keep that answer: the next request reads again.
+      ignoreFetchAbort: true,
+      // Unknown ids are not cached (undefined): an attacker's random ids must not evict real ones.
+      fetchMethod: async (ingestId, _stale, { signal }) => (await this.#load(ingestId)) ?? (signal.aborted ? UNKNOWN : undefined),
+    });
   }
 
   /** The endpoint receiving at `ingestId`, or null when none does (deleted or unknown). */
   async get(ingestId: string): Promise<IngestTarget | null> {
-    const entry = this.#entries.get(ingestId);
-    if (entry && entry.expiresAtMs > Date.now()) return entry.target;
-    let loading = this.#loading.get(ingestId);
-    if (!loading) {
-      loading = this.#load(ingestId).finally(() => this.#loading.delete(ingestId));
-      this.#loading.set(ingestId, loading);
-    }
-    return loading;
+    const target = await this.#cache.fetch(ingestId);
+    return target === undefined || target === UNKNOWN ? null : target;
   }
 
-  /** Forgets an ingest id after its endpoint changed, so the next request reads it fresh. */
+  /** Forgets an ingest id after its endpoint changed, so the next request reads it fresh (a load in flight is not kept). */
   invalidate(ingestId: string): void {
-    this.#entries.delete(ingestId);
+    this.#cache.delete(ingestId);
   }
 
   /** Forgets an endpoint known only by id (its receiver answered 410, say). */
   invalidateEndpoint(endpointId: string): void {
-    for (const [ingestId, entry] of this.#entries) if (entry.target?.id === endpointId) this.#entries.delete(ingestId);
+    const ingestIds = [...this.#cache.entries()].flatMap(([ingestId, target]) => (target !== UNKNOWN && target.id === endpointId ? [ingestId] : []));
+    for (const ingestId of ingestIds) this.#cache.delete(ingestId);
   }
 
   async #load(ingestId: string): Promise<IngestTarget | null> {
@@ -107,12 +106,6 @@ export class IngestTargetCache {
     // A response stored before the header allow list keeps only what may be served now.
     const response = endpoint?.response ? { ...endpoint.response, headers: servableResponseHeaders(endpoint.response.headers) } : null;
     const target = endpoint ? { id: endpoint.id, accountId: endpoint.accountId, status: endpoint.status, soleDestination: sole, verification, response, handshake, dedupe: endpoint.dedupe ?? null, ordered } : null;
-    // Unknown ids are not cached: an attacker's random ids must not evict real ones.
-    if (target) {
-      this.#entries.delete(ingestId);
-      this.#entries.set(ingestId, { target, expiresAtMs: Date.now() + this.#ttlMs });
-      if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
-    }
     return target;
   }
 }

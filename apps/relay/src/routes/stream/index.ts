@@ -5,7 +5,8 @@ import type { WebSocket } from 'ws';
 import {
   ENDPOINT_NOT_FOUND, EVENT_TYPE_MAX_CHARS, HookError, INVALID_API_KEY, STREAM_CLOSE_CODES, STREAM_DEFAULT_MAX_IN_FLIGHT, STREAM_EVENT_TYPES_MAX, STREAM_HEARTBEAT_INTERVAL_MS, STREAM_MAX_IN_FLIGHT_LIMIT, STREAM_NEEDS_ENDPOINT, STREAM_NEEDS_WEBSOCKET,
 } from '@hook/core';
-import { Destination, Endpoint } from '@hook/db';
+import { Destination, Endpoint, type Orm } from '@hook/db';
+import type { AttemptContext } from '../../delivery/attempt.ts';
 import { EventStatus as EventStatusSchema, errorResponses, IdOf } from '../../schemas.ts';
 import { publicBaseUrl } from '../endpoints/present.ts';
 import type { StreamHub } from '../../stream/hub.ts';
@@ -30,6 +31,9 @@ const StreamQuery = Type.Object({
 type StreamQuery = Static<typeof StreamQuery>;
 
 export interface StreamRouteOptions {
+  orm: Orm;
+  /** What a listen session's attempts need (the app's, as the worker's). */
+  delivery: AttemptContext;
   hub: StreamHub;
   listeners: ListenerRegistry;
   leaseMs: number;
@@ -86,7 +90,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
     preHandler: findListenEndpoint,
   }, (socket, request) => {
     const stopKeepAlive = keepAlive(socket, heartbeatIntervalMs);
-    const stopKeyCheck = closeWhenKeyRevoked(socket, request, heartbeatIntervalMs);
+    const stopKeyCheck = closeWhenKeyRevoked(options.orm, socket, request, heartbeatIntervalMs);
     socket.on('close', () => {
       stopKeepAlive();
       stopKeyCheck();
@@ -95,10 +99,10 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
     if (query.mode === 'listen') {
       const session = new ListenSession({
         socket,
-        orm: request.server.delivery.orm,
+        orm: options.orm,
         hub: options.hub,
         listeners: options.listeners,
-        delivery: request.server.delivery,
+        delivery: options.delivery,
         endpoint: request.listenEndpoint!,
         maxInFlight: query.max_in_flight ?? STREAM_DEFAULT_MAX_IN_FLIGHT,
         skipMissed: query.skip_missed ?? false,
@@ -117,7 +121,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
     }
     new TailSession({
       socket, hub: options.hub, accountId: request.accountId, endpointId: query.endpoint_id, status: query.status, heartbeatIntervalMs,
-      orm: request.server.delivery.orm,
+      orm: options.orm,
       onError: (error) => request.log.error({ err: error }, 'tail session error'),
     }).start();
   });
@@ -129,8 +133,7 @@ export async function streamRoutes(app: FastifyInstance, options: StreamRouteOpt
  * member or account was removed, or whose console session ended) is closed with
  * `keyRevoked`, which clients treat as final. Returns the function that stops checking.
  */
-function closeWhenKeyRevoked(socket: WebSocket, request: FastifyRequest, intervalMs: number): () => void {
-  const { orm } = request.server.delivery;
+function closeWhenKeyRevoked(orm: Orm, socket: WebSocket, request: FastifyRequest, intervalMs: number): () => void {
   const { keyId, consoleSession } = request.caller;
   // A console stream (cookie) also ends when its session does: signed out or expired.
   const stillValid = consoleSession === undefined

@@ -28,7 +28,7 @@ import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
-import { DELIVERY_OPEN, deliveryOpen, DESTINATION_OPEN, leaseDue, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+import { DELIVERY_OPEN, deliveryOpen, DESTINATION_OPEN, LEASE_FREE, leaseDue, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
 
 export interface ClaimOptions {
   /** Most deliveries to claim. */
@@ -85,7 +85,7 @@ export const CLAIM_DUE: NamedStatement = {
         select l.event_id, l.destination_id, l.next_attempt_at
         from delivery l
         where l.destination_id = o.id and l.next_attempt_at <= now() and ${DELIVERY_OPEN}
-          and (l.lease_id is null or l.locked_until < now())${ORDERED_TURN}
+          and ${LEASE_FREE}${ORDERED_TURN}
         order by l.destination_id, l.next_attempt_at, l.event_id
         limit greatest(o.spare, 0)
       ) x
@@ -103,7 +103,7 @@ export const CLAIM_DUE: NamedStatement = {
         select l.event_id, l.destination_id from delivery l
         where l.event_id = c.event_id and l.destination_id = c.destination_id
           and coalesce(l.next_attempt_at, 'infinity') <= now() and ${DELIVERY_OPEN}
-          and (l.lease_id is null or l.locked_until < now())
+          and ${LEASE_FREE}
         for update of l skip locked
       ) x
     ),

@@ -31,7 +31,7 @@ import { randomToken } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import type { ClaimedDelivery } from '../types.ts';
-import { DELIVERY_OPEN, DESTINATION_OPEN, leaseDue, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
+import { DELIVERY_OPEN, DESTINATION_OPEN, LEASE_FREE, leaseDue, oldestFirst, type ClaimedRow } from './claimed-columns.ts';
 
 export interface ListenClaimOptions {
   destinationId: string;
@@ -69,7 +69,7 @@ function claimListen(after: boolean): NamedStatement {
       where l.destination_id = $1 and l.account_id = $7 and l.next_attempt_at <= now() and l.event_id >= $2
         ${after ? 'and (l.next_attempt_at, l.event_id) > ($8::timestamptz, $9::text)' : ''}
         and ${DELIVERY_OPEN}
-        and (l.lease_id is null or l.locked_until < now())
+        and ${LEASE_FREE}
         and ($6::text[] is null or exists (select 1 from event t where t.id = l.event_id and t.account_id = $7 and t.type = any($6::text[])))
         and exists (select 1 from destination d join endpoint p on p.id = d.endpoint_id and p.account_id = $7 where d.id = $1 and d.account_id = $7 and ${DESTINATION_OPEN})
       order by l.destination_id, l.next_attempt_at, l.event_id

@@ -32,14 +32,42 @@ export function deliveryOpen(alias: string): string {
   return DELIVERY_OPEN.replaceAll('l.', `${alias}.`);
 }
 
-/** The select list of a claim: `l` the delivery, `e` its event, `d` its destination, `p` its endpoint. */
-export const CLAIMED_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.endpoint_id, l.status, l.attempt_count, l.auto_attempts,
+/**
+ * Delivery `l` is free to take: it has no lease, or its lease ran out (whoever held it
+ * died or lost it). Every statement that takes a delivery or queues it again asks this (the
+ * claims, a replay, a destination made due, ordering's next in turn), and so does the
+ * readiness probe's count of what is due: one under a live lease has an attempt running,
+ * whose result would undo what the statement did.
+ */
+export const LEASE_FREE = '(l.lease_id is null or l.locked_until < now())';
+
+/**
+ * The destinations an event gets a delivery to: every destination of its endpoint that is
+ * not deleted, whatever its status (a paused or disabled one's deliveries wait for it,
+ * DESTINATION_OPEN). A condition on destination `d`; `event`: the alias of a row with the
+ * event's `endpoint_id`. Ingest (insert-events.ts) and account notifications
+ * (notifications.ts) both store events' deliveries and count them by it.
+ */
+export function destinationOfEvent(event: string): string {
+  return `d.endpoint_id = ${event}.endpoint_id and d.deleted_at is null`;
+}
+
+/**
+ * The delivery's side of a claim's select list: `l` the delivery, `d` its destination, `p`
+ * its endpoint, and of its event `e` only how many deliveries it has.
+ */
+export const CLAIMED_DELIVERY_COLUMNS = `l.event_id, l.destination_id, l.account_id, l.endpoint_id, l.status, l.attempt_count, l.auto_attempts,
   l.next_trigger, l.lease_id, l.retention_class, d.type as destination_type, d.url as destination_url, d.secret,
   case when d.previous_secret_expires_at > now() then d.previous_secret end as previous_secret,
   d.transformation_code, d.filter, p.name as endpoint_name,
-  d.target as destination_target, d.auth, d.tls, d.credentials, d.ordering, l.ordering_key,
-  e.headers, e.body, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, e.delivery_count,
-  e.trace_parent`;
+  d.target as destination_target, d.auth, d.tls, d.credentials, d.ordering, l.ordering_key, e.delivery_count`;
+
+/** The event's side: `e`, the stored request. Ingest's shortcut has it in memory, and leaves it out (insert-events.ts). */
+export const CLAIMED_EVENT_COLUMNS = `e.headers, e.body, e.type, e.method, e.path, e.query, e.content_type, e.size, e.received_at, e.trace_parent`;
+
+/** The select list of a claim: `l` the delivery, `e` its event, `d` its destination, `p` its endpoint. */
+export const CLAIMED_COLUMNS = `${CLAIMED_DELIVERY_COLUMNS},
+  ${CLAIMED_EVENT_COLUMNS}`;
 
 /**
  * The last step of every claim, the workers' and a session's: stamp the deliveries in
@@ -60,7 +88,8 @@ export function leaseDue(params: { token: string; leaseMs: string }, pin = '', e
     returning ${CLAIMED_COLUMNS}${extraColumns}`;
 }
 
-export interface ClaimedRow {
+/** A row of CLAIMED_DELIVERY_COLUMNS. */
+export interface ClaimedDeliveryRow {
   event_id: string;
   destination_id: string;
   account_id: string;
@@ -78,6 +107,17 @@ export interface ClaimedRow {
   transformation_code: string | null;
   filter: EndpointFilter | null;
   endpoint_name: string;
+  delivery_count: number;
+  destination_target: QueueTarget | null;
+  auth: StoredAuth | null;
+  tls: StoredTls | null;
+  credentials: string | null;
+  ordering: OrderingSettings | null;
+  ordering_key: string | null;
+}
+
+/** A row of CLAIMED_COLUMNS. */
+export interface ClaimedRow extends ClaimedDeliveryRow {
   headers: Record<string, string>;
   body: Buffer;
   type: string | null;
@@ -87,34 +127,17 @@ export interface ClaimedRow {
   content_type: string | null;
   size: number;
   received_at: string | Date;
-  delivery_count: number;
   trace_parent: string | null;
-  destination_target: QueueTarget | null;
-  auth: StoredAuth | null;
-  tls: StoredTls | null;
-  credentials: string | null;
-  ordering: OrderingSettings | null;
-  ordering_key: string | null;
 }
 
-/** A claimed row as a delivery. An automatic attempt for a `cli` destination is a `listen` attempt. */
-export function toClaimed(orm: Orm, row: ClaimedRow): ClaimedDelivery {
-  const trigger: AttemptTrigger = row.next_trigger === 'replay' ? 'replay' : row.destination_type === 'cli' ? 'listen' : 'auto';
+/** The stored request a claimed delivery carries (CLAIMED_EVENT_COLUMNS). */
+export type ClaimedEvent = Pick<ClaimedDelivery, 'headers' | 'body' | 'type' | 'method' | 'path' | 'query' | 'contentType' | 'size' | 'receivedAt' | 'traceParent'>;
+
+/** A claimed row's event side. */
+function eventOf(row: ClaimedRow): ClaimedEvent {
   return {
-    id: row.event_id,
-    destinationId: row.destination_id,
-    destinationType: row.destination_type,
-    destinationUrl: row.destination_url,
-    accountId: row.account_id,
-    endpointId: row.endpoint_id,
     headers: row.headers,
     body: row.body,
-    status: row.status,
-    attemptCount: row.attempt_count,
-    autoAttempts: row.auto_attempts,
-    trigger,
-    leaseId: row.lease_id,
-    secrets: openSigningSecrets(orm, row.secret, row.previous_secret),
     type: row.type,
     method: row.method,
     path: row.path,
@@ -123,12 +146,46 @@ export function toClaimed(orm: Orm, row: ClaimedRow): ClaimedDelivery {
     size: row.size,
     // Timestamps arrive as text through the ORM's driver settings.
     receivedAt: new Date(row.received_at),
+    traceParent: row.trace_parent,
+  };
+}
+
+/**
+ * A claimed row as a delivery: the only place one is made, whatever claimed it. An
+ * automatic attempt for a `cli` destination is a `listen` attempt. `event`: the stored
+ * request, when the row has only the delivery's side (ingest's shortcut, which has the
+ * event in memory); otherwise it is read from the row.
+ */
+export function toClaimed(orm: Orm, row: ClaimedDeliveryRow, event: ClaimedEvent = eventOf(row as ClaimedRow)): ClaimedDelivery {
+  const trigger: AttemptTrigger = row.next_trigger === 'replay' ? 'replay' : row.destination_type === 'cli' ? 'listen' : 'auto';
+  return {
+    id: row.event_id,
+    destinationId: row.destination_id,
+    destinationType: row.destination_type,
+    destinationUrl: row.destination_url,
+    accountId: row.account_id,
+    endpointId: row.endpoint_id,
+    headers: event.headers,
+    body: event.body,
+    type: event.type,
+    method: event.method,
+    path: event.path,
+    query: event.query,
+    contentType: event.contentType,
+    size: event.size,
+    receivedAt: event.receivedAt,
+    traceParent: event.traceParent ?? null,
+    status: row.status,
+    attemptCount: row.attempt_count,
+    autoAttempts: row.auto_attempts,
+    trigger,
+    leaseId: row.lease_id,
+    secrets: openSigningSecrets(orm, row.secret, row.previous_secret),
     endpointName: row.endpoint_name,
     transformationCode: row.transformation_code,
     filter: row.filter,
     deliveryCount: row.delivery_count,
     retentionClass: row.retention_class,
-    traceParent: row.trace_parent,
     ...destinationOptionsOf(orm, row),
   };
 }
@@ -140,10 +197,7 @@ export function oldestFirst(orm: Orm, rows: ClaimedRow[]): ClaimedDelivery[] {
 }
 
 /** A claimed row's destination options: its broker target, its auth and TLS settings opened, its ordering. */
-export function destinationOptionsOf(
-  orm: Orm,
-  row: Pick<ClaimedRow, 'destination_target' | 'auth' | 'tls' | 'credentials' | 'ordering' | 'ordering_key'>,
-): DeliveryOptions {
+function destinationOptionsOf(orm: Orm, row: ClaimedDeliveryRow): DeliveryOptions {
   const secrets = row.auth === null && row.tls === null ? {} : openCredentials(orm, row.credentials);
   return {
     destinationTarget: row.destination_target,

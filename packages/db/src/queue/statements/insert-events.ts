@@ -5,10 +5,11 @@
  * Why one statement: ingest answers only after its event is committed, and under load
  * one INSERT carries every event that arrived meanwhile (EventWriter's group commit).
  * Shaped as INSERT … SELECT FROM unnest(arrays): each column travels as one bound array
- * parameter. Bodies are the exception: one parameter each, in an ARRAY[…] constructor,
- * because node-postgres sends a Buffer parameter as raw binary but would hex-encode it
- * inside an array parameter. (The ORM's insertMany writes every value into the SQL
- * text, bodies as hex literals, which halved ingest throughput.)
+ * parameter, declared once in EVENT_COLUMNS (columns.ts). Bodies are the exception: one
+ * parameter each, in an ARRAY[…] constructor, because node-postgres sends a Buffer
+ * parameter as raw binary but would hex-encode it inside an array parameter. (The ORM's
+ * insertMany would write every value into the SQL text, bodies as hex literals: half the
+ * throughput.) The statement answers one row per outcome, `(outcome, id, data)`.
  *
  * Metering: the batch locks its accounts' usage rows for the month (FOR UPDATE, in
  * account order; READ COMMITTED returns the latest committed count after any wait),
@@ -56,17 +57,19 @@
  * several accounts stays one statement: one per account halved ingest throughput with 10
  * accounts under load (bench:ingest, BENCH_ACCOUNTS=10 BENCH_DISTRIBUTED=1).
  */
-import { sql, type RawBuilder } from 'kysely';
-import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type EndpointFilter, type OrderingSettings, type Plan } from '@hook/core';
+import { sql } from 'kysely';
+import { PLAN_LIMITS, PLANS, USAGE_THRESHOLDS, usageMonth, type DestinationType, type Plan } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { ensureHistoryPartitions, retentionClassSql } from '../../partitions.ts';
 import { ItemFailure } from '../../batch-queue.ts';
-import { openSigningSecrets } from '../../signing-secrets.ts';
-import { queueExecutor } from '../executor.ts';
-import { findOriginals } from './dedupe-keys.ts';
-import { deliveryOpen, destinationOptionsOf } from './claimed-columns.ts';
-import type { StoredAuth, StoredTls } from '../../entities/destination.ts';
+import { composedStatement, runStatement } from '../executor.ts';
+import { BatchKeys, duplicatesAmong } from './dedupe-keys.ts';
+import { CLAIMED_DELIVERY_COLUMNS, deliveryOpen, destinationOfEvent, toClaimed, type ClaimedDeliveryRow } from './claimed-columns.ts';
+import type { Column } from './columns.ts';
+import { ensureUsageRows, type KnownUsageRows } from './ensure-usage-rows.ts';
 import { DUE_CHANNEL, type ClaimedDelivery, type ReceivedEvent } from '../types.ts';
+
+export type { KnownUsageRows } from './ensure-usage-rows.ts';
 
 /** One received request, ready to store. */
 export interface NewEvent extends ReceivedEvent {
@@ -87,39 +90,6 @@ export type InsertOutcome =
 /** Per-plan monthly allowances as SQL `(plan, limit)` rows; a null limit is unlimited. */
 const PLAN_ALLOWANCES = sql.join(PLANS.map((plan) => sql`(${plan}::text, ${PLAN_LIMITS[plan].eventsPerMonth}::bigint)`));
 const THRESHOLDS = sql.join(USAGE_THRESHOLDS.map((fraction) => sql`(${fraction}::numeric)`));
-
-/**
- * (account, month) usage rows known to exist (they are never deleted while the account
- * lives). The caller owns it (EventWriter keeps one), so the statement can skip making them.
- */
-export type KnownUsageRows = Set<string>;
-
-/**
- * Makes sure each (account, month) of the batch has its usage row, so the insert statement
- * can lock it. `account`: the batch's one account (distributed, see above), or null.
- */
-async function ensureUsageRows(orm: Orm, account: string | null, events: readonly NewEvent[], known: KnownUsageRows, force: boolean): Promise<void> {
-  if (known.size > 100_000) known.clear();
-  const missing = new Map<string, { accountId: string; month: string }>();
-  for (const event of events) {
-    const month = usageMonth(event.receivedAt);
-    const key = `${event.accountId}|${month}`;
-    if (force || !known.has(key)) missing.set(key, { accountId: event.accountId, month });
-  }
-  if (missing.size === 0) return;
-  const rows = [...missing.values()];
-  const months = rows.map((row) => row.month);
-  await (account === null
-    ? sql`
-    insert into account_usage (account_id, month)
-    select * from unnest(${rows.map((row) => row.accountId)}::text[], ${months}::date[])
-    on conflict do nothing`
-    : sql`
-    insert into account_usage (account_id, month)
-    select ${account}::text, month from unnest(${months}::date[]) as m(month)
-    on conflict do nothing`).execute(orm.em.getKysely());
-  for (const key of missing.keys()) known.add(key);
-}
 
 /** The numbers of bodies a statement binds (see insertMetered); a batch larger than the last binds its own number. */
 const BOUND_BODIES = [1, 2, 4, 8, 16, 32, 64, 128, 200];
@@ -160,16 +130,9 @@ async function insertBatch(orm: Orm, account: string | null, batch: readonly New
   // alone (ItemFailure): throwing would have the batch written again, each event alone,
   // and those already stored would be stored twice or answered as their own duplicates.
   const settled = new Map<string, InsertOutcome | ItemFailure>();
-  // A second copy of a key within the batch waits for the first's outcome (below).
-  const keyOf = (event: NewEvent) => `${event.endpointId}\u0000${event.dedupeKey}`;
-  const firstCopies = new Map<string, NewEvent>();
-  const repeats = batch.filter((event) => {
-    if (!event.dedupeKey) return false;
-    if (firstCopies.has(keyOf(event))) return true;
-    firstCopies.set(keyOf(event), event);
-    return false;
-  });
-  const events = repeats.length === 0 ? batch : batch.filter((event) => !repeats.includes(event));
+  // A later copy of a key within the batch waits for the first's outcome (dedupe-keys.ts).
+  const keys = new BatchKeys(batch);
+  const events = keys.events;
   await ensureUsageRows(orm, account, events, known, false);
   let result = await insertPartitioned(orm, account, events, options);
   if (result.unmetered.size > 0) {
@@ -180,26 +143,19 @@ async function insertBatch(orm: Orm, account: string | null, batch: readonly New
     const again = await insertPartitioned(orm, account, retry, options);
     for (const [id, row] of again.granted) result.granted.set(id, row);
     for (const [id, row] of again.rejected) result.rejected.set(id, row);
-    for (const id of again.duplicates) result.duplicates.add(id);
+    for (const id of again.lost) result.lost.add(id);
     for (const [id, originalId] of again.held) result.held.set(id, originalId);
     result = { ...result, unmetered: again.unmetered };
     const failure = new ItemFailure(new Error('usage rows for this batch could not be created'));
     for (const id of result.unmetered) settled.set(id, failure);
   }
+  const duplicate = (originalId: string): InsertOutcome => ({ stored: false, reason: 'duplicate', originalId });
   // Keys held already: duplicates, neither metered nor stored.
-  for (const [id, originalId] of result.held) settled.set(id, { stored: false, reason: 'duplicate', originalId });
-  // A later copy is a duplicate of what its key's first copy came to: the event stored, or the one holding the key.
-  const waiting = repeats.filter((event) => {
-    const first = firstCopies.get(keyOf(event))!;
-    const stored = !result.held.has(first.id) && !result.duplicates.has(first.id) && !result.rejected.has(first.id);
-    const originalId = stored ? first.id : result.held.get(first.id);
-    if (originalId !== undefined) settled.set(event.id, { stored: false, reason: 'duplicate', originalId });
-    return originalId === undefined;
-  });
-  // Copies that lost a race go round again, and the later copies of their keys (or of a key
-  // refused over the allowance): the statement's lookup then finds the copy that won, or
-  // stores them as new if retention removed it meanwhile.
-  const raced = [...events.filter((event) => result.duplicates.has(event.id)), ...waiting];
+  for (const [id, originalId] of result.held) settled.set(id, duplicate(originalId));
+  // Later copies of a key are duplicates of what its first copy came to; copies that lost a
+  // race go round again, with the later copies of keys still nobody's.
+  const { duplicates, again: raced } = keys.settle({ held: result.held, lost: result.lost, refused: result.rejected });
+  for (const [id, originalId] of duplicates) settled.set(id, duplicate(originalId));
   if (raced.length > 0) {
     if (retries === 0) {
       const failure = new ItemFailure(new Error('dedupe keys kept disappearing while this batch was stored'));
@@ -210,45 +166,17 @@ async function insertBatch(orm: Orm, account: string | null, batch: readonly New
     }
   }
   // A keyed event refused over the allowance while its key was being stored is a duplicate of that.
-  for (const [id, outcome] of await duplicatesAmong(orm, account, events.filter((event) => result.rejected.has(event.id)))) settled.set(id, outcome);
+  for (const [id, originalId] of await duplicatesAmong(orm, account, events.filter((event) => result.rejected.has(event.id)))) settled.set(id, duplicate(originalId));
   return batch.map((event): InsertOutcome | ItemFailure => {
-    const duplicate = settled.get(event.id);
-    if (duplicate) return duplicate;
+    const outcome = settled.get(event.id);
+    if (outcome) return outcome;
     const rejected = result.rejected.get(event.id);
     if (rejected) {
-      return { stored: false, reason: 'quota_exceeded', plan: rejected.plan!, month: usageMonth(event.receivedAt).slice(0, 7), eventsPerMonth: Number(rejected.events_limit) };
+      return { stored: false, reason: 'quota_exceeded', plan: rejected.plan, month: usageMonth(event.receivedAt).slice(0, 7), eventsPerMonth: Number(rejected.events_limit) };
     }
+    // Its delivery stored claimed under its lease: as a claim returns it, the event as received.
     const row = result.granted.get(event.id);
-    if (!row || !event.lease) return { stored: true, delivery: null };
-    return {
-      stored: true,
-      delivery: {
-        ...event,
-        destinationId: row.destination_id!,
-        destinationType: row.destination_type!,
-        destinationUrl: row.destination_url,
-        status: 'pending',
-        attemptCount: 0,
-        autoAttempts: 0,
-        trigger: row.destination_type === 'cli' ? 'listen' : 'auto',
-        leaseId: event.lease.id,
-        secrets: openSigningSecrets(orm, row.secret!, row.previous_secret),
-        endpointName: row.endpoint_name!,
-        transformationCode: row.transformation_code,
-        filter: row.filter,
-        deliveryCount: row.delivery_count!,
-        retentionClass: row.retention_class!,
-        // The shortcut takes only a URL or cli destination: no broker target.
-        ...destinationOptionsOf(orm, {
-          destination_target: null,
-          auth: row.options?.auth ?? null,
-          tls: row.options?.tls ?? null,
-          credentials: row.options?.credentials ?? null,
-          ordering: row.options?.ordering ?? null,
-          ordering_key: row.options?.ordering_key ?? null,
-        }),
-      },
-    };
+    return { stored: true, delivery: row && event.lease ? toClaimed(orm, row, event) : null };
   });
 }
 
@@ -268,7 +196,7 @@ function isMissingPartition(error: unknown): error is Error {
  * insertMetered, making the partitions the batch needs when one is missing (see above):
  * its accounts' classes, for the periods of its receive times.
  */
-async function insertPartitioned(orm: Orm, account: string | null, events: readonly NewEvent[], options: InsertOptions): ReturnType<typeof insertMetered> {
+async function insertPartitioned(orm: Orm, account: string | null, events: readonly NewEvent[], options: InsertOptions): Promise<Inserted> {
   try {
     return await insertMetered(orm, account, events);
   } catch (error) {
@@ -284,48 +212,65 @@ async function insertPartitioned(orm: Orm, account: string | null, events: reado
   }
 }
 
-/** Those of `events` whose dedupe key is stored already, each a duplicate of the event holding it. */
-async function duplicatesAmong(orm: Orm, account: string | null, events: readonly NewEvent[]): Promise<Map<string, InsertOutcome>> {
-  const duplicates = new Map<string, InsertOutcome>();
-  const keyed = events.filter((event) => event.dedupeKey);
-  if (keyed.length === 0) return duplicates;
-  const originals = await findOriginals(orm, keyed.map((event) => ({ endpointId: event.endpointId, key: event.dedupeKey! })), account);
-  for (const event of keyed) {
-    const originalId = originals.get(`${event.endpointId}\u0000${event.dedupeKey}`);
-    if (originalId) duplicates.set(event.id, { stored: false, reason: 'duplicate', originalId });
-  }
-  return duplicates;
+/** One row of the statement's answer: an outcome, the event it is about, and what else it says. */
+type InsertResultRow =
+  /** The notification to the workers was sent (see the statement's end). */
+  | { outcome: 'woken'; id: null; data: null }
+  /** Stored, and its delivery claimed under its lease: the delivery's side of a claim (claimed-columns.ts). */
+  | { outcome: 'granted'; id: string; data: ClaimedDeliveryRow }
+  /** Not stored: over its plan's allowance. */
+  | { outcome: 'rejected'; id: string; data: Refused }
+  /** Not stored: its usage row is missing. */
+  | { outcome: 'unmetered'; id: string; data: null }
+  /** Not stored: it lost the race for its key to a copy stored meanwhile. */
+  | { outcome: 'lost'; id: string; data: null }
+  /** Not stored: its key is held by event `data`. */
+  | { outcome: 'held'; id: string; data: string };
+
+/** An event refused over the allowance: the account's plan and its monthly allowance. */
+interface Refused {
+  plan: Plan;
+  events_limit: number | string;
 }
 
-interface InsertResultRow {
-  outcome: 'granted' | 'rejected' | 'unmetered' | 'duplicate' | 'held' | 'woken';
-  id: string | null;
-  destination_id: string | null;
-  destination_type: DestinationType | null;
-  destination_url: string | null;
-  secret: string | null;
-  previous_secret: string | null;
-  plan: Plan | null;
-  events_limit: string | null;
-  endpoint_name: string | null;
-  transformation_code: string | null;
-  filter: EndpointFilter | null;
-  delivery_count: number | null;
-  retention_class: number | null;
-  /** For `held`: the event holding the key. */
-  original_id: string | null;
-  /** For `granted`: the destination's auth, TLS and ordering settings and the delivery's key (null: it has none). */
-  options: { auth: StoredAuth | null; tls: StoredTls | null; credentials: string | null; ordering: OrderingSettings | null; ordering_key: string | null } | null;
+/**
+ * The events' columns (columns.ts), unnested as `b` with their place in the batch (`ord`),
+ * and `batch` each event's month and its rank among its account's events of that month
+ * (insertMetered). A bytea column is bound one parameter per value (see above).
+ */
+const EVENT_COLUMNS: readonly Column<NewEvent, { months: readonly string[]; ranks: readonly number[] }>[] = [
+  ['id', 'text', (e) => e.id],
+  ['account_id', 'text', (e) => e.accountId],
+  ['endpoint_id', 'text', (e) => e.endpointId],
+  ['type', 'text', (e) => e.type],
+  ['method', 'text', (e) => e.method],
+  ['path', 'text', (e) => e.path],
+  ['query', 'text', (e) => e.query],
+  ['body', 'bytea', (e) => e.body],
+  ['content_type', 'text', (e) => e.contentType],
+  ['size', 'int', (e) => e.size],
+  ['received_at', 'timestamptz', (e) => e.receivedAt],
+  ['lease_id', 'text', (e) => e.lease?.id ?? null],
+  ['lease_ms', 'int', (e) => e.lease?.ms ?? null],
+  ['lease_type', 'text', (e) => e.lease?.destinationType ?? null],
+  ['month', 'date', (_, i, batch) => batch.months[i]],
+  ['rn', 'int', (_, i, batch) => batch.ranks[i]],
+  ['verification', 'text', (e) => (e.verification ? JSON.stringify(e.verification) : null)],
+  ['handshake', 'text', (e) => e.handshake ?? null],
+  ['dedupe_key', 'text', (e) => e.dedupeKey ?? null],
+];
+const EVENT_COLUMN_NAMES = EVENT_COLUMNS.map(([name]) => name).join(', ');
+
+/** What one ingest statement made of its events, by event id. */
+interface Inserted {
+  granted: Map<string, ClaimedDeliveryRow>;
+  rejected: Map<string, Refused>;
+  unmetered: Set<string>;
+  lost: Set<string>;
+  held: Map<string, string>;
 }
 
-/** Runs a statement built with kysely as a named prepared statement (its text must depend only on `name`). */
-async function runBuilt<Row>(orm: Orm, name: string, query: RawBuilder<Row>): Promise<Row[]> {
-  const compiled = query.compile(orm.em.getKysely());
-  return queueExecutor(orm).run<Row>({ name, text: compiled.sql }, compiled.parameters);
-}
-
-async function insertMetered(orm: Orm, account: string | null, events: readonly NewEvent[]) {
-  const column = <T>(pick: (event: NewEvent) => T): T[] => events.map(pick);
+async function insertMetered(orm: Orm, account: string | null, events: readonly NewEvent[]): Promise<Inserted> {
   // Distributed (see above): every table filtered by the one account, `pin(alias)`, and every
   // row written takes it, `accountOf(column)`; otherwise each row's own account.
   const pinned = account === null ? null : sql`${account}::text`;
@@ -335,7 +280,7 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
   // of a few sizes, so a connection prepares (and PostgreSQL plans) a handful of texts, not
   // one per batch size (unnest pads the shorter arrays with nulls; those rows are left out).
   const bound = BOUND_BODIES.find((size) => size >= events.length) ?? events.length;
-  const bodies = sql.join([...events.map((event) => sql`${event.body}`), ...Array.from({ length: bound - events.length }, () => sql`${null}`)]);
+  const padding = Array.from({ length: bound - events.length }, () => sql`${null}`);
   // Each event's month and its rank among its account's events of that month in this
   // batch (arrival order), worked out here rather than by a window function over wide rows.
   const months = events.map((event) => usageMonth(event.receivedAt));
@@ -347,6 +292,10 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     return ++meter.count;
   });
   const meters = [...meterOf.values()].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.month < b.month ? -1 : 1));
+  const facts = { months, ranks };
+  const columns = sql.join(EVENT_COLUMNS.map(([, type, pick]) => (type === 'bytea'
+    ? sql`array[${sql.join([...events.map((event, i) => sql`${pick(event, i, facts)}`), ...padding])}]::bytea[]`
+    : sql`${events.map((event, i) => pick(event, i, facts))}::${sql.raw(type)}[]`)));
   // Events with a dedupe key claim it as they are stored (see above); a batch without any keeps the plain statement.
   const keyed = events.some((event) => event.dedupeKey);
   const claims = keyed
@@ -382,7 +331,7 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
   const traceParents = traced
     ? sql`
     traced as (
-      select * from unnest(${column((e) => e.id)}::text[], ${column((e) => e.traceParent ?? null)}::text[]) as t(id, trace_parent)
+      select * from unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.traceParent ?? null)}::text[]) as t(id, trace_parent)
     ),`
     : sql``;
   // Events of an endpoint with ordered destinations carry each one's ordering key (docs/delivery.md#ordered-delivery).
@@ -405,13 +354,13 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
   const duplicateRows = keyed
     ? sql`
     union all
-    select 'duplicate', a.id, null, null, null, null, null, null, null, null, null, null, null, null, null, null
+    select 'lost', a.id, null
     from accepted a where a.dedupe_key is not null and not exists (select 1 from inserted i where i.id = a.id)
     union all
-    select 'held', h.id, null, null, null, null, null, null, null, null, null, null, null, null, h.holder, null from held h`
+    select 'held', h.id, to_jsonb(h.holder) from held h`
     : sql``;
   // The text depends only on the bodies bound (above), whether it is one account's (distributed), has keys and is traced, so each is prepared once per connection.
-  const rows = await runBuilt<InsertResultRow>(orm, `hook_insert_events_${pinned ? 'account_' : ''}${keyed ? 'keyed_' : ''}${traced ? 'traced_' : ''}${ordered ? 'ordered_' : ''}${bound}`, sql<InsertResultRow>`
+  const { statement, params } = composedStatement(orm, `hook_insert_events_${pinned ? 'account_' : ''}${keyed ? 'keyed_' : ''}${traced ? 'traced_' : ''}${ordered ? 'ordered_' : ''}${bound}`, sql`
     with received as materialized (
       -- every event's headers in one JSON array: one JSON.stringify here, where a text[]
       -- of JSON strings cost node-postgres a regex escape of each (a tenth of ingest's JavaScript)
@@ -421,17 +370,8 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
     batch as (
       select b.*, r.headers -> (b.ord - 1)::int as headers, ${ordered ? sql`r.ordering_keys -> (b.ord - 1)::int` : sql`null::jsonb`} as ordering_keys,
              case when b.handshake is not null then 0 -- a handshake is answered at ingest, never delivered
-                  else (select count(*) from destination d where d.endpoint_id = b.endpoint_id and d.deleted_at is null${pin('d')}) end::int as delivery_count
-      from unnest(
-        ${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.endpointId)}::text[],
-        ${column((e) => e.type)}::text[], ${column((e) => e.method)}::text[], ${column((e) => e.path)}::text[],
-        ${column((e) => e.query)}::text[], array[${bodies}]::bytea[],
-        ${column((e) => e.contentType)}::text[], ${column((e) => e.size)}::int[], ${column((e) => e.receivedAt)}::timestamptz[],
-        ${column((e) => e.lease?.id ?? null)}::text[], ${column((e) => e.lease?.ms ?? null)}::int[], ${column((e) => e.lease?.destinationType ?? null)}::text[],
-        ${months}::date[], ${ranks}::int[], ${column((e) => (e.verification ? JSON.stringify(e.verification) : null))}::text[],
-        ${column((e) => e.handshake ?? null)}::text[], ${column((e) => e.dedupeKey ?? null)}::text[]
-      ) with ordinality as b(id, account_id, endpoint_id, type, method, path, query, body,
-             content_type, size, received_at, lease_id, lease_ms, lease_type, month, rn, verification, handshake, dedupe_key, ord)
+                  else (select count(*) from destination d where ${sql.raw(destinationOfEvent('b'))}${pin('d')}) end::int as delivery_count
+      from unnest(${columns}) with ordinality as b(${sql.raw(EVENT_COLUMN_NAMES)}, ord)
       cross join received r
       where b.id is not null
     ),
@@ -491,7 +431,7 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
              a.lease_ms
       from accepted a ${stored}
       join endpoint p on p.id = a.endpoint_id${pin('p')}
-      join destination d on d.endpoint_id = a.endpoint_id and d.deleted_at is null${pin('d')}
+      join destination d on ${sql.raw(destinationOfEvent('a'))}${pin('d')}
       where a.handshake is null
     ),
     keyed as (
@@ -528,44 +468,39 @@ async function insertMetered(orm: Orm, account: string | null, events: readonly 
       left join keyed k on k.event_id = t.event_id and k.destination_id = t.destination_id
       left join sequenced s on s.destination_id = t.destination_id and s.ordering_key = t.ordering_key
       cross join lateral (select ${parked} as parked) z
-      returning event_id, destination_id, lease_id
+      returning * -- the claimed ones are read as a claim's delivery (below)
     ),
     woken as (
       select pg_notify(${DUE_CHANNEL}, '')
       from (select 1 from targets where type <> 'cli' and lease_id is null limit 1) as due
     )
-    -- UNION ALL runs every branch, so the notification is sent even when nothing was
-    -- claimed (data-modifying CTEs such as thresholds always run to completion)
-    select 'woken' as outcome, null::text as id, null::text as destination_id, null::text as destination_type, null::text as destination_url, null::text as secret,
-           null::text as previous_secret, null::text as plan, null::bigint as events_limit,
-           null::text as endpoint_name, null::text as transformation_code, null::jsonb as filter, null::int as delivery_count,
-           null::int as retention_class, null::text as original_id, null::jsonb as options from woken
+    -- One row per outcome: (outcome, event id, what else it says). UNION ALL runs every
+    -- branch, so the notification is sent even when nothing was claimed (data-modifying
+    -- CTEs such as thresholds always run to completion)
+    select 'woken' as outcome, null::text as id, null::jsonb as data from woken
     union all
-    select 'granted', t.event_id, d.id, d.type, d.url, d.secret,
-           case when d.previous_secret_expires_at > now() then d.previous_secret end, null, null,
-           p.name, d.transformation_code, d.filter, b.delivery_count, t.retention_class, null,
-           case when d.auth is not null or d.tls is not null or d.ordering is not null
-                then jsonb_build_object('auth', d.auth, 'tls', d.tls, 'credentials', d.credentials, 'ordering', d.ordering, 'ordering_key', t.ordering_key) end
-    from targets t join destination d on d.id = t.destination_id${pin('d')} join endpoint p on p.id = t.endpoint_id${pin('p')}
-    join batch b on b.id = t.event_id
-    where t.lease_id is not null and exists (select 1 from deliveries x where x.event_id = t.event_id and x.lease_id is not null)
+    -- a delivery stored under its event's lease (ingest's shortcut): the delivery's side of
+    -- a claim (claimed-columns.ts); the event's side is what the caller sent
+    select 'granted', c.event_id, to_jsonb(c) from (
+      select ${sql.raw(CLAIMED_DELIVERY_COLUMNS)}
+      from deliveries l join destination d on d.id = l.destination_id${pin('d')} join endpoint p on p.id = l.endpoint_id${pin('p')}
+      join batch e on e.id = l.event_id
+      where l.lease_id is not null
+    ) c
     union all
-    select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id, null, null, null, null, null, u.plan, u.events_limit,
-           null, null, null, null, null, null, null
+    select case when u.account_id is null then 'unmetered' else 'rejected' end, b.id,
+           case when u.account_id is not null then jsonb_build_object('plan', u.plan, 'events_limit', u.events_limit) end
     from batch b left join usage u on u.account_id = b.account_id and u.month = b.month
     where not exists (select 1 from accepted a where a.id = b.id)${keyed ? sql` and not exists (select 1 from held h where h.id = b.id)` : sql``}${duplicateRows}
   `);
-  const granted = new Map<string, InsertResultRow>();
-  const rejected = new Map<string, InsertResultRow>();
-  const unmetered = new Set<string>();
-  const duplicates = new Set<string>();
-  const held = new Map<string, string>();
+  const rows = await runStatement<InsertResultRow>(orm, statement, params);
+  const inserted: Inserted = { granted: new Map(), rejected: new Map(), unmetered: new Set(), lost: new Set(), held: new Map() };
   for (const row of rows) {
-    if (row.outcome === 'granted') granted.set(row.id!, row);
-    else if (row.outcome === 'rejected') rejected.set(row.id!, row);
-    else if (row.outcome === 'unmetered') unmetered.add(row.id!);
-    else if (row.outcome === 'duplicate') duplicates.add(row.id!);
-    else if (row.outcome === 'held') held.set(row.id!, row.original_id!);
+    if (row.outcome === 'granted') inserted.granted.set(row.id, row.data);
+    else if (row.outcome === 'rejected') inserted.rejected.set(row.id, row.data);
+    else if (row.outcome === 'unmetered') inserted.unmetered.add(row.id);
+    else if (row.outcome === 'lost') inserted.lost.add(row.id);
+    else if (row.outcome === 'held') inserted.held.set(row.id, row.data);
   }
-  return { granted, rejected, unmetered, duplicates, held };
+  return inserted;
 }

@@ -10,7 +10,7 @@
 import type { Orm } from '../../orm.ts';
 import { runStatement } from '../executor.ts';
 import { DUE_CHANNEL } from '../types.ts';
-import { DELIVERY_OPEN } from './claimed-columns.ts';
+import { DELIVERY_OPEN, LEASE_FREE } from './claimed-columns.ts';
 
 const MAKE_DUE = {
   name: 'hook_make_due',
@@ -20,7 +20,7 @@ const MAKE_DUE = {
       from destination d
       where l.destination_id = any($1::text[]) and l.account_id = $3 and l.status in ('pending', 'retrying') and ${DELIVERY_OPEN}
         and (l.next_attempt_at is null or l.next_attempt_at > now())
-        and (l.lease_id is null or l.locked_until < now())
+        and ${LEASE_FREE}
         and d.id = l.destination_id and d.account_id = $3
         -- an ordered key's later deliveries wait for their turn, and a delayed first attempt for its time
         and not (l.next_attempt_at is null and l.ordering_key is not null)

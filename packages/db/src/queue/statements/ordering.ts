@@ -23,7 +23,7 @@
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import { DUE_CHANNEL, type ClaimedDelivery } from '../types.ts';
-import { DELIVERY_OPEN, deliveryOpen, DESTINATION_OPEN, leaseDue, toClaimed, type ClaimedRow } from './claimed-columns.ts';
+import { DELIVERY_OPEN, deliveryOpen, DESTINATION_OPEN, LEASE_FREE, leaseDue, toClaimed, type ClaimedRow } from './claimed-columns.ts';
 
 const BLOCK: NamedStatement = {
   name: 'hook_ordering_block',
@@ -90,7 +90,7 @@ const NEXT_IN_KEY: NamedStatement = {
       select x.* from head h
       cross join lateral (
         select l.event_id, l.destination_id, l.next_attempt_at is null as parked,
-               $6::boolean and (l.next_attempt_at is null or l.next_attempt_at <= now()) and (l.lease_id is null or l.locked_until < now())
+               $6::boolean and (l.next_attempt_at is null or l.next_attempt_at <= now()) and ${LEASE_FREE}
                  and exists (select 1 from destination d join endpoint p on p.id = d.endpoint_id
                              where d.id = l.destination_id and ${DESTINATION_OPEN} and d.rate_per_second is null) as taken
         from delivery l

@@ -20,7 +20,7 @@
  *   410, or failed DESTINATION_FAILURE_LIMIT.attempts in a row over at least its span,
  *   is disabled with a `destination.disabled` notification; an endpoint whose every
  *   destination is disabled is disabled too, with one `endpoint.disabled` notification
- *   instead (as before destinations). Destinations are locked (in id order) only when something about their
+ *   instead. Destinations are locked (in id order) only when something about their
  *   health changes, so the healthy path takes no lock beyond its deliveries.
  * - each failed attempt of a user endpoint to a URL or broker destination (not `cli`, not
  *   the account's notifications endpoint) is grouped into its issue (docs/issues.md), one
@@ -32,16 +32,17 @@
  *
  * On a PostgreSQL distributed by account (`distributed`: HOOK_DATABASE_DISTRIBUTED=citus,
  * docs/scaling.md) the results are one statement per account, run concurrently, each pinned
- * to its account ($27): every table of every CTE and subquery is filtered by it and every
+ * to its account (its last parameter): every table of every CTE and subquery is filtered by it and every
  * row written takes it, so Citus routes the statement to that account's shard
  * (test/e2e/shard-routing.test.ts checks it). On one PostgreSQL several accounts' results
  * stay one statement, which costs less than one per account.
  */
-import { DESTINATION_FAILURE_LIMIT, failureKind, ISSUE_ALERT_THROTTLE_MS, ISSUE_KINDS, issueTitle, type EventStatus } from '@hook/core';
+import { DESTINATION_FAILURE_LIMIT, ISSUE_ALERT_THROTTLE_MS, ISSUE_KINDS, issueTitle, type EventStatus } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement, type NamedStatement } from '../executor.ts';
 import { DUE_CHANNEL, type DeliveryResult } from '../types.ts';
 import { DELIVERY_OPEN } from './claimed-columns.ts';
+import { columnList } from './columns.ts';
 
 /** What a receiver's answer says about its destination: `ok` (2xx), `failed`, or null (nothing reached it). */
 export type DestinationHealth = 'ok' | 'failed' | null;
@@ -49,6 +50,43 @@ export type DestinationHealth = 'ok' | 'failed' | null;
 export interface RecordInput extends DeliveryResult {
   health: DestinationHealth;
 }
+
+/**
+ * The results, one array parameter per column (columns.ts), unnested as the statement's
+ * `input`; `kinds` is each result's kind of failure (null: none), worked out by
+ * recordBatch. A column here is a column of `input` and a parameter, nothing more to add.
+ */
+export const RECORD_INPUT = columnList<RecordInput, readonly (string | null)[]>([
+  ['event_id', 'text', (r) => r.delivery.id],
+  ['destination_id', 'text', (r) => r.delivery.destinationId],
+  ['lease_id', 'text', (r) => r.delivery.leaseId],
+  ['status', 'text', (r) => r.next.status],
+  ['auto_attempts', 'int', (r) => r.next.autoAttempts],
+  ['next_attempt_at', 'timestamptz', (r) => r.next.nextAttemptAt],
+  ['attempt_id', 'text', (r) => r.attempt?.id ?? null],
+  ['account_id', 'text', (r) => r.delivery.accountId],
+  ['n', 'int', (r) => r.delivery.attemptCount + 1],
+  ['trigger', 'text', (r) => r.delivery.trigger],
+  ['started_at', 'timestamptz', (r) => r.attempt?.startedAt ?? new Date()],
+  ['duration_ms', 'int', (r) => Math.round(r.attempt?.durationMs ?? 0)],
+  ['response_status', 'int', (r) => r.attempt?.responseStatus ?? null],
+  ['response_body', 'text', (r) => r.attempt?.responseBody ?? null],
+  ['error', 'text', (r) => r.attempt?.error ?? null],
+  ['set_type', 'bool', (r) => r.newType !== undefined],
+  ['new_type', 'text', (r) => r.newType?.type ?? null],
+  ['health', 'text', (r) => r.health],
+  ['retention_class', 'int', (r) => r.delivery.retentionClass],
+  ['failure_kind', 'text', (_, i, kinds) => kinds[i]],
+  ['request_headers', 'jsonb', (r) => jsonOrNull(r.attempt?.requestHeaders)],
+  ['response_headers', 'jsonb', (r) => jsonOrNull(r.attempt?.responseHeaders)],
+  ['request_body', 'bytea', (r) => r.attempt?.requestBody ?? null],
+]);
+
+/** The statement's scalar parameters, after the columns': the failure limit, the channel that wakes workers, and (distributed) the account. */
+const FAILURE_ATTEMPTS = `$${RECORD_INPUT.next}`;
+const FAILURE_SPAN_MS = `$${RECORD_INPUT.next + 1}`;
+const WAKE_CHANNEL = `$${RECORD_INPUT.next + 2}`;
+const ACCOUNT = `$${RECORD_INPUT.next + 3}`;
 
 const sqlText = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 
@@ -71,8 +109,8 @@ function titleSql(kind: string, status: string): string {
  * them, so a healthy batch sets up no upsert of `issue` and `issue_event`).
  */
 function recordStatement(distributed: boolean, typed: boolean, grouped: boolean): NamedStatement {
-  const pin = (alias: string) => (distributed ? ` and ${alias}.account_id = $27::text` : '');
-  const accountOf = (column: string) => (distributed ? '$27::text' : column);
+  const pin = (alias: string) => (distributed ? ` and ${alias}.account_id = ${ACCOUNT}::text` : '');
+  const accountOf = (column: string) => (distributed ? `${ACCOUNT}::text` : column);
   // A transport failure of a broker (what failureKind calls network_error without knowing the destination) is the broker's.
   const kindOf = (kind: string, type: string) => `case when ${kind} = 'network_error' and ${type} not in ('url', 'cli') then 'broker_error' else ${kind} end`;
   return {
@@ -80,12 +118,8 @@ function recordStatement(distributed: boolean, typed: boolean, grouped: boolean)
     name: `hook_record_results${distributed ? '_account' : ''}${typed ? '_typed' : ''}${grouped ? '_issues' : ''}`,
     text: `
     with input as (
-      select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::text[],
-                           $9::int[], $10::text[], $11::timestamptz[], $12::int[], $13::int[], $14::text[], $15::text[],
-                           $16::bool[], $17::text[], $18::text[], $22::int[], $23::text[], $24::jsonb[], $25::jsonb[], $26::bytea[])
-        as t(event_id, destination_id, lease_id, status, auto_attempts, next_attempt_at, attempt_id, account_id,
-             n, trigger, started_at, duration_ms, response_status, response_body, error, set_type, new_type, health, retention_class,
-             failure_kind, request_headers, response_headers, request_body)
+      select * from ${RECORD_INPUT.unnest}
+        as t(${RECORD_INPUT.names})
     ),
     updated as (
       update delivery l
@@ -95,7 +129,7 @@ function recordStatement(distributed: boolean, typed: boolean, grouped: boolean)
       -- each by primary key, however small the table was when this was planned (the
       -- coalesce keeps delivery_leased_idx out of it: a walk of every lease, and of every
       -- dead entry the leases left since the last vacuum)
-      where l.event_id = any($1::text[]) and l.event_id = i.event_id and l.destination_id = i.destination_id and ${DELIVERY_OPEN}
+      where l.event_id = any(${RECORD_INPUT.param('event_id')}::text[]) and l.event_id = i.event_id and l.destination_id = i.destination_id and ${DELIVERY_OPEN}
         and coalesce(l.lease_id, '') = i.lease_id${pin('l')}
         -- a result held by no lease (a late answer, recordLateAnswer) moves only a delivery no attempt moved since it was read
         and (i.lease_id <> '' or l.attempt_count = i.n - 1)
@@ -148,8 +182,8 @@ ${typed ? `
              case when n.any_ok then null else coalesce(n.failing_since, n.first_failure_at) end as failing_since_after,
              case when n.status = 'disabled' then null
                   when n.gone then 'gone_410'
-                  when not n.any_ok and n.consecutive_failures + n.failures >= $19
-                       and coalesce(n.failing_since, n.first_failure_at) <= now() - make_interval(secs => $20::double precision / 1000)
+                  when not n.any_ok and n.consecutive_failures + n.failures >= ${FAILURE_ATTEMPTS}
+                       and coalesce(n.failing_since, n.first_failure_at) <= now() - make_interval(secs => ${FAILURE_SPAN_MS}::double precision / 1000)
                   then 'failing' end as disable_reason
       from health_locked n
     ),
@@ -195,7 +229,7 @@ ${typed ? `
         and n.endpoint_id not in (select id from endpoints_disabled) -- that endpoint's own notification says it
     ),
     woken as (
-      select pg_notify($21, '') from (select 1 from recovered limit 1) as due
+      select pg_notify(${WAKE_CHANNEL}, '') from (select 1 from recovered limit 1) as due
     )
     select 'held' as kind, u.event_id as id, u.destination_id, u.lease_id, u.status as event_status
     from updated u
@@ -228,7 +262,7 @@ function issueSteps(pin: (alias: string) => string, accountOf: (column: string) 
       select i.event_id, i.destination_id, d.endpoint_id, ${accountOf('d.account_id')} as account_id, i.attempt_id,
              ${kindOf('i.failure_kind', 'd.type')} as kind, i.started_at, i.response_status, i.error
       -- each destination and endpoint by its key, however small the tables were when this was planned
-      from input i join destination d on d.id = i.destination_id and d.id = any($2::text[])${pin('d')}
+      from input i join destination d on d.id = i.destination_id and d.id = any(${RECORD_INPUT.param('destination_id')}::text[])${pin('d')}
       where i.failure_kind is not null and i.attempt_id is not null and d.type <> 'cli'
         and (select p.kind from endpoint p where p.id = d.endpoint_id${pin('p')}) = 'user'
     ),
@@ -335,22 +369,14 @@ export async function recordResults(orm: Orm, inputs: readonly RecordInput[], op
 
 /** recordResults of results all of `account` (distributed), or of any accounts (null). */
 async function recordBatch(orm: Orm, account: string | null, inputs: readonly RecordInput[]): Promise<RecordOutcome> {
-  const column = <T>(pick: (input: RecordInput) => T): T[] => inputs.map(pick);
   const typed = inputs.some((input) => input.newType !== undefined);
   // the caller's kind, else the one its answer or error says
-  const kinds = inputs.map(({ attempt }) => (attempt === null ? null : attempt.failureKind !== undefined ? attempt.failureKind : failureKind(attempt)));
+  const kinds = inputs.map(({ attempt }) => attempt?.failureKind ?? null);
   const statement = STATEMENTS[account === null ? 'single' : 'account'][typed ? 1 : 0][kinds.some((kind) => kind !== null) ? 1 : 0];
   const rows = await runStatement<{ kind: 'held' | 'endpoint_disabled' | 'woken'; id: string | null; destination_id: string | null; lease_id: string | null; event_status: EventStatus | null }>(
     orm, statement, [
-      column((r) => r.delivery.id), column((r) => r.delivery.destinationId), column((r) => r.delivery.leaseId),
-      column((r) => r.next.status), column((r) => r.next.autoAttempts), column((r) => r.next.nextAttemptAt),
-      column((r) => r.attempt?.id ?? null), column((r) => r.delivery.accountId), column((r) => r.delivery.attemptCount + 1),
-      column((r) => r.delivery.trigger), column((r) => r.attempt?.startedAt ?? new Date()), column((r) => Math.round(r.attempt?.durationMs ?? 0)),
-      column((r) => r.attempt?.responseStatus ?? null), column((r) => r.attempt?.responseBody ?? null), column((r) => r.attempt?.error ?? null),
-      column((r) => r.newType !== undefined), column((r) => r.newType?.type ?? null), column((r) => r.health),
-      DESTINATION_FAILURE_LIMIT.attempts, DESTINATION_FAILURE_LIMIT.spanMs, DUE_CHANNEL, column((r) => r.delivery.retentionClass),
-      kinds, column((r) => jsonOrNull(r.attempt?.requestHeaders)), column((r) => jsonOrNull(r.attempt?.responseHeaders)),
-      column((r) => r.attempt?.requestBody ?? null),
+      ...RECORD_INPUT.params(inputs, kinds),
+      DESTINATION_FAILURE_LIMIT.attempts, DESTINATION_FAILURE_LIMIT.spanMs, DUE_CHANNEL,
       ...(account === null ? [] : [account]),
     ]);
   const held = new Map<string, EventStatus>();

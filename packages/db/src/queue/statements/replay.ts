@@ -15,7 +15,7 @@ import { firstIdAt, randomToken, type EventStatus } from '@hook/core';
 import type { Orm } from '../../orm.ts';
 import { runStatement } from '../executor.ts';
 import { DUE_CHANNEL, type ClaimedDelivery } from '../types.ts';
-import { CLAIMED_COLUMNS, toClaimed, type ClaimedRow } from './claimed-columns.ts';
+import { CLAIMED_COLUMNS, LEASE_FREE, toClaimed, type ClaimedRow } from './claimed-columns.ts';
 
 /** What replaying one of an event's deliveries came to. */
 export type ReplayOutcome =
@@ -28,15 +28,12 @@ export type ReplayOutcome =
   /** Its destination (or endpoint) was deleted. */
   | { kind: 'deleted'; destinationId: string };
 
-// Every claimed column but the first two (event_id, destination_id), as nulls, for the rows that claimed nothing.
-const OTHER_COLUMNS_AS_NULLS = Array.from({ length: CLAIMED_COLUMNS.split(',').length - 2 }, () => 'null').join(', ');
-
 const REPLAY_ONE = {
   name: 'hook_replay_one',
   text: `
     with target as materialized (
       select l.event_id, l.destination_id, d.type, d.deleted_at is null and p.deleted_at is null as live,
-             (l.lease_id is null or l.locked_until < now()) as free
+             ${LEASE_FREE} as free
       from delivery l join destination d on d.id = l.destination_id and d.account_id = $2 join endpoint p on p.id = l.endpoint_id and p.account_id = $2
       where l.event_id = $1 and l.account_id = $2 and ($3::text is null or l.destination_id = $3)
       for update of l
@@ -57,13 +54,17 @@ const REPLAY_ONE = {
       where l.event_id = t.event_id and l.destination_id = t.destination_id and t.live and t.free and t.type = 'cli' and l.account_id = $2
       returning l.event_id, l.destination_id
     )
-    select 'claimed' as outcome, c.* from claimed c
-    union all
-    select x.outcome, x.event_id, x.destination_id, ${OTHER_COLUMNS_AS_NULLS} from (
-      select 'queued' as outcome, event_id, destination_id from queued
-      union all
-      select case when not t.live then 'deleted' else 'in_flight' end, t.event_id, t.destination_id from target t where not (t.live and t.free)
-    ) x`,
+    -- one row per delivery asked for, with what came of it; a claimed one's columns (null for the others)
+    select x.outcome, t.destination_id as replayed_destination_id, c.*
+    from target t
+    left join claimed c on c.event_id = t.event_id and c.destination_id = t.destination_id
+    cross join lateral (
+      select case when c.event_id is not null then 'claimed'
+                  when exists (select 1 from queued q where q.event_id = t.event_id and q.destination_id = t.destination_id) then 'queued'
+                  when not t.live then 'deleted'
+                  when not t.free then 'in_flight' end as outcome
+    ) x
+    where x.outcome is not null`,
 };
 
 /**
@@ -73,12 +74,12 @@ const REPLAY_ONE = {
  * delivery (none: no such event, or no such delivery).
  */
 export async function replayEvent(orm: Orm, options: { eventId: string; accountId: string; destinationId?: string | undefined; leaseMs: number }): Promise<ReplayOutcome[]> {
-  const rows = await runStatement<ClaimedRow & { outcome: ReplayOutcome['kind'] }>(orm, REPLAY_ONE,
+  const rows = await runStatement<ClaimedRow & { outcome: ReplayOutcome['kind']; replayed_destination_id: string }>(orm, REPLAY_ONE,
     [options.eventId, options.accountId, options.destinationId ?? null, options.leaseMs, randomToken(9)]);
   return rows
     .map((row): ReplayOutcome => (row.outcome === 'claimed'
-      ? { kind: 'claimed', destinationId: row.destination_id, delivery: toClaimed(orm, row) }
-      : { kind: row.outcome, destinationId: row.destination_id }))
+      ? { kind: 'claimed', destinationId: row.replayed_destination_id, delivery: toClaimed(orm, row) }
+      : { kind: row.outcome, destinationId: row.replayed_destination_id }))
     .sort((a, b) => (a.destinationId < b.destinationId ? -1 : 1));
 }
 
@@ -108,7 +109,7 @@ const REPLAY_MANY = {
       where e.account_id = $1 and ($5::text is null or e.id >= $5) and ($6::text is null or e.id < $6)
         and d.deleted_at is null and p.deleted_at is null
         and p.kind = 'user' -- account notifications are replayed one by one (docs/notifications.md)
-        and (l.lease_id is null or l.locked_until < now()) -- one being delivered now is not queued again
+        and ${LEASE_FREE} -- one being delivered now is not queued again
         and ($2::text is null or e.endpoint_id = $2)
         and ($3::text is null or l.destination_id = $3)
         and ($4::text[] is null or l.status = any($4))
