@@ -61,6 +61,6 @@ describe('AllowListCache', () => {
     expect(cache.get(['10.0.0.0/8', '::/0'])).not.toBe(first);
     cache.get(['192.0.2.0/24']);
     expect(cache.size).toBe(2);
-    expect(cache.get(['10.0.0.0/8'])).not.toBe(first); // the oldest went first
+    expect(cache.get(['10.0.0.0/8'])).not.toBe(first); // the least recently used went first
   });
 });

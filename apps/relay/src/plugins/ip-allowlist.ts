@@ -7,6 +7,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { LRUCache } from 'lru-cache';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HookError, IP_NOT_ALLOWED } from '@hook/core';
 import type { CanonicalCidr } from '../cidr.ts';
@@ -45,14 +46,14 @@ export function addressAllowed(allowedIps: readonly CanonicalCidr[], address: st
 /**
  * Parsed allow-lists by their text, so a request costs a lookup and the matching, not a
  * parse of every entry: the caller's allowed_ips are read afresh with each request's key,
- * but an account's list changes rarely. At most `max` lists are kept (the oldest goes first).
+ * but an account's list changes rarely. At most `max` lists are kept (the least recently
+ * used goes first).
  */
 export class AllowListCache {
-  readonly #lists = new Map<string, AllowList>();
-  readonly #max: number;
+  readonly #lists: LRUCache<string, AllowList>;
 
   constructor(max = 1000) {
-    this.#max = max;
+    this.#lists = new LRUCache({ max });
   }
 
   get(allowedIps: readonly CanonicalCidr[]): AllowList {
@@ -60,7 +61,6 @@ export class AllowListCache {
     let list = this.#lists.get(key);
     if (list === undefined) {
       list = parseAllowList(allowedIps);
-      if (this.#lists.size >= this.#max) this.#lists.delete(this.#lists.keys().next().value ?? '');
       this.#lists.set(key, list);
     }
     return list;
